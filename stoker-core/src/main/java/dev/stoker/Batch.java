@@ -1,0 +1,272 @@
+package dev.stoker;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.security.MessageDigest;
+import java.util.function.Consumer;
+
+/**
+ * A batch of samples: one off-heap column per {@link Field}, written once, in place, by the
+ * loader's workers, then handed to the consumer.
+ *
+ * <p>Batches come from a fixed pool and are reused: a batch is valid until it is released, either
+ * explicitly with {@link #close()} or implicitly by the next call to the loader iterator's
+ * {@code hasNext()}/{@code next()}. Copy out what must outlive that.
+ *
+ * <p>Layout. A tensor column of a field with dtype {@code T} and per-sample shape {@code S} holds
+ * {@code size()} rows of {@code T[S]}, row-major, little-endian, starting at byte 0 of
+ * {@link #data(int)} (the segment is sized for a full batch; the valid part is
+ * {@code size() * field.sampleBytes()} bytes). A variable-length column holds
+ * {@code size() + 1} int64 offsets in {@link #offsets(int)} (the first is 0) and the bytes of row
+ * {@code r} at {@code [offset(r), offset(r + 1))} of {@link #data(int)}.
+ */
+public final class Batch implements AutoCloseable {
+    static final long ALIGN = 64;
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private final Schema schema;
+    private final int capacity;
+    private final Allocator allocator;
+    private final Arena arena;
+    private final MemorySegment[] data;
+    private final MemorySegment[] offsets;
+    private final Arena[] varArenas;
+    private final long[] sampleBytes;
+    private final long[] indices;
+    private final Row writer;
+    private final Consumer<Batch> releaser;
+
+    // Written by the worker that fills the batch, read by the consumer after the hand-off
+    // (which is a volatile write/read in the loader), so plain fields suffice.
+    int rows;
+    long sequence;
+    long epoch;
+    /** Generation of the current delivery; a stale close() of an earlier delivery is ignored. */
+    long delivery;
+    boolean delivered;
+    /** This buffer's number in the loader's pool. */
+    int slot;
+
+    Batch(Schema schema, int capacity, Allocator allocator, Consumer<Batch> releaser) {
+        this.schema = schema;
+        this.capacity = capacity;
+        this.allocator = allocator;
+        this.releaser = releaser;
+        int n = schema.size();
+        this.arena = allocator.newArena();
+        this.data = new MemorySegment[n];
+        this.offsets = new MemorySegment[n];
+        this.varArenas = new Arena[n];
+        this.sampleBytes = new long[n];
+        for (int i = 0; i < n; i++) {
+            Field f = schema.field(i);
+            if (f.isVariable()) {
+                offsets[i] = arena.allocate(8L * (capacity + 1), ALIGN);
+                varArenas[i] = allocator.newArena();
+                data[i] = varArenas[i].allocate(Math.max(64, f.bytesHint() * capacity), ALIGN);
+            } else {
+                sampleBytes[i] = f.sampleBytes();
+                data[i] = arena.allocate(Math.max(1, sampleBytes[i] * capacity), ALIGN);
+            }
+        }
+        this.indices = new long[capacity];
+        this.writer = new Row(this);
+    }
+
+    /** The fields of this batch. */
+    public Schema schema() {
+        return schema;
+    }
+
+    /** Number of samples (rows) in this batch; at most {@link #capacity()}. */
+    public int size() {
+        return rows;
+    }
+
+    /** The batch size this buffer was made for. */
+    public int capacity() {
+        return capacity;
+    }
+
+    /** Position of this batch in its epoch for this rank: 0, 1, 2, ... */
+    public long sequence() {
+        return sequence;
+    }
+
+    public long epoch() {
+        return epoch;
+    }
+
+    /** The dataset index of the sample in row {@code row}. */
+    public long index(int row) {
+        checkRow(row);
+        return indices[row];
+    }
+
+    /** The column of field {@code field}: tensor data, or the byte region of a variable-length field. */
+    public MemorySegment data(int field) {
+        return data[field];
+    }
+
+    public MemorySegment data(String field) {
+        return data[schema.indexOf(field)];
+    }
+
+    /** The {@code size() + 1} int64 offsets of a variable-length field. */
+    public MemorySegment offsets(int field) {
+        if (offsets[field] == null) {
+            throw new IllegalArgumentException("field '" + schema.field(field).name() + "' is not variable-length");
+        }
+        return offsets[field];
+    }
+
+    /** Shape of a tensor column: {@code [size(), per-sample shape...]}. */
+    public long[] shape(int field) {
+        Field f = schema.field(field);
+        long[] s = f.shape();
+        long[] out = new long[s.length + 1];
+        out[0] = rows;
+        System.arraycopy(s, 0, out, 1, s.length);
+        return out;
+    }
+
+    /** Valid bytes of a column: the tensor rows, or the variable-length data of all rows. */
+    public long byteSize(int field) {
+        return offsets[field] == null ? rows * sampleBytes[field] : offsets[field].getAtIndex(LONG, rows);
+    }
+
+    /** Total valid bytes over all columns (variable-length offsets not counted). */
+    public long byteSize() {
+        long n = 0;
+        for (int i = 0; i < data.length; i++) {
+            n += byteSize(i);
+        }
+        return n;
+    }
+
+    /** The bytes of row {@code row} of a field, as a slice of the column (allocates a view). */
+    public MemorySegment bytes(int field, int row) {
+        checkRow(row);
+        if (offsets[field] == null) {
+            return data[field].asSlice(row * sampleBytes[field], sampleBytes[field]);
+        }
+        long from = offsets[field].getAtIndex(LONG, row);
+        long to = offsets[field].getAtIndex(LONG, row + 1);
+        return data[field].asSlice(from, to - from);
+    }
+
+    /**
+     * Feeds this batch to a digest: fields in name order; a tensor field contributes its valid
+     * bytes, a variable-length field its {@code size() + 1} offsets (int64 little-endian) and then
+     * its valid bytes. This is the digest {@code stoker bench --digests} prints.
+     */
+    public void digest(MessageDigest md) {
+        for (int f : schema.nameOrder()) {
+            if (offsets[f] != null) {
+                md.update(offsets[f].asSlice(0, 8L * (rows + 1)).asByteBuffer());
+            }
+            md.update(data[f].asSlice(0, byteSize(f)).asByteBuffer());
+        }
+    }
+
+    /**
+     * Releases this batch back to the loader's pool before the next {@code next()} call would.
+     * Idempotent; the batch must not be read afterwards.
+     */
+    @Override
+    public void close() {
+        if (delivered) {
+            delivered = false;
+            releaser.accept(this);
+        }
+    }
+
+    private void checkRow(int row) {
+        if (row < 0 || row >= rows) {
+            throw new IndexOutOfBoundsException("row " + row + " of a batch of " + rows);
+        }
+    }
+
+    // ---- used by the loader -------------------------------------------------------------------
+
+    Row writer() {
+        return writer;
+    }
+
+    void reset(long epoch, long sequence) {
+        this.epoch = epoch;
+        this.sequence = sequence;
+        this.rows = 0;
+        for (MemorySegment o : offsets) {
+            if (o != null) {
+                o.setAtIndex(LONG, 0, 0L);
+            }
+        }
+        writer.begin(0, -1);
+    }
+
+    /** Starts row {@code rows} for sample {@code index}. */
+    Row beginRow(long index) {
+        indices[rows] = index;
+        writer.begin(rows, index);
+        return writer;
+    }
+
+    /** Keeps the row just written. */
+    void commitRow() {
+        writer.commit();
+        rows++;
+    }
+
+    /** Forgets the row just written (its sample failed and is skipped). */
+    void abandonRow() {
+        writer.rollback();
+    }
+
+    long rowOffset(int field, int row) {
+        return row * sampleBytes[field];
+    }
+
+    long varEnd(int field, int row) {
+        return offsets[field].getAtIndex(LONG, row);
+    }
+
+    void setVarEnd(int field, int row, long end) {
+        offsets[field].setAtIndex(LONG, row, end);
+    }
+
+    boolean isVariable(int field) {
+        return offsets[field] != null;
+    }
+
+    MemorySegment column(int field) {
+        return data[field];
+    }
+
+    /** Makes the byte region of a variable-length field at least {@code needed} bytes, keeping {@code keep} bytes. */
+    MemorySegment growVar(int field, long needed, long keep) {
+        MemorySegment old = data[field];
+        if (needed <= old.byteSize()) {
+            return old;
+        }
+        long size = Math.max(needed, old.byteSize() * 2);
+        Arena fresh = allocator.newArena();
+        MemorySegment grown = fresh.allocate(size, ALIGN);
+        MemorySegment.copy(old, 0, grown, 0, keep);
+        data[field] = grown;
+        varArenas[field].close();
+        varArenas[field] = fresh;
+        return grown;
+    }
+
+    void free() {
+        arena.close();
+        for (Arena a : varArenas) {
+            if (a != null) {
+                a.close();
+            }
+        }
+    }
+}

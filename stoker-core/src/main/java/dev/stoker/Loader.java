@@ -1,0 +1,437 @@
+package dev.stoker;
+
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.Objects;
+
+/**
+ * Loads batches from a dataset on a pool of worker threads, a bounded number of batches ahead
+ * of the consumer, in a deterministic order.
+ *
+ * <pre>{@code
+ * try (Loader loader = Loader.builder(dataset, collator)
+ *         .batchSize(256).workers(4).prefetch(8).shuffle(true).seed(42).build()) {
+ *     for (int epoch = 0; epoch < 3; epoch++) {
+ *         for (Batch batch : loader) {      // one epoch; the next loop is the next epoch
+ *             step(batch.data("x"));         // valid until the next hasNext()/next()
+ *         }
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>Contracts:
+ * <ul>
+ *   <li>Order is a pure function of {@code (sampler, seed, epoch, rank, worldSize, position)}: the
+ *       batches are the same, byte for byte, for any number of workers and any prefetch depth.</li>
+ *   <li>Each {@link #iterator()} runs the rest of the current epoch; when it ends, the loader moves
+ *       to the next epoch (so reshuffling needs no {@code set_epoch} call). Leaving a loop early
+ *       keeps the position: the next iterator (or a loader built from {@link #state()}) continues
+ *       with the next batch.</li>
+ *   <li>At most {@code prefetch} batches are prepared ahead; the pool holds {@code prefetch + 1}
+ *       batch buffers, allocated once. A slow consumer causes back-pressure, never growth.</li>
+ *   <li>{@link #close()} is idempotent, stops the workers and frees the buffers.</li>
+ * </ul>
+ */
+public final class Loader implements Iterable<Batch>, AutoCloseable {
+    private static final String THREAD_PREFIX = "stoker-worker-";
+
+    final Source source;
+    final Sampler sampler;
+    final int batchSize;
+    final int workers;
+    final int prefetch;
+    final boolean dropLast;
+    final long seed;
+    final int rank;
+    final int worldSize;
+    final Partition.Tail tail;
+    final long timeoutNanos;
+    final ErrorPolicy errorPolicy;
+    final boolean ordered;
+    final long length;
+
+    private final Batch[] buffers;
+    private final FreeList free;
+    private final Stats stats = new Stats();
+
+    // Where the next pass starts (see LoaderState). Changed by the consumer thread.
+    private long epoch;
+    private long segmentStart;
+    private long rankOffset;
+    private long[] done;
+    private long delivered;
+
+    private volatile Run run;
+    private boolean closed;
+
+    private Loader(Builder b) {
+        this.source = b.source;
+        this.sampler = b.sampler;
+        this.batchSize = b.batchSize;
+        this.workers = b.workers;
+        this.prefetch = b.workers == 0 ? 1 : (b.prefetch > 0 ? b.prefetch : 2 * b.workers);
+        this.dropLast = b.dropLast;
+        this.rank = b.rank;
+        this.worldSize = b.worldSize;
+        this.tail = b.tail;
+        this.timeoutNanos = b.timeout == null ? 0 : b.timeout.toNanos();
+        this.errorPolicy = b.errorPolicy;
+        this.ordered = b.ordered;
+        this.length = sampler.length(source.size());
+        LoaderState s = b.resume;
+        if (s == null) {
+            this.seed = b.seed;
+            this.epoch = b.epoch;
+            this.segmentStart = 0;
+            this.rankOffset = 0;
+            this.done = new long[0];
+            this.delivered = 0;
+        } else {
+            if (!s.sampler().equals(sampler.id())) {
+                throw new IllegalArgumentException("cannot resume: the state was saved with sampler " + s.sampler()
+                        + ", this loader uses " + sampler.id());
+            }
+            if (s.size() != length) {
+                throw new IllegalArgumentException("cannot resume: the state's epoch has " + s.size()
+                        + " positions, this loader's has " + length + " (a different dataset?)");
+            }
+            if (b.seedSet && b.seed != s.seed()) {
+                throw new IllegalArgumentException("cannot resume: seed " + b.seed + " was set, the state has seed " + s.seed());
+            }
+            if (s.segmentStart() < 0 || s.segmentStart() > length || s.rankOffset() < 0 || s.worldSize() < 1) {
+                throw new IllegalArgumentException("cannot resume: inconsistent state " + s.toJson());
+            }
+            this.seed = s.seed();
+            this.epoch = s.epoch();
+            this.delivered = s.delivered();
+            boolean sameSplit = s.worldSize() == worldSize;
+            if (s.done().length > 0 && (!sameSplit || s.batchSize() != batchSize)) {
+                throw new IllegalArgumentException("cannot resume: the state holds batches an unordered loader delivered "
+                        + "ahead of others; resume it with the same world size and batch size");
+            }
+            if (sameSplit) {
+                this.segmentStart = s.segmentStart();
+                this.rankOffset = s.rankOffset();
+                this.done = s.done();
+            } else {
+                // NOTE [Elastic]: every rank of the old run consumed the prefix of its split; the
+                // new world splits what is left of the epoch afresh.
+                long remaining = length - s.segmentStart();
+                long consumed = Math.min(remaining, Math.multiplyExact(s.rankOffset(), (long) s.worldSize()));
+                this.segmentStart = s.segmentStart() + consumed;
+                this.rankOffset = 0;
+                this.done = new long[0];
+            }
+        }
+        int n = prefetch + 1;
+        this.buffers = new Batch[n];
+        this.free = new FreeList(n);
+        try {
+            for (int i = 0; i < n; i++) {
+                buffers[i] = new Batch(source.schema(), batchSize, b.allocator, this::release);
+            }
+        } catch (RuntimeException | Error e) {
+            for (Batch batch : buffers) {
+                if (batch != null) {
+                    batch.free();
+                }
+            }
+            throw e;
+        }
+    }
+
+    /** A loader over objects: each sample is fetched with {@code get} and written by {@code collator}. */
+    public static <T> Builder builder(Dataset<T> dataset, Collator<? super T> collator) {
+        return new Builder(Source.of(dataset, null, collator));
+    }
+
+    /** A loader over objects with a per-sample transform between fetch and collate. */
+    public static <T, R> Builder builder(Dataset<T> dataset, Transform<? super T, ? extends R> transform,
+                                         Collator<? super R> collator) {
+        return new Builder(Source.of(dataset, Objects.requireNonNull(transform, "transform"), collator));
+    }
+
+    /** A loader over a dataset that writes samples straight into batch rows. */
+    public static Builder builder(DirectDataset dataset) {
+        return new Builder(Source.of(dataset));
+    }
+
+    /**
+     * Runs the rest of the current epoch. Starting a new iterator stops the previous one (its
+     * position is kept). Batches are released by the next {@code hasNext()}/{@code next()} call.
+     */
+    @Override
+    public synchronized Iterator<Batch> iterator() {
+        checkOpen();
+        stopRun();
+        run = new Run(this, buffers, free, epoch, segmentStart, rankOffset, done, delivered);
+        run.start();
+        return run;
+    }
+
+    /** The epoch the next (or current) pass runs. */
+    public synchronized long epoch() {
+        return epoch;
+    }
+
+    /** The loader's position: a new loader built with {@link Builder#resume} continues from here. */
+    public synchronized LoaderState state() {
+        if (run != null && !run.finished()) {
+            return run.state();
+        }
+        return new LoaderState(sampler.id(), length, seed, epoch, worldSize, rank, batchSize, segmentStart,
+                rankOffset, done, delivered);
+    }
+
+    /** Batches the current pass delivers in all (or the next pass, if none is running). */
+    public synchronized long batches() {
+        if (run != null && !run.finished()) {
+            return run.batches();
+        }
+        return Run.batchesFor(this, segmentStart, rankOffset, done);
+    }
+
+    /** Measurements since this loader was built. */
+    public LoaderStats stats() {
+        Run r;
+        synchronized (this) {
+            r = run;
+        }
+        return stats.snapshot(r);
+    }
+
+    /** The fields of every batch. */
+    public Schema schema() {
+        return source.schema();
+    }
+
+    /** Buffers in the pool that no one holds: all of them once the loader is idle. */
+    public int freeBuffers() {
+        return free.free();
+    }
+
+    /** The prefetch depth in use. */
+    public int prefetch() {
+        return prefetch;
+    }
+
+    public int workers() {
+        return workers;
+    }
+
+    /** Stops the workers (waiting for the samples they are reading) and frees the buffers. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        stopRun();
+        for (Batch b : buffers) {
+            b.free();
+        }
+    }
+
+    static boolean isWorkerThread(Thread t) {
+        return t.getName().startsWith(THREAD_PREFIX);
+    }
+
+    static String workerName(int i) {
+        return THREAD_PREFIX + i;
+    }
+
+    Stats statsSink() {
+        return stats;
+    }
+
+    /** Called by a run when its last batch was delivered: the next pass is the next epoch. */
+    synchronized void finished(Run r) {
+        if (run == r) {
+            epoch++;
+            segmentStart = 0;
+            rankOffset = 0;
+            done = new long[0];
+            delivered = 0;
+        }
+    }
+
+    private void stopRun() {
+        if (run != null) {
+            Run r = run;
+            if (!r.finished()) {
+                LoaderState s = r.state();
+                segmentStart = s.segmentStart();
+                rankOffset = s.rankOffset();
+                done = s.done();
+                delivered = s.delivered();
+            }
+            r.stop(closed);
+            run = null;
+            free.reset();
+        }
+    }
+
+    private void release(Batch b) {
+        Run r = run;
+        if (r != null) {
+            r.release(b);
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("loader is closed");
+        }
+    }
+
+    /** Builds a {@link Loader}; every option is checked as it is set. */
+    public static final class Builder {
+        private final Source source;
+        private Sampler sampler = Sampler.sequential();
+        private int batchSize = 1;
+        private int workers = 0;
+        private int prefetch = 0;
+        private boolean dropLast;
+        private long seed;
+        private boolean seedSet;
+        private long epoch;
+        private int rank = 0;
+        private int worldSize = 1;
+        private Partition.Tail tail = Partition.Tail.PAD;
+        private Duration timeout;
+        private ErrorPolicy errorPolicy = ErrorPolicy.FAIL;
+        private boolean ordered = true;
+        private Allocator allocator = Allocator.offHeap();
+        private LoaderState resume;
+
+        private Builder(Source source) {
+            this.source = source;
+        }
+
+        /** How an epoch orders the dataset (default {@link Sampler#sequential()}). */
+        public Builder sampler(Sampler sampler) {
+            this.sampler = Objects.requireNonNull(sampler, "sampler");
+            return this;
+        }
+
+        /** {@code true}: {@link Sampler#shuffle()}; {@code false}: {@link Sampler#sequential()}. */
+        public Builder shuffle(boolean shuffle) {
+            return sampler(shuffle ? Sampler.shuffle() : Sampler.sequential());
+        }
+
+        public Builder batchSize(int batchSize) {
+            if (batchSize < 1) {
+                throw new IllegalArgumentException("batchSize must be >= 1, got " + batchSize);
+            }
+            this.batchSize = batchSize;
+            return this;
+        }
+
+        /** Worker threads; 0 loads on the consumer's thread (default 0). */
+        public Builder workers(int workers) {
+            if (workers < 0 || workers > 1024) {
+                throw new IllegalArgumentException("workers must be in [0, 1024], got " + workers);
+            }
+            this.workers = workers;
+            return this;
+        }
+
+        /** Batches prepared ahead of the consumer (default {@code 2 × workers}; ignored with 0 workers). */
+        public Builder prefetch(int prefetch) {
+            if (prefetch < 1 || prefetch > 4096) {
+                throw new IllegalArgumentException("prefetch must be in [1, 4096], got " + prefetch);
+            }
+            this.prefetch = prefetch;
+            return this;
+        }
+
+        /** Leave out the last batch of an epoch when it would be short (default: keep it). */
+        public Builder dropLast(boolean dropLast) {
+            this.dropLast = dropLast;
+            return this;
+        }
+
+        public Builder seed(long seed) {
+            this.seed = seed;
+            this.seedSet = true;
+            return this;
+        }
+
+        /** The first epoch (default 0). */
+        public Builder epoch(long epoch) {
+            if (epoch < 0) {
+                throw new IllegalArgumentException("epoch must be >= 0, got " + epoch);
+            }
+            this.epoch = epoch;
+            return this;
+        }
+
+        public Builder rank(int rank) {
+            if (rank < 0) {
+                throw new IllegalArgumentException("rank must be >= 0, got " + rank);
+            }
+            this.rank = rank;
+            return this;
+        }
+
+        public Builder worldSize(int worldSize) {
+            if (worldSize < 1) {
+                throw new IllegalArgumentException("worldSize must be >= 1, got " + worldSize);
+            }
+            this.worldSize = worldSize;
+            return this;
+        }
+
+        /** What happens when an epoch does not divide among ranks (default {@link Partition.Tail#PAD}). */
+        public Builder tail(Partition.Tail tail) {
+            this.tail = Objects.requireNonNull(tail, "tail");
+            return this;
+        }
+
+        /** The longest the consumer waits for one batch before a {@link LoaderTimeoutException} (default: forever). */
+        public Builder timeout(Duration timeout) {
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("timeout must be positive, got " + timeout);
+            }
+            this.timeout = timeout;
+            return this;
+        }
+
+        public Builder errorPolicy(ErrorPolicy policy) {
+            this.errorPolicy = Objects.requireNonNull(policy, "errorPolicy");
+            return this;
+        }
+
+        /**
+         * {@code true} (default): batches arrive in order. {@code false}: in completion order, so
+         * one slow batch does not hold up the others; the set of batches is the same.
+         */
+        public Builder ordered(boolean ordered) {
+            this.ordered = ordered;
+            return this;
+        }
+
+        /** Where batch buffers come from (default {@link Allocator#offHeap()}). */
+        public Builder allocator(Allocator allocator) {
+            this.allocator = Objects.requireNonNull(allocator, "allocator");
+            return this;
+        }
+
+        /**
+         * Continue from a saved {@link LoaderState}. Seed and epoch come from the state; rank and
+         * world size come from this builder and may differ from the saved run's (elastic resume:
+         * give every rank of the new run the state of any rank of the old one).
+         */
+        public Builder resume(LoaderState state) {
+            this.resume = Objects.requireNonNull(state, "state");
+            return this;
+        }
+
+        public Loader build() {
+            if (rank >= worldSize) {
+                throw new IllegalArgumentException("rank " + rank + " is not in a world of " + worldSize);
+            }
+            return new Loader(this);
+        }
+    }
+}

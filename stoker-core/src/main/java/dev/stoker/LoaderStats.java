@@ -1,0 +1,35 @@
+package dev.stoker;
+
+/**
+ * What a loader measured since it was built; read at any time with {@link Loader#stats()}.
+ *
+ * @param batches       batches delivered to the consumer
+ * @param samples       samples delivered
+ * @param bytes         bytes delivered (valid column bytes)
+ * @param skipped       samples left out under {@link ErrorPolicy#SKIP_SAMPLE}
+ * @param fetchNanos    worker time spent reading samples (summed over workers)
+ * @param transformNanos worker time spent in transforms
+ * @param collateNanos  worker time spent writing samples into batches
+ * @param waitNanos     consumer time spent waiting for a batch: the accelerator's idle time
+ * @param wallNanos     consumer wall time from the first request of each pass to its last batch
+ */
+public record LoaderStats(long batches, long samples, long bytes, long skipped, long fetchNanos,
+                          long transformNanos, long collateNanos, long waitNanos, long wallNanos) {
+
+    public double seconds() {
+        return wallNanos / 1e9;
+    }
+
+    public double samplesPerSecond() {
+        return wallNanos == 0 ? 0 : samples / (wallNanos / 1e9);
+    }
+
+    public double bytesPerSecond() {
+        return wallNanos == 0 ? 0 : bytes / (wallNanos / 1e9);
+    }
+
+    /** Share of the consumer's wall time spent waiting for data, in [0, 1]. */
+    public double waitFraction() {
+        return wallNanos == 0 ? 0 : Math.min(1.0, (double) waitNanos / wallNanos);
+    }
+}

@@ -1,0 +1,15 @@
+package dev.stoker;
+
+/** Small checks shared by the datasets and the loader. */
+final class Loaders {
+    private Loaders() {
+    }
+
+    static long checkIndex(long index, long size, Object source) {
+        if (index < 0 || index >= size) {
+            String name = source instanceof Dataset<?> d ? d.name() : String.valueOf(source);
+            throw new IndexOutOfBoundsException(name + ": index " + index + " is not within [0, " + size + ")");
+        }
+        return index;
+    }
+}

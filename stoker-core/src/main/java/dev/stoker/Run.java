@@ -1,0 +1,455 @@
+package dev.stoker;
+
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.NoSuchElementException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * One pass of a loader over (the rest of) an epoch: the workers, the prefetch window and the
+ * consumer's side of the hand-off. Iterating it is iterating the loader.
+ *
+ * <p>NOTE [Ordering]: the pass is a list of batch numbers {@code b}; batch {@code b} holds this
+ * rank's samples {@code rankOffset + b*B ... + B - 1}, each mapped through the {@link Partition}
+ * and the epoch's {@link Order}. Workers claim batches by number from one counter and may finish
+ * them in any order; each finished batch is parked in its buffer with its number, and the consumer
+ * takes number {@code taken} next (or, unordered, the lowest number that is ready). So the bytes of
+ * batch {@code b} depend only on {@code b}, never on which worker wrote it or when.
+ *
+ * <p>NOTE [Window]: a worker may start batch {@code s} only when {@code s < taken + prefetch}.
+ * Then at most {@code prefetch} batches are being written or waiting, and the consumer holds at
+ * most one, so {@code prefetch + 1} buffers always suffice and a worker never waits for a buffer,
+ * only for the window. Waits are {@link LockSupport#park} with a flag set before re-checking the
+ * condition (the waker writes the condition, then reads the flag), so no wake-up is lost and
+ * nothing is allocated per batch.
+ *
+ * <p>NOTE [Shutdown]: stopping sets {@code cancelled}, wakes every worker and joins them. Workers
+ * check the flag between samples; a sample being read is allowed to finish (interrupting a thread
+ * inside a {@code FileChannel} read would close the channel for every other reader). Only when the
+ * loader itself closes and a worker has not stopped after a grace period is it interrupted.
+ */
+final class Run implements Iterator<Batch> {
+    private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+    private final Loader loader;
+    private final Batch[] buffers;
+    private final FreeList free;
+    private final Source source;
+    private final Stats stats;
+    private final long epoch;
+    private final Order order;
+    private final Partition partition;
+    private final long rankOffset;
+    private final long endOffset;
+    private final long total;
+    private final long[] skip;
+    private final long count;
+    private final long deliveredBase;
+    private final long sequenceBase;
+    private final int batchSize;
+    private final int prefetch;
+
+    private final AtomicLong claim = new AtomicLong();
+    private final AtomicLongArray ready;
+    private final Throwable[] errors;
+    private final Worker[] workers;
+    private volatile long taken;
+    private volatile boolean cancelled;
+    private volatile Thread consumer;
+    private volatile boolean consumerParked;
+
+    // consumer-side
+    private final DeliveredSet deliveredSet = new DeliveredSet();
+    private final SampleContext inlineContext = new SampleContext();
+    private final long[] inlineNanos = new long[3];
+    private Batch held;
+    private boolean finished;
+    private boolean failed;
+    private long lastMark = -1;
+
+    Run(Loader loader, Batch[] buffers, FreeList free, long epoch, long segmentStart, long rankOffset,
+        long[] done, long delivered) {
+        this.loader = loader;
+        this.buffers = buffers;
+        this.free = free;
+        this.source = loader.source;
+        this.stats = loader.statsSink();
+        this.epoch = epoch;
+        this.order = loader.sampler.order(loader.source.size(), loader.seed, epoch);
+        this.partition = new Partition(segmentStart, loader.length, loader.worldSize, loader.rank, loader.tail);
+        this.batchSize = loader.batchSize;
+        this.rankOffset = Math.min(rankOffset, partition.length());
+        this.endOffset = endOffset(partition.length(), this.rankOffset, batchSize, loader.dropLast);
+        this.total = (endOffset - this.rankOffset + batchSize - 1) / batchSize;
+        long[] s = done.clone();
+        Arrays.sort(s);
+        this.skip = Arrays.stream(s).filter(b -> b >= 0 && b < total).distinct().toArray();
+        this.count = total - skip.length;
+        for (long b : skip) {
+            deliveredSet.add(b);
+        }
+        this.deliveredBase = delivered;
+        this.sequenceBase = delivered - skip.length;
+        this.prefetch = loader.prefetch;
+        this.ready = new AtomicLongArray(buffers.length);
+        for (int i = 0; i < buffers.length; i++) {
+            ready.set(i, -1);
+            buffers[i].slot = i;
+        }
+        this.errors = new Throwable[buffers.length];
+        this.workers = new Worker[loader.workers];
+        for (int i = 0; i < workers.length; i++) {
+            workers[i] = new Worker(i);
+        }
+    }
+
+    private static long endOffset(long perRank, long rankOffset, int batchSize, boolean dropLast) {
+        long rest = perRank - rankOffset;
+        return dropLast ? rankOffset + rest / batchSize * batchSize : perRank;
+    }
+
+    /** Batches a pass from this position would deliver. */
+    static long batchesFor(Loader loader, long segmentStart, long rankOffset, long[] done) {
+        Partition p = new Partition(segmentStart, loader.length, loader.worldSize, loader.rank, loader.tail);
+        long off = Math.min(rankOffset, p.length());
+        long end = endOffset(p.length(), off, loader.batchSize, loader.dropLast);
+        long t = (end - off + loader.batchSize - 1) / loader.batchSize;
+        return t - Arrays.stream(done).filter(b -> b >= 0 && b < t).distinct().count();
+    }
+
+    void start() {
+        for (Worker w : workers) {
+            w.thread.start();
+        }
+    }
+
+    long batches() {
+        return count;
+    }
+
+    boolean finished() {
+        return finished;
+    }
+
+    Worker[] workers() {
+        return workers;
+    }
+
+    LoaderState state() {
+        long frontier = deliveredSet.frontier();
+        long offset = Math.min(endOffset, rankOffset + frontier * batchSize);
+        long[] above = deliveredSet.above();
+        long deliveredNow = deliveredBase + taken;
+        return new LoaderState(loader.sampler.id(), loader.length, loader.seed, epoch, loader.worldSize, loader.rank,
+                batchSize, partition.start(), offset, above, deliveredNow);
+    }
+
+    // ---- consumer side ----------------------------------------------------------------------
+
+    @Override
+    public boolean hasNext() {
+        if (finished || failed) {
+            return false;
+        }
+        releaseHeld();
+        if (taken == count) {
+            finish();
+            return false;
+        }
+        return true;
+    }
+
+    @Override
+    public Batch next() {
+        if (!hasNext()) {
+            throw new NoSuchElementException("epoch " + epoch + " is done");
+        }
+        long t0 = System.nanoTime();
+        if (lastMark < 0) {
+            lastMark = t0;
+        }
+        int buf = workers.length == 0 ? loadInline() : awaitReady(t0);
+        long t1 = System.nanoTime();
+        ready.set(buf, -1);
+        Batch batch = buffers[buf];
+        taken = taken + 1;
+        wakeWorkers();
+        deliveredSet.add(batch.sequence - sequenceBase);
+        stats.waitNanos += t1 - t0;
+        stats.wallNanos += t1 - lastMark;
+        lastMark = t1;
+        stats.batches++;
+        stats.samples += batch.rows;
+        stats.bytes += batch.byteSize();
+        batch.delivered = true;
+        held = batch;
+        return batch;
+    }
+
+    void release(Batch b) {
+        if (held == b) {
+            held = null;
+            free.release(b.slot);
+        }
+    }
+
+    private void releaseHeld() {
+        Batch b = held;
+        if (b != null) {
+            b.delivered = false;
+            held = null;
+            free.release(b.slot);
+        }
+    }
+
+    private int loadInline() {
+        long s = taken;
+        int buf = free.acquire();
+        Arrays.fill(inlineNanos, 0);
+        try {
+            fill(buffers[buf], s, inlineContext, inlineNanos, null);
+        } catch (LoaderException e) {
+            free.release(buf);
+            failed = true;
+            throw e;
+        } finally {
+            stats.addStages(inlineNanos);
+        }
+        return buf;
+    }
+
+    private int awaitReady(long t0) {
+        consumer = Thread.currentThread();
+        long deadline = loader.timeoutNanos > 0 ? t0 + loader.timeoutNanos : Long.MAX_VALUE;
+        while (true) {
+            int buf = findReady();
+            if (buf >= 0) {
+                Throwable err = errors[buf];
+                if (err != null) {
+                    errors[buf] = null;
+                    ready.set(buf, -1);
+                    free.release(buf);
+                    failed = true;
+                    stop(false);
+                    if (err instanceof LoaderException le) {
+                        throw le;
+                    }
+                    throw new LoaderException(source.name() + ": " + err, source.name(), -1, err);
+                }
+                return buf;
+            }
+            consumerParked = true;
+            if (findReady() < 0) {
+                long now = System.nanoTime();
+                if (now >= deadline) {
+                    consumerParked = false;
+                    throw timeout(now - t0);
+                }
+                LockSupport.parkNanos(this, Math.min(deadline - now, TimeUnit.MILLISECONDS.toNanos(100)));
+            }
+            consumerParked = false;
+        }
+    }
+
+    private int findReady() {
+        if (loader.ordered) {
+            long s = taken;
+            for (int i = 0; i < buffers.length; i++) {
+                if (ready.get(i) == s) {
+                    return i;
+                }
+            }
+            return -1;
+        }
+        int best = -1;
+        long bestSeq = Long.MAX_VALUE;
+        for (int i = 0; i < buffers.length; i++) {
+            long s = ready.get(i);
+            if (s >= 0 && s < bestSeq) {
+                bestSeq = s;
+                best = i;
+            }
+        }
+        return best;
+    }
+
+    private LoaderTimeoutException timeout(long waited) {
+        long s = taken;
+        long b = loader.ordered ? batchNumber(s) : -1;
+        String what = b >= 0
+                ? "batch " + (sequenceBase + b) + " of epoch " + epoch + " (this rank's samples "
+                + (rankOffset + b * batchSize) + ".." + (Math.min(endOffset, rankOffset + (b + 1) * batchSize) - 1) + ")"
+                : "any of the next batches of epoch " + epoch;
+        long inFlight = Math.max(0, Math.min(claim.get(), count) - taken);
+        return new LoaderTimeoutException(source.name() + ": timed out after " + TimeUnit.NANOSECONDS.toMillis(waited)
+                + " ms waiting for " + what + " (rank " + loader.rank + " of " + loader.worldSize + ", "
+                + workers.length + " workers, " + inFlight + " batches in progress)", source.name());
+    }
+
+    private void finish() {
+        finished = true;
+        stop(false);
+        loader.finished(this);
+    }
+
+    /** Stops the workers and waits for them; the pass can not be continued afterwards. */
+    void stop(boolean closing) {
+        cancelled = true;
+        for (Worker w : workers) {
+            LockSupport.unpark(w.thread);
+        }
+        for (Worker w : workers) {
+            joinWorker(w, closing);
+            stats.retire(w);
+        }
+        held = null;
+    }
+
+    private static void joinWorker(Worker w, boolean closing) {
+        boolean interrupted = false;
+        long deadline = System.nanoTime() + GRACE_NANOS;
+        while (w.thread.isAlive()) {
+            try {
+                long left = deadline - System.nanoTime();
+                if (closing && left <= 0) {
+                    w.thread.interrupt();
+                    w.thread.join();
+                } else {
+                    w.thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.max(left, 1_000_000))));
+                }
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void wakeWorkers() {
+        for (Worker w : workers) {
+            if (w.parked) {
+                LockSupport.unpark(w.thread);
+            }
+        }
+    }
+
+    // ---- filling a batch ----------------------------------------------------------------------
+
+    /** The batch number of the {@code s}-th batch this pass delivers (skipping those delivered before). */
+    private long batchNumber(long s) {
+        long b = s;
+        for (long d : skip) {
+            if (d <= b) {
+                b++;
+            } else {
+                break;
+            }
+        }
+        return b;
+    }
+
+    private void fill(Batch batch, long s, SampleContext context, long[] nanos, Worker worker) {
+        long b = batchNumber(s);
+        batch.reset(epoch, sequenceBase + b);
+        long from = rankOffset + b * batchSize;
+        long to = Math.min(endOffset, from + batchSize);
+        long t0 = source.timesStages() ? 0 : System.nanoTime();
+        long seed = loader.seed;
+        for (long m = from; m < to; m++) {
+            if (cancelled) {
+                return;
+            }
+            long index = order.index(partition.position(m));
+            Row row = batch.beginRow(index);
+            context.set(seed, epoch, index);
+            try {
+                source.load(index, row, context, nanos);
+                batch.commitRow();
+            } catch (Exception e) {
+                if (loader.errorPolicy == ErrorPolicy.SKIP_SAMPLE) {
+                    batch.abandonRow();
+                    if (worker != null) {
+                        worker.skipped++;
+                    } else {
+                        stats.addSkipped(1);
+                    }
+                } else {
+                    throw new LoaderException(source.name() + ": sample " + index + " (batch " + (sequenceBase + b)
+                            + " of epoch " + epoch + ", rank " + loader.rank + "): " + describe(e), source.name(), index, e);
+                }
+            } catch (Error e) {
+                throw new LoaderException(source.name() + ": sample " + index + " (batch " + (sequenceBase + b)
+                        + " of epoch " + epoch + "): " + describe(e), source.name(), index, e);
+            }
+        }
+        if (!source.timesStages()) {
+            nanos[Source.FETCH] += System.nanoTime() - t0;
+        }
+    }
+
+    private static String describe(Throwable e) {
+        String m = e.getMessage();
+        return m == null ? e.getClass().getSimpleName() : e.getClass().getSimpleName() + ": " + m;
+    }
+
+    /** A worker thread: claims batch numbers, fills buffers, parks them for the consumer. */
+    final class Worker implements Runnable {
+        final Thread thread;
+        volatile boolean parked;
+        volatile long fetchNanos;
+        volatile long transformNanos;
+        volatile long collateNanos;
+        volatile long skipped;
+        boolean retired;
+        private final long[] nanos = new long[3];
+        private final SampleContext context = new SampleContext();
+
+        Worker(int i) {
+            this.thread = new Thread(this, Loader.workerName(i));
+            this.thread.setDaemon(true);
+        }
+
+        @Override
+        public void run() {
+            while (!cancelled) {
+                long s = claim.getAndIncrement();
+                if (s >= count) {
+                    return;
+                }
+                while (s >= taken + prefetch) {
+                    parked = true;
+                    if (s >= taken + prefetch && !cancelled) {
+                        LockSupport.park(this);
+                    }
+                    parked = false;
+                    if (cancelled) {
+                        return;
+                    }
+                }
+                int buf = free.acquire();
+                if (buf < 0) {
+                    throw new IllegalStateException("no free batch buffer inside the prefetch window (bug)");
+                }
+                try {
+                    fill(buffers[buf], s, context, nanos, this);
+                } catch (Throwable e) {
+                    errors[buf] = e;
+                }
+                fetchNanos = nanos[Source.FETCH];
+                transformNanos = nanos[Source.TRANSFORM];
+                collateNanos = nanos[Source.COLLATE];
+                if (cancelled) {
+                    return;
+                }
+                ready.set(buf, s);
+                if (consumerParked) {
+                    LockSupport.unpark(consumer);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,276 @@
+package dev.stoker;
+
+import java.util.Arrays;
+
+/**
+ * Decides the order of an epoch over a dataset's index space: a sampler makes an {@link Order}
+ * from {@code (dataset size, seed, epoch)}. The loader then splits that order among ranks with a
+ * {@link Partition}.
+ */
+public interface Sampler {
+
+    /** Number of positions an epoch has over a dataset of {@code size} samples. */
+    long length(long size);
+
+    /** The order of epoch {@code epoch}. */
+    Order order(long size, long seed, long epoch);
+
+    /** A short description that identifies this sampler's orders; a saved state must match it. */
+    String id();
+
+    /** {@code 0, 1, 2, ...}: the same every epoch. */
+    static Sampler sequential() {
+        return Samplers.SEQUENTIAL;
+    }
+
+    /**
+     * A uniformly random permutation per epoch, chosen by {@code (seed, epoch)}: O(1) memory and
+     * O(1) time per position for any dataset size (see {@link Permutation}).
+     */
+    static Sampler shuffle() {
+        return Samplers.SHUFFLE;
+    }
+
+    /**
+     * {@code numSamples} indices drawn with probability proportional to {@code weights}, with the
+     * semantics of PyTorch's {@code WeightedRandomSampler}. With replacement each position is an
+     * independent draw (alias method, O(1) per position, no per-epoch state). Without replacement
+     * the order is a weighted random permutation truncated to {@code numSamples} (each next index
+     * drawn from the remaining ones in proportion to its weight), built once per epoch in O(n log n).
+     */
+    static Sampler weighted(double[] weights, long numSamples, boolean replacement) {
+        return new WeightedSampler(weights, numSamples, replacement);
+    }
+}
+
+final class Samplers {
+    private Samplers() {
+    }
+
+    static final Sampler SEQUENTIAL = new Sampler() {
+        @Override
+        public long length(long size) {
+            return size;
+        }
+
+        @Override
+        public Order order(long size, long seed, long epoch) {
+            return new Order() {
+                @Override
+                public long length() {
+                    return size;
+                }
+
+                @Override
+                public long index(long position) {
+                    return position;
+                }
+            };
+        }
+
+        @Override
+        public String id() {
+            return "sequential";
+        }
+
+        @Override
+        public String toString() {
+            return id();
+        }
+    };
+
+    static final Sampler SHUFFLE = new Sampler() {
+        @Override
+        public long length(long size) {
+            return size;
+        }
+
+        @Override
+        public Order order(long size, long seed, long epoch) {
+            if (size == 0) {
+                return SEQUENTIAL.order(0, seed, epoch);
+            }
+            Permutation p = new Permutation(size, Mix.key(seed, epoch));
+            return new Order() {
+                @Override
+                public long length() {
+                    return size;
+                }
+
+                @Override
+                public long index(long position) {
+                    return p.apply(position);
+                }
+            };
+        }
+
+        @Override
+        public String id() {
+            return "shuffle";
+        }
+
+        @Override
+        public String toString() {
+            return id();
+        }
+    };
+}
+
+/** PyTorch's WeightedRandomSampler, as a pure function of (seed, epoch, position). */
+final class WeightedSampler implements Sampler {
+    private final double[] weights;
+    private final long numSamples;
+    private final boolean replacement;
+    private final double[] prob;
+    private final int[] alias;
+    private final String id;
+    private final int positive;
+
+    WeightedSampler(double[] weights, long numSamples, boolean replacement) {
+        if (weights.length == 0) {
+            throw new IllegalArgumentException("weights must not be empty");
+        }
+        double sum = 0;
+        int pos = 0;
+        for (int i = 0; i < weights.length; i++) {
+            double w = weights[i];
+            if (!(w >= 0) || Double.isInfinite(w)) {
+                throw new IllegalArgumentException("weight " + i + " must be finite and >= 0, got " + w);
+            }
+            sum += w;
+            if (w > 0) {
+                pos++;
+            }
+        }
+        if (sum <= 0) {
+            throw new IllegalArgumentException("weights must not all be zero");
+        }
+        if (numSamples <= 0) {
+            throw new IllegalArgumentException("numSamples must be positive, got " + numSamples);
+        }
+        if (!replacement && numSamples > pos) {
+            throw new IllegalArgumentException("cannot draw " + numSamples + " samples without replacement from "
+                    + pos + " with non-zero weight");
+        }
+        this.weights = weights.clone();
+        this.numSamples = numSamples;
+        this.replacement = replacement;
+        this.positive = pos;
+        this.id = "weighted(" + (replacement ? "replacement" : "no-replacement") + ",n=" + numSamples
+                + ",w=" + Long.toHexString(Arrays.hashCode(weights)) + ")";
+        if (replacement) {
+            // Vose's alias method.
+            int n = weights.length;
+            prob = new double[n];
+            alias = new int[n];
+            double[] scaled = new double[n];
+            int[] small = new int[n];
+            int[] large = new int[n];
+            int ns = 0;
+            int nl = 0;
+            for (int i = 0; i < n; i++) {
+                scaled[i] = weights[i] * n / sum;
+                if (scaled[i] < 1) {
+                    small[ns++] = i;
+                } else {
+                    large[nl++] = i;
+                }
+            }
+            while (ns > 0 && nl > 0) {
+                int s = small[--ns];
+                int l = large[--nl];
+                prob[s] = scaled[s];
+                alias[s] = l;
+                scaled[l] = (scaled[l] + scaled[s]) - 1;
+                if (scaled[l] < 1) {
+                    small[ns++] = l;
+                } else {
+                    large[nl++] = l;
+                }
+            }
+            while (nl > 0) {
+                prob[large[--nl]] = 1;
+            }
+            while (ns > 0) {
+                prob[small[--ns]] = 1; // rounding leftovers
+            }
+        } else {
+            prob = null;
+            alias = null;
+        }
+    }
+
+    @Override
+    public long length(long size) {
+        check(size);
+        return numSamples;
+    }
+
+    private void check(long size) {
+        if (size != weights.length) {
+            throw new IllegalArgumentException("weighted sampler has " + weights.length
+                    + " weights but the dataset has " + size + " samples");
+        }
+    }
+
+    @Override
+    public Order order(long size, long seed, long epoch) {
+        check(size);
+        long key = Mix.key(seed, epoch, 0x5745494748544544L);
+        if (replacement) {
+            return new Order() {
+                @Override
+                public long length() {
+                    return numSamples;
+                }
+
+                @Override
+                public long index(long position) {
+                    long h = Mix.key(key, position);
+                    int column = (int) Math.unsignedMultiplyHigh(h, weights.length);
+                    double coin = Mix.unit(Mix.mix64(h ^ 0x6a09e667f3bcc909L));
+                    return coin < prob[column] ? column : alias[column];
+                }
+            };
+        }
+        // NOTE [Weighted without replacement]: drawing each next index in proportion to the
+        // remaining weights (torch.multinomial without replacement) has the same distribution as
+        // sorting by E_i / w_i with E_i ~ Exp(1) (Efraimidis and Spirakis). Keys are floats packed
+        // above the 32-bit index so that one primitive sort orders them, ties broken by index.
+        long[] packed = new long[positive];
+        int k = 0;
+        for (int i = 0; i < weights.length; i++) {
+            if (weights[i] > 0) {
+                double e = -Math.log1p(-Mix.unit(Mix.key(key, i)));
+                float q = (float) (e / weights[i]);
+                packed[k++] = ((long) Float.floatToIntBits(q) << 32) | i;
+            }
+        }
+        Arrays.sort(packed);
+        int[] chosen = new int[(int) numSamples];
+        for (int i = 0; i < chosen.length; i++) {
+            chosen[i] = (int) packed[i];
+        }
+        return new Order() {
+            @Override
+            public long length() {
+                return chosen.length;
+            }
+
+            @Override
+            public long index(long position) {
+                return chosen[(int) position];
+            }
+        };
+    }
+
+    @Override
+    public String id() {
+        return id;
+    }
+
+    @Override
+    public String toString() {
+        return id;
+    }
+}

@@ -1,0 +1,118 @@
+package dev.stoker;
+
+/**
+ * What the loader reads: a sample index in, a written batch row out, with the time each stage
+ * took added to the worker's counters. Two shapes: fetch, transform and collate an object; or
+ * write directly (a {@link DirectDataset}).
+ */
+abstract class Source {
+    static final int FETCH = 0;
+    static final int TRANSFORM = 1;
+    static final int COLLATE = 2;
+
+    abstract long size();
+
+    abstract Schema schema();
+
+    abstract String name();
+
+    /** True when {@link #load} adds its own stage times; otherwise the loader times it as fetch. */
+    abstract boolean timesStages();
+
+    abstract void load(long index, Row row, SampleContext context, long[] nanos) throws Exception;
+
+    static <T, R> Source of(Dataset<T> dataset, Transform<? super T, ? extends R> transform, Collator<? super R> collator) {
+        return new Objects<>(dataset, transform, collator);
+    }
+
+    static Source of(DirectDataset dataset) {
+        return new Direct(dataset);
+    }
+
+    private static final class Objects<T, R> extends Source {
+        private final Dataset<T> dataset;
+        private final Transform<? super T, ? extends R> transform;
+        private final Collator<? super R> collator;
+        private final Schema schema;
+
+        Objects(Dataset<T> dataset, Transform<? super T, ? extends R> transform, Collator<? super R> collator) {
+            this.dataset = java.util.Objects.requireNonNull(dataset, "dataset");
+            this.transform = transform;
+            this.collator = java.util.Objects.requireNonNull(collator, "collator");
+            this.schema = java.util.Objects.requireNonNull(collator.schema(), "collator schema");
+        }
+
+        @Override
+        long size() {
+            return dataset.size();
+        }
+
+        @Override
+        Schema schema() {
+            return schema;
+        }
+
+        @Override
+        String name() {
+            return dataset.name();
+        }
+
+        @Override
+        boolean timesStages() {
+            return true;
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        void load(long index, Row row, SampleContext context, long[] nanos) throws Exception {
+            long t0 = System.nanoTime();
+            T sample = dataset.get(index);
+            long t1 = System.nanoTime();
+            nanos[FETCH] += t1 - t0;
+            R out;
+            if (transform == null) {
+                out = (R) sample;
+            } else {
+                out = transform.apply(sample, context);
+                long t2 = System.nanoTime();
+                nanos[TRANSFORM] += t2 - t1;
+                t1 = t2;
+            }
+            collator.write(out, row);
+            nanos[COLLATE] += System.nanoTime() - t1;
+        }
+    }
+
+    private static final class Direct extends Source {
+        private final DirectDataset dataset;
+
+        Direct(DirectDataset dataset) {
+            this.dataset = java.util.Objects.requireNonNull(dataset, "dataset");
+        }
+
+        @Override
+        long size() {
+            return dataset.size();
+        }
+
+        @Override
+        Schema schema() {
+            return dataset.schema();
+        }
+
+        @Override
+        String name() {
+            return dataset.name();
+        }
+
+        @Override
+        boolean timesStages() {
+            return false;
+        }
+
+        @Override
+        void load(long index, Row row, SampleContext context, long[] nanos) throws Exception {
+            dataset.read(index, row);
+        }
+    }
+}

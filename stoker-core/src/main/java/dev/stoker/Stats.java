@@ -1,0 +1,54 @@
+package dev.stoker;
+
+/**
+ * The loader's counters. Consumer-side counters are written by the consumer thread only; worker
+ * counters live in each worker and are added here when a pass ends.
+ */
+final class Stats {
+    volatile long batches;
+    volatile long samples;
+    volatile long bytes;
+    volatile long waitNanos;
+    volatile long wallNanos;
+    // retired worker counters (workers of finished passes)
+    private long skipped;
+    private final long[] stageNanos = new long[3];
+
+    synchronized void retire(Run.Worker w) {
+        if (!w.retired) {
+            w.retired = true;
+            skipped += w.skipped;
+            stageNanos[0] += w.fetchNanos;
+            stageNanos[1] += w.transformNanos;
+            stageNanos[2] += w.collateNanos;
+        }
+    }
+
+    synchronized void addStages(long[] nanos) {
+        for (int i = 0; i < stageNanos.length; i++) {
+            stageNanos[i] += nanos[i];
+        }
+    }
+
+    synchronized void addSkipped(long n) {
+        skipped += n;
+    }
+
+    synchronized LoaderStats snapshot(Run active) {
+        long sk = skipped;
+        long f = stageNanos[0];
+        long t = stageNanos[1];
+        long c = stageNanos[2];
+        if (active != null) {
+            for (Run.Worker w : active.workers()) {
+                if (!w.retired) {
+                    sk += w.skipped;
+                    f += w.fetchNanos;
+                    t += w.transformNanos;
+                    c += w.collateNanos;
+                }
+            }
+        }
+        return new LoaderStats(batches, samples, bytes, sk, f, t, c, waitNanos, wallNanos);
+    }
+}

@@ -1,0 +1,138 @@
+package dev.stoker;
+
+import java.io.IOException;
+import java.util.List;
+
+/** The dataset views: they map an index to a parent's and read from it. */
+final class Views {
+    private Views() {
+    }
+
+    static final class Subset<T> implements Dataset<T> {
+        private final Dataset<T> parent;
+        private final Indexes.Map map;
+
+        Subset(Dataset<T> parent, Indexes.Map map) {
+            this.parent = parent;
+            this.map = map;
+        }
+
+        @Override
+        public long size() {
+            return map.size();
+        }
+
+        @Override
+        public T get(long index) throws IOException {
+            return parent.get(map.map(Loaders.checkIndex(index, map.size(), this)));
+        }
+
+        @Override
+        public String name() {
+            return parent.name();
+        }
+    }
+
+    static final class DirectSubset implements DirectDataset {
+        private final DirectDataset parent;
+        private final Indexes.Map map;
+
+        DirectSubset(DirectDataset parent, Indexes.Map map) {
+            this.parent = parent;
+            this.map = map;
+        }
+
+        @Override
+        public long size() {
+            return map.size();
+        }
+
+        @Override
+        public Schema schema() {
+            return parent.schema();
+        }
+
+        @Override
+        public void read(long index, Row row) throws IOException {
+            parent.read(map.map(Loaders.checkIndex(index, map.size(), parent.name())), row);
+        }
+
+        @Override
+        public String name() {
+            return parent.name();
+        }
+    }
+
+    static final class Concat<T> implements Dataset<T> {
+        private final List<? extends Dataset<? extends T>> parts;
+        private final long[] ends;
+
+        Concat(List<? extends Dataset<? extends T>> parts) {
+            if (parts.isEmpty()) {
+                throw new IllegalArgumentException("concat needs at least one dataset");
+            }
+            this.parts = parts;
+            this.ends = new long[parts.size()];
+            long total = 0;
+            for (int i = 0; i < ends.length; i++) {
+                total = Math.addExact(total, parts.get(i).size());
+                ends[i] = total;
+            }
+        }
+
+        @Override
+        public long size() {
+            return ends[ends.length - 1];
+        }
+
+        @Override
+        public T get(long index) throws IOException {
+            Loaders.checkIndex(index, size(), this);
+            int lo = 0;
+            int hi = ends.length - 1;
+            while (lo < hi) {
+                int mid = (lo + hi) >>> 1;
+                if (index < ends[mid]) {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            long base = lo == 0 ? 0 : ends[lo - 1];
+            return parts.get(lo).get(index - base);
+        }
+
+        @Override
+        public String name() {
+            return "concat(" + parts.size() + ")";
+        }
+    }
+
+    static final class Mix<T> implements Dataset<T> {
+        private final List<? extends Dataset<? extends T>> parts;
+        private final Blend blend;
+
+        Mix(List<? extends Dataset<? extends T>> parts, Blend blend) {
+            this.parts = parts;
+            this.blend = blend;
+        }
+
+        @Override
+        public long size() {
+            return blend.length();
+        }
+
+        @Override
+        public T get(long index) throws IOException {
+            Loaders.checkIndex(index, size(), this);
+            Blend.Cursor c = blend.locate(index);
+            Dataset<? extends T> part = parts.get(c.part);
+            return part.get(c.local % part.size());
+        }
+
+        @Override
+        public String name() {
+            return "mix(" + parts.size() + ")";
+        }
+    }
+}
