@@ -6,9 +6,11 @@ import java.util.Arrays;
  * The deterministic interleaving of a weighted mix, position-addressable.
  *
  * <p>NOTE [Blend]: position {@code p} goes to the part {@code k} with the largest error
- * {@code w_k * max(p, 1) - c_k} (the first on ties), where {@code c_k} counts the positions before
- * {@code p} given to part {@code k}; that is Megatron-LM's {@code build_blending_indices}, and it
- * keeps every part within one sample of its share at every prefix. The rule is sequential, so the
+ * {@code w_k * (p + 1) - c_k} (the first on ties), where {@code c_k} counts the positions before
+ * {@code p} given to part {@code k}. That is Megatron-LM's {@code build_blending_indices} with the
+ * target taken after the position rather than at {@code max(p, 1)}: Megatron's form lets a part
+ * fall slightly more than one sample behind its share, this one keeps every part within one sample
+ * of its share at every prefix (DatasetViewsTest checks it for random weights). The rule is sequential, so the
  * counts are kept at checkpoints every {@value #BLOCK} positions (computed once, lazily, in
  * order) and each thread decodes the block it is reading into a small cursor, which sequential and
  * strided readers hit almost every time.
@@ -95,7 +97,7 @@ final class Blend {
         long from = block * BLOCK;
         long to = Math.min(length, from + BLOCK);
         for (long p = from; p < to; p++) {
-            double at = Math.max((double) p, 1.0);
+            double at = p + 1.0;
             int best = 0;
             double bestError = weights[0] * at - counts[0];
             for (int k = 1; k < parts; k++) {

@@ -66,7 +66,7 @@ public interface Dataset<T> {
     /**
      * {@code length} samples drawn from {@code parts} in the proportions {@code weights}, in a
      * fixed interleaving that is exact to within one sample at every prefix (Megatron-LM's blended
-     * dataset rule: each position goes to the part furthest behind its share). Part {@code k}'s
+     * dataset rule, each position going to the part furthest behind its share). Part {@code k}'s
      * samples are taken in its own index order, wrapping around when it is exhausted.
      */
     static <T> Dataset<T> mix(long length, double[] weights, List<? extends Dataset<? extends T>> parts) {

@@ -1,0 +1,403 @@
+package dev.stoker;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(60)
+class LoaderBehaviourTest {
+
+    /** A dataset of strings "sample-i" that fails (or sleeps) at chosen indices. */
+    static final class Flaky implements Dataset<byte[]> {
+        final long n;
+        final long failAt;
+        final long sleepAt;
+        final long sleepMillis;
+
+        Flaky(long n, long failAt, long sleepAt, long sleepMillis) {
+            this.n = n;
+            this.failAt = failAt;
+            this.sleepAt = sleepAt;
+            this.sleepMillis = sleepMillis;
+        }
+
+        @Override
+        public long size() {
+            return n;
+        }
+
+        @Override
+        public byte[] get(long index) throws IOException {
+            if (index == sleepAt) {
+                try {
+                    Thread.sleep(sleepMillis);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted", e);
+                }
+            }
+            if (index == failAt || (failAt < 0 && index % -failAt == 0)) {
+                throw new IOException("cannot decode record at byte " + (index * 100));
+            }
+            return ("sample-" + index).getBytes(StandardCharsets.UTF_8);
+        }
+
+        @Override
+        public String name() {
+            return "flaky.tar";
+        }
+    }
+
+    static int liveWorkers() {
+        return (int) Thread.getAllStackTraces().keySet().stream().filter(Loader::isWorkerThread).filter(Thread::isAlive).count();
+    }
+
+    @Test
+    void aFailingSampleSurfacesWithSourceIndexAndCause() {
+        for (int workers : new int[] {0, 1, 3}) {
+            try (Loader l = Loader.builder(new Flaky(100, 37, -1, 0), Collator.bytes("text", 16))
+                    .batchSize(8).workers(workers).build()) {
+                Iterator<Batch> it = l.iterator();
+                int delivered = 0;
+                LoaderException e = null;
+                while (it.hasNext()) {
+                    try {
+                        it.next();
+                        delivered++;
+                    } catch (LoaderException ex) {
+                        e = ex;
+                        break;
+                    }
+                }
+                assertTrue(e != null, "the failure reaches the consumer");
+                assertEquals(4, delivered, "the batches before the failing one are delivered, in order");
+                assertEquals("flaky.tar", e.source());
+                assertEquals(37, e.index());
+                assertTrue(e.getMessage().contains("flaky.tar") && e.getMessage().contains("sample 37")
+                        && e.getMessage().contains("at byte 3700"), e.getMessage());
+                assertTrue(e.getCause() instanceof IOException);
+                assertFalse(it.hasNext(), "a failed pass ends");
+                assertEquals(4, l.state().delivered(), "the state stays before the failing batch");
+            }
+        }
+        assertEquals(0, liveWorkers());
+    }
+
+    @Test
+    void skipSampleLeavesOutAndCountsFailingSamples() {
+        for (int workers : new int[] {0, 2}) {
+            try (Loader l = Loader.builder(new Flaky(100, -10, -1, 0), Collator.bytes("text", 16))
+                    .batchSize(10).workers(workers).errorPolicy(ErrorPolicy.SKIP_SAMPLE).build()) {
+                List<String> seen = new ArrayList<>();
+                for (Batch b : l) {
+                    assertEquals(9, b.size(), "each batch lost its one failing sample");
+                    for (int r = 0; r < b.size(); r++) {
+                        seen.add(new String(b.bytes(0, r).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE), StandardCharsets.UTF_8));
+                        assertTrue(b.index(r) % 10 != 0);
+                    }
+                }
+                assertEquals(90, seen.size());
+                assertTrue(seen.contains("sample-11") && !seen.contains("sample-10"));
+                assertEquals(10, l.stats().skipped());
+                assertEquals(90, l.stats().samples());
+            }
+        }
+    }
+
+    @Test
+    void aTimeoutNamesTheBatchItWaitedFor() {
+        try (Loader l = Loader.builder(new Flaky(64, Long.MAX_VALUE, 17, 1500), Collator.bytes("text", 16))
+                .batchSize(8).workers(2).prefetch(2).timeout(Duration.ofMillis(200)).build()) {
+            Iterator<Batch> it = l.iterator();
+            it.next();
+            it.next();
+            LoaderTimeoutException e = assertThrows(LoaderTimeoutException.class, it::next);
+            assertTrue(e.getMessage().contains("batch 2 of epoch 0") && e.getMessage().contains("timed out after")
+                    && e.getMessage().contains("flaky.tar"), e.getMessage());
+        }
+        assertEquals(0, liveWorkers());
+    }
+
+    @Test
+    void leavingALoopEarlyAndClosingLeaksNoThreadAndNoBuffer() {
+        AtomicInteger open = new AtomicInteger();
+        Allocator counting = () -> {
+            open.incrementAndGet();
+            Arena a = Arena.ofShared();
+            return new Arena() {
+                @Override
+                public MemorySegment allocate(long byteSize, long byteAlignment) {
+                    return a.allocate(byteSize, byteAlignment);
+                }
+
+                @Override
+                public MemorySegment.Scope scope() {
+                    return a.scope();
+                }
+
+                @Override
+                public void close() {
+                    open.decrementAndGet();
+                    a.close();
+                }
+            };
+        };
+        int before = liveWorkers();
+        try (Loader l = Loader.builder(new SyntheticDataset(10_000, 64, 0)).batchSize(16).workers(4).prefetch(6)
+                .allocator(counting).build()) {
+            assertEquals(7, open.get(), "prefetch + 1 buffers");
+            for (Batch b : l) {
+                if (b.sequence() == 3) {
+                    break;
+                }
+            }
+            assertTrue(liveWorkers() > before, "workers run while the pass is open");
+            assertEquals(4, l.state().delivered());
+        }
+        assertEquals(before, liveWorkers(), "no worker thread outlives close()");
+        assertEquals(0, open.get(), "every arena is closed");
+    }
+
+    @Test
+    void closeIsIdempotentAndALoaderCannotBeIteratedAfterIt() {
+        Loader l = Loader.builder(new SyntheticDataset(100, 8, 0)).batchSize(4).workers(2).build();
+        l.iterator().next();
+        l.close();
+        l.close();
+        assertThrows(IllegalStateException.class, l::iterator);
+    }
+
+    @Test
+    void aBatchIsReleasedByTheNextCallOrByClose() {
+        try (Loader l = Loader.builder(new SyntheticDataset(1000, 8, 0)).batchSize(10).workers(2).prefetch(3).build()) {
+            Iterator<Batch> it = l.iterator();
+            Batch a = it.next();
+            a.close();
+            a.close();
+            Batch b = it.next();
+            assertEquals(1, b.sequence());
+            int seen = 2;
+            while (it.hasNext()) {
+                it.next();
+                seen++;
+            }
+            assertEquals(100, seen);
+            assertEquals(4, l.freeBuffers(), "all buffers back in the pool at the end of the pass");
+        }
+    }
+
+    @Test
+    void theWindowBoundsWorkAheadOfASlowConsumer() throws InterruptedException {
+        AtomicInteger fetched = new AtomicInteger();
+        Dataset<byte[]> counting = new Dataset<>() {
+            @Override
+            public long size() {
+                return 10_000;
+            }
+
+            @Override
+            public byte[] get(long index) {
+                fetched.incrementAndGet();
+                return new byte[] {1};
+            }
+        };
+        try (Loader l = Loader.builder(counting, Collator.bytes("b", 1)).batchSize(10).workers(3).prefetch(4).build()) {
+            Iterator<Batch> it = l.iterator();
+            it.next();
+            Thread.sleep(300);
+            assertEquals((1 + 4) * 10, fetched.get(), "one batch taken plus prefetch batches ready, no more");
+        }
+    }
+
+    @Test
+    void transformsSeeAPerSampleSeedThatDoesNotDependOnWorkers() {
+        Transform<byte[], byte[]> stamp = (sample, ctx) -> java.nio.ByteBuffer.allocate(16)
+                .putLong(ctx.index()).putLong(ctx.seed()).array();
+        List<String> reference = null;
+        for (int workers : new int[] {0, 1, 4}) {
+            try (Loader l = Loader.builder(new Flaky(200, Long.MAX_VALUE, -1, 0), stamp, Collator.bytes("x", 16))
+                    .batchSize(7).workers(workers).shuffle(true).seed(5).build()) {
+                List<String> digests = Runs.digests(Runs.all(l));
+                if (reference == null) {
+                    reference = digests;
+                } else {
+                    assertEquals(reference, digests, "workers " + workers);
+                }
+                LoaderStats s = l.stats();
+                assertTrue(s.fetchNanos() > 0 && s.transformNanos() > 0 && s.collateNanos() > 0, s.toString());
+            }
+        }
+    }
+
+    @Test
+    void variableLengthColumnsGrowAndKeepOffsets() {
+        Dataset<byte[]> growing = new Dataset<>() {
+            @Override
+            public long size() {
+                return 50;
+            }
+
+            @Override
+            public byte[] get(long index) {
+                byte[] b = new byte[(int) index * 100];
+                java.util.Arrays.fill(b, (byte) index);
+                return b;
+            }
+        };
+        try (Loader l = Loader.builder(growing, Collator.bytes("blob", 1)).batchSize(10).workers(2).build()) {
+            for (Batch b : l) {
+                for (int r = 0; r < b.size(); r++) {
+                    MemorySegment s = b.bytes(0, r);
+                    assertEquals(b.index(r) * 100, s.byteSize());
+                    for (long i = 0; i < s.byteSize(); i += 37) {
+                        assertEquals((byte) b.index(r), s.get(java.lang.foreign.ValueLayout.JAVA_BYTE, i));
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void statsCountWhatWasDelivered() {
+        try (Loader l = Loader.builder(new SyntheticDataset(1000, 64, 0)).batchSize(100).workers(2).build()) {
+            Runs.all(l);
+            LoaderStats s = l.stats();
+            assertEquals(10, s.batches());
+            assertEquals(1000, s.samples());
+            assertEquals(64_000, s.bytes());
+            assertTrue(s.wallNanos() > 0 && s.waitNanos() <= s.wallNanos());
+            assertTrue(s.fetchNanos() > 0);
+            assertTrue(s.waitFraction() >= 0 && s.waitFraction() <= 1);
+        }
+    }
+
+    @Test
+    void theBuilderRejectsBadOptionsAtOnce() {
+        Loader.Builder b = Loader.builder(new SyntheticDataset(10, 8, 0));
+        assertThrows(IllegalArgumentException.class, () -> b.batchSize(0));
+        assertThrows(IllegalArgumentException.class, () -> b.workers(-1));
+        assertThrows(IllegalArgumentException.class, () -> b.prefetch(0));
+        assertThrows(IllegalArgumentException.class, () -> b.worldSize(0));
+        assertThrows(IllegalArgumentException.class, () -> b.rank(-1));
+        assertThrows(IllegalArgumentException.class, () -> b.timeout(Duration.ZERO));
+        assertThrows(IllegalArgumentException.class, () -> b.epoch(-1));
+        assertThrows(IllegalArgumentException.class, () -> b.rank(3).worldSize(2).build());
+    }
+
+    @Test
+    void resumingRefusesAStateFromAnotherDatasetOrSampler() {
+        LoaderState s;
+        try (Loader l = Loader.builder(new SyntheticDataset(100, 8, 0)).shuffle(true).batchSize(4).build()) {
+            Runs.take(l, 3);
+            s = l.state();
+        }
+        assertThrows(IllegalArgumentException.class,
+                () -> Loader.builder(new SyntheticDataset(101, 8, 0)).shuffle(true).batchSize(4).resume(s).build());
+        assertThrows(IllegalArgumentException.class,
+                () -> Loader.builder(new SyntheticDataset(100, 8, 0)).shuffle(false).batchSize(4).resume(s).build());
+        assertThrows(IllegalArgumentException.class,
+                () -> Loader.builder(new SyntheticDataset(100, 8, 0)).shuffle(true).seed(99).resume(s).build());
+    }
+
+    @Test
+    void stateRoundTripsThroughJsonAndBadJsonIsNamed() {
+        LoaderState s = new LoaderState("shuffle", 1000, -5, 3, 4, 1, 32, 128, 64, new long[] {2, 5}, 9);
+        assertEquals(s, LoaderState.fromJson(s.toJson()));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> LoaderState.fromJson("{\"version\":1,\"sampler\":\"shuffle\"}"));
+        assertTrue(e.getMessage().contains("missing 'size'"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> LoaderState.fromJson("{\"version\":1,"));
+        assertTrue(e.getMessage().contains("malformed"), e.getMessage());
+    }
+
+    @Test
+    void aNewIteratorContinuesWhereTheLastOneStopped() {
+        try (Loader l = Loader.builder(new SyntheticDataset(100, 8, 0)).batchSize(10).workers(3).shuffle(true).build()) {
+            List<String> whole;
+            try (Loader ref = Loader.builder(new SyntheticDataset(100, 8, 0)).batchSize(10).shuffle(true).build()) {
+                whole = Runs.digests(Runs.all(ref));
+            }
+            List<String> got = new ArrayList<>(Runs.digests(Runs.take(l, 4)));
+            got.addAll(Runs.digests(Runs.take(l, 3)));
+            got.addAll(Runs.digests(Runs.all(l)));
+            assertEquals(whole, got);
+        }
+    }
+
+    @Test
+    void unorderedModeDoesNotWaitForASlowBatch() throws InterruptedException {
+        CountDownLatch slowStarted = new CountDownLatch(1);
+        Dataset<byte[]> slowFirst = new Dataset<>() {
+            @Override
+            public long size() {
+                return 40;
+            }
+
+            @Override
+            public byte[] get(long index) throws IOException {
+                if (index == 0) {
+                    slowStarted.countDown();
+                    try {
+                        Thread.sleep(800);
+                    } catch (InterruptedException e) {
+                        throw new IOException(e);
+                    }
+                }
+                return new byte[] {(byte) index};
+            }
+        };
+        try (Loader l = Loader.builder(slowFirst, Collator.bytes("b", 1)).batchSize(4).workers(2).prefetch(4)
+                .ordered(false).build()) {
+            Iterator<Batch> it = l.iterator();
+            slowStarted.await();
+            Batch first = it.next();
+            assertTrue(first.sequence() != 0, "a ready batch is delivered before the slow one");
+            int n = 1;
+            while (it.hasNext()) {
+                it.next();
+                n++;
+            }
+            assertEquals(10, n);
+        }
+    }
+
+    @Test
+    void directDatasetViewsReadTheRightSamples() {
+        SyntheticDataset d = new SyntheticDataset(100, 16, 0);
+        List<DirectDataset> parts = d.randomSplit(3, 70, 30);
+        java.util.Set<Long> words = new java.util.HashSet<>();
+        int rows = 0;
+        for (DirectDataset p : parts) {
+            try (Loader l = Loader.builder(p).batchSize(8).workers(2).build()) {
+                for (Batch b : l) {
+                    for (int r = 0; r < b.size(); r++) {
+                        words.add(b.data(0).get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, r * 16L));
+                        rows++;
+                    }
+                }
+            }
+        }
+        java.util.Set<Long> expected = new java.util.HashSet<>();
+        for (long i = 0; i < 100; i++) {
+            expected.add(SyntheticDataset.word(i, 0));
+        }
+        assertEquals(100, rows);
+        assertEquals(expected, words, "the two parts hold every sample of the parent once");
+        assertSame(d.schema(), parts.get(0).schema());
+    }
+}

@@ -1,0 +1,123 @@
+package dev.stoker;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.HashSet;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class SamplerTest {
+
+    @Test
+    void sequentialIsTheIdentity() {
+        Order o = Sampler.sequential().order(5, 1, 2);
+        assertEquals(5, o.length());
+        for (int i = 0; i < 5; i++) {
+            assertEquals(i, o.index(i));
+        }
+    }
+
+    @Test
+    void shuffleIsAPureFunctionOfSeedAndEpoch() {
+        Order a = Sampler.shuffle().order(100, 7, 3);
+        Order b = Sampler.shuffle().order(100, 7, 3);
+        Order c = Sampler.shuffle().order(100, 7, 4);
+        Order d = Sampler.shuffle().order(100, 8, 3);
+        boolean differsC = false;
+        boolean differsD = false;
+        for (int i = 0; i < 100; i++) {
+            assertEquals(a.index(i), b.index(i));
+            differsC |= a.index(i) != c.index(i);
+            differsD |= a.index(i) != d.index(i);
+        }
+        assertTrue(differsC && differsD);
+    }
+
+    @Test
+    void weightedWithReplacementFollowsTheWeights() {
+        double[] w = {1, 0, 3, 6};
+        int draws = 200_000;
+        Order o = Sampler.weighted(w, draws, true).order(4, 5, 0);
+        long[] counts = new long[4];
+        for (int i = 0; i < draws; i++) {
+            counts[(int) o.index(i)]++;
+        }
+        assertEquals(0, counts[1], "a zero weight is never drawn");
+        double chi = 0;
+        for (int k = 0; k < 4; k++) {
+            if (w[k] > 0) {
+                double e = draws * w[k] / 10;
+                chi += (counts[k] - e) * (counts[k] - e) / e;
+            }
+        }
+        assertTrue(chi < 20, "chi-square " + chi + " (df 2)");
+    }
+
+    @Test
+    void weightedWithoutReplacementNeverRepeatsAndFavoursHeavyItems() {
+        double[] w = new double[50];
+        for (int i = 0; i < w.length; i++) {
+            w[i] = i < 10 ? 10 : 1;
+        }
+        long heavyFirst = 0;
+        int epochs = 4000;
+        for (int e = 0; e < epochs; e++) {
+            Order o = Sampler.weighted(w, 20, false).order(50, 1, e);
+            Set<Long> seen = new HashSet<>();
+            for (int i = 0; i < 20; i++) {
+                assertTrue(seen.add(o.index(i)), "repeat without replacement");
+            }
+            if (o.index(0) < 10) {
+                heavyFirst++;
+            }
+        }
+        // P(first draw is heavy) = 100 / 140
+        double p = heavyFirst / (double) epochs;
+        assertTrue(Math.abs(p - 100.0 / 140) < 0.03, "first draw heavy with frequency " + p);
+    }
+
+    @Test
+    void weightedWithoutReplacementRefusesMoreThanThePositiveWeights() {
+        assertThrows(IllegalArgumentException.class, () -> Sampler.weighted(new double[] {1, 0, 1}, 3, false));
+        assertThrows(IllegalArgumentException.class, () -> Sampler.weighted(new double[] {0, 0}, 1, true));
+        assertThrows(IllegalArgumentException.class, () -> Sampler.weighted(new double[] {1, -1}, 1, true));
+        assertThrows(IllegalArgumentException.class, () -> Sampler.weighted(new double[] {1, 2}, 5, true).order(3, 0, 0));
+    }
+
+    @Test
+    void partitionPadsLikePyTorchDistributedSampler() {
+        // torch: indices = list(range(10)); pad with indices[:2] -> 12; rank r takes indices[r:12:4]
+        long[][] expected = {{0, 4, 8}, {1, 5, 9}, {2, 6, 0}, {3, 7, 1}};
+        for (int r = 0; r < 4; r++) {
+            Partition p = new Partition(0, 10, 4, r, Partition.Tail.PAD);
+            assertEquals(3, p.length());
+            for (int m = 0; m < 3; m++) {
+                assertEquals(expected[r][m], p.position(m), "rank " + r + " sample " + m);
+            }
+        }
+    }
+
+    @Test
+    void partitionPadsByRepeatingMoreThanOnceWhenNeeded() {
+        // 2 samples over 5 ranks: [0, 1, 0, 1, 0]
+        long[] got = new long[5];
+        for (int r = 0; r < 5; r++) {
+            Partition p = new Partition(0, 2, 5, r, Partition.Tail.PAD);
+            assertEquals(1, p.length());
+            got[r] = p.position(0);
+        }
+        assertEquals("[0, 1, 0, 1, 0]", java.util.Arrays.toString(got));
+    }
+
+    @Test
+    void partitionDropsTheTailLikeDropLastTrue() {
+        for (int r = 0; r < 4; r++) {
+            Partition p = new Partition(0, 10, 4, r, Partition.Tail.DROP);
+            assertEquals(2, p.length());
+            assertEquals(r, p.position(0));
+            assertEquals(r + 4, p.position(1));
+        }
+    }
+}
