@@ -109,9 +109,16 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                 }
             }
         } catch (IOException e) {
-            throw new IllegalArgumentException("loader state: malformed JSON at line "
-                    + (e instanceof com.fasterxml.jackson.core.JsonProcessingException jpe && jpe.getLocation() != null
-                    ? jpe.getLocation().getLineNr() : -1) + ": " + e.getMessage(), e);
+            String where = "";
+            String what = e.getMessage();
+            if (e instanceof com.fasterxml.jackson.core.JsonProcessingException jpe) {
+                what = jpe.getOriginalMessage();
+                if (jpe.getLocation() != null) {
+                    where = " at line " + jpe.getLocation().getLineNr() + " column " + jpe.getLocation().getColumnNr();
+                }
+            }
+            throw new IllegalArgumentException("loader state: malformed JSON" + where + ": "
+                    + String.valueOf(what).lines().findFirst().orElse(""), e);
         }
         if (version != VERSION) {
             throw new IllegalArgumentException("loader state: version " + version + " is not supported (expected " + VERSION + ")");

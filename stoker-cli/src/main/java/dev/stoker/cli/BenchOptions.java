@@ -1,0 +1,61 @@
+package dev.stoker.cli;
+
+import java.nio.file.Path;
+import picocli.CommandLine.Option;
+
+/** The options every {@code stoker bench SOURCE} shares (CLI.md, "Options for bench"). */
+final class BenchOptions {
+    @Option(names = "--batch", paramLabel = "N", defaultValue = "32", description = "Samples per batch (default ${DEFAULT-VALUE}).")
+    int batch;
+
+    @Option(names = "--workers", paramLabel = "N|auto|A,B,...", defaultValue = "auto",
+            description = "Worker threads; 0 loads on the calling thread; a list runs a sweep (default auto: one per core).")
+    String workers;
+
+    @Option(names = "--prefetch", paramLabel = "N|auto|A,B,...", defaultValue = "auto",
+            description = "Batches prepared ahead; a list runs a sweep (default auto: two per worker).")
+    String prefetch;
+
+    @Option(names = "--seed", defaultValue = "0", description = "Seed of the order (default ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--epoch", defaultValue = "0", description = "Epoch (default ${DEFAULT-VALUE}).")
+    long epoch;
+
+    @Option(names = "--rank", defaultValue = "0", description = "This process's rank (default ${DEFAULT-VALUE}).")
+    int rank;
+
+    @Option(names = "--world-size", defaultValue = "1", description = "Number of ranks (default ${DEFAULT-VALUE}).")
+    int worldSize;
+
+    @Option(names = "--order", defaultValue = "shuffle", paramLabel = "shuffle|sequential",
+            description = "Order of the epoch (default ${DEFAULT-VALUE}).")
+    String order;
+
+    @Option(names = "--steps", paramLabel = "N", description = "Stop after batch N of the epoch (a resumed run counts the batches delivered before its state was saved).")
+    Long steps;
+
+    @Option(names = "--step-ms", paramLabel = "X", defaultValue = "0", description = "Simulated accelerator step per batch, in milliseconds (default ${DEFAULT-VALUE}).")
+    double stepMs;
+
+    @Option(names = "--json", description = "One JSON object per configuration on stdout.")
+    boolean json;
+
+    @Option(names = "--digests", paramLabel = "FILE", description = "Write the SHA-256 of each delivered batch, one per line.")
+    Path digests;
+
+    @Option(names = "--ids", paramLabel = "FILE", description = "Write the sample ids of each delivered batch, one batch per line.")
+    Path ids;
+
+    @Option(names = "--stop-after", paramLabel = "N", description = "Deliver N batches, write the loader state (--save-state), exit 0.")
+    Long stopAfter;
+
+    @Option(names = "--save-state", paramLabel = "FILE", description = "Where --stop-after writes the loader state.")
+    Path saveState;
+
+    @Option(names = "--resume", paramLabel = "FILE", description = "Continue from a saved state; --rank/--world-size may differ (elastic resume).")
+    Path resume;
+
+    @Option(names = "--timeout-ms", paramLabel = "MS", description = "Fail when one batch takes longer than this to arrive.")
+    Long timeoutMs;
+}

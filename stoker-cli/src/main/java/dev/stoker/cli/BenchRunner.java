@@ -1,0 +1,305 @@
+package dev.stoker.cli;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import dev.stoker.Batch;
+import dev.stoker.Loader;
+import dev.stoker.LoaderState;
+import dev.stoker.LoaderStats;
+import dev.stoker.Sampler;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
+
+/** Runs one or more loader configurations over a source and reports what each measured. */
+final class BenchRunner {
+    private static final JsonFactory JSON = new JsonFactory();
+
+    private final BenchOptions o;
+    private final PrintWriter out;
+    private final String source;
+    private final long tokensPerSample;
+
+    /** {@code tokensPerSample > 0} for token sources, so that tokens/s is reported. */
+    BenchRunner(BenchOptions options, PrintWriter out, String source, long tokensPerSample) {
+        this.o = options;
+        this.out = out;
+        this.source = source;
+        this.tokensPerSample = tokensPerSample;
+    }
+
+    record Result(int workers, int prefetch, long batches, LoaderStats stats, double seconds, String digest) {
+        double samplesPerSec() {
+            return seconds == 0 ? 0 : stats.samples() / seconds;
+        }
+
+        double waitFraction() {
+            return seconds == 0 ? 0 : Math.min(1, stats.waitNanos() / 1e9 / seconds);
+        }
+    }
+
+    int run(Supplier<Loader.Builder> base) throws IOException {
+        int cores = Runtime.getRuntime().availableProcessors();
+        List<Integer> workerList = parseList("--workers", o.workers, cores);
+        List<Integer> prefetchList = parseList("--prefetch", o.prefetch, -1);
+        boolean sweep = workerList.size() * prefetchList.size() > 1;
+        if (sweep && (o.digests != null || o.ids != null || o.stopAfter != null || o.saveState != null || o.resume != null)) {
+            throw new Main.UsageException("--digests, --ids, --stop-after, --save-state and --resume take one configuration, not a sweep");
+        }
+        if ((o.stopAfter == null) != (o.saveState == null)) {
+            throw new Main.UsageException("--stop-after and --save-state go together");
+        }
+        if (o.stopAfter != null && o.stopAfter < 0 || o.steps != null && o.steps < 0 || o.stepMs < 0) {
+            throw new Main.UsageException("--stop-after, --steps and --step-ms must be >= 0");
+        }
+        Sampler sampler = switch (o.order) {
+            case "shuffle" -> Sampler.shuffle();
+            case "sequential" -> Sampler.sequential();
+            default -> throw new Main.UsageException("--order must be shuffle or sequential, got '" + o.order + "'");
+        };
+        LoaderState resumeState = o.resume == null ? null : readState(o.resume);
+        boolean hashing = o.json || o.digests != null;
+
+        List<Result> results = new ArrayList<>();
+        if (!o.json) {
+            printHeader();
+        }
+        for (int w : workerList) {
+            for (int p : prefetchList) {
+                Result r = runOne(base.get(), sampler, w, p, resumeState, hashing);
+                results.add(r);
+                if (o.json) {
+                    out.println(json(r));
+                } else {
+                    printRow(r);
+                }
+                out.flush();
+            }
+        }
+        if (sweep && !o.json) {
+            Result best = results.stream().max(java.util.Comparator.comparingDouble(Result::samplesPerSec)).orElseThrow();
+            out.printf(Locale.ROOT, "best: workers %d, prefetch %d: %s samples/s, consumer waited %.1f%%%n",
+                    best.workers, best.prefetch, grouped(best.samplesPerSec()), 100 * best.waitFraction());
+        }
+        return 0;
+    }
+
+    private Result runOne(Loader.Builder b, Sampler sampler, int workers, int prefetch, LoaderState resume, boolean hashing)
+            throws IOException {
+        b.batchSize(checked("--batch", o.batch, 1)).workers(workers).sampler(sampler)
+                .rank(checked("--rank", o.rank, 0)).worldSize(checked("--world-size", o.worldSize, 1));
+        if (prefetch > 0 && workers > 0) {
+            b.prefetch(prefetch);
+        }
+        if (o.timeoutMs != null) {
+            b.timeout(Duration.ofMillis(o.timeoutMs));
+        }
+        if (resume != null) {
+            b.resume(resume);
+        } else {
+            b.seed(o.seed).epoch(checked("--epoch", o.epoch, 0));
+        }
+        Loader loader;
+        try {
+            loader = b.build();
+        } catch (IllegalArgumentException e) {
+            if (resume != null && e.getMessage().startsWith("cannot resume")) {
+                throw new Main.BadDataException(o.resume + ": " + e.getMessage(), e);
+            }
+            throw new Main.UsageException(e.getMessage());
+        }
+        MessageDigest md = sha256();
+        MessageDigest all = sha256();
+        HexFormat hex = HexFormat.of();
+        long hashNanos = 0;
+        long delivered = 0;
+        try (loader;
+             BufferedWriter digests = o.digests == null ? null : Files.newBufferedWriter(o.digests, StandardCharsets.UTF_8);
+             BufferedWriter ids = o.ids == null ? null : Files.newBufferedWriter(o.ids, StandardCharsets.UTF_8)) {
+            long before = loader.state().delivered();
+            long stepNanos = Math.round(o.stepMs * 1e6);
+            Iterator<Batch> it = loader.iterator();
+            while (it.hasNext()) {
+                if (o.steps != null && before + delivered >= o.steps || o.stopAfter != null && delivered >= o.stopAfter) {
+                    break;
+                }
+                Batch batch = it.next();
+                delivered++;
+                if (hashing) {
+                    long t0 = System.nanoTime();
+                    batch.digest(md);
+                    byte[] d = md.digest();
+                    all.update(d);
+                    if (digests != null) {
+                        digests.write(hex.formatHex(d));
+                        digests.write('\n');
+                    }
+                    hashNanos += System.nanoTime() - t0;
+                }
+                if (ids != null) {
+                    long t0 = System.nanoTime();
+                    StringBuilder line = new StringBuilder();
+                    for (int r = 0; r < batch.size(); r++) {
+                        if (r > 0) {
+                            line.append(' ');
+                        }
+                        line.append(batch.index(r));
+                    }
+                    ids.write(line.append('\n').toString());
+                    hashNanos += System.nanoTime() - t0;
+                }
+                if (stepNanos > 0) {
+                    step(stepNanos);
+                }
+            }
+            if (o.saveState != null) {
+                writeAtomically(o.saveState, loader.state().toJson() + "\n");
+            }
+            LoaderStats s = loader.stats();
+            double seconds = Math.max(0, s.wallNanos() - hashNanos) / 1e9;
+            return new Result(workers, loader.prefetch(), delivered, s, seconds, hashing ? hex.formatHex(all.digest()) : null);
+        }
+    }
+
+    /** A simulated accelerator step: the host thread waits, as it would for a device. */
+    static void step(long nanos) {
+        long end = System.nanoTime() + nanos;
+        long left;
+        while ((left = end - System.nanoTime()) > 0) {
+            LockSupport.parkNanos(left);
+        }
+    }
+
+    private void printHeader() {
+        out.printf(Locale.ROOT, "%-10s %7s %8s %6s %8s %10s %8s %12s %9s %6s   %s%n", "source", "workers", "prefetch",
+                "batch", "batches", "samples", "seconds", "samples/s", "MB/s", "wait%", "worker seconds: fetch / transform / collate");
+    }
+
+    private void printRow(Result r) {
+        LoaderStats s = r.stats;
+        out.printf(Locale.ROOT, "%-10s %7d %8d %6d %8d %10d %8.3f %12s %9.1f %6.1f   %.3f / %.3f / %.3f%n", source,
+                r.workers, r.prefetch, o.batch, r.batches, s.samples(), r.seconds, grouped(r.samplesPerSec()),
+                r.seconds == 0 ? 0 : s.bytes() / r.seconds / 1e6, 100 * r.waitFraction(),
+                s.fetchNanos() / 1e9, s.transformNanos() / 1e9, s.collateNanos() / 1e9);
+        if (s.skipped() > 0) {
+            out.printf(Locale.ROOT, "%-10s skipped %d bad samples%n", "", s.skipped());
+        }
+    }
+
+    private String json(Result r) throws IOException {
+        LoaderStats s = r.stats;
+        StringWriter w = new StringWriter();
+        try (JsonGenerator g = JSON.createGenerator(w)) {
+            g.writeStartObject();
+            g.writeStringField("source", source);
+            g.writeNumberField("workers", r.workers);
+            g.writeNumberField("prefetch", r.prefetch);
+            g.writeNumberField("batch", o.batch);
+            g.writeNumberField("batches", r.batches);
+            g.writeNumberField("samples", s.samples());
+            g.writeNumberField("seconds", r.seconds);
+            g.writeNumberField("samplesPerSec", r.samplesPerSec());
+            g.writeNumberField("bytesPerSec", r.seconds == 0 ? 0 : s.bytes() / r.seconds);
+            if (tokensPerSample > 0) {
+                g.writeNumberField("tokensPerSec", r.samplesPerSec() * tokensPerSample);
+            }
+            g.writeNumberField("consumerWaitFraction", r.waitFraction());
+            g.writeNumberField("skipped", s.skipped());
+            g.writeStringField("digest", r.digest);
+            g.writeObjectFieldStart("stages");
+            g.writeNumberField("fetch", s.fetchNanos() / 1e9);
+            g.writeNumberField("transform", s.transformNanos() / 1e9);
+            g.writeNumberField("collate", s.collateNanos() / 1e9);
+            g.writeNumberField("wait", s.waitNanos() / 1e9);
+            g.writeEndObject();
+            g.writeNumberField("seed", o.seed);
+            g.writeNumberField("epoch", o.epoch);
+            g.writeNumberField("rank", o.rank);
+            g.writeNumberField("worldSize", o.worldSize);
+            g.writeEndObject();
+        }
+        return w.toString();
+    }
+
+    private static List<Integer> parseList(String option, String value, int auto) {
+        List<Integer> out = new ArrayList<>();
+        for (String part : value.split(",")) {
+            String p = part.trim();
+            if (p.equals("auto")) {
+                out.add(auto);
+                continue;
+            }
+            try {
+                int v = Integer.parseInt(p);
+                if (v < 0 || option.equals("--prefetch") && v == 0) {
+                    throw new NumberFormatException();
+                }
+                out.add(v);
+            } catch (NumberFormatException e) {
+                throw new Main.UsageException(option + " takes auto, a number or a comma-separated list; got '" + value + "'");
+            }
+        }
+        return out;
+    }
+
+    private static int checked(String option, long v, long min) {
+        if (v < min || v > Integer.MAX_VALUE) {
+            throw new Main.UsageException(option + " must be >= " + min + ", got " + v);
+        }
+        return (int) v;
+    }
+
+    private static LoaderState readState(Path file) throws IOException {
+        String text;
+        try {
+            text = Files.readString(file);
+        } catch (NoSuchFileException e) {
+            throw new Main.BadDataException(file + ": no such state file", e);
+        }
+        try {
+            return LoaderState.fromJson(text);
+        } catch (IllegalArgumentException e) {
+            throw new Main.BadDataException(file + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Writes to a temporary file beside {@code file} and renames it, so no reader sees half a file. */
+    static void writeAtomically(Path file, String text) throws IOException {
+        Path abs = file.toAbsolutePath();
+        Path tmp = Files.createTempFile(abs.getParent(), "." + abs.getFileName(), ".tmp");
+        try {
+            Files.writeString(tmp, text);
+            Files.move(tmp, abs, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+    }
+
+    static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static String grouped(double v) {
+        return String.format(Locale.ROOT, "%,.0f", v);
+    }
+}

@@ -1,0 +1,243 @@
+package dev.stoker.cli;
+
+import dev.stoker.Batch;
+import dev.stoker.DType;
+import dev.stoker.DirectDataset;
+import dev.stoker.Field;
+import dev.stoker.Loader;
+import dev.stoker.LoaderStats;
+import dev.stoker.Row;
+import dev.stoker.Schema;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Iterator;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.zip.CRC32C;
+import me.tongfei.progressbar.ProgressBar;
+import me.tongfei.progressbar.ProgressBarBuilder;
+import me.tongfei.progressbar.ProgressBarStyle;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code stoker demo}: the problem Stoker solves, in ten seconds. The same data and the same
+ * simulated training step, loaded the naive way (on the training thread, nothing ahead) and the
+ * Stoker way (workers and a prefetch window), with throughput and accelerator idle time side by side.
+ */
+@Command(name = "demo", description = "Load a generated dataset naively and with Stoker against a simulated training step; compare.")
+final class DemoCommand implements Callable<Integer> {
+    static final int RECORD = 4096;
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    @Option(names = "--out", paramLabel = "DIR", description = "Where to write the generated dataset (default: a folder under the system temp directory).")
+    Path out;
+
+    @Option(names = "--samples", defaultValue = "6400", description = "Records to generate (default ${DEFAULT-VALUE}).")
+    int samples;
+
+    @Option(names = "--batch", defaultValue = "64", description = "Samples per batch (default ${DEFAULT-VALUE}).")
+    int batch;
+
+    @Option(names = "--step-ms", defaultValue = "20", description = "Simulated training step per batch (default ${DEFAULT-VALUE} ms).")
+    double stepMs;
+
+    @Option(names = "--decode-us", defaultValue = "400", description = "CPU time to decode one sample, like a JPEG (default ${DEFAULT-VALUE} us).")
+    double decodeUs;
+
+    @Option(names = "--workers", description = "Stoker's workers (default: one per core).")
+    Integer workers;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws IOException {
+        if (samples < 1 || batch < 1 || stepMs < 0 || decodeUs < 0 || workers != null && workers < 1) {
+            throw new Main.UsageException("--samples, --batch and --workers must be >= 1; --step-ms and --decode-us >= 0");
+        }
+        PrintWriter o = spec.commandLine().getOut();
+        Path dir = out != null ? out : Path.of(System.getProperty("java.io.tmpdir"), "stoker-demo");
+        Files.createDirectories(dir);
+        Path file = dir.resolve("demo.rec");
+        generate(file, samples);
+        int w = workers != null ? workers : Math.max(1, Runtime.getRuntime().availableProcessors());
+        int prefetch = 2 * w;
+        o.printf(Locale.ROOT, "Stoker demo: %,d records of %d KiB in %s%n", samples, RECORD / 1024, file);
+        o.printf(Locale.ROOT, "each sample is checked (CRC32C) and decoded (~%.0f us of CPU, like a small JPEG);%n", decodeUs);
+        o.printf(Locale.ROOT, "each batch of %d feeds a simulated training step of %.0f ms.%n%n", batch, stepMs);
+
+        try (RecordFile data = new RecordFile(file, Math.round(decodeUs * 1000))) {
+            Outcome naive = run(o, "naive ", data, 0, 1);
+            Outcome stoker = run(o, "stoker", data, w, prefetch);
+            o.println();
+            o.printf(Locale.ROOT, "%-22s %20s %20s%n", "", "naive", "stoker");
+            o.printf(Locale.ROOT, "%-22s %20s %20s%n", "loading", "training thread", w + " workers, " + prefetch + " ahead");
+            o.printf(Locale.ROOT, "%-22s %20s %20s%n", "throughput", rate(naive), rate(stoker));
+            o.printf(Locale.ROOT, "%-22s %17.1f ms %17.1f ms%n", "time per step", naive.msPerStep(), stoker.msPerStep());
+            o.printf(Locale.ROOT, "%-22s %19.1f%% %19.1f%%%n", "accelerator idle", 100 * naive.stats.waitFraction(),
+                    100 * stoker.stats.waitFraction());
+            o.printf(Locale.ROOT, "%-22s %20s %19.2fx%n", "speed-up", "", naive.seconds() / stoker.seconds());
+            o.printf(Locale.ROOT, "%nSame %s batches both ways (digest %s).%n",
+                    naive.digest.equals(stoker.digest) ? "bytes in the same" : "DIFFERENT", stoker.digest.substring(0, 16));
+            o.println("Try: ./stoker bench synthetic --work-us 400 --step-ms 20 --batch 64 --workers 0,1,2");
+            o.flush();
+            return naive.digest.equals(stoker.digest) ? 0 : 1;
+        }
+    }
+
+    private record Outcome(LoaderStats stats, long batches, String digest) {
+        double seconds() {
+            return stats.wallNanos() / 1e9;
+        }
+
+        double msPerStep() {
+            return batches == 0 ? 0 : stats.wallNanos() / 1e6 / batches;
+        }
+    }
+
+    private static String rate(Outcome r) {
+        return String.format(Locale.ROOT, "%,.0f samples/s", r.stats.samplesPerSecond());
+    }
+
+    private Outcome run(PrintWriter o, String label, RecordFile data, int workers, int prefetch) {
+        java.security.MessageDigest md = BenchRunner.sha256();
+        java.security.MessageDigest all = BenchRunner.sha256();
+        long stepNanos = Math.round(stepMs * 1e6);
+        String how = workers == 0 ? "on the training thread, nothing ahead" : workers + " workers, " + prefetch + " batches ahead";
+        try (Loader loader = Loader.builder(data).batchSize(batch).workers(workers).prefetch(prefetch)
+                .shuffle(true).seed(1).build()) {
+            long total = loader.batches();
+            ProgressBar bar = System.console() != null
+                    ? new ProgressBarBuilder().setTaskName(label).setInitialMax(total).setStyle(ProgressBarStyle.ASCII)
+                    .setUpdateIntervalMillis(100).setUnit(" batches", 1).showSpeed().build()
+                    : null;
+            long n = 0;
+            try {
+                Iterator<Batch> it = loader.iterator();
+                while (it.hasNext()) {
+                    Batch b = it.next();
+                    b.digest(md);
+                    all.update(md.digest());
+                    BenchRunner.step(stepNanos);
+                    n++;
+                    if (bar != null) {
+                        bar.step();
+                    }
+                }
+            } finally {
+                if (bar != null) {
+                    bar.close();
+                }
+            }
+            LoaderStats s = loader.stats();
+            if (bar == null) {
+                o.printf(Locale.ROOT, "%s  %d batches in %.2f s (%s)%n", label, n, s.wallNanos() / 1e9, how);
+                o.flush();
+            }
+            return new Outcome(s, n, java.util.HexFormat.of().formatHex(all.digest()));
+        }
+    }
+
+    /** Writes {@code n} records: index (int64), CRC32C of the payload (int32), payload. Skips if present and complete. */
+    static void generate(Path file, int n) throws IOException {
+        if (Files.exists(file) && Files.size(file) == (long) n * RECORD) {
+            return;
+        }
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+                StandardOpenOption.WRITE)) {
+            ByteBuffer rec = ByteBuffer.allocate(RECORD).order(ByteOrder.LITTLE_ENDIAN);
+            CRC32C crc = new CRC32C();
+            java.util.SplittableRandom r = new java.util.SplittableRandom(42);
+            for (long i = 0; i < n; i++) {
+                rec.clear();
+                rec.putLong(i);
+                rec.putInt(0);
+                while (rec.remaining() >= 8) {
+                    rec.putLong(r.nextLong());
+                }
+                while (rec.hasRemaining()) {
+                    rec.put((byte) r.nextInt());
+                }
+                crc.reset();
+                crc.update(rec.array(), 12, RECORD - 12);
+                rec.putInt(8, (int) crc.getValue());
+                rec.flip();
+                while (rec.hasRemaining()) {
+                    ch.write(rec);
+                }
+            }
+        }
+        Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /** The demo's record file, memory-mapped; a sample is a checked, "decoded" record. */
+    static final class RecordFile implements DirectDataset, AutoCloseable {
+        private final Path path;
+        private final Arena arena = Arena.ofShared();
+        private final MemorySegment map;
+        private final long workNanos;
+        private final Schema schema = Schema.of(Field.tensor("payload", DType.UINT8, RECORD - 12),
+                Field.scalar("id", DType.INT64));
+
+        RecordFile(Path path, long workNanos) throws IOException {
+            this.path = path;
+            this.workNanos = workNanos;
+            try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
+                this.map = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
+            }
+        }
+
+        @Override
+        public long size() {
+            return map.byteSize() / RECORD;
+        }
+
+        @Override
+        public Schema schema() {
+            return schema;
+        }
+
+        @Override
+        public String name() {
+            return path.toString();
+        }
+
+        @Override
+        public void read(long index, Row row) throws IOException {
+            long at = index * RECORD;
+            long id = map.get(LONG, at);
+            if (id != index) {
+                throw new IOException(path + ": record " + index + " at byte " + at + " has id " + id);
+            }
+            CRC32C crc = new CRC32C();
+            crc.update(map.asSlice(at + 12, RECORD - 12).asByteBuffer());
+            if ((int) crc.getValue() != map.get(INT, at + 8)) {
+                throw new IOException(path + ": record " + index + " at byte " + at + ": checksum mismatch");
+            }
+            long end = System.nanoTime() + workNanos;
+            while (System.nanoTime() < end) {
+                Thread.onSpinWait();
+            }
+            row.copy(0, map, at + 12, RECORD - 12);
+            row.putLong(1, 0, id);
+        }
+
+        @Override
+        public void close() {
+            arena.close();
+        }
+    }
+}

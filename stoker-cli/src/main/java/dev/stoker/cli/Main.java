@@ -1,0 +1,136 @@
+package dev.stoker.cli;
+
+import dev.stoker.LoaderException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.util.Properties;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The {@code stoker} command. Exit codes: 0 success, 1 bad data (one line on stderr:
+ * {@code stoker: <resource>: <what went wrong>}), 2 bad usage.
+ */
+@Command(name = "stoker", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+        description = "Keeps accelerators fed: loads, inspects and benchmarks training data.",
+        subcommands = {DemoCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
+public final class Main implements Runnable {
+
+    @Option(names = "--debug", description = "Print stack traces of errors.", scope = CommandLine.ScopeType.INHERIT)
+    boolean debug;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "a command is needed");
+    }
+
+    public static void main(String[] args) {
+        System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
+    }
+
+    /** Runs the command line and returns the exit code (used by tests). */
+    public static int run(String[] args, PrintWriter out, PrintWriter err) {
+        CommandLine cl = new CommandLine(new Main());
+        cl.setOut(out);
+        cl.setErr(err);
+        cl.setExitCodeExceptionMapper(Main::exitCode);
+        cl.setParameterExceptionHandler((ex, a) -> {
+            err.println("stoker: " + ex.getMessage());
+            CommandLine c = ex.getCommandLine();
+            err.println("usage: " + c.getCommandSpec().qualifiedName() + " --help");
+            return 2;
+        });
+        cl.setExecutionExceptionHandler((ex, c, parsed) -> {
+            boolean debug = parsed.matchedOption("--debug") != null || hasDebug(parsed);
+            Throwable t = unwrap(ex);
+            if (t instanceof UsageException) {
+                err.println("stoker: " + t.getMessage());
+                err.println("usage: " + c.getCommandSpec().qualifiedName() + " --help");
+                return 2;
+            }
+            err.println("stoker: " + message(t));
+            if (debug) {
+                t.printStackTrace(err);
+            }
+            err.flush();
+            return exitCode(t);
+        });
+        return cl.execute(args);
+    }
+
+    private static boolean hasDebug(CommandLine.ParseResult parsed) {
+        for (CommandLine.ParseResult p = parsed; p != null; p = p.subcommand()) {
+            if (p.matchedOption("--debug") != null) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        while (t instanceof UncheckedIOException && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    private static String message(Throwable t) {
+        String m = t.getMessage();
+        if (t instanceof java.nio.file.NoSuchFileException) {
+            return m + ": no such file";
+        }
+        if (t instanceof java.nio.file.AccessDeniedException) {
+            return m + ": permission denied";
+        }
+        return m == null ? t.getClass().getSimpleName() : m;
+    }
+
+    static int exitCode(Throwable t) {
+        if (t instanceof UsageException || t instanceof CommandLine.ParameterException) {
+            return 2;
+        }
+        if (t instanceof IOException || t instanceof LoaderException || t instanceof BadDataException) {
+            return 1;
+        }
+        return 1;
+    }
+
+    /** A mistake in how the command was called: exit 2 with a usage hint. */
+    static final class UsageException extends RuntimeException {
+        UsageException(String message) {
+            super(message);
+        }
+    }
+
+    /** Input that cannot be used: exit 1. The message starts with the resource. */
+    static final class BadDataException extends RuntimeException {
+        BadDataException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            return new String[] {"stoker " + version()};
+        }
+    }
+
+    static String version() {
+        try (InputStream in = Main.class.getResourceAsStream("version.properties")) {
+            Properties p = new Properties();
+            if (in != null) {
+                p.load(in);
+            }
+            return p.getProperty("version", "unknown");
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+}

@@ -1,0 +1,189 @@
+package dev.stoker.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class MainTest {
+    @TempDir
+    Path tmp;
+
+    record Outcome(int code, String out, String err) {
+    }
+
+    static Outcome stoker(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = Main.run(args, new PrintWriter(out, true), new PrintWriter(err, true));
+        return new Outcome(code, out.toString(), err.toString());
+    }
+
+    static String field(String json, String name) {
+        Matcher m = Pattern.compile("\"" + name + "\":(\"[^\"]*\"|[^,}]*)").matcher(json);
+        assertTrue(m.find(), name + " in " + json);
+        return m.group(1).replace("\"", "");
+    }
+
+    @Test
+    void versionPrintsTheVersion() {
+        Outcome o = stoker("--version");
+        assertEquals(0, o.code);
+        assertTrue(o.out.matches("stoker \\d+\\.\\d+\\.\\d+.*\\R"), o.out);
+    }
+
+    @Test
+    void badUsageExitsTwoWithAHint() {
+        Outcome o = stoker("bench", "synthetic", "--bogus");
+        assertEquals(2, o.code);
+        assertTrue(o.err.startsWith("stoker: Unknown option: '--bogus'"), o.err);
+        assertTrue(o.err.contains("usage: stoker bench synthetic --help"), o.err);
+        assertEquals(2, stoker("bench", "synthetic", "--workers", "two").code);
+        assertEquals(2, stoker("bench", "synthetic", "--batch", "0").code);
+        assertEquals(2, stoker("bench", "synthetic", "--stop-after", "3").code);
+        assertEquals(2, stoker("bench").code);
+    }
+
+    @Test
+    void aBadStateFileExitsOneWithOneLineAndNoStackTrace() throws IOException {
+        Path state = tmp.resolve("state.json");
+        Files.writeString(state, "{\"version\":1,\"sampler\":\"shuffle\"");
+        Outcome o = stoker("bench", "synthetic", "--samples", "100", "--resume", state.toString());
+        assertEquals(1, o.code);
+        assertTrue(o.err.startsWith("stoker: " + state + ": loader state: malformed JSON"), o.err);
+        assertEquals(1, o.err.lines().count(), o.err);
+    }
+
+    @Test
+    void digestsAreTheSameForEveryWorkerCountAndPrefetchDepth() {
+        Outcome o = stoker("bench", "synthetic", "--samples", "5000", "--batch", "64", "--workers", "0,1,2,4",
+                "--prefetch", "1,3", "--json", "--seed", "7");
+        assertEquals(0, o.code, o.err);
+        List<String> lines = o.out.lines().toList();
+        assertEquals(8, lines.size());
+        String digest = field(lines.get(0), "digest");
+        assertEquals(64, digest.length());
+        for (String line : lines) {
+            assertEquals(digest, field(line, "digest"), line);
+            assertEquals("79", field(line, "batches"));
+            assertEquals("5000", field(line, "samples"));
+        }
+    }
+
+    @Test
+    void theDigestsFileHasOneHashPerBatchAndMatchesTheJsonDigest() throws Exception {
+        Path digests = tmp.resolve("d.txt");
+        Outcome o = stoker("bench", "synthetic", "--samples", "1000", "--batch", "100", "--workers", "2", "--json",
+                "--digests", digests.toString());
+        assertEquals(0, o.code, o.err);
+        List<String> lines = Files.readAllLines(digests);
+        assertEquals(10, lines.size());
+        MessageDigest all = MessageDigest.getInstance("SHA-256");
+        for (String l : lines) {
+            assertTrue(l.matches("[0-9a-f]{64}"), l);
+            all.update(HexFormat.of().parseHex(l));
+        }
+        assertEquals(HexFormat.of().formatHex(all.digest()), field(o.out.strip(), "digest"));
+    }
+
+    @Test
+    void stopSaveAndResumeDeliverTheUninterruptedBatches() throws IOException {
+        Path full = tmp.resolve("full.txt");
+        Path first = tmp.resolve("first.txt");
+        Path rest = tmp.resolve("rest.txt");
+        Path state = tmp.resolve("state.json");
+        String[] common = {"bench", "synthetic", "--samples", "3000", "--batch", "32", "--seed", "3"};
+        assertEquals(0, stoker(concat(common, "--workers", "2", "--digests", full.toString())).code);
+        Outcome a = stoker(concat(common, "--workers", "1", "--stop-after", "40", "--save-state", state.toString(),
+                "--digests", first.toString()));
+        assertEquals(0, a.code, a.err);
+        Outcome b = stoker(concat(common, "--workers", "3", "--prefetch", "5", "--resume", state.toString(),
+                "--digests", rest.toString()));
+        assertEquals(0, b.code, b.err);
+        List<String> joined = new ArrayList<>(Files.readAllLines(first));
+        joined.addAll(Files.readAllLines(rest));
+        assertEquals(40, Files.readAllLines(first).size());
+        assertEquals(Files.readAllLines(full), joined);
+    }
+
+    @Test
+    void stepsCountTheBatchesDeliveredBeforeAResume() throws IOException {
+        Path state = tmp.resolve("s.json");
+        Path rest = tmp.resolve("rest.txt");
+        String[] common = {"bench", "synthetic", "--samples", "3000", "--batch", "10", "--workers", "1"};
+        assertEquals(0, stoker(concat(common, "--stop-after", "25", "--save-state", state.toString())).code);
+        assertEquals(0, stoker(concat(common, "--resume", state.toString(), "--steps", "60", "--digests", rest.toString())).code);
+        assertEquals(35, Files.readAllLines(rest).size());
+    }
+
+    @Test
+    void elasticResumeFromTwoRanksToThreeCoversTheRestExactlyOnce() throws IOException {
+        String[] common = {"bench", "synthetic", "--samples", "999", "--batch", "8", "--workers", "2", "--seed", "11"};
+        Map<Long, Integer> seen = new HashMap<>();
+        Path state = tmp.resolve("state.json");
+        for (int rank = 0; rank < 2; rank++) {
+            Path ids = tmp.resolve("ids-a" + rank);
+            Path st = rank == 0 ? state : tmp.resolve("ignored.json");
+            Outcome o = stoker(concat(common, "--world-size", "2", "--rank", "" + rank, "--stop-after", "20",
+                    "--save-state", st.toString(), "--ids", ids.toString()));
+            assertEquals(0, o.code, o.err);
+            count(ids, seen);
+        }
+        assertEquals(320, seen.size());
+        for (int rank = 0; rank < 3; rank++) {
+            Path ids = tmp.resolve("ids-b" + rank);
+            Outcome o = stoker(concat(common, "--world-size", "3", "--rank", "" + rank, "--resume", state.toString(),
+                    "--ids", ids.toString()));
+            assertEquals(0, o.code, o.err);
+            count(ids, seen);
+        }
+        // 999 - 320 = 679 remain; split over 3 ranks with padding of 2 repeated samples
+        assertEquals(999, seen.size(), "every sample delivered");
+        long repeated = seen.values().stream().filter(v -> v > 1).count();
+        assertEquals(2, repeated, "only the documented padding repeats");
+    }
+
+    @Test
+    void theDemoComparesNaiveAndStokerLoading() {
+        Outcome o = stoker("demo", "--out", tmp.toString(), "--samples", "256", "--batch", "32", "--step-ms", "2",
+                "--decode-us", "50");
+        assertEquals(0, o.code, o.err + o.out);
+        assertTrue(o.out.contains("accelerator idle") && o.out.contains("throughput") && o.out.contains("speed-up"), o.out);
+        assertTrue(o.out.contains("Same bytes in the same batches both ways"), o.out);
+    }
+
+    private static void count(Path ids, Map<Long, Integer> seen) throws IOException {
+        for (String line : Files.readAllLines(ids)) {
+            for (String id : line.split(" ")) {
+                seen.merge(Long.parseLong(id), 1, Integer::sum);
+            }
+        }
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        String[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    @Test
+    void aFlagIsNotTakenForAValue() {
+        assertFalse(stoker("bench", "synthetic", "--samples", "10", "--workers", "1", "--json").out.isEmpty());
+    }
+}
