@@ -33,6 +33,7 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class Run implements Iterator<Batch> {
     private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
+    private static final long SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
 
     private final Loader loader;
     private final Batch[] buffers;
@@ -51,6 +52,7 @@ final class Run implements Iterator<Batch> {
     private final long sequenceBase;
     private final int batchSize;
     private final int prefetch;
+    private final long spinNanos;
 
     private final AtomicLong claim = new AtomicLong();
     private final AtomicLongArray ready;
@@ -94,6 +96,7 @@ final class Run implements Iterator<Batch> {
         this.deliveredBase = delivered;
         this.sequenceBase = delivered - skip.length;
         this.prefetch = loader.prefetch;
+        this.spinNanos = loader.workers < Runtime.getRuntime().availableProcessors() ? SPIN_NANOS : 0;
         this.ready = new AtomicLongArray(buffers.length);
         for (int i = 0; i < buffers.length; i++) {
             ready.set(i, -1);
@@ -224,6 +227,7 @@ final class Run implements Iterator<Batch> {
     private int awaitReady(long t0) {
         consumer = Thread.currentThread();
         long deadline = loader.timeoutNanos > 0 ? t0 + loader.timeoutNanos : Long.MAX_VALUE;
+        long spinUntil = t0 + spinNanos;
         while (true) {
             int buf = findReady();
             if (buf >= 0) {
@@ -240,6 +244,14 @@ final class Run implements Iterator<Batch> {
                     throw new LoaderException(source.name() + ": " + err, source.name(), -1, err);
                 }
                 return buf;
+            }
+            // NOTE [Spin]: waking a parked thread takes tens of microseconds on a virtual machine,
+            // longer than a small batch takes to make. When a core is left over for the consumer,
+            // it spins a little before parking; when the workers use every core, spinning would
+            // only slow them down.
+            if (System.nanoTime() < spinUntil) {
+                Thread.onSpinWait();
+                continue;
             }
             consumerParked = true;
             if (findReady() < 0) {
