@@ -4,19 +4,22 @@ package dev.stoker;
  * A keyed pseudo-random permutation of {@code [0, n)}: position {@code p} maps to
  * {@code apply(p)} in O(1) time and O(1) memory, for any {@code n} up to 2^62.
  *
- * <p>NOTE [Permutation]: a balanced Feistel network over the smallest domain of {@code 2k} bits
- * that holds {@code n} is a bijection on {@code [0, 2^2k)} whatever its round function; walking the
- * cycle (applying it again while the result is {@code >= n}) restricts it to a bijection on
- * {@code [0, n)}. The domain is less than {@code 4n}, so a walk takes fewer than four steps on
- * average. Rounds use the splitmix64 finaliser keyed per round; six rounds are enough for the
- * position distribution of every element to pass a chi-square test (see PermutationTest).
+ * <p>NOTE [Permutation]: a Feistel network over {@code b = ceil(log2 n)} bits, split into a left
+ * half of {@code ceil(b/2)} bits and a right half of {@code floor(b/2)}, is a bijection on
+ * {@code [0, 2^b)} whatever its round function: each round replaces one half by itself XOR a
+ * function of the other, which the same round undoes. Walking the cycle (applying it again while
+ * the result is {@code >= n}) restricts it to a bijection on {@code [0, n)}; the domain is less than
+ * {@code 2n}, so a walk takes fewer than two steps on average. Rounds alternate halves and use the
+ * splitmix64 finaliser keyed per round; six rounds (three per half) are enough for the position
+ * distribution of every element to pass a chi-square test (see PermutationTest).
  */
 public final class Permutation {
     private static final int ROUNDS = 6;
 
     private final long n;
-    private final int half;
-    private final long mask;
+    private final int rightBits;
+    private final long leftMask;
+    private final long rightMask;
     private final long[] keys = new long[ROUNDS];
 
     /** A permutation of {@code [0, n)} chosen by {@code key}. */
@@ -26,11 +29,9 @@ public final class Permutation {
         }
         this.n = n;
         int bits = Math.max(2, 64 - Long.numberOfLeadingZeros(n - 1));
-        if ((bits & 1) == 1) {
-            bits++;
-        }
-        this.half = bits / 2;
-        this.mask = (1L << half) - 1;
+        this.rightBits = bits / 2;
+        this.rightMask = (1L << rightBits) - 1;
+        this.leftMask = (1L << (bits - rightBits)) - 1;
         long k = key;
         for (int i = 0; i < ROUNDS; i++) {
             k = Mix.mix64(k + 0x9e3779b97f4a7c15L);
@@ -55,13 +56,12 @@ public final class Permutation {
     }
 
     private long round(long x) {
-        long l = x >>> half;
-        long r = x & mask;
-        for (int i = 0; i < ROUNDS; i++) {
-            long t = l ^ (Mix.mix64(r ^ keys[i]) & mask);
-            l = r;
-            r = t;
+        long l = x >>> rightBits;
+        long r = x & rightMask;
+        for (int i = 0; i < ROUNDS; i += 2) {
+            l = (l ^ Mix.mix64(r ^ keys[i])) & leftMask;
+            r = (r ^ Mix.mix64(l ^ keys[i + 1])) & rightMask;
         }
-        return (l << half) | r;
+        return (l << rightBits) | r;
     }
 }

@@ -38,8 +38,12 @@ final class BenchOptions {
     @Option(names = "--step-ms", paramLabel = "X", defaultValue = "0", description = "Simulated accelerator step per batch, in milliseconds (default ${DEFAULT-VALUE}).")
     double stepMs;
 
-    @Option(names = "--json", description = "One JSON object per configuration on stdout.")
+    @Option(names = "--json", description = "One JSON object per configuration on stdout. Its digest is a SHA-256 of "
+            + "every batch, computed on the consuming thread: that work counts in the measured time like any consumer's.")
     boolean json;
+
+    @Option(names = "--no-digest", description = "With --json: skip the batch digests (digest is null), to measure the loader alone.")
+    boolean noDigest;
 
     @Option(names = "--digests", paramLabel = "FILE", description = "Write the SHA-256 of each delivered batch, one per line.")
     Path digests;
