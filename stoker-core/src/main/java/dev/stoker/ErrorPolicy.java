@@ -8,5 +8,12 @@ public enum ErrorPolicy {
      * Leave the sample out and count it in {@link LoaderStats#skipped()}: the batch that would have
      * held it is one row shorter. Positions are still consumed, so order and resume are unaffected.
      */
-    SKIP_SAMPLE
+    SKIP_SAMPLE,
+    /**
+     * For a {@link StreamingDataset}: on an error, leave out the rest of the shard and count it in
+     * {@link LoaderStats#skippedShards()} (and the failing sample in {@link LoaderStats#skipped()}).
+     * A random-access dataset treats it as {@link #SKIP_SAMPLE}. Under {@code SKIP_SAMPLE}, a shard
+     * whose reader fails is left out the same way, since a broken stream can not go on.
+     */
+    SKIP_SHARD
 }

@@ -35,7 +35,10 @@ import java.util.Objects;
 public final class Loader implements Iterable<Batch>, AutoCloseable {
     private static final String THREAD_PREFIX = "stoker-worker-";
 
+    /** The random-access source, or null for a streaming one. */
     final Source source;
+    /** The streaming source, or null for a random-access one. */
+    final StreamSource<?, ?> stream;
     final Sampler sampler;
     final int batchSize;
     final int workers;
@@ -58,14 +61,16 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     private long epoch;
     private long segmentStart;
     private long rankOffset;
+    private long sampleInShard;
     private long[] done;
     private long delivered;
 
-    private volatile Run run;
+    private volatile Pass run;
     private boolean closed;
 
     private Loader(Builder b) {
         this.source = b.source;
+        this.stream = b.stream;
         this.sampler = b.sampler;
         this.batchSize = b.batchSize;
         this.workers = b.workers;
@@ -77,7 +82,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         this.timeoutNanos = b.timeout == null ? 0 : b.timeout.toNanos();
         this.errorPolicy = b.errorPolicy;
         this.ordered = b.ordered;
-        this.length = sampler.length(source.size());
+        this.length = sampler.length(source != null ? source.size() : stream.shards());
         LoaderState s = b.resume;
         if (s == null) {
             this.seed = b.seed;
@@ -109,9 +114,14 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                 throw new IllegalArgumentException("cannot resume: the state holds batches an unordered loader delivered "
                         + "ahead of others; resume it with the same world size and batch size");
             }
+            if (stream != null && !sameSplit) {
+                throw new IllegalArgumentException("cannot resume: a streaming dataset resumes with the world size it was "
+                        + "saved with (" + s.worldSize() + "); elastic resume needs a random-access dataset");
+            }
             if (sameSplit) {
                 this.segmentStart = s.segmentStart();
                 this.rankOffset = s.rankOffset();
+                this.sampleInShard = s.sampleInShard();
                 this.done = s.done();
             } else {
                 // NOTE [Elastic]: every rank of the old run consumed the prefix of its split; the
@@ -123,12 +133,12 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                 this.done = new long[0];
             }
         }
-        int n = prefetch + 1;
+        int n = stream != null ? 1 : prefetch + 1;
         this.buffers = new Batch[n];
         this.free = new FreeList(n);
         try {
             for (int i = 0; i < n; i++) {
-                buffers[i] = new Batch(source.schema(), batchSize, b.allocator, this::release);
+                buffers[i] = new Batch(schema(), batchSize, b.allocator, this::release);
             }
         } catch (RuntimeException | Error e) {
             for (Batch batch : buffers) {
@@ -157,6 +167,21 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     }
 
     /**
+     * A loader over a streaming dataset: the sampler orders its shards, ranks split the shards,
+     * {@code prefetch} is the number of shards read ahead (each into a ring of about a batch of
+     * samples), and the consumer's thread collates batches from the rings in order.
+     */
+    public static <T> Builder builder(StreamingDataset<T> dataset, Collator<? super T> collator) {
+        return new Builder(new StreamSource<>(dataset, null, collator));
+    }
+
+    /** A loader over a streaming dataset with a per-sample transform, run on the workers. */
+    public static <T, R> Builder builder(StreamingDataset<T> dataset, Transform<? super T, ? extends R> transform,
+                                         Collator<? super R> collator) {
+        return new Builder(new StreamSource<>(dataset, Objects.requireNonNull(transform, "transform"), collator));
+    }
+
+    /**
      * Runs the rest of the current epoch. Starting a new iterator stops the previous one (its
      * position is kept). Batches are released by the next {@code hasNext()}/{@code next()} call.
      */
@@ -164,9 +189,12 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     public synchronized Iterator<Batch> iterator() {
         checkOpen();
         stopRun();
-        run = new Run(this, buffers, free, epoch, segmentStart, rankOffset, done, delivered);
-        run.start();
-        return run;
+        Pass p = stream == null
+                ? new Run(this, buffers, free, epoch, segmentStart, rankOffset, done, delivered)
+                : new StreamRun(this, stream, buffers[0], free, epoch, segmentStart, rankOffset, sampleInShard, delivered);
+        run = p;
+        p.start();
+        return p;
     }
 
     /** The epoch the next (or current) pass runs. */
@@ -180,20 +208,23 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             return run.state();
         }
         return new LoaderState(sampler.id(), length, seed, epoch, worldSize, rank, batchSize, segmentStart,
-                rankOffset, done, delivered);
+                rankOffset, sampleInShard, done, delivered);
     }
 
-    /** Batches the current pass delivers in all (or the next pass, if none is running). */
+    /**
+     * Batches the current pass delivers in all (or the next pass, if none is running); -1 for a
+     * streaming dataset, whose shards' sizes are not known in advance.
+     */
     public synchronized long batches() {
         if (run != null && !run.finished()) {
             return run.batches();
         }
-        return Run.batchesFor(this, segmentStart, rankOffset, done);
+        return stream != null ? -1 : Run.batchesFor(this, segmentStart, rankOffset, done);
     }
 
     /** Measurements since this loader was built. */
     public LoaderStats stats() {
-        Run r;
+        Pass r;
         synchronized (this) {
             r = run;
         }
@@ -202,7 +233,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
     /** The fields of every batch. */
     public Schema schema() {
-        return source.schema();
+        return source != null ? source.schema() : stream.schema;
     }
 
     /** Buffers in the pool that no one holds: all of them once the loader is idle. */
@@ -245,11 +276,12 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     }
 
     /** Called by a run when its last batch was delivered: the next pass is the next epoch. */
-    synchronized void finished(Run r) {
+    synchronized void finished(Pass r) {
         if (run == r) {
             epoch++;
             segmentStart = 0;
             rankOffset = 0;
+            sampleInShard = 0;
             done = new long[0];
             delivered = 0;
         }
@@ -257,11 +289,12 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
     private void stopRun() {
         if (run != null) {
-            Run r = run;
+            Pass r = run;
             if (!r.finished()) {
                 LoaderState s = r.state();
                 segmentStart = s.segmentStart();
                 rankOffset = s.rankOffset();
+                sampleInShard = s.sampleInShard();
                 done = s.done();
                 delivered = s.delivered();
             }
@@ -272,7 +305,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     }
 
     private void release(Batch b) {
-        Run r = run;
+        Pass r = run;
         if (r != null) {
             r.release(b);
         }
@@ -287,6 +320,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     /** Builds a {@link Loader}; every option is checked as it is set. */
     public static final class Builder {
         private final Source source;
+        private final StreamSource<?, ?> stream;
         private Sampler sampler = Sampler.sequential();
         private int batchSize = 1;
         private int workers = 0;
@@ -306,6 +340,12 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
         private Builder(Source source) {
             this.source = source;
+            this.stream = null;
+        }
+
+        private Builder(StreamSource<?, ?> stream) {
+            this.source = null;
+            this.stream = stream;
         }
 
         /** How an epoch orders the dataset (default {@link Sampler#sequential()}). */

@@ -7,13 +7,14 @@ package dev.stoker;
  * @param samples       samples delivered
  * @param bytes         bytes delivered (valid column bytes)
  * @param skipped       samples left out under {@link ErrorPolicy#SKIP_SAMPLE}
+ * @param skippedShards shards of a {@link StreamingDataset} whose rest was left out after an error
  * @param fetchNanos    worker time spent reading samples (summed over workers)
  * @param transformNanos worker time spent in transforms
  * @param collateNanos  worker time spent writing samples into batches
  * @param waitNanos     consumer time spent waiting for a batch: the accelerator's idle time
  * @param wallNanos     consumer wall time from the first request of each pass to its last batch
  */
-public record LoaderStats(long batches, long samples, long bytes, long skipped, long fetchNanos,
+public record LoaderStats(long batches, long samples, long bytes, long skipped, long skippedShards, long fetchNanos,
                           long transformNanos, long collateNanos, long waitNanos, long wallNanos) {
 
     public double seconds() {

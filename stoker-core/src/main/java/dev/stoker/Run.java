@@ -1,7 +1,6 @@
 package dev.stoker;
 
 import java.util.Arrays;
-import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -31,7 +30,7 @@ import java.util.concurrent.locks.LockSupport;
  * inside a {@code FileChannel} read would close the channel for every other reader). Only when the
  * loader itself closes and a worker has not stopped after a grace period is it interrupted.
  */
-final class Run implements Iterator<Batch> {
+final class Run extends Pass {
     private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
     private static final long SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
 
@@ -123,31 +122,36 @@ final class Run implements Iterator<Batch> {
         return t - Arrays.stream(done).filter(b -> b >= 0 && b < t).distinct().count();
     }
 
+    @Override
     void start() {
         for (Worker w : workers) {
             w.thread.start();
         }
     }
 
+    @Override
     long batches() {
         return count;
     }
 
+    @Override
     boolean finished() {
         return finished;
     }
 
-    Worker[] workers() {
+    @Override
+    WorkerCounters[] counters() {
         return workers;
     }
 
+    @Override
     LoaderState state() {
         long frontier = deliveredSet.frontier();
         long offset = Math.min(endOffset, rankOffset + frontier * batchSize);
         long[] above = deliveredSet.above();
         long deliveredNow = deliveredBase + taken;
         return new LoaderState(loader.sampler.id(), loader.length, loader.seed, epoch, loader.worldSize, loader.rank,
-                batchSize, partition.start(), offset, above, deliveredNow);
+                batchSize, partition.start(), offset, 0, above, deliveredNow);
     }
 
     // ---- consumer side ----------------------------------------------------------------------
@@ -192,6 +196,7 @@ final class Run implements Iterator<Batch> {
         return batch;
     }
 
+    @Override
     void release(Batch b) {
         if (held == b) {
             held = null;
@@ -308,29 +313,30 @@ final class Run implements Iterator<Batch> {
     }
 
     /** Stops the workers and waits for them; the pass can not be continued afterwards. */
+    @Override
     void stop(boolean closing) {
         cancelled = true;
         for (Worker w : workers) {
             LockSupport.unpark(w.thread);
         }
         for (Worker w : workers) {
-            joinWorker(w, closing);
+            joinWorker(w.thread, closing);
             stats.retire(w);
         }
         held = null;
     }
 
-    private static void joinWorker(Worker w, boolean closing) {
+    static void joinWorker(Thread thread, boolean closing) {
         boolean interrupted = false;
         long deadline = System.nanoTime() + GRACE_NANOS;
-        while (w.thread.isAlive()) {
+        while (thread.isAlive()) {
             try {
                 long left = deadline - System.nanoTime();
                 if (closing && left <= 0) {
-                    w.thread.interrupt();
-                    w.thread.join();
+                    thread.interrupt();
+                    thread.join();
                 } else {
-                    w.thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.max(left, 1_000_000))));
+                    thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.max(left, 1_000_000))));
                 }
             } catch (InterruptedException e) {
                 interrupted = true;
@@ -382,12 +388,12 @@ final class Run implements Iterator<Batch> {
                 source.load(index, row, context, nanos);
                 batch.commitRow();
             } catch (Exception e) {
-                if (loader.errorPolicy == ErrorPolicy.SKIP_SAMPLE) {
+                if (loader.errorPolicy != ErrorPolicy.FAIL) {
                     batch.abandonRow();
                     if (worker != null) {
                         worker.skipped++;
                     } else {
-                        stats.addSkipped(1);
+                        stats.addSkipped(1, 0);
                     }
                 } else {
                     throw new LoaderException(source.name() + ": sample " + index + " (batch " + (sequenceBase + b)
@@ -409,14 +415,9 @@ final class Run implements Iterator<Batch> {
     }
 
     /** A worker thread: claims batch numbers, fills buffers, parks them for the consumer. */
-    final class Worker implements Runnable {
+    final class Worker extends WorkerCounters implements Runnable {
         final Thread thread;
         volatile boolean parked;
-        volatile long fetchNanos;
-        volatile long transformNanos;
-        volatile long collateNanos;
-        volatile long skipped;
-        boolean retired;
         private final long[] nanos = new long[3];
         private final SampleContext context = new SampleContext();
 
@@ -451,9 +452,7 @@ final class Run implements Iterator<Batch> {
                 } catch (Throwable e) {
                     errors[buf] = e;
                 }
-                fetchNanos = nanos[Source.FETCH];
-                transformNanos = nanos[Source.TRANSFORM];
-                collateNanos = nanos[Source.COLLATE];
+                publish(nanos);
                 if (cancelled) {
                     return;
                 }

@@ -12,12 +12,14 @@ final class Stats {
     volatile long wallNanos;
     // retired worker counters (workers of finished passes)
     private long skipped;
+    private long skippedShards;
     private final long[] stageNanos = new long[3];
 
-    synchronized void retire(Run.Worker w) {
+    synchronized void retire(WorkerCounters w) {
         if (!w.retired) {
             w.retired = true;
             skipped += w.skipped;
+            skippedShards += w.skippedShards;
             stageNanos[0] += w.fetchNanos;
             stageNanos[1] += w.transformNanos;
             stageNanos[2] += w.collateNanos;
@@ -30,25 +32,28 @@ final class Stats {
         }
     }
 
-    synchronized void addSkipped(long n) {
-        skipped += n;
+    synchronized void addSkipped(long samples, long shards) {
+        skipped += samples;
+        skippedShards += shards;
     }
 
-    synchronized LoaderStats snapshot(Run active) {
+    synchronized LoaderStats snapshot(Pass active) {
         long sk = skipped;
+        long shards = skippedShards;
         long f = stageNanos[0];
         long t = stageNanos[1];
         long c = stageNanos[2];
         if (active != null) {
-            for (Run.Worker w : active.workers()) {
+            for (WorkerCounters w : active.counters()) {
                 if (!w.retired) {
                     sk += w.skipped;
+                    shards += w.skippedShards;
                     f += w.fetchNanos;
                     t += w.transformNanos;
                     c += w.collateNanos;
                 }
             }
         }
-        return new LoaderStats(batches, samples, bytes, sk, f, t, c, waitNanos, wallNanos);
+        return new LoaderStats(batches, samples, bytes, sk, shards, f, t, c, waitNanos, wallNanos);
     }
 }

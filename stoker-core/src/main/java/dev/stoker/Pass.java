@@ -1,0 +1,25 @@
+package dev.stoker;
+
+import java.util.Iterator;
+
+/** One pass of a loader over (the rest of) an epoch; iterating it is iterating the loader. */
+abstract class Pass implements Iterator<Batch> {
+
+    abstract void start();
+
+    abstract boolean finished();
+
+    /** Where the loader stands now: the position after the last batch delivered. */
+    abstract LoaderState state();
+
+    /** Batches this pass delivers in all, or -1 when that is not known in advance. */
+    abstract long batches();
+
+    /** Stops the workers and waits for them; the pass can not be continued afterwards. */
+    abstract void stop(boolean closing);
+
+    /** The consumer gives a batch back before the next call would. */
+    abstract void release(Batch b);
+
+    abstract WorkerCounters[] counters();
+}

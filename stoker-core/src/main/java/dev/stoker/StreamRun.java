@@ -1,0 +1,577 @@
+package dev.stoker;
+
+import java.util.NoSuchElementException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * One pass over (the rest of) an epoch of a {@link StreamingDataset}.
+ *
+ * <p>NOTE [Streaming]: this rank's shards are positions {@code m = 0, 1, ...} of its
+ * {@link Partition} of the epoch's shard {@link Order}. Workers claim shard positions in order
+ * (at most {@code prefetch} ahead of the one the consumer reads) and stream each shard's
+ * transformed samples into a bounded ring of its own; the consumer drains the rings in position
+ * order and collates the samples into batches. So batch contents depend only on the shard order
+ * and the shards' contents, never on worker timing, and memory is bounded by
+ * {@code prefetch × ring capacity} samples. The position after a batch is (shard position, sample
+ * offset in that shard); resuming reopens that shard and skips the offset.
+ */
+final class StreamRun extends Pass {
+    private final Loader loader;
+    private final StreamSource<?, ?> source;
+    private final Stats stats;
+    private final Batch buffer;
+    private final FreeList free;
+    private final long epoch;
+    private final Order order;
+    private final Partition partition;
+    private final long firstShard;
+    private final long skipFirst;
+    private final long shardCount;
+    private final int window;
+    private final Ring[] rings;
+    private final Worker[] workers;
+    private final long deliveredBase;
+
+    private final AtomicLong claim;
+    private volatile long current;
+    private volatile boolean cancelled;
+    private volatile Thread consumer;
+
+    // consumer side
+    private final long[] consumerNanos = new long[3];
+    private final SampleContext inlineContext = new SampleContext();
+    private final long[] inlineNanos = new long[3];
+    private StreamingDataset.ShardReader<?> inlineReader;
+    private long inlineOffset;
+    private long positionShard;
+    private long positionOffset;
+    private long preparedShard;
+    private long preparedOffset;
+    private long delivered;
+    private boolean prepared;
+    private boolean held;
+    private boolean finished;
+    private boolean failed;
+    private long lastMark = -1;
+    private long pendingWait;
+    private final Item item = new Item();
+
+    StreamRun(Loader loader, StreamSource<?, ?> source, Batch buffer, FreeList free, long epoch, long segmentStart,
+              long rankOffset, long sampleInShard, long delivered) {
+        this.loader = loader;
+        this.source = source;
+        this.stats = loader.statsSink();
+        this.buffer = buffer;
+        this.free = free;
+        this.epoch = epoch;
+        this.order = loader.sampler.order(source.shards(), loader.seed, epoch);
+        this.partition = new Partition(segmentStart, loader.length, loader.worldSize, loader.rank, loader.tail);
+        this.shardCount = partition.length();
+        this.firstShard = Math.min(rankOffset, shardCount);
+        this.skipFirst = sampleInShard;
+        this.window = loader.prefetch;
+        this.claim = new AtomicLong(firstShard);
+        this.current = firstShard;
+        this.positionShard = firstShard;
+        this.positionOffset = sampleInShard;
+        this.deliveredBase = delivered;
+        int capacity = Math.max(16, loader.batchSize);
+        this.rings = new Ring[loader.workers == 0 ? 0 : window];
+        for (int i = 0; i < rings.length; i++) {
+            rings[i] = new Ring(capacity);
+        }
+        this.workers = new Worker[loader.workers];
+        for (int i = 0; i < workers.length; i++) {
+            workers[i] = new Worker(i);
+        }
+        buffer.slot = 0;
+    }
+
+    @Override
+    void start() {
+        for (Worker w : workers) {
+            w.thread.start();
+        }
+    }
+
+    @Override
+    boolean finished() {
+        return finished;
+    }
+
+    @Override
+    long batches() {
+        return -1;
+    }
+
+    @Override
+    WorkerCounters[] counters() {
+        return workers;
+    }
+
+    @Override
+    LoaderState state() {
+        return new LoaderState(loader.sampler.id(), loader.length, loader.seed, epoch, loader.worldSize, loader.rank,
+                loader.batchSize, partition.start(), positionShard, positionOffset, new long[0], deliveredBase + delivered);
+    }
+
+    // ---- consumer side ----------------------------------------------------------------------
+
+    @Override
+    public boolean hasNext() {
+        if (prepared) {
+            return true;
+        }
+        if (finished || failed) {
+            return false;
+        }
+        releaseHeld();
+        return prepare();
+    }
+
+    @Override
+    public Batch next() {
+        if (!hasNext()) {
+            throw new NoSuchElementException("epoch " + epoch + " is done");
+        }
+        prepared = false;
+        long now = System.nanoTime();
+        stats.waitNanos += pendingWait;
+        stats.wallNanos += now - lastMark;
+        lastMark = now;
+        stats.batches++;
+        stats.samples += buffer.rows;
+        stats.bytes += buffer.byteSize();
+        stats.addStages(consumerNanos);
+        java.util.Arrays.fill(consumerNanos, 0);
+        positionShard = preparedShard;
+        positionOffset = preparedOffset;
+        delivered++;
+        buffer.delivered = true;
+        held = true;
+        free.acquire();
+        return buffer;
+    }
+
+    @Override
+    void release(Batch b) {
+        if (held && b == buffer) {
+            held = false;
+            free.release(0);
+        }
+    }
+
+    private void releaseHeld() {
+        if (held) {
+            buffer.delivered = false;
+            held = false;
+            free.release(0);
+        }
+    }
+
+    /** Fills the buffer with the next batch; false at the end of the epoch. */
+    private boolean prepare() {
+        long t0 = System.nanoTime();
+        if (lastMark < 0) {
+            lastMark = t0;
+        }
+        consumer = Thread.currentThread();
+        Batch batch = buffer;
+        batch.reset(epoch, deliveredBase + delivered);
+        long shard = positionShard;
+        long offset = positionOffset;
+        long collate = 0;
+        Item item = this.item;
+        while (batch.rows < loader.batchSize) {
+            try {
+                if (!take(item, t0)) {
+                    break;
+                }
+            } catch (LoaderTimeoutException e) {
+                // the samples taken for this batch are gone from the rings: end the pass here,
+                // at the last batch delivered, so that a new iterator resumes exactly
+                failed = true;
+                stop(false);
+                throw e;
+            }
+            long c0 = System.nanoTime();
+            shard = item.shardPosition;
+            offset = item.offset + 1;
+            Row row = batch.beginRow(StreamSource.sampleIndex(item.shard, item.offset));
+            try {
+                source.collate(item.value, row);
+                batch.commitRow();
+            } catch (Exception e) {
+                if (loader.errorPolicy == ErrorPolicy.FAIL) {
+                    failed = true;
+                    stop(false);
+                    throw sampleError(item.shard, item.offset, e);
+                }
+                batch.abandonRow();
+                stats.addSkipped(1, 0);
+            }
+            collate += System.nanoTime() - c0;
+        }
+        consumerNanos[Source.COLLATE] += collate;
+        stats.addStages(inlineNanos);
+        java.util.Arrays.fill(inlineNanos, 0);
+        if (batch.rows == 0 || loader.dropLast && batch.rows < loader.batchSize) {
+            finish();
+            return false;
+        }
+        preparedShard = shard;
+        preparedOffset = offset;
+        pendingWait = System.nanoTime() - t0 - collate;
+        prepared = true;
+        return true;
+    }
+
+    /** A sample handed from a worker (or the inline reader) to the consumer. */
+    static final class Item {
+        Object value;
+        int shard;
+        long shardPosition;
+        long offset;
+    }
+
+    /** Takes the next sample of the pass into {@code item}; false when no shard has any left. */
+    private boolean take(Item item, long t0) {
+        while (current < shardCount) {
+            if (workers.length == 0) {
+                if (takeInline(item)) {
+                    return true;
+                }
+            } else {
+                Ring ring = rings[(int) (current % window)];
+                if (ring.take(item, this, t0)) {
+                    item.shardPosition = current;
+                    return true;
+                }
+                Throwable err = ring.error;
+                ring.reset();
+                if (err != null) {
+                    failed = true;
+                    stop(false);
+                    throw err instanceof LoaderException le ? le
+                            : new LoaderException(source.name() + ": " + err, source.name(), -1, err);
+                }
+            }
+            current = current + 1;
+            for (Worker w : workers) {
+                if (w.parked) {
+                    LockSupport.unpark(w.thread);
+                }
+            }
+        }
+        return false;
+    }
+
+    private boolean takeInline(Item item) {
+        long m = current;
+        int shard = shardAt(m);
+        try {
+            if (inlineReader == null) {
+                inlineReader = source.dataset.open(shard);
+                inlineOffset = 0;
+                if (m == firstShard && skipFirst > 0) {
+                    inlineOffset = inlineReader.skip(skipFirst);
+                }
+            }
+            while (true) {
+                long f0 = System.nanoTime();
+                Object raw = inlineReader.next();
+                long f1 = System.nanoTime();
+                inlineNanos[Source.FETCH] += f1 - f0;
+                if (raw == null) {
+                    closeInline();
+                    return false;
+                }
+                long offset = inlineOffset++;
+                inlineContext.set(loader.seed, epoch, StreamSource.sampleIndex(shard, offset));
+                Object value;
+                try {
+                    value = transformRaw(raw, inlineContext);
+                } catch (Exception e) {
+                    if (loader.errorPolicy == ErrorPolicy.FAIL) {
+                        throw sampleError(shard, offset, e);
+                    }
+                    stats.addSkipped(1, 0);
+                    if (loader.errorPolicy == ErrorPolicy.SKIP_SHARD) {
+                        stats.addSkipped(0, 1);
+                        closeInline();
+                        return false;
+                    }
+                    continue;
+                } finally {
+                    inlineNanos[Source.TRANSFORM] += System.nanoTime() - f1;
+                }
+                item.value = value;
+                item.shard = shard;
+                item.offset = offset;
+                item.shardPosition = m;
+                return true;
+            }
+        } catch (LoaderException e) {
+            closeInline();
+            failed = true;
+            throw e;
+        } catch (Exception e) {
+            closeInline();
+            if (loader.errorPolicy == ErrorPolicy.FAIL) {
+                failed = true;
+                throw shardError(shard, inlineOffset, e);
+            }
+            stats.addSkipped(0, 1);
+            return false;
+        }
+    }
+
+    private void closeInline() {
+        if (inlineReader != null) {
+            try {
+                inlineReader.close();
+            } catch (Exception ignored) {
+                // the shard is finished with; a failure to close it loses nothing
+            }
+            inlineReader = null;
+        }
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private Object transformRaw(Object raw, SampleContext context) throws Exception {
+        return ((StreamSource) source).transform(raw, context);
+    }
+
+    private int shardAt(long m) {
+        return (int) order.index(partition.position(m));
+    }
+
+    private LoaderException sampleError(int shard, long offset, Throwable e) {
+        String name = source.dataset.shardName(shard);
+        return new LoaderException(name + ": sample " + offset + " of the shard (epoch " + epoch + ", rank "
+                + loader.rank + "): " + describe(e), name, StreamSource.sampleIndex(shard, offset), e);
+    }
+
+    private LoaderException shardError(int shard, long offset, Throwable e) {
+        String name = source.dataset.shardName(shard);
+        return new LoaderException(name + ": reading sample " + offset + " of the shard (epoch " + epoch + ", rank "
+                + loader.rank + "): " + describe(e), name, StreamSource.sampleIndex(shard, offset), e);
+    }
+
+    private static String describe(Throwable e) {
+        String m = e.getMessage();
+        return m == null ? e.getClass().getSimpleName() : e.getClass().getSimpleName() + ": " + m;
+    }
+
+    LoaderTimeoutException timeout(long waited) {
+        long m = current;
+        String shard = m < shardCount ? source.dataset.shardName(shardAt(m)) : "?";
+        return new LoaderTimeoutException(source.name() + ": timed out after " + TimeUnit.NANOSECONDS.toMillis(waited)
+                + " ms waiting for a sample of " + shard + " (this rank's shard " + m + " of " + shardCount
+                + ", epoch " + epoch + ", rank " + loader.rank + " of " + loader.worldSize + ")", source.name());
+    }
+
+    private void finish() {
+        finished = true;
+        stop(false);
+        loader.finished(this);
+    }
+
+    @Override
+    void stop(boolean closing) {
+        cancelled = true;
+        for (Worker w : workers) {
+            LockSupport.unpark(w.thread);
+        }
+        for (Worker w : workers) {
+            Run.joinWorker(w.thread, closing);
+            stats.retire(w);
+        }
+        closeInline();
+        stats.addStages(consumerNanos);
+        java.util.Arrays.fill(consumerNanos, 0);
+        prepared = false;
+        held = false;
+    }
+
+    // ---- the rings ----------------------------------------------------------------------------
+
+    /** A single-producer, single-consumer ring of one shard's samples. */
+    final class Ring {
+        private final Object[] values;
+        private final long[] offsets;
+        private final int[] shards;
+        private volatile long head;
+        private volatile long tail;
+        private volatile boolean done;
+        private volatile Thread producer;
+        private volatile boolean producerParked;
+        private volatile boolean consumerParked;
+        Throwable error;
+
+        Ring(int capacity) {
+            values = new Object[capacity];
+            offsets = new long[capacity];
+            shards = new int[capacity];
+        }
+
+        void reset() {
+            head = 0;
+            tail = 0;
+            error = null;
+            done = false;
+        }
+
+        /** Producer: false when the pass was cancelled. */
+        boolean put(Object value, int shard, long offset) {
+            int cap = values.length;
+            while (tail - head == cap) {
+                producerParked = true;
+                if (tail - head == cap && !cancelled) {
+                    LockSupport.park(this);
+                }
+                producerParked = false;
+                if (cancelled) {
+                    return false;
+                }
+            }
+            int i = (int) (tail % cap);
+            values[i] = value;
+            offsets[i] = offset;
+            shards[i] = shard;
+            tail = tail + 1;
+            if (consumerParked) {
+                LockSupport.unpark(consumer);
+            }
+            return true;
+        }
+
+        void finish(Throwable e) {
+            error = e;
+            done = true;
+            if (consumerParked) {
+                LockSupport.unpark(consumer);
+            }
+        }
+
+        /** Consumer: false when the shard is finished and drained. */
+        boolean take(Item item, StreamRun run, long t0) {
+            long deadline = loader.timeoutNanos > 0 ? t0 + loader.timeoutNanos : Long.MAX_VALUE;
+            while (head == tail) {
+                if (done && head == tail) {
+                    return false;
+                }
+                consumerParked = true;
+                if (head == tail && !done) {
+                    long now = System.nanoTime();
+                    if (now >= deadline) {
+                        consumerParked = false;
+                        throw run.timeout(now - t0);
+                    }
+                    LockSupport.parkNanos(this, Math.min(deadline - now, TimeUnit.MILLISECONDS.toNanos(100)));
+                }
+                consumerParked = false;
+            }
+            int i = (int) (head % values.length);
+            item.value = values[i];
+            item.offset = offsets[i];
+            item.shard = shards[i];
+            values[i] = null;
+            head = head + 1;
+            if (producerParked) {
+                LockSupport.unpark(producer);
+            }
+            return true;
+        }
+    }
+
+    /** Reads whole shards into their rings. */
+    final class Worker extends WorkerCounters implements Runnable {
+        final Thread thread;
+        volatile boolean parked;
+        private final long[] nanos = new long[3];
+        private final SampleContext context = new SampleContext();
+
+        Worker(int i) {
+            this.thread = new Thread(this, Loader.workerName(i));
+            this.thread.setDaemon(true);
+        }
+
+        @Override
+        public void run() {
+            while (!cancelled) {
+                long m = claim.getAndIncrement();
+                if (m >= shardCount) {
+                    return;
+                }
+                while (m >= current + window) {
+                    parked = true;
+                    if (m >= current + window && !cancelled) {
+                        LockSupport.park(this);
+                    }
+                    parked = false;
+                    if (cancelled) {
+                        return;
+                    }
+                }
+                Ring ring = rings[(int) (m % window)];
+                ring.producer = thread;
+                Throwable error = readShard(m, ring);
+                publish(nanos);
+                ring.finish(error);
+            }
+        }
+
+        /** Streams shard position {@code m} into {@code ring}; the error to report, or null. */
+        private Throwable readShard(long m, Ring ring) {
+            int shard = shardAt(m);
+            long offset = 0;
+            try (StreamingDataset.ShardReader<?> reader = source.dataset.open(shard)) {
+                if (m == firstShard && skipFirst > 0) {
+                    offset = reader.skip(skipFirst);
+                }
+                while (!cancelled) {
+                    long f0 = System.nanoTime();
+                    Object raw = reader.next();
+                    long f1 = System.nanoTime();
+                    nanos[Source.FETCH] += f1 - f0;
+                    if (raw == null) {
+                        return null;
+                    }
+                    long at = offset++;
+                    context.set(loader.seed, epoch, StreamSource.sampleIndex(shard, at));
+                    Object value;
+                    try {
+                        value = transformRaw(raw, context);
+                    } catch (Exception e) {
+                        if (loader.errorPolicy == ErrorPolicy.FAIL) {
+                            return sampleError(shard, at, e);
+                        }
+                        skipped++;
+                        if (loader.errorPolicy == ErrorPolicy.SKIP_SHARD) {
+                            skippedShards++;
+                            return null;
+                        }
+                        continue;
+                    } finally {
+                        nanos[Source.TRANSFORM] += System.nanoTime() - f1;
+                    }
+                    if (!ring.put(value, shard, at)) {
+                        return null;
+                    }
+                }
+                return null;
+            } catch (Exception e) {
+                if (loader.errorPolicy == ErrorPolicy.FAIL) {
+                    return shardError(shard, offset, e);
+                }
+                skippedShards++;
+                return null;
+            } catch (Error e) {
+                return shardError(shard, offset, e);
+            }
+        }
+    }
+}

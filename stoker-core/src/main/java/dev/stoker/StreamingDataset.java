@@ -1,0 +1,48 @@
+package dev.stoker;
+
+import java.io.IOException;
+
+/**
+ * A dataset read as a stream: an ordered list of shards, each read front to back (a gzipped tar
+ * over HTTP, a JSONL file). The loader orders the shards with its {@link Sampler}, gives each rank
+ * its share of shards with a {@link Partition}, reads several shards ahead in parallel, and makes
+ * batches from the rank's shards in order, so batches still depend only on
+ * {@code (seed, epoch, rank, worldSize)}. Resuming reopens the current shard and skips the samples
+ * already delivered; a different world size needs a random-access {@link Dataset}.
+ */
+public interface StreamingDataset<T> {
+
+    /** Number of shards. */
+    int shards();
+
+    /** Opens shard {@code shard} at its first sample. Called from worker threads. */
+    ShardReader<T> open(int shard) throws IOException;
+
+    /** A name for shard {@code shard} in errors, e.g. its file or URL. */
+    default String shardName(int shard) {
+        return name() + "[" + shard + "]";
+    }
+
+    default String name() {
+        return getClass().getSimpleName();
+    }
+
+    /** The samples of one shard, in order. */
+    interface ShardReader<T> extends AutoCloseable {
+
+        /** The next sample, or {@code null} at the end of the shard. */
+        T next() throws IOException;
+
+        /** Skips {@code n} samples; returns how many there were to skip. */
+        default long skip(long n) throws IOException {
+            long k = 0;
+            while (k < n && next() != null) {
+                k++;
+            }
+            return k;
+        }
+
+        @Override
+        void close() throws IOException;
+    }
+}

@@ -1,0 +1,283 @@
+package dev.stoker;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(120)
+class StreamingTest {
+
+    /** Shard {@code s} holds {@code size(s)} samples; sample {@code o} of it is {@code s << 20 | o}. */
+    static final class Shards implements StreamingDataset<Long> {
+        final int shards;
+        final long seed;
+        final long failShard;
+        final long failOffset;
+        final List<Integer> opened = java.util.Collections.synchronizedList(new ArrayList<>());
+
+        Shards(int shards, long seed, long failShard, long failOffset) {
+            this.shards = shards;
+            this.seed = seed;
+            this.failShard = failShard;
+            this.failOffset = failOffset;
+        }
+
+        int size(int s) {
+            return (int) Math.floorMod(Mix.key(seed, s), 23L);
+        }
+
+        @Override
+        public int shards() {
+            return shards;
+        }
+
+        @Override
+        public String shardName(int shard) {
+            return String.format("train-%06d.tar", shard);
+        }
+
+        @Override
+        public ShardReader<Long> open(int shard) {
+            opened.add(shard);
+            return new ShardReader<>() {
+                long next;
+
+                @Override
+                public Long next() throws IOException {
+                    if (next >= size(shard)) {
+                        return null;
+                    }
+                    if (shard == failShard && next == failOffset) {
+                        throw new IOException("bad header checksum at byte " + (next * 512));
+                    }
+                    return ((long) shard << 20) | next++;
+                }
+
+                @Override
+                public void close() {
+                }
+            };
+        }
+    }
+
+    static final Collator<Long> VALUE = Collator.int64("v");
+
+    record Config(int shards, long dataSeed, int batch, int workers, int prefetch, int world, long seed, boolean shuffle,
+                  Partition.Tail tail, boolean dropLast) {
+        Loader.Builder builder(StreamingDataset<Long> d, int rank) {
+            return Loader.builder(d, VALUE).batchSize(batch).workers(workers).prefetch(prefetch).worldSize(world)
+                    .rank(rank).seed(seed).shuffle(shuffle).tail(tail).dropLast(dropLast);
+        }
+
+        Config with(int w, int p) {
+            return new Config(shards, dataSeed, batch, w, p, world, seed, shuffle, tail, dropLast);
+        }
+    }
+
+    static Config random(SplittableRandom r) {
+        return new Config(r.nextInt(0, 30), r.nextLong(), r.nextInt(1, 10), r.nextInt(0, 7), r.nextInt(1, 7),
+                r.nextInt(1, 5), r.nextLong(), r.nextBoolean(), r.nextBoolean() ? Partition.Tail.PAD : Partition.Tail.DROP,
+                r.nextInt(4) == 0);
+    }
+
+    /** The values of every delivered batch. */
+    static List<List<Long>> take(Loader l, long max) {
+        List<List<Long>> out = new ArrayList<>();
+        Iterator<Batch> it = l.iterator();
+        while (out.size() < max && it.hasNext()) {
+            Batch b = it.next();
+            List<Long> v = new ArrayList<>();
+            for (int r = 0; r < b.size(); r++) {
+                long x = b.data(0).get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * r);
+                assertEquals(StreamSource.sampleIndex((int) (x >>> 20), x & 0xfffff), b.index(r), "index names the sample");
+                v.add(x);
+            }
+            out.add(v);
+        }
+        return out;
+    }
+
+    @Test
+    void sameBatchesForEveryWorkerCountAndPrefetchDepth() {
+        SplittableRandom r = new SplittableRandom(21);
+        for (int i = 0; i < 80; i++) {
+            Config c = random(r);
+            int rank = r.nextInt(c.world);
+            Shards d = new Shards(c.shards, c.dataSeed, -1, -1);
+            List<List<Long>> reference;
+            try (Loader l = c.with(0, 1).builder(d, rank).build()) {
+                reference = take(l, Long.MAX_VALUE);
+            }
+            Config other = c.with(r.nextInt(1, 7), r.nextInt(1, 7));
+            try (Loader l = other.builder(d, rank).build()) {
+                assertEquals(reference, take(l, Long.MAX_VALUE), other.toString());
+            }
+        }
+    }
+
+    @Test
+    void everySampleOfEveryShardOncePerEpochAcrossRanks() {
+        SplittableRandom r = new SplittableRandom(22);
+        for (int i = 0; i < 80; i++) {
+            Config c = random(r);
+            c = new Config(c.shards, c.dataSeed, c.batch, c.workers, c.prefetch, c.world, c.seed, c.shuffle, c.tail, false);
+            Shards d = new Shards(c.shards, c.dataSeed, -1, -1);
+            Map<Long, Integer> seen = new HashMap<>();
+            for (int rank = 0; rank < c.world; rank++) {
+                try (Loader l = c.builder(d, rank).build()) {
+                    for (List<Long> b : take(l, Long.MAX_VALUE)) {
+                        assertTrue(b.size() <= c.batch);
+                        b.forEach(x -> seen.merge(x, 1, Integer::sum));
+                    }
+                }
+            }
+            // the shards each rank got, by the partition rule over the shard order
+            Order order = (c.shuffle ? Sampler.shuffle() : Sampler.sequential()).order(c.shards, c.seed, 0);
+            Map<Long, Integer> expected = new HashMap<>();
+            for (int rank = 0; rank < c.world; rank++) {
+                Partition p = new Partition(0, c.shards, c.world, rank, c.tail);
+                for (long m = 0; m < p.length(); m++) {
+                    int s = (int) order.index(p.position(m));
+                    for (int o = 0; o < d.size(s); o++) {
+                        expected.merge(((long) s << 20) | o, 1, Integer::sum);
+                    }
+                }
+            }
+            assertEquals(expected, seen, c.toString());
+            if (c.tail == Partition.Tail.PAD) {
+                long total = 0;
+                for (int s = 0; s < c.shards; s++) {
+                    total += d.size(s);
+                }
+                long distinct = seen.size();
+                assertEquals(total, distinct, "with padding every sample of every shard is delivered: " + c);
+            }
+        }
+    }
+
+    @Test
+    void resumeAtARandomBatchEqualsTheUninterruptedRun() {
+        SplittableRandom r = new SplittableRandom(23);
+        for (int i = 0; i < 80; i++) {
+            Config c = random(r);
+            int rank = r.nextInt(c.world);
+            Shards d = new Shards(c.shards, c.dataSeed, -1, -1);
+            List<List<Long>> full;
+            try (Loader l = c.builder(d, rank).build()) {
+                full = take(l, Long.MAX_VALUE);
+            }
+            int k = r.nextInt(full.size() + 1);
+            String saved;
+            try (Loader l = c.builder(d, rank).build()) {
+                assertEquals(full.subList(0, k), take(l, k));
+                saved = l.state().toJson();
+            }
+            try (Loader l = c.with(r.nextInt(0, 7), r.nextInt(1, 7)).builder(d, rank)
+                    .resume(LoaderState.fromJson(saved)).build()) {
+                assertEquals(full.subList(k, full.size()), take(l, Long.MAX_VALUE), c + " resumed after " + k + " from " + saved);
+            }
+        }
+    }
+
+    @Test
+    void aBrokenShardFailsWithItsNameAndSampleOffset() {
+        for (int workers : new int[] {0, 3}) {
+            Shards d = new Shards(10, 5, 4, 2);
+            try (Loader l = Loader.builder(d, VALUE).batchSize(4).workers(workers).build()) {
+                LoaderException e = assertThrows(LoaderException.class, () -> take(l, Long.MAX_VALUE));
+                assertTrue(e.getMessage().startsWith("train-000004.tar: reading sample 2 of the shard")
+                        && e.getMessage().contains("bad header checksum at byte 1024"), e.getMessage());
+                assertEquals("train-000004.tar", e.source());
+            }
+        }
+    }
+
+    @Test
+    void skipShardLeavesOutTheRestOfABrokenShardAndCountsIt() {
+        for (int workers : new int[] {0, 2}) {
+            Shards d = new Shards(10, 5, 4, 2);
+            try (Loader l = Loader.builder(d, VALUE).batchSize(4).workers(workers).errorPolicy(ErrorPolicy.SKIP_SHARD).build()) {
+                List<Long> all = new ArrayList<>();
+                take(l, Long.MAX_VALUE).forEach(all::addAll);
+                long expected = 0;
+                for (int s = 0; s < 10; s++) {
+                    expected += s == 4 ? 2 : d.size(s);
+                }
+                assertEquals(expected, all.size());
+                assertTrue(all.contains(4L << 20 | 1) && !all.contains(4L << 20 | 2));
+                assertEquals(1, l.stats().skippedShards());
+            }
+        }
+    }
+
+    @Test
+    void skipSampleDropsAFailingTransformAndFillsTheBatchFromTheStream() {
+        Transform<Long, Long> failOdd = (x, ctx) -> {
+            if ((x & 1) == 1) {
+                throw new IllegalStateException("odd sample " + x);
+            }
+            return x;
+        };
+        Shards d = new Shards(6, 9, -1, -1);
+        try (Loader l = Loader.builder(d, failOdd, VALUE).batchSize(5).workers(2).errorPolicy(ErrorPolicy.SKIP_SAMPLE).build()) {
+            List<List<Long>> batches = take(l, Long.MAX_VALUE);
+            for (int i = 0; i + 1 < batches.size(); i++) {
+                assertEquals(5, batches.get(i).size(), "streamed batches stay full");
+            }
+            long odd = 0;
+            long total = 0;
+            for (int s = 0; s < 6; s++) {
+                odd += d.size(s) / 2;
+                total += d.size(s);
+            }
+            assertEquals(odd, l.stats().skipped());
+            assertEquals(total - odd, l.stats().samples());
+        }
+    }
+
+    @Test
+    void closingMidStreamStopsWorkersBlockedOnFullRings() {
+        Shards d = new Shards(40, 1, -1, -1);
+        try (Loader l = Loader.builder(d, VALUE).batchSize(2).workers(4).prefetch(4).build()) {
+            Iterator<Batch> it = l.iterator();
+            it.next();
+            it.next();
+        }
+        assertEquals(0, LoaderBehaviourTest.liveWorkers());
+    }
+
+    @Test
+    void streamingResumeNeedsTheSameWorldSize() {
+        Shards d = new Shards(10, 1, -1, -1);
+        LoaderState s;
+        try (Loader l = Loader.builder(d, VALUE).batchSize(2).worldSize(2).build()) {
+            take(l, 3);
+            s = l.state();
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Loader.builder(d, VALUE).batchSize(2).worldSize(3).resume(s).build());
+        assertTrue(e.getMessage().contains("elastic resume needs a random-access dataset"), e.getMessage());
+    }
+
+    @Test
+    void epochsReorderTheShards() {
+        Shards d = new Shards(20, 3, -1, -1);
+        try (Loader l = Loader.builder(d, VALUE).batchSize(7).workers(2).shuffle(true).seed(4).build()) {
+            List<List<Long>> e0 = take(l, Long.MAX_VALUE);
+            List<List<Long>> e1 = take(l, Long.MAX_VALUE);
+            assertTrue(!e0.equals(e1));
+            assertEquals(2, l.epoch());
+        }
+    }
+}
