@@ -22,4 +22,14 @@ abstract class Pass implements Iterator<Batch> {
     abstract void release(Batch b);
 
     abstract WorkerCounters[] counters();
+
+    /** Positions below this may be worked on now. */
+    abstract long windowEnd();
+
+    abstract boolean cancelled();
+
+    static String describe(Throwable e) {
+        String m = e.getMessage();
+        return m == null ? e.getClass().getSimpleName() : e.getClass().getSimpleName() + ": " + m;
+    }
 }

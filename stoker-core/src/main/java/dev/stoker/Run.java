@@ -145,6 +145,16 @@ final class Run extends Pass {
     }
 
     @Override
+    long windowEnd() {
+        return taken + prefetch;
+    }
+
+    @Override
+    boolean cancelled() {
+        return cancelled;
+    }
+
+    @Override
     LoaderState state() {
         long frontier = deliveredSet.frontier();
         long offset = Math.min(endOffset, rankOffset + frontier * batchSize);
@@ -183,7 +193,7 @@ final class Run extends Pass {
         ready.set(buf, -1);
         Batch batch = buffers[buf];
         taken = taken + 1;
-        wakeWorkers();
+        PassWorker.wakeParked(workers);
         deliveredSet.add(batch.sequence - sequenceBase);
         stats.waitNanos += t1 - t0;
         stats.wallNanos += t1 - lastMark;
@@ -316,9 +326,7 @@ final class Run extends Pass {
     @Override
     void stop(boolean closing) {
         cancelled = true;
-        for (Worker w : workers) {
-            LockSupport.unpark(w.thread);
-        }
+        PassWorker.wakeAll(workers);
         for (Worker w : workers) {
             joinWorker(w.thread, closing);
             stats.retire(w);
@@ -344,14 +352,6 @@ final class Run extends Pass {
         }
         if (interrupted) {
             Thread.currentThread().interrupt();
-        }
-    }
-
-    private void wakeWorkers() {
-        for (Worker w : workers) {
-            if (w.parked) {
-                LockSupport.unpark(w.thread);
-            }
         }
     }
 
@@ -409,21 +409,13 @@ final class Run extends Pass {
         }
     }
 
-    private static String describe(Throwable e) {
-        String m = e.getMessage();
-        return m == null ? e.getClass().getSimpleName() : e.getClass().getSimpleName() + ": " + m;
-    }
-
     /** A worker thread: claims batch numbers, fills buffers, parks them for the consumer. */
-    final class Worker extends WorkerCounters implements Runnable {
-        final Thread thread;
-        volatile boolean parked;
+    final class Worker extends PassWorker {
         private final long[] nanos = new long[3];
         private final SampleContext context = new SampleContext();
 
         Worker(int i) {
-            this.thread = new Thread(this, Loader.workerName(i));
-            this.thread.setDaemon(true);
+            super(i);
         }
 
         @Override
@@ -433,15 +425,8 @@ final class Run extends Pass {
                 if (s >= count) {
                     return;
                 }
-                while (s >= taken + prefetch) {
-                    parked = true;
-                    if (s >= taken + prefetch && !cancelled) {
-                        LockSupport.park(this);
-                    }
-                    parked = false;
-                    if (cancelled) {
-                        return;
-                    }
+                if (!awaitWindow(s, Run.this)) {
+                    return;
                 }
                 int buf = free.acquire();
                 if (buf < 0) {

@@ -41,10 +41,9 @@ final class StreamRun extends Pass {
 
     // consumer side
     private final long[] consumerNanos = new long[3];
-    private final SampleContext inlineContext = new SampleContext();
-    private final long[] inlineNanos = new long[3];
-    private StreamingDataset.ShardReader<?> inlineReader;
-    private long inlineOffset;
+    private final WorkerCounters inlineCounters = new WorkerCounters();
+    private final ShardCursor inline = new ShardCursor(inlineCounters);
+    private final WorkerCounters[] allCounters;
     private long positionShard;
     private long positionOffset;
     private long preparedShard;
@@ -86,6 +85,8 @@ final class StreamRun extends Pass {
         for (int i = 0; i < workers.length; i++) {
             workers[i] = new Worker(i);
         }
+        this.allCounters = java.util.Arrays.copyOf(workers, workers.length + 1, WorkerCounters[].class);
+        allCounters[workers.length] = inlineCounters;
         buffer.slot = 0;
     }
 
@@ -108,7 +109,17 @@ final class StreamRun extends Pass {
 
     @Override
     WorkerCounters[] counters() {
-        return workers;
+        return allCounters;
+    }
+
+    @Override
+    long windowEnd() {
+        return current + window;
+    }
+
+    @Override
+    boolean cancelled() {
+        return cancelled;
     }
 
     @Override
@@ -215,8 +226,7 @@ final class StreamRun extends Pass {
             collate += System.nanoTime() - c0;
         }
         consumerNanos[Source.COLLATE] += collate;
-        stats.addStages(inlineNanos);
-        java.util.Arrays.fill(inlineNanos, 0);
+        inline.publish();
         if (batch.rows == 0 || loader.dropLast && batch.rows < loader.batchSize) {
             finish();
             return false;
@@ -259,83 +269,25 @@ final class StreamRun extends Pass {
                 }
             }
             current = current + 1;
-            for (Worker w : workers) {
-                if (w.parked) {
-                    LockSupport.unpark(w.thread);
-                }
-            }
+            PassWorker.wakeParked(workers);
         }
         return false;
     }
 
     private boolean takeInline(Item item) {
         long m = current;
-        int shard = shardAt(m);
+        if (inline.position != m) {
+            inline.open(m);
+        }
         try {
-            if (inlineReader == null) {
-                inlineReader = source.dataset.open(shard);
-                inlineOffset = 0;
-                if (m == firstShard && skipFirst > 0) {
-                    inlineOffset = inlineReader.skip(skipFirst);
-                }
-            }
-            while (true) {
-                long f0 = System.nanoTime();
-                Object raw = inlineReader.next();
-                long f1 = System.nanoTime();
-                inlineNanos[Source.FETCH] += f1 - f0;
-                if (raw == null) {
-                    closeInline();
-                    return false;
-                }
-                long offset = inlineOffset++;
-                inlineContext.set(loader.seed, epoch, StreamSource.sampleIndex(shard, offset));
-                Object value;
-                try {
-                    value = transformRaw(raw, inlineContext);
-                } catch (Exception e) {
-                    if (loader.errorPolicy == ErrorPolicy.FAIL) {
-                        throw sampleError(shard, offset, e);
-                    }
-                    stats.addSkipped(1, 0);
-                    if (loader.errorPolicy == ErrorPolicy.SKIP_SHARD) {
-                        stats.addSkipped(0, 1);
-                        closeInline();
-                        return false;
-                    }
-                    continue;
-                } finally {
-                    inlineNanos[Source.TRANSFORM] += System.nanoTime() - f1;
-                }
-                item.value = value;
-                item.shard = shard;
-                item.offset = offset;
+            if (inline.next(item)) {
                 item.shardPosition = m;
                 return true;
             }
+            return false;
         } catch (LoaderException e) {
-            closeInline();
             failed = true;
             throw e;
-        } catch (Exception e) {
-            closeInline();
-            if (loader.errorPolicy == ErrorPolicy.FAIL) {
-                failed = true;
-                throw shardError(shard, inlineOffset, e);
-            }
-            stats.addSkipped(0, 1);
-            return false;
-        }
-    }
-
-    private void closeInline() {
-        if (inlineReader != null) {
-            try {
-                inlineReader.close();
-            } catch (Exception ignored) {
-                // the shard is finished with; a failure to close it loses nothing
-            }
-            inlineReader = null;
         }
     }
 
@@ -351,18 +303,13 @@ final class StreamRun extends Pass {
     private LoaderException sampleError(int shard, long offset, Throwable e) {
         String name = source.dataset.shardName(shard);
         return new LoaderException(name + ": sample " + offset + " of the shard (epoch " + epoch + ", rank "
-                + loader.rank + "): " + describe(e), name, StreamSource.sampleIndex(shard, offset), e);
+                + loader.rank + "): " + Pass.describe(e), name, StreamSource.sampleIndex(shard, offset), e);
     }
 
     private LoaderException shardError(int shard, long offset, Throwable e) {
         String name = source.dataset.shardName(shard);
         return new LoaderException(name + ": reading sample " + offset + " of the shard (epoch " + epoch + ", rank "
-                + loader.rank + "): " + describe(e), name, StreamSource.sampleIndex(shard, offset), e);
-    }
-
-    private static String describe(Throwable e) {
-        String m = e.getMessage();
-        return m == null ? e.getClass().getSimpleName() : e.getClass().getSimpleName() + ": " + m;
+                + loader.rank + "): " + Pass.describe(e), name, StreamSource.sampleIndex(shard, offset), e);
     }
 
     LoaderTimeoutException timeout(long waited) {
@@ -382,14 +329,14 @@ final class StreamRun extends Pass {
     @Override
     void stop(boolean closing) {
         cancelled = true;
-        for (Worker w : workers) {
-            LockSupport.unpark(w.thread);
-        }
+        PassWorker.wakeAll(workers);
         for (Worker w : workers) {
             Run.joinWorker(w.thread, closing);
             stats.retire(w);
         }
-        closeInline();
+        inline.close();
+        inline.publish();
+        stats.retire(inlineCounters);
         stats.addStages(consumerNanos);
         java.util.Arrays.fill(consumerNanos, 0);
         prepared = false;
@@ -487,50 +434,39 @@ final class StreamRun extends Pass {
         }
     }
 
-    /** Reads whole shards into their rings. */
-    final class Worker extends WorkerCounters implements Runnable {
-        final Thread thread;
-        volatile boolean parked;
+    /**
+     * Reads the samples of one shard position: opens the shard (skipping what the saved pass
+     * already delivered), fetches and transforms each sample under the loader's error policy, and
+     * counts into its counters. Used by each worker and, with no workers, by the consumer.
+     */
+    final class ShardCursor {
+        private final WorkerCounters counters;
         private final long[] nanos = new long[3];
         private final SampleContext context = new SampleContext();
+        private StreamingDataset.ShardReader<?> reader;
+        long position = -1;
+        private int shard;
+        private long offset;
 
-        Worker(int i) {
-            this.thread = new Thread(this, Loader.workerName(i));
-            this.thread.setDaemon(true);
+        ShardCursor(WorkerCounters counters) {
+            this.counters = counters;
         }
 
-        @Override
-        public void run() {
-            while (!cancelled) {
-                long m = claim.getAndIncrement();
-                if (m >= shardCount) {
-                    return;
-                }
-                while (m >= current + window) {
-                    parked = true;
-                    if (m >= current + window && !cancelled) {
-                        LockSupport.park(this);
-                    }
-                    parked = false;
-                    if (cancelled) {
-                        return;
-                    }
-                }
-                Ring ring = rings[(int) (m % window)];
-                ring.producer = thread;
-                Throwable error = readShard(m, ring);
-                publish(nanos);
-                ring.finish(error);
-            }
+        void open(long m) {
+            close();
+            position = m;
+            shard = shardAt(m);
+            offset = 0;
         }
 
-        /** Streams shard position {@code m} into {@code ring}; the error to report, or null. */
-        private Throwable readShard(long m, Ring ring) {
-            int shard = shardAt(m);
-            long offset = 0;
-            try (StreamingDataset.ShardReader<?> reader = source.dataset.open(shard)) {
-                if (m == firstShard && skipFirst > 0) {
-                    offset = reader.skip(skipFirst);
+        /** The next sample of the shard into {@code item}; false at its end or when its rest is skipped. */
+        boolean next(Item item) {
+            try {
+                if (reader == null) {
+                    reader = source.dataset.open(shard);
+                    if (position == firstShard && skipFirst > 0) {
+                        offset = reader.skip(skipFirst);
+                    }
                 }
                 while (!cancelled) {
                     long f0 = System.nanoTime();
@@ -538,39 +474,96 @@ final class StreamRun extends Pass {
                     long f1 = System.nanoTime();
                     nanos[Source.FETCH] += f1 - f0;
                     if (raw == null) {
-                        return null;
+                        break;
                     }
                     long at = offset++;
                     context.set(loader.seed, epoch, StreamSource.sampleIndex(shard, at));
-                    Object value;
                     try {
-                        value = transformRaw(raw, context);
+                        item.value = transformRaw(raw, context);
                     } catch (Exception e) {
                         if (loader.errorPolicy == ErrorPolicy.FAIL) {
-                            return sampleError(shard, at, e);
+                            throw sampleError(shard, at, e);
                         }
-                        skipped++;
+                        counters.skipped++;
                         if (loader.errorPolicy == ErrorPolicy.SKIP_SHARD) {
-                            skippedShards++;
-                            return null;
+                            counters.skippedShards++;
+                            break;
                         }
                         continue;
                     } finally {
                         nanos[Source.TRANSFORM] += System.nanoTime() - f1;
                     }
-                    if (!ring.put(value, shard, at)) {
-                        return null;
-                    }
+                    item.shard = shard;
+                    item.offset = at;
+                    return true;
                 }
-                return null;
+                close();
+                return false;
+            } catch (LoaderException e) {
+                close();
+                throw e;
             } catch (Exception e) {
+                close();
                 if (loader.errorPolicy == ErrorPolicy.FAIL) {
-                    return shardError(shard, offset, e);
+                    throw shardError(shard, offset, e);
                 }
-                skippedShards++;
-                return null;
+                counters.skippedShards++;
+                return false;
             } catch (Error e) {
-                return shardError(shard, offset, e);
+                close();
+                throw shardError(shard, offset, e);
+            }
+        }
+
+        void publish() {
+            counters.publish(nanos);
+        }
+
+        void close() {
+            if (reader != null) {
+                try {
+                    reader.close();
+                } catch (Exception ignored) {
+                    // the shard is finished with; a failure to close it loses no sample
+                }
+                reader = null;
+            }
+        }
+    }
+
+    /** Reads whole shards into their rings. */
+    final class Worker extends PassWorker {
+        private final ShardCursor cursor = new ShardCursor(this);
+        private final Item item = new Item();
+
+        Worker(int i) {
+            super(i);
+        }
+
+        @Override
+        public void run() {
+            while (!cancelled) {
+                long m = claim.getAndIncrement();
+                if (m >= shardCount || !awaitWindow(m, StreamRun.this)) {
+                    return;
+                }
+                Ring ring = rings[(int) (m % window)];
+                ring.producer = thread;
+                cursor.open(m);
+                Throwable error = null;
+                try {
+                    while (cursor.next(item)) {
+                        if (!ring.put(item.value, item.shard, item.offset)) {
+                            break;
+                        }
+                        cursor.publish();
+                    }
+                } catch (LoaderException e) {
+                    error = e;
+                }
+                cursor.close();
+                cursor.publish();
+                ring.finish(error);
             }
         }
     }

@@ -1,0 +1,48 @@
+package dev.stoker;
+
+import java.util.concurrent.locks.LockSupport;
+
+/** A worker thread of a {@link Pass}: claims work by position and waits for the prefetch window. */
+abstract class PassWorker extends WorkerCounters implements Runnable {
+    final Thread thread;
+    private volatile boolean parked;
+
+    PassWorker(int i) {
+        this.thread = new Thread(this, Loader.workerName(i));
+        this.thread.setDaemon(true);
+    }
+
+    /**
+     * Waits until position {@code s} is inside the pass's window; false when the pass was
+     * cancelled meanwhile. The flag is set before the condition is checked again and the consumer
+     * moves the window before it reads the flag, so no wake-up is lost (NOTE [Window] in Run).
+     */
+    final boolean awaitWindow(long s, Pass pass) {
+        while (s >= pass.windowEnd()) {
+            parked = true;
+            if (s >= pass.windowEnd() && !pass.cancelled()) {
+                LockSupport.park(this);
+            }
+            parked = false;
+            if (pass.cancelled()) {
+                return false;
+            }
+        }
+        return !pass.cancelled();
+    }
+
+    /** Wakes the workers that wait for the window; called after it moved. */
+    static void wakeParked(PassWorker[] workers) {
+        for (PassWorker w : workers) {
+            if (w.parked) {
+                LockSupport.unpark(w.thread);
+            }
+        }
+    }
+
+    static void wakeAll(PassWorker[] workers) {
+        for (PassWorker w : workers) {
+            LockSupport.unpark(w.thread);
+        }
+    }
+}
