@@ -31,6 +31,9 @@ import java.util.Objects;
  *       batch buffers, allocated once. A slow consumer causes back-pressure, never growth.</li>
  *   <li>{@link #close()} is idempotent, stops the workers and frees the buffers.</li>
  * </ul>
+ *
+ * <p>One thread consumes: it iterates, reads {@link #state()} and closes batches. Workers are
+ * the loader's own threads; {@link #stats()} may be read from any thread.
  */
 public final class Loader implements Iterable<Batch>, AutoCloseable {
     private static final String THREAD_PREFIX = "stoker-worker-";
@@ -202,7 +205,10 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         return epoch;
     }
 
-    /** The loader's position: a new loader built with {@link Builder#resume} continues from here. */
+    /**
+     * The loader's position: a new loader built with {@link Builder#resume} continues from here,
+     * after the last batch handed out. Call it from the consuming thread, between batches.
+     */
     public synchronized LoaderState state() {
         if (run != null && !run.finished()) {
             return run.state();

@@ -73,13 +73,15 @@ final class BenchRunner {
             case "sequential" -> Sampler.sequential();
             default -> throw new Main.UsageException("--order must be shuffle or sequential, got '" + o.order + "'");
         };
+        for (Path p : new Path[] {o.saveState, o.digests, o.ids}) {
+            if (p != null && !Files.isDirectory(p.toAbsolutePath().getParent())) {
+                throw new Main.UsageException(p + ": no such directory " + p.toAbsolutePath().getParent());
+            }
+        }
         LoaderState resumeState = o.resume == null ? null : readState(o.resume);
         boolean hashing = o.json && !o.noDigest || o.digests != null;
 
         List<Result> results = new ArrayList<>();
-        if (!o.json) {
-            printHeader();
-        }
         for (int w : workerList) {
             for (int p : prefetchList) {
                 Result r = runOne(base.get(), sampler, w, p, resumeState, hashing);
@@ -87,6 +89,9 @@ final class BenchRunner {
                 if (o.json) {
                     out.println(json(r));
                 } else {
+                    if (results.size() == 1) {
+                        printHeader();
+                    }
                     printRow(r);
                 }
                 out.flush();
@@ -216,6 +221,7 @@ final class BenchRunner {
             }
             g.writeNumberField("consumerWaitFraction", r.waitFraction());
             g.writeNumberField("skipped", s.skipped());
+            g.writeNumberField("skippedShards", s.skippedShards());
             g.writeStringField("digest", r.digest);
             g.writeObjectFieldStart("stages");
             g.writeNumberField("fetch", s.fetchNanos() / 1e9);
@@ -277,6 +283,9 @@ final class BenchRunner {
     /** Writes to a temporary file beside {@code file} and renames it, so no reader sees half a file. */
     static void writeAtomically(Path file, String text) throws IOException {
         Path abs = file.toAbsolutePath();
+        if (!Files.isDirectory(abs.getParent())) {
+            throw new NoSuchFileException(file + ": cannot write: no such directory " + abs.getParent());
+        }
         Path tmp = Files.createTempFile(abs.getParent(), "." + abs.getFileName(), ".tmp");
         try {
             Files.writeString(tmp, text);

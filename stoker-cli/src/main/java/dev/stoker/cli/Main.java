@@ -83,7 +83,7 @@ public final class Main implements Runnable {
     private static String message(Throwable t) {
         String m = t.getMessage();
         if (t instanceof java.nio.file.NoSuchFileException) {
-            return m + ": no such file";
+            return m != null && m.contains(": ") ? m : m + ": no such file";
         }
         if (t instanceof java.nio.file.AccessDeniedException) {
             return m + ": permission denied";
