@@ -31,6 +31,23 @@ public interface DirectDataset {
         return new Views.DirectSubset(this, Indexes.of(size(), indices));
     }
 
+    /**
+     * {@code length} samples drawn from {@code parts} (which must share one schema) in the
+     * proportions {@code weights}, exact to within one sample at every prefix, as
+     * {@link Dataset#mix}.
+     */
+    static DirectDataset mix(long length, double[] weights, List<? extends DirectDataset> parts) {
+        long[] sizes = new long[parts.size()];
+        for (int i = 0; i < sizes.length; i++) {
+            sizes[i] = parts.get(i).size();
+            if (!parts.get(i).schema().equals(parts.get(0).schema())) {
+                throw new IllegalArgumentException("mixed datasets must share one schema: " + parts.get(0).schema()
+                        + " vs " + parts.get(i).schema());
+            }
+        }
+        return new Views.DirectMix(List.copyOf(parts), new Blend(weights, length, sizes));
+    }
+
     /** As {@link Dataset#randomSplit(long, long...)}. */
     default List<DirectDataset> randomSplit(long seed, long... lengths) {
         return Indexes.randomSplit(size(), seed, lengths).stream()

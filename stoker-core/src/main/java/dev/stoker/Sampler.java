@@ -32,6 +32,15 @@ public interface Sampler {
     }
 
     /**
+     * {@code numSamples} indices drawn uniformly with replacement, independently per position,
+     * keyed by {@code (seed, epoch, position)}: PyTorch's {@code RandomSampler(replacement=True)},
+     * and nanoGPT's random offsets over {@code TokenWindows.overlapping}. O(1) memory.
+     */
+    static Sampler random(long numSamples) {
+        return new RandomSampler(numSamples);
+    }
+
+    /**
      * {@code numSamples} indices drawn with probability proportional to {@code weights}, with the
      * semantics of PyTorch's {@code WeightedRandomSampler}. With replacement each position is an
      * independent draw (alias method, O(1) per position, no per-epoch state). Without replacement
@@ -114,6 +123,50 @@ final class Samplers {
             return id();
         }
     };
+}
+
+/** Uniform draws with replacement, as a pure function of (seed, epoch, position). */
+final class RandomSampler implements Sampler {
+    private final long numSamples;
+
+    RandomSampler(long numSamples) {
+        if (numSamples < 0) {
+            throw new IllegalArgumentException("numSamples must be >= 0, got " + numSamples);
+        }
+        this.numSamples = numSamples;
+    }
+
+    @Override
+    public long length(long size) {
+        return size == 0 ? 0 : numSamples;
+    }
+
+    @Override
+    public Order order(long size, long seed, long epoch) {
+        long key = Mix.key(seed, epoch, 0x52414e444f4dL);
+        long n = length(size);
+        return new Order() {
+            @Override
+            public long length() {
+                return n;
+            }
+
+            @Override
+            public long index(long position) {
+                return Math.unsignedMultiplyHigh(Mix.key(key, position), size);
+            }
+        };
+    }
+
+    @Override
+    public String id() {
+        return "random(n=" + numSamples + ")";
+    }
+
+    @Override
+    public String toString() {
+        return id();
+    }
 }
 
 /** PyTorch's WeightedRandomSampler, as a pure function of (seed, epoch, position). */

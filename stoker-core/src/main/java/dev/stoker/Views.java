@@ -135,4 +135,37 @@ final class Views {
             return "mix(" + parts.size() + ")";
         }
     }
+
+    static final class DirectMix implements DirectDataset {
+        private final List<? extends DirectDataset> parts;
+        private final Blend blend;
+
+        DirectMix(List<? extends DirectDataset> parts, Blend blend) {
+            this.parts = parts;
+            this.blend = blend;
+        }
+
+        @Override
+        public long size() {
+            return blend.length();
+        }
+
+        @Override
+        public Schema schema() {
+            return parts.get(0).schema();
+        }
+
+        @Override
+        public void read(long index, Row row) throws IOException {
+            Loaders.checkIndex(index, size(), "mix");
+            Blend.Cursor c = blend.locate(index);
+            DirectDataset part = parts.get(c.part);
+            part.read(c.local % part.size(), row);
+        }
+
+        @Override
+        public String name() {
+            return "mix(" + parts.size() + ")";
+        }
+    }
 }

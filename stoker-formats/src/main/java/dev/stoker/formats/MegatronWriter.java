@@ -1,0 +1,142 @@
+package dev.stoker.formats;
+
+import dev.stoker.DType;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * Writes a Megatron-LM indexed dataset ({@code PREFIX.bin} and {@code PREFIX.idx}, layout in
+ * {@link Megatron}), one document (= one sequence) at a time. Both files are written beside
+ * their targets under temporary names and renamed on {@link #close()}; an interrupted writer
+ * leaves no file that looks complete. Not thread-safe.
+ */
+public final class MegatronWriter implements AutoCloseable {
+    private final Path prefix;
+    private final DType dtype;
+    private final Path tmpBin;
+    private final FileChannel binChannel;
+    private final OutputStream bin;
+    private final ByteBuffer scratch = ByteBuffer.allocate(1 << 16).order(ByteOrder.LITTLE_ENDIAN);
+    private int[] lengths = new int[1024];
+    private long count;
+    private long bytes;
+    private boolean closed;
+
+    public MegatronWriter(Path prefix, DType dtype) throws IOException {
+        this.prefix = Megatron.prefixOf(prefix);
+        Megatron.codeOf(dtype);
+        this.dtype = dtype;
+        Path target = Path.of(this.prefix + ".bin").toAbsolutePath();
+        this.tmpBin = Files.createTempFile(target.getParent(), "." + target.getFileName(), ".partial");
+        this.binChannel = FileChannel.open(tmpBin, StandardOpenOption.WRITE);
+        this.bin = new BufferedOutputStream(Channels.newOutputStream(binChannel), 1 << 20);
+    }
+
+    /** Appends a document of {@code n} tokens. */
+    public void add(int[] tokens, int n) throws IOException {
+        for (int i = 0; i < n; i++) {
+            if (scratch.remaining() < 8) {
+                flushScratch();
+            }
+            int t = tokens[i];
+            switch (dtype) {
+                case UINT16 -> {
+                    if ((t & ~0xFFFF) != 0) {
+                        throw new IllegalArgumentException("token " + t + " does not fit uint16");
+                    }
+                    scratch.putShort((short) t);
+                }
+                case INT32 -> scratch.putInt(t);
+                case INT64 -> scratch.putLong(t);
+                case UINT8 -> scratch.put((byte) t);
+                case INT16 -> scratch.putShort((short) t);
+                default -> throw new IllegalArgumentException("cannot write tokens as " + dtype.label());
+            }
+        }
+        flushScratch();
+        if (count == lengths.length) {
+            lengths = java.util.Arrays.copyOf(lengths, lengths.length * 2);
+        }
+        lengths[(int) count++] = n;
+        bytes += (long) n * dtype.byteSize();
+    }
+
+    private void flushScratch() throws IOException {
+        bin.write(scratch.array(), 0, scratch.position());
+        scratch.clear();
+    }
+
+    /** Writes the index and moves both files into place. */
+    @Override
+    public void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        boolean done = false;
+        try {
+            bin.flush();
+            binChannel.force(true);
+            bin.close();
+            AtomicFile.write(Path.of(prefix + ".idx"), this::writeIndex);
+            Files.move(tmpBin, Path.of(prefix + ".bin").toAbsolutePath(), StandardCopyOption.ATOMIC_MOVE,
+                    StandardCopyOption.REPLACE_EXISTING);
+            done = true;
+        } finally {
+            if (!done) {
+                bin.close();
+                Files.deleteIfExists(tmpBin);
+            }
+        }
+    }
+
+    /** Leaves no file behind: for a writer that failed half-way. */
+    public void abandon() throws IOException {
+        if (!closed) {
+            closed = true;
+            bin.close();
+            Files.deleteIfExists(tmpBin);
+        }
+    }
+
+    private void writeIndex(OutputStream out) throws IOException {
+        ByteBuffer h = ByteBuffer.allocate(34).order(ByteOrder.LITTLE_ENDIAN);
+        h.put(Megatron.MAGIC).putLong(1).put((byte) Megatron.codeOf(dtype)).putLong(count).putLong(count + 1);
+        out.write(h.array());
+        ByteBuffer b = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+        for (long i = 0; i < count; i++) {
+            b.clear();
+            b.putInt(lengths[(int) i]);
+            out.write(b.array(), 0, 4);
+        }
+        long ptr = 0;
+        for (long i = 0; i < count; i++) {
+            b.clear();
+            b.putLong(ptr);
+            out.write(b.array(), 0, 8);
+            ptr += (long) lengths[(int) i] * dtype.byteSize();
+        }
+        for (long d = 0; d <= count; d++) {
+            b.clear();
+            b.putLong(d);
+            out.write(b.array(), 0, 8);
+        }
+    }
+
+    public long documents() {
+        return count;
+    }
+
+    public long bytes() {
+        return bytes;
+    }
+}
