@@ -43,8 +43,8 @@ public final class Batch implements AutoCloseable {
     int rows;
     long sequence;
     long epoch;
-    /** Generation of the current delivery; a stale close() of an earlier delivery is ignored. */
-    long delivery;
+    /** Samples of this batch left out under a skip policy. */
+    int skipped;
     boolean delivered;
     /** This buffer's number in the loader's pool. */
     int slot;
@@ -173,7 +173,8 @@ public final class Batch implements AutoCloseable {
 
     /**
      * Releases this batch back to the loader's pool before the next {@code next()} call would.
-     * Idempotent; the batch must not be read afterwards.
+     * Idempotent; the batch must not be read afterwards, and must not be closed after that next
+     * call (the pool may have handed the same buffer out again).
      */
     @Override
     public void close() {
@@ -199,6 +200,7 @@ public final class Batch implements AutoCloseable {
         this.epoch = epoch;
         this.sequence = sequence;
         this.rows = 0;
+        this.skipped = 0;
         for (MemorySegment o : offsets) {
             if (o != null) {
                 o.setAtIndex(LONG, 0, 0L);

@@ -31,6 +31,17 @@ public interface DirectDataset {
         return new Views.DirectSubset(this, Indexes.of(size(), indices));
     }
 
+    /** The datasets one after the other; they must share one schema. */
+    static DirectDataset concat(List<? extends DirectDataset> parts) {
+        for (DirectDataset p : parts) {
+            if (!p.schema().equals(parts.get(0).schema())) {
+                throw new IllegalArgumentException("concatenated datasets must share one schema: " + parts.get(0).schema()
+                        + " vs " + p.schema());
+            }
+        }
+        return new Views.DirectConcat(List.copyOf(parts));
+    }
+
     /**
      * {@code length} samples drawn from {@code parts} (which must share one schema) in the
      * proportions {@code weights}, exact to within one sample at every prefix, as

@@ -117,6 +117,11 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                 throw new IllegalArgumentException("cannot resume: the state holds batches an unordered loader delivered "
                         + "ahead of others; resume it with the same world size and batch size");
             }
+            if ((stream != null || s.done().length > 0) && s.rank() != rank) {
+                throw new IllegalArgumentException("cannot resume: the state is rank " + s.rank() + "'s and this is rank "
+                        + rank + "; " + (stream != null ? "ranks of a streaming dataset progress independently"
+                        : "an unordered loader's out-of-order batches are per rank") + ", so each rank resumes its own state");
+            }
             if (stream != null && !sameSplit) {
                 throw new IllegalArgumentException("cannot resume: a streaming dataset resumes with the world size it was "
                         + "saved with (" + s.worldSize() + "); elastic resume needs a random-access dataset");
@@ -263,7 +268,13 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             return;
         }
         closed = true;
-        stopRun();
+        if (!stopRun()) {
+            // NOTE [Shutdown]: a worker stuck in a read that ignores interrupts may still write
+            // into a batch; freeing the buffers under it could crash the JVM. Leak them instead.
+            System.getLogger(Loader.class.getName()).log(System.Logger.Level.WARNING,
+                    "a worker of " + schema() + " did not stop within its grace period; its batch buffers are not freed");
+            return;
+        }
         for (Batch b : buffers) {
             b.free();
         }
@@ -293,21 +304,25 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         }
     }
 
-    private void stopRun() {
+    /** Stops the current pass, keeping its position; false if a worker would not stop (closing only). */
+    private boolean stopRun() {
         if (run != null) {
             Pass r = run;
             if (!r.finished()) {
                 LoaderState s = r.state();
+                epoch = s.epoch();
                 segmentStart = s.segmentStart();
                 rankOffset = s.rankOffset();
                 sampleInShard = s.sampleInShard();
                 done = s.done();
                 delivered = s.delivered();
             }
-            r.stop(closed);
+            boolean stopped = r.stop(closed);
             run = null;
             free.reset();
+            return stopped;
         }
+        return true;
     }
 
     private void release(Batch b) {

@@ -15,8 +15,11 @@ abstract class Pass implements Iterator<Batch> {
     /** Batches this pass delivers in all, or -1 when that is not known in advance. */
     abstract long batches();
 
-    /** Stops the workers and waits for them; the pass can not be continued afterwards. */
-    abstract void stop(boolean closing);
+    /**
+     * Stops the workers and waits for them; the pass can not be continued afterwards. False when
+     * a worker did not end (closing only: stuck in a read that ignores interrupts).
+     */
+    abstract boolean stop(boolean closing);
 
     /** The consumer gives a batch back before the next call would. */
     abstract void release(Batch b);

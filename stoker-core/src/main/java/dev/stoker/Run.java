@@ -156,6 +156,11 @@ final class Run extends Pass {
 
     @Override
     LoaderState state() {
+        if (taken == count) {
+            // everything delivered: the position is the start of the next epoch
+            return new LoaderState(loader.sampler.id(), loader.length, loader.seed, epoch + 1, loader.worldSize,
+                    loader.rank, batchSize, 0, 0, 0, new long[0], 0);
+        }
         long frontier = deliveredSet.frontier();
         long offset = Math.min(endOffset, rankOffset + frontier * batchSize);
         long[] above = deliveredSet.above();
@@ -171,6 +176,7 @@ final class Run extends Pass {
         if (finished || failed) {
             return false;
         }
+        checkCurrent();
         releaseHeld();
         if (taken == count) {
             finish();
@@ -199,11 +205,21 @@ final class Run extends Pass {
         stats.wallNanos += t1 - lastMark;
         lastMark = t1;
         stats.batches++;
+        if (batch.skipped > 0) {
+            stats.addSkipped(batch.skipped, 0);
+        }
         stats.samples += batch.rows;
         stats.bytes += batch.byteSize();
         batch.delivered = true;
         held = batch;
         return batch;
+    }
+
+    /** A pass stopped by a newer iterator or by close() can not go on: say so instead of hanging. */
+    private void checkCurrent() {
+        if (cancelled) {
+            throw new IllegalStateException("this iterator is stale: the loader was closed or a newer iterator() took over");
+        }
     }
 
     @Override
@@ -229,10 +245,10 @@ final class Run extends Pass {
         Arrays.fill(inlineNanos, 0);
         try {
             fill(buffers[buf], s, inlineContext, inlineNanos, null);
-        } catch (LoaderException e) {
+        } catch (RuntimeException | Error e) {
             free.release(buf);
             failed = true;
-            throw e;
+            throw e instanceof LoaderException le ? le : wrap(e);
         } finally {
             stats.addStages(inlineNanos);
         }
@@ -250,13 +266,9 @@ final class Run extends Pass {
                 if (err != null) {
                     errors[buf] = null;
                     ready.set(buf, -1);
-                    free.release(buf);
                     failed = true;
-                    stop(false);
-                    if (err instanceof LoaderException le) {
-                        throw le;
-                    }
-                    throw new LoaderException(source.name() + ": " + err, source.name(), -1, err);
+                    cancel();
+                    throw err instanceof LoaderException le ? le : wrap(err);
                 }
                 return buf;
             }
@@ -268,6 +280,7 @@ final class Run extends Pass {
                 Thread.onSpinWait();
                 continue;
             }
+            checkCurrent();
             consumerParked = true;
             if (findReady() < 0) {
                 long now = System.nanoTime();
@@ -279,6 +292,10 @@ final class Run extends Pass {
             }
             consumerParked = false;
         }
+    }
+
+    private LoaderException wrap(Throwable e) {
+        return new LoaderException(source.name() + ": " + describe(e), source.name(), -1, e);
     }
 
     private int findReady() {
@@ -323,29 +340,50 @@ final class Run extends Pass {
     }
 
     /** Stops the workers and waits for them; the pass can not be continued afterwards. */
-    @Override
-    void stop(boolean closing) {
+    /** Tells the workers to stop, without waiting for them (a worker may be stuck in a read). */
+    private void cancel() {
         cancelled = true;
         PassWorker.wakeAll(workers);
+    }
+
+    @Override
+    boolean stop(boolean closing) {
+        cancel();
+        boolean stopped = true;
         for (Worker w : workers) {
-            joinWorker(w.thread, closing);
+            stopped &= joinWorker(w.thread, closing);
             stats.retire(w);
         }
         held = null;
+        return stopped;
     }
 
-    static void joinWorker(Thread thread, boolean closing) {
+    /**
+     * Waits for a worker to end. Closing, a worker still busy after the grace period is
+     * interrupted and waited for once more; false if it is still alive after that (stuck in a
+     * read that ignores interrupts).
+     */
+    static boolean joinWorker(Thread thread, boolean closing) {
         boolean interrupted = false;
         long deadline = System.nanoTime() + GRACE_NANOS;
+        boolean sentInterrupt = false;
         while (thread.isAlive()) {
-            try {
-                long left = deadline - System.nanoTime();
-                if (closing && left <= 0) {
-                    thread.interrupt();
-                    thread.join();
-                } else {
-                    thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.max(left, 1_000_000))));
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                if (!closing) {
+                    deadline = System.nanoTime() + GRACE_NANOS; // not closing: keep waiting, the sample will end
+                    continue;
                 }
+                if (sentInterrupt) {
+                    break;
+                }
+                thread.interrupt();
+                sentInterrupt = true;
+                deadline = System.nanoTime() + GRACE_NANOS;
+                continue;
+            }
+            try {
+                thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
             } catch (InterruptedException e) {
                 interrupted = true;
             }
@@ -353,6 +391,7 @@ final class Run extends Pass {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
+        return !thread.isAlive();
     }
 
     // ---- filling a batch ----------------------------------------------------------------------
@@ -390,11 +429,7 @@ final class Run extends Pass {
             } catch (Exception e) {
                 if (loader.errorPolicy != ErrorPolicy.FAIL) {
                     batch.abandonRow();
-                    if (worker != null) {
-                        worker.skipped++;
-                    } else {
-                        stats.addSkipped(1, 0);
-                    }
+                    batch.skipped++;
                 } else {
                     throw new LoaderException(source.name() + ": sample " + index + " (batch " + (sequenceBase + b)
                             + " of epoch " + epoch + ", rank " + loader.rank + "): " + describe(e), source.name(), index, e);
@@ -430,7 +465,8 @@ final class Run extends Pass {
                 }
                 int buf = free.acquire();
                 if (buf < 0) {
-                    throw new IllegalStateException("no free batch buffer inside the prefetch window (bug)");
+                    // cannot happen inside the window (NOTE [Window]); end this worker loudly
+                    throw new IllegalStateException("no free batch buffer inside the prefetch window");
                 }
                 try {
                     fill(buffers[buf], s, context, nanos, this);

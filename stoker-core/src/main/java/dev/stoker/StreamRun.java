@@ -138,6 +138,7 @@ final class StreamRun extends Pass {
         if (finished || failed) {
             return false;
         }
+        checkCurrent();
         releaseHeld();
         return prepare();
     }
@@ -164,6 +165,21 @@ final class StreamRun extends Pass {
         held = true;
         free.acquire();
         return buffer;
+    }
+
+    private void checkCurrent() {
+        if (cancelled) {
+            throw new IllegalStateException("this iterator is stale: the loader was closed or a newer iterator() took over");
+        }
+    }
+
+    /** Tells the workers to stop, without waiting for them (a worker may be stuck in a read). */
+    private void cancel() {
+        cancelled = true;
+        PassWorker.wakeAll(workers);
+        for (Ring r : rings) {
+            r.wakeProducer();
+        }
     }
 
     @Override
@@ -200,11 +216,11 @@ final class StreamRun extends Pass {
                 if (!take(item, t0)) {
                     break;
                 }
-            } catch (LoaderTimeoutException e) {
+            } catch (LoaderException e) {
                 // the samples taken for this batch are gone from the rings: end the pass here,
                 // at the last batch delivered, so that a new iterator resumes exactly
                 failed = true;
-                stop(false);
+                cancel();
                 throw e;
             }
             long c0 = System.nanoTime();
@@ -217,11 +233,15 @@ final class StreamRun extends Pass {
             } catch (Exception e) {
                 if (loader.errorPolicy == ErrorPolicy.FAIL) {
                     failed = true;
-                    stop(false);
+                    cancel();
                     throw sampleError(item.shard, item.offset, e);
                 }
                 batch.abandonRow();
                 stats.addSkipped(1, 0);
+            } catch (Error e) {
+                failed = true;
+                cancel();
+                throw sampleError(item.shard, item.offset, e);
             }
             collate += System.nanoTime() - c0;
         }
@@ -262,10 +282,8 @@ final class StreamRun extends Pass {
                 Throwable err = ring.error;
                 ring.reset();
                 if (err != null) {
-                    failed = true;
-                    stop(false);
                     throw err instanceof LoaderException le ? le
-                            : new LoaderException(source.name() + ": " + err, source.name(), -1, err);
+                            : new LoaderException(source.name() + ": " + Pass.describe(err), source.name(), -1, err);
                 }
             }
             current = current + 1;
@@ -279,16 +297,11 @@ final class StreamRun extends Pass {
         if (inline.position != m) {
             inline.open(m);
         }
-        try {
-            if (inline.next(item)) {
-                item.shardPosition = m;
-                return true;
-            }
-            return false;
-        } catch (LoaderException e) {
-            failed = true;
-            throw e;
+        if (inline.next(item)) {
+            item.shardPosition = m;
+            return true;
         }
+        return false;
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})
@@ -327,11 +340,11 @@ final class StreamRun extends Pass {
     }
 
     @Override
-    void stop(boolean closing) {
-        cancelled = true;
-        PassWorker.wakeAll(workers);
+    boolean stop(boolean closing) {
+        cancel();
+        boolean stopped = true;
         for (Worker w : workers) {
-            Run.joinWorker(w.thread, closing);
+            stopped &= Run.joinWorker(w.thread, closing);
             stats.retire(w);
         }
         inline.close();
@@ -341,6 +354,7 @@ final class StreamRun extends Pass {
         java.util.Arrays.fill(consumerNanos, 0);
         prepared = false;
         held = false;
+        return stopped;
     }
 
     // ---- the rings ----------------------------------------------------------------------------
@@ -395,6 +409,13 @@ final class StreamRun extends Pass {
             return true;
         }
 
+        void wakeProducer() {
+            Thread t = producer;
+            if (t != null) {
+                LockSupport.unpark(t);
+            }
+        }
+
         void finish(Throwable e) {
             error = e;
             done = true;
@@ -410,6 +431,7 @@ final class StreamRun extends Pass {
                 if (done && head == tail) {
                     return false;
                 }
+                run.checkCurrent();
                 consumerParked = true;
                 if (head == tail && !done) {
                     long now = System.nanoTime();
@@ -549,17 +571,17 @@ final class StreamRun extends Pass {
                 }
                 Ring ring = rings[(int) (m % window)];
                 ring.producer = thread;
-                cursor.open(m);
                 Throwable error = null;
                 try {
+                    cursor.open(m);
                     while (cursor.next(item)) {
                         if (!ring.put(item.value, item.shard, item.offset)) {
                             break;
                         }
                         cursor.publish();
                     }
-                } catch (LoaderException e) {
-                    error = e;
+                } catch (Throwable e) {
+                    error = e; // every failure reaches the consumer, in order
                 }
                 cursor.close();
                 cursor.publish();

@@ -63,21 +63,42 @@ final class Views {
         }
     }
 
+    /** Cumulative sizes of concatenated parts. */
+    static long[] ends(List<Long> sizes) {
+        if (sizes.isEmpty()) {
+            throw new IllegalArgumentException("concat needs at least one dataset");
+        }
+        long[] ends = new long[sizes.size()];
+        long total = 0;
+        for (int i = 0; i < ends.length; i++) {
+            total = Math.addExact(total, sizes.get(i));
+            ends[i] = total;
+        }
+        return ends;
+    }
+
+    /** The part holding concatenated index {@code index}. */
+    static int part(long[] ends, long index) {
+        int lo = 0;
+        int hi = ends.length - 1;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (index < ends[mid]) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        return lo;
+    }
+
     static final class Concat<T> implements Dataset<T> {
         private final List<? extends Dataset<? extends T>> parts;
         private final long[] ends;
 
         Concat(List<? extends Dataset<? extends T>> parts) {
-            if (parts.isEmpty()) {
-                throw new IllegalArgumentException("concat needs at least one dataset");
-            }
             this.parts = parts;
-            this.ends = new long[parts.size()];
-            long total = 0;
-            for (int i = 0; i < ends.length; i++) {
-                total = Math.addExact(total, parts.get(i).size());
-                ends[i] = total;
-            }
+            this.ends = ends(parts.stream().map(Dataset::size).toList());
         }
 
         @Override
@@ -88,18 +109,8 @@ final class Views {
         @Override
         public T get(long index) throws IOException {
             Loaders.checkIndex(index, size(), this);
-            int lo = 0;
-            int hi = ends.length - 1;
-            while (lo < hi) {
-                int mid = (lo + hi) >>> 1;
-                if (index < ends[mid]) {
-                    hi = mid;
-                } else {
-                    lo = mid + 1;
-                }
-            }
-            long base = lo == 0 ? 0 : ends[lo - 1];
-            return parts.get(lo).get(index - base);
+            int part = part(ends, index);
+            return parts.get(part).get(index - (part == 0 ? 0 : ends[part - 1]));
         }
 
         @Override
@@ -166,6 +177,38 @@ final class Views {
         @Override
         public String name() {
             return "mix(" + parts.size() + ")";
+        }
+    }
+
+    static final class DirectConcat implements DirectDataset {
+        private final List<? extends DirectDataset> parts;
+        private final long[] ends;
+
+        DirectConcat(List<? extends DirectDataset> parts) {
+            this.parts = parts;
+            this.ends = ends(parts.stream().map(DirectDataset::size).toList());
+        }
+
+        @Override
+        public long size() {
+            return ends[ends.length - 1];
+        }
+
+        @Override
+        public Schema schema() {
+            return parts.get(0).schema();
+        }
+
+        @Override
+        public void read(long index, Row row) throws IOException {
+            Loaders.checkIndex(index, size(), "concat");
+            int part = part(ends, index);
+            parts.get(part).read(index - (part == 0 ? 0 : ends[part - 1]), row);
+        }
+
+        @Override
+        public String name() {
+            return "concat(" + parts.size() + ")";
         }
     }
 }

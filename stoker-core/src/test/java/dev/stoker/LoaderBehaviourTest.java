@@ -400,4 +400,92 @@ class LoaderBehaviourTest {
         assertEquals(expected, words, "the two parts hold every sample of the parent once");
         assertSame(d.schema(), parts.get(0).schema());
     }
+
+    @Test
+    void aStaleIteratorSaysSoInsteadOfHangingOrSharingBuffers() {
+        try (Loader l = Loader.builder(new SyntheticDataset(1000, 8, 0)).batchSize(10).workers(2).build()) {
+            Iterator<Batch> first = l.iterator();
+            first.next();
+            Iterator<Batch> second = l.iterator();
+            assertThrows(IllegalStateException.class, first::hasNext);
+            int n = 0;
+            while (second.hasNext()) {
+                second.next();
+                n++;
+            }
+            assertEquals(99, n, "the newer iterator goes on from the first one's position");
+        }
+        Loader l = Loader.builder(new SyntheticDataset(1000, 8, 0)).batchSize(10).workers(2).build();
+        Iterator<Batch> it = l.iterator();
+        it.next();
+        l.close();
+        assertThrows(IllegalStateException.class, it::hasNext, "closing inside a loop ends it loudly");
+    }
+
+    @Test
+    void anErrorSurfacesWhileAnotherWorkerIsStuckInARead() throws InterruptedException {
+        CountDownLatch release = new CountDownLatch(1);
+        Dataset<byte[]> data = new Dataset<>() {
+            @Override
+            public long size() {
+                return 100;
+            }
+
+            @Override
+            public byte[] get(long index) throws IOException {
+                if (index == 50) {
+                    try {
+                        release.await(); // stuck until the test has seen the error
+                    } catch (InterruptedException e) {
+                        throw new IOException(e);
+                    }
+                }
+                if (index == 3) {
+                    throw new IOException("bad record");
+                }
+                return new byte[] {1};
+            }
+        };
+        try (Loader l = Loader.builder(data, Collator.bytes("b", 1)).batchSize(10).workers(3).prefetch(6).build()) {
+            Iterator<Batch> it = l.iterator();
+            LoaderException e = assertThrows(LoaderException.class, it::next);
+            assertEquals(3, e.index());
+            release.countDown();
+        }
+        assertEquals(0, liveWorkers());
+    }
+
+    @Test
+    void closeReturnsEvenWhenAWorkerIgnoresInterrupts() throws InterruptedException {
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        CountDownLatch stuck = new CountDownLatch(1);
+        Dataset<byte[]> data = new Dataset<>() {
+            @Override
+            public long size() {
+                return 100;
+            }
+
+            @Override
+            public byte[] get(long index) {
+                if (index == 0) {
+                    stuck.countDown();
+                    while (!stop.get()) {
+                        Thread.onSpinWait(); // deaf to interrupts, like a native read
+                    }
+                }
+                return new byte[] {1};
+            }
+        };
+        Loader l = Loader.builder(data, Collator.bytes("b", 1)).batchSize(10).workers(1).build();
+        l.iterator();
+        stuck.await();
+        long t0 = System.nanoTime();
+        l.close();
+        assertTrue(System.nanoTime() - t0 < 20_000_000_000L, "close() gave up on the stuck worker");
+        stop.set(true);
+        for (int i = 0; i < 100 && liveWorkers() > 0; i++) {
+            Thread.sleep(20);
+        }
+        assertEquals(0, liveWorkers());
+    }
 }

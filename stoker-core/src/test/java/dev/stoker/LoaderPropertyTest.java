@@ -110,7 +110,10 @@ class LoaderPropertyTest {
             Config c = random(r);
             int rank = r.nextInt(c.world);
             List<Runs.Delivered> full = run(c, rank);
-            int k = full.isEmpty() ? 0 : r.nextInt(full.size() + 1);
+            if (full.isEmpty()) {
+                continue;
+            }
+            int k = r.nextInt(full.size()); // a state after the last batch is the next epoch's start (tested below)
             String saved;
             try (Loader l = c.builder(rank).build()) {
                 List<Runs.Delivered> first = Runs.take(l, k);
@@ -137,6 +140,9 @@ class LoaderPropertyTest {
             c = new Config(c.n, c.batch, c.workers, c.prefetch, c.world, c.seed, c.shuffle, Partition.Tail.PAD, false, c.epoch);
             long maxK = c.n / ((long) c.batch * c.world); // stop while every rank is inside real data
             long k = r.nextLong(maxK + 1);
+            if (k > 0 && k * c.batch * c.world >= c.n) {
+                k--; // everything consumed would make the state the next epoch's start
+            }
             List<Long> before = new ArrayList<>();
             String saved = null;
             for (int rank = 0; rank < c.world; rank++) {
@@ -191,7 +197,7 @@ class LoaderPropertyTest {
             List<String> ordered = Runs.digests(run(c, rank));
             List<String> got = new ArrayList<>();
             String saved;
-            int k = ordered.isEmpty() ? 0 : r.nextInt(ordered.size() + 1);
+            int k = ordered.isEmpty() ? 0 : r.nextInt(ordered.size());
             try (Loader l = c.builder(rank).ordered(false).build()) {
                 got.addAll(Runs.digests(Runs.take(l, k)));
                 saved = l.state().toJson();
@@ -201,6 +207,34 @@ class LoaderPropertyTest {
                 got.addAll(Runs.digests(Runs.all(l)));
             }
             assertEquals(ordered.stream().sorted().toList(), got.stream().sorted().toList(), c + " state " + saved);
+        }
+    }
+
+    @Test
+    void aStateSavedAfterTheLastBatchIsTheStartOfTheNextEpoch() {
+        SplittableRandom r = new SplittableRandom(6);
+        for (int i = 0; i < 30; i++) {
+            Config c = random(r);
+            int rank = r.nextInt(c.world);
+            try (Loader l = c.builder(rank).build()) {
+                java.util.Iterator<Batch> it = l.iterator();
+                long n = 0;
+                while (n < l.batches()) {
+                    it.next();
+                    n++;
+                }
+                LoaderState before = l.state();   // after the last next(), before hasNext() says false
+                boolean more = it.hasNext();
+                assertTrue(!more, c.toString());
+                assertEquals(l.state(), before, "the same position either way: " + c);
+                assertEquals(c.epoch + 1, before.epoch(), c.toString());
+                assertEquals(0, before.rankOffset());
+                try (Loader resumed = c.builder(rank).resume(before).build()) {
+                    try (Loader next = c.builder(rank).epoch(c.epoch + 1).build()) {
+                        assertEquals(Runs.digests(Runs.all(next)), Runs.digests(Runs.all(resumed)), c.toString());
+                    }
+                }
+            }
         }
     }
 

@@ -271,6 +271,19 @@ class StreamingTest {
     }
 
     @Test
+    void streamingResumeNeedsTheRanksOwnState() {
+        Shards d = new Shards(10, 1, -1, -1);
+        LoaderState s;
+        try (Loader l = Loader.builder(d, VALUE).batchSize(2).worldSize(2).rank(0).build()) {
+            take(l, 3);
+            s = l.state();
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Loader.builder(d, VALUE).batchSize(2).worldSize(2).rank(1).resume(s).build());
+        assertTrue(e.getMessage().contains("each rank resumes its own state"), e.getMessage());
+    }
+
+    @Test
     void epochsReorderTheShards() {
         Shards d = new Shards(20, 3, -1, -1);
         try (Loader l = Loader.builder(d, VALUE).batchSize(7).workers(2).shuffle(true).seed(4).build()) {
