@@ -50,6 +50,10 @@ final class Blend {
         for (int i = 0; i < weights.length; i++) {
             this.weights[i] = weights[i] / sum;
         }
+        if ((length / BLOCK + 2) * weights.length > Integer.MAX_VALUE - 16) {
+            throw new IllegalArgumentException("a mix of " + length + " samples over " + weights.length
+                    + " datasets is too long to checkpoint; split it into several mixes");
+        }
         this.length = length;
         this.parts = weights.length;
         this.checkpoints = new long[parts * 16];

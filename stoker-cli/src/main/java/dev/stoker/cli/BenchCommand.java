@@ -8,7 +8,7 @@ import picocli.CommandLine.Option;
 
 /** {@code stoker bench SOURCE ...}: runs a loader over a source and reports what it measured. */
 @Command(name = "bench", description = "Run a loader over a source and report throughput, wait and stage times.",
-        subcommands = {BenchCommand.Synthetic.class})
+        subcommands = {BenchCommand.Synthetic.class, BenchCommand.TokensBench.class})
 final class BenchCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -43,6 +43,69 @@ final class BenchCommand implements Runnable {
             SyntheticDataset data = new SyntheticDataset(samples, sampleBytes, Math.round(workUs * 1000));
             return new BenchRunner(options, spec.commandLine().getOut(), "synthetic", 0)
                     .run(() -> dev.stoker.Loader.builder(data));
+        }
+    }
+
+    @Command(name = "tokens", description = "Windows of --seq-len + 1 tokens from token files as x and y shifted by one "
+            + "(raw .bin, .npy, or Megatron .bin/.idx, whose documents are packed).")
+    static final class TokensBench implements java.util.concurrent.Callable<Integer> {
+        @CommandLine.Parameters(paramLabel = "PATH", arity = "1..*", description = "Token files; several are concatenated, or mixed with --weights.")
+        java.util.List<java.nio.file.Path> paths;
+
+        @Option(names = "--seq-len", defaultValue = "1024", description = "Tokens per sample (default ${DEFAULT-VALUE}).")
+        int seqLen;
+
+        @Option(names = "--dtype", defaultValue = "uint16", description = "Token type of raw .bin files (default ${DEFAULT-VALUE}).")
+        String dtype;
+
+        @Option(names = "--out-dtype", defaultValue = "int64", description = "x and y as int64 or int32 (default ${DEFAULT-VALUE}).")
+        String outDtype;
+
+        @Option(names = "--windows", defaultValue = "disjoint", paramLabel = "disjoint|random",
+                description = "disjoint: non-overlapping windows, each token once per epoch (default); random: "
+                        + "windows at random offsets with replacement, as nanoGPT's get_batch.")
+        String windows;
+
+        @Option(names = "--weights", split = ",", description = "Mix the files in these proportions instead of concatenating them.")
+        double[] weights;
+
+        @Option(names = "--separator", defaultValue = "-1", description = "For Megatron data: the token put between packed documents (default: none, as when documents end with one).")
+        long separator;
+
+        @Mixin
+        BenchOptions options;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            boolean random = switch (windows) {
+                case "disjoint" -> false;
+                case "random" -> true;
+                default -> throw new Main.UsageException("--windows must be disjoint or random, got '" + windows + "'");
+            };
+            try (TokensSource src = new TokensSource(paths, TokensSource.tokenType(dtype), seqLen, random,
+                    TokensSource.outType(outDtype), separator)) {
+                dev.stoker.DirectDataset data;
+                if (weights != null) {
+                    if (weights.length != src.datasets.size()) {
+                        throw new Main.UsageException("--weights needs one weight per path: " + weights.length + " for " + src.datasets.size());
+                    }
+                    long total = src.datasets.stream().mapToLong(dev.stoker.DirectDataset::size).sum();
+                    data = dev.stoker.DirectDataset.mix(total, weights, src.datasets);
+                } else {
+                    data = src.datasets.size() == 1 ? src.datasets.get(0) : dev.stoker.DirectDataset.concat(src.datasets);
+                }
+                BenchRunner runner = new BenchRunner(options, spec.commandLine().getOut(), "tokens", seqLen);
+                if (random) {
+                    // as many draws per epoch as disjoint windows would give
+                    long draws = data.size() / Math.max(1, seqLen);
+                    runner.sampler(dev.stoker.Sampler.random(Math.max(1, draws)));
+                }
+                final dev.stoker.DirectDataset d = data;
+                return runner.run(() -> dev.stoker.Loader.builder(d));
+            }
         }
     }
 }

@@ -32,6 +32,9 @@ final class BenchOptions {
             description = "Order of the epoch (default ${DEFAULT-VALUE}).")
     String order;
 
+    @Option(names = "--epochs", paramLabel = "E", defaultValue = "1", description = "Epochs to run, one after the other (default ${DEFAULT-VALUE}).")
+    int epochs;
+
     @Option(names = "--steps", paramLabel = "N", description = "Stop after batch N of the epoch (a resumed run counts the batches delivered before its state was saved).")
     Long steps;
 

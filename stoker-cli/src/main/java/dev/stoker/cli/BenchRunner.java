@@ -35,6 +35,7 @@ final class BenchRunner {
     private final PrintWriter out;
     private final String source;
     private final long tokensPerSample;
+    private Sampler forcedSampler;
 
     /** {@code tokensPerSample > 0} for token sources, so that tokens/s is reported. */
     BenchRunner(BenchOptions options, PrintWriter out, String source, long tokensPerSample) {
@@ -42,6 +43,12 @@ final class BenchRunner {
         this.out = out;
         this.source = source;
         this.tokensPerSample = tokensPerSample;
+    }
+
+    /** A sampler the source needs (e.g. random windows), instead of --order. */
+    BenchRunner sampler(Sampler sampler) {
+        this.forcedSampler = sampler;
+        return this;
     }
 
     record Result(int workers, int prefetch, long batches, LoaderStats stats, double seconds, String digest) {
@@ -62,6 +69,12 @@ final class BenchRunner {
         if (sweep && (o.digests != null || o.ids != null || o.stopAfter != null || o.saveState != null || o.resume != null)) {
             throw new Main.UsageException("--digests, --ids, --stop-after, --save-state and --resume take one configuration, not a sweep");
         }
+        if (o.epochs < 1) {
+            throw new Main.UsageException("--epochs must be >= 1, got " + o.epochs);
+        }
+        if (o.epochs > 1 && o.steps != null) {
+            throw new Main.UsageException("--steps counts batches of one epoch; it does not go with --epochs");
+        }
         if ((o.stopAfter == null) != (o.saveState == null)) {
             throw new Main.UsageException("--stop-after and --save-state go together");
         }
@@ -73,6 +86,9 @@ final class BenchRunner {
             case "sequential" -> Sampler.sequential();
             default -> throw new Main.UsageException("--order must be shuffle or sequential, got '" + o.order + "'");
         };
+        if (forcedSampler != null) {
+            sampler = forcedSampler;
+        }
         for (Path p : new Path[] {o.saveState, o.digests, o.ids}) {
             if (p != null && !Files.isDirectory(p.toAbsolutePath().getParent())) {
                 throw new Main.UsageException(p + ": no such directory " + p.toAbsolutePath().getParent());
@@ -138,34 +154,37 @@ final class BenchRunner {
              BufferedWriter ids = o.ids == null ? null : Files.newBufferedWriter(o.ids, StandardCharsets.UTF_8)) {
             long before = loader.state().delivered();
             long stepNanos = Math.round(o.stepMs * 1e6);
-            Iterator<Batch> it = loader.iterator();
-            while (it.hasNext()) {
-                if (o.steps != null && before + delivered >= o.steps || o.stopAfter != null && delivered >= o.stopAfter) {
-                    break;
-                }
-                Batch batch = it.next();
-                delivered++;
-                if (hashing) {
-                    batch.digest(md);
-                    byte[] d = md.digest();
-                    all.update(d);
-                    if (digests != null) {
-                        digests.write(hex.formatHex(d));
-                        digests.write('\n');
+            epochs:
+            for (int e = 0; e < o.epochs; e++) {
+                Iterator<Batch> it = loader.iterator();
+                while (it.hasNext()) {
+                    if (o.steps != null && before + delivered >= o.steps || o.stopAfter != null && delivered >= o.stopAfter) {
+                        break epochs;
                     }
-                }
-                if (ids != null) {
-                    StringBuilder line = new StringBuilder();
-                    for (int r = 0; r < batch.size(); r++) {
-                        if (r > 0) {
-                            line.append(' ');
+                    Batch batch = it.next();
+                    delivered++;
+                    if (hashing) {
+                        batch.digest(md);
+                        byte[] d = md.digest();
+                        all.update(d);
+                        if (digests != null) {
+                            digests.write(hex.formatHex(d));
+                            digests.write('\n');
                         }
-                        line.append(batch.index(r));
                     }
-                    ids.write(line.append('\n').toString());
-                }
-                if (stepNanos > 0) {
-                    step(stepNanos);
+                    if (ids != null) {
+                        StringBuilder line = new StringBuilder();
+                        for (int r = 0; r < batch.size(); r++) {
+                            if (r > 0) {
+                                line.append(' ');
+                            }
+                            line.append(batch.index(r));
+                        }
+                        ids.write(line.append('\n').toString());
+                    }
+                    if (stepNanos > 0) {
+                        step(stepNanos);
+                    }
                 }
             }
             if (o.saveState != null) {

@@ -1,0 +1,191 @@
+package dev.stoker.cli;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import dev.stoker.DType;
+import dev.stoker.formats.Megatron;
+import dev.stoker.formats.Npy;
+import dev.stoker.formats.NpyArray;
+import dev.stoker.formats.TokenFile;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code stoker inspect PATH...}: what a file is and holds. */
+@Command(name = "inspect", description = "Describe data files: format, dtype, shape, counts, first values.")
+final class InspectCommand implements Callable<Integer> {
+    private static final JsonFactory JSON = new JsonFactory();
+
+    @Parameters(paramLabel = "PATH", arity = "1..*", description = ".npy, .npz, raw token .bin, or a Megatron dataset (PREFIX, PREFIX.bin or PREFIX.idx).")
+    List<Path> paths;
+
+    @Option(names = "--json", description = "One JSON object per path.")
+    boolean json;
+
+    @Option(names = "--dtype", defaultValue = "uint16", description = "Token type of a raw .bin (default ${DEFAULT-VALUE}).")
+    String dtype;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws IOException {
+        PrintWriter out = spec.commandLine().getOut();
+        DType rawType = TokensSource.tokenType(dtype);
+        for (Path p : paths) {
+            StringWriter w = new StringWriter();
+            try (JsonGenerator g = JSON.createGenerator(w)) {
+                g.writeStartObject();
+                g.writeStringField("path", p.toString());
+                describe(p, rawType, g);
+                g.writeEndObject();
+            }
+            out.println(json ? w.toString() : Text.of(w.toString()));
+            out.flush();
+        }
+        return 0;
+    }
+
+    private static void describe(Path p, DType rawType, JsonGenerator g) throws IOException {
+        String name = p.getFileName() == null ? p.toString() : p.getFileName().toString();
+        if (name.endsWith(".npy")) {
+            try (NpyArray a = Npy.read(p)) {
+                g.writeStringField("format", "npy");
+                npy(a, g);
+            }
+        } else if (name.endsWith(".npz")) {
+            Map<String, NpyArray> arrays = Npy.readNpz(p);
+            try {
+                g.writeStringField("format", "npz");
+                g.writeArrayFieldStart("arrays");
+                for (Map.Entry<String, NpyArray> e : arrays.entrySet()) {
+                    g.writeStartObject();
+                    g.writeStringField("name", e.getKey());
+                    npy(e.getValue(), g);
+                    g.writeEndObject();
+                }
+                g.writeEndArray();
+            } finally {
+                Npy.closeAll(arrays);
+            }
+        } else if (Megatron.exists(p)) {
+            try (Megatron m = Megatron.open(p)) {
+                g.writeStringField("format", "megatron");
+                g.writeStringField("dtype", numpy(m.dtype()));
+                g.writeNumberField("sequences", m.sequences());
+                g.writeNumberField("documents", m.documents());
+                g.writeNumberField("tokens", m.tokens());
+            }
+        } else if (name.endsWith(".bin")) {
+            if (!Files.exists(p)) {
+                throw new NoSuchFileException(p.toString());
+            }
+            try (TokenFile t = TokenFile.open(p, rawType)) {
+                g.writeStringField("format", "tokens");
+                g.writeStringField("dtype", numpy(rawType));
+                g.writeNumberField("tokens", t.length());
+                g.writeArrayFieldStart("first");
+                for (long i = 0; i < Math.min(8, t.length()); i++) {
+                    g.writeNumber(t.token(i));
+                }
+                g.writeEndArray();
+            }
+        } else if (!Files.exists(p)) {
+            throw new NoSuchFileException(p.toString());
+        } else {
+            throw new Main.BadDataException(p + ": unknown format (expected .npy, .npz, a token .bin or a Megatron .bin/.idx pair)", null);
+        }
+    }
+
+    private static void npy(NpyArray a, JsonGenerator g) throws IOException {
+        g.writeStringField("dtype", a.descr());
+        g.writeArrayFieldStart("shape");
+        for (long d : a.shape()) {
+            g.writeNumber(d);
+        }
+        g.writeEndArray();
+        g.writeBooleanField("fortranOrder", a.fortranOrder());
+        g.writeStringField("version", a.version());
+        g.writeArrayFieldStart("first");
+        for (Object v : a.first(8)) {
+            switch (v) {
+                case Boolean b -> g.writeBoolean(b);
+                case Double d -> g.writeNumber(d);
+                case Long l -> g.writeNumber(l);
+                default -> g.writeNumber(new java.math.BigInteger(v.toString()));
+            }
+        }
+        g.writeEndArray();
+    }
+
+    static String numpy(DType d) {
+        return d.numpy();
+    }
+
+    /** The text form: the JSON object's fields, one per line. */
+    static final class Text {
+        static String of(String json) throws IOException {
+            StringBuilder b = new StringBuilder();
+            try (var p = JSON.createParser(json)) {
+                p.nextToken();
+                String field = null;
+                int depth = 0;
+                StringBuilder value = new StringBuilder();
+                for (var t = p.nextToken(); t != null; t = p.nextToken()) {
+                    switch (t) {
+                        case FIELD_NAME -> {
+                            if (depth == 0) {
+                                field = p.currentName();
+                            } else {
+                                value.append(p.currentName()).append('=');
+                            }
+                        }
+                        case START_ARRAY, START_OBJECT -> {
+                            depth++;
+                            value.append(t == com.fasterxml.jackson.core.JsonToken.START_ARRAY ? "[" : "{");
+                        }
+                        case END_ARRAY, END_OBJECT -> {
+                            depth--;
+                            if (depth < 0) {
+                                break;
+                            }
+                            trimComma(value);
+                            value.append(t == com.fasterxml.jackson.core.JsonToken.END_ARRAY ? "]" : "}");
+                            if (depth > 0) {
+                                value.append(", ");
+                            }
+                        }
+                        default -> {
+                            value.append(p.getText());
+                            if (depth > 0) {
+                                value.append(", ");
+                            }
+                        }
+                    }
+                    if (depth == 0 && field != null && t != com.fasterxml.jackson.core.JsonToken.FIELD_NAME && value.length() > 0) {
+                        b.append(String.format(Locale.ROOT, "%-13s %s%n", field + ":", value));
+                        value.setLength(0);
+                    }
+                }
+            }
+            return b.toString().stripTrailing();
+        }
+
+        private static void trimComma(StringBuilder v) {
+            if (v.length() >= 2 && v.charAt(v.length() - 2) == ',') {
+                v.setLength(v.length() - 2);
+            }
+        }
+    }
+}
