@@ -1,0 +1,111 @@
+package dev.stoker.cli;
+
+import static dev.stoker.cli.MainTest.field;
+import static dev.stoker.cli.MainTest.stoker;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** inspect and bench tokens, on the formats module's numpy-made fixtures and on generated files. */
+class TokensCommandsTest {
+    @TempDir
+    Path tmp;
+
+    static Path fixture(String rel) {
+        try {
+            Path here = Path.of(TokensCommandsTest.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            // stoker-cli/target/test-classes -> repository root
+            return here.getParent().getParent().getParent().resolve("stoker-formats/src/test/resources/fixtures").resolve(rel);
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    Path tokens(int n) throws IOException {
+        Path p = tmp.resolve("train.bin");
+        ByteBuffer b = ByteBuffer.allocate(2 * n).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < n; i++) {
+            b.putShort((short) (i % 50_000));
+        }
+        Files.write(p, b.array());
+        return p;
+    }
+
+    @Test
+    void inspectNpyGivesTheFieldsOfTheContract() {
+        MainTest.Outcome o = stoker("inspect", "--json", fixture("npy/fortran_i4.npy").toString(),
+                fixture("npy/i2_be.npy").toString(), fixture("npy/scalar_f8.npy").toString());
+        assertEquals(0, o.code(), o.err());
+        List<String> lines = o.out().lines().toList();
+        assertEquals(3, lines.size());
+        assertEquals("npy", field(lines.get(0), "format"));
+        assertEquals("<i4", field(lines.get(0), "dtype"));
+        assertTrue(lines.get(0).contains("\"shape\":[2,3,4]") && lines.get(0).contains("\"fortranOrder\":true"), lines.get(0));
+        assertTrue(lines.get(0).contains("\"first\":[-7,-4,-1,2,5,8,11,14]"), "C order, as numpy flattens: " + lines.get(0));
+        assertEquals(">i2", field(lines.get(1), "dtype"));
+        assertTrue(lines.get(2).contains("\"shape\":[]") && lines.get(2).contains("\"first\":[3.25]"), lines.get(2));
+    }
+
+    @Test
+    void inspectTokensAndMegatron() throws IOException {
+        Path bin = tokens(1000);
+        MainTest.Outcome o = stoker("inspect", "--json", bin.toString(), fixture("megatron/docs.idx").toString());
+        assertEquals(0, o.code(), o.err());
+        List<String> lines = o.out().lines().toList();
+        assertEquals("tokens", field(lines.get(0), "format"));
+        assertEquals("<u2", field(lines.get(0), "dtype"));
+        assertEquals("1000", field(lines.get(0), "tokens"));
+        assertTrue(lines.get(0).contains("\"first\":[0,1,2,3,4,5,6,7]"), lines.get(0));
+        assertEquals("megatron", field(lines.get(1), "format"));
+        assertEquals("6", field(lines.get(1), "sequences"));
+        assertEquals("6", field(lines.get(1), "documents"));
+        assertEquals("62", field(lines.get(1), "tokens"));
+    }
+
+    @Test
+    void inspectRefusesWhatItCannotReadWithOneLine() throws IOException {
+        MainTest.Outcome o = stoker("inspect", fixture("npy/structured.npy").toString());
+        assertEquals(1, o.code());
+        assertTrue(o.err().startsWith("stoker: " + fixture("npy/structured.npy") + ": structured dtypes are not supported"), o.err());
+        Path odd = tmp.resolve("odd.bin");
+        Files.write(odd, new byte[7]);
+        o = stoker("inspect", odd.toString());
+        assertEquals(1, o.code());
+        assertTrue(o.err().contains("not a multiple of 2"), o.err());
+        assertEquals(1, stoker("inspect", tmp.resolve("missing.npy").toString()).code());
+    }
+
+    @Test
+    void benchTokensReportsTokensPerSecondAndTheSameDigestsForAnyWorkerCount() throws IOException {
+        Path bin = tokens(100_000);
+        MainTest.Outcome o = stoker("bench", "tokens", bin.toString(), "--seq-len", "128", "--batch", "8",
+                "--workers", "0,2", "--json");
+        assertEquals(0, o.code(), o.err());
+        List<String> lines = o.out().lines().toList();
+        assertEquals(field(lines.get(0), "digest"), field(lines.get(1), "digest"));
+        assertEquals((100_000 - 1) / 128, Long.parseLong(field(lines.get(0), "samples")));
+        assertTrue(Double.parseDouble(field(lines.get(0), "tokensPerSec")) > 0);
+    }
+
+    @Test
+    void benchTokensPacksMegatronDocumentsAndMixesFiles() throws IOException {
+        MainTest.Outcome o = stoker("bench", "tokens", fixture("megatron/docs").toString(), "--seq-len", "8",
+                "--batch", "2", "--separator", "50256", "--json");
+        assertEquals(0, o.code(), o.err());
+        assertEquals("8", field(o.out().strip(), "samples"), "(62 tokens + 6 separators - 1) / 8");
+        Path a = tokens(10_000);
+        o = stoker("bench", "tokens", a.toString(), fixture("npy/tokens_u2.npy").toString(), "--seq-len", "16",
+                "--weights", "0.5,0.5", "--json");
+        assertEquals(0, o.code(), o.err());
+        assertEquals(2, stoker("bench", "tokens", a.toString(), "--weights", "1,2").code());
+    }
+}
