@@ -16,7 +16,8 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "stoker", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Keeps accelerators fed: loads, inspects and benchmarks training data.",
-        subcommands = {DemoCommand.class, BenchCommand.class, InspectCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {DemoCommand.class, BenchCommand.class, InspectCommand.class, PrepareCommand.class,
+                CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 
     @Option(names = "--debug", description = "Print stack traces of errors.", scope = CommandLine.ScopeType.INHERIT)

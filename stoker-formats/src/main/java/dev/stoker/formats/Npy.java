@@ -101,6 +101,15 @@ public final class Npy {
 
     /** The header bytes numpy writes for a little-endian C-order array; the data follows at a multiple of 64. */
     static byte[] header(DType dtype, long[] shape) {
+        return header(dtype, shape, 0);
+    }
+
+    /**
+     * The header, padded to {@code length} bytes when that is a multiple of 64 large enough (so a
+     * writer can reserve the header's room before it knows the shape), else to the next multiple
+     * of 64.
+     */
+    static byte[] header(DType dtype, long[] shape, int length) {
         StringBuilder dims = new StringBuilder("(");
         for (int i = 0; i < shape.length; i++) {
             dims.append(shape[i]);
@@ -113,7 +122,7 @@ public final class Npy {
         int major = 1;
         int prefix = 10;
         int total = prefix + dict.length() + 1;
-        int padded = (total + 63) / 64 * 64;
+        int padded = Math.max((total + 63) / 64 * 64, length % 64 == 0 ? length : 0);
         if (padded - prefix > 0xFFFF) {
             major = 2;
             prefix = 12;

@@ -1,0 +1,224 @@
+package dev.stoker.formats;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
+import com.github.luben.zstd.ZstdInputStream;
+import dev.stoker.CorruptShardException;
+import java.io.BufferedInputStream;
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.zip.GZIPInputStream;
+
+/**
+ * Documents of a text file, read front to back: a {@code .txt} file is one document; a
+ * {@code .jsonl} file holds one JSON object per line and its string field {@code field} is the
+ * document. Either may be compressed ({@code .gz}, {@code .zst}; recognised by suffix and by magic
+ * bytes). A malformed line (bad JSON, no such string field, invalid UTF-8) is an error naming the
+ * file and line, or, with {@code skipBad}, is counted in {@link #skipped()} and left out.
+ */
+public final class TextDocuments implements AutoCloseable {
+    private static final JsonFactory JSON = new JsonFactory();
+
+    private final Path path;
+    private final String field;
+    private final boolean skipBad;
+    private final boolean jsonl;
+    private final CountingStream counted;
+    private final InputStream in;
+    private final java.nio.charset.CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
+    private byte[] lineBuf = new byte[1 << 12];
+    private final byte[] readBuf = new byte[1 << 16];
+    private int readPos;
+    private int readEnd;
+    private long line;
+    private long skipped;
+    private boolean txtDone;
+
+    public TextDocuments(Path path, String field, boolean skipBad, AtomicLong bytesRead) throws IOException {
+        this.path = path;
+        this.field = field;
+        this.skipBad = skipBad;
+        String name = path.getFileName().toString();
+        String base = name.endsWith(".gz") || name.endsWith(".zst") ? name.substring(0, name.lastIndexOf('.')) : name;
+        if (base.endsWith(".jsonl") || base.endsWith(".json") || base.endsWith(".ndjson")) {
+            this.jsonl = true;
+        } else if (base.endsWith(".txt") || base.endsWith(".text")) {
+            this.jsonl = false;
+        } else {
+            throw new IllegalArgumentException(path + ": expected .txt or .jsonl (optionally .gz or .zst)");
+        }
+        this.counted = new CountingStream(Files.newInputStream(path), bytesRead);
+        this.in = decompress(new BufferedInputStream(counted, 1 << 16));
+    }
+
+    private InputStream decompress(BufferedInputStream in) throws IOException {
+        in.mark(4);
+        byte[] magic = in.readNBytes(4);
+        in.reset();
+        if (magic.length >= 2 && (magic[0] & 0xFF) == 0x1F && (magic[1] & 0xFF) == 0x8B) {
+            return new GZIPInputStream(in, 1 << 16);
+        }
+        if (magic.length == 4 && (magic[0] & 0xFF) == 0x28 && (magic[1] & 0xFF) == 0xB5 && (magic[2] & 0xFF) == 0x2F
+                && (magic[3] & 0xFF) == 0xFD) {
+            return new ZstdInputStream(in);
+        }
+        return in;
+    }
+
+    /** The next document, or null at the end of the file. */
+    public String next() throws IOException {
+        if (!jsonl) {
+            if (txtDone) {
+                return null;
+            }
+            txtDone = true;
+            byte[] all = in.readAllBytes();
+            try {
+                return utf8.decode(java.nio.ByteBuffer.wrap(all)).toString();
+            } catch (CharacterCodingException e) {
+                throw new CorruptShardException(path.toString(), -1, "invalid UTF-8: " + e.getMessage(), e);
+            }
+        }
+        while (true) {
+            int n = readLine();
+            if (n < 0) {
+                return null;
+            }
+            line++;
+            String text;
+            try {
+                text = utf8.decode(java.nio.ByteBuffer.wrap(lineBuf, 0, n)).toString();
+            } catch (CharacterCodingException e) {
+                bad("invalid UTF-8");
+                continue;
+            }
+            if (text.isBlank()) {
+                continue;
+            }
+            String doc = parse(text);
+            if (doc != null) {
+                return doc;
+            }
+        }
+    }
+
+    /** Reads the next line's bytes (without the newline) into lineBuf; its length, or -1 at the end. */
+    private int readLine() throws IOException {
+        int n = 0;
+        boolean any = false;
+        while (true) {
+            if (readPos == readEnd) {
+                readEnd = in.read(readBuf, 0, readBuf.length);
+                readPos = 0;
+                if (readEnd <= 0) {
+                    readEnd = 0;
+                    return any ? n : -1;
+                }
+            }
+            any = true;
+            int start = readPos;
+            while (readPos < readEnd && readBuf[readPos] != '\n') {
+                readPos++;
+            }
+            int len = readPos - start;
+            if (n + len > lineBuf.length) {
+                lineBuf = java.util.Arrays.copyOf(lineBuf, Math.max(n + len, lineBuf.length * 2));
+            }
+            System.arraycopy(readBuf, start, lineBuf, n, len);
+            n += len;
+            if (readPos < readEnd) {
+                readPos++; // the newline
+                if (n > 0 && lineBuf[n - 1] == '\r') {
+                    n--;
+                }
+                return n;
+            }
+        }
+    }
+
+    private String parse(String text) throws CorruptShardException {
+        String value = null;
+        try (JsonParser p = JSON.createParser(text)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                return bad("expected a JSON object");
+            }
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                JsonToken t = p.nextToken();
+                if (name.equals(field) && t == JsonToken.VALUE_STRING) {
+                    value = p.getText();
+                } else {
+                    p.skipChildren();
+                }
+            }
+            if (p.currentToken() != JsonToken.END_OBJECT || p.nextToken() != null) {
+                return bad("trailing characters after the JSON object");
+            }
+        } catch (JsonProcessingException e) {
+            return bad("malformed JSON: " + String.valueOf(e.getOriginalMessage()).lines().findFirst().orElse("")
+                    + (e.getLocation() != null ? " (column " + e.getLocation().getColumnNr() + ")" : ""));
+        } catch (IOException e) {
+            return bad("malformed JSON: " + e.getMessage());
+        }
+        if (value == null) {
+            return bad("no string field '" + field + "'");
+        }
+        return value;
+    }
+
+    private String bad(String what) throws CorruptShardException {
+        if (!skipBad) {
+            throw new CorruptShardException(path.toString(), -1, "line " + line + ": " + what);
+        }
+        skipped++;
+        return null;
+    }
+
+    /** Lines left out under skipBad. */
+    public long skipped() {
+        return skipped;
+    }
+
+    @Override
+    public void close() throws IOException {
+        in.close();
+    }
+
+    /** Counts the bytes read from the file (compressed), for progress. */
+    private static final class CountingStream extends FilterInputStream {
+        private final AtomicLong count;
+
+        CountingStream(InputStream in, AtomicLong count) {
+            super(in);
+            this.count = count;
+        }
+
+        @Override
+        public int read() throws IOException {
+            int b = super.read();
+            if (b >= 0) {
+                count.incrementAndGet();
+            }
+            return b;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            int n = super.read(b, off, len);
+            if (n > 0) {
+                count.addAndGet(n);
+            }
+            return n;
+        }
+    }
+}
