@@ -55,6 +55,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     final ErrorPolicy errorPolicy;
     final boolean ordered;
     final long length;
+    final int shardBuffer;
 
     private final Batch[] buffers;
     private final FreeList free;
@@ -86,6 +87,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         this.errorPolicy = b.errorPolicy;
         this.ordered = b.ordered;
         this.length = sampler.length(source != null ? source.size() : stream.shards());
+        this.shardBuffer = b.shardBuffer > 0 ? b.shardBuffer : Math.max(64, 2 * b.batchSize);
         LoaderState s = b.resume;
         if (s == null) {
             this.seed = b.seed;
@@ -358,6 +360,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         private boolean ordered = true;
         private Allocator allocator = Allocator.offHeap();
         private LoaderState resume;
+        private int shardBuffer;
 
         private Builder(Source source) {
             this.source = source;
@@ -469,6 +472,20 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
          */
         public Builder ordered(boolean ordered) {
             this.ordered = ordered;
+            return this;
+        }
+
+        /**
+         * For a {@link StreamingDataset}: samples each shard read ahead may hold (default
+         * {@code max(64, 2 × batchSize)}). A worker reading a shard ahead of the consumer stops
+         * when its buffer is full, so shards that fit their buffer are read fully in parallel;
+         * memory is bounded by {@code prefetch × shardBuffer} samples.
+         */
+        public Builder shardBuffer(int samples) {
+            if (samples < 1) {
+                throw new IllegalArgumentException("shardBuffer must be >= 1, got " + samples);
+            }
+            this.shardBuffer = samples;
             return this;
         }
 

@@ -76,7 +76,7 @@ final class StreamRun extends Pass {
         this.positionShard = firstShard;
         this.positionOffset = sampleInShard;
         this.deliveredBase = delivered;
-        int capacity = Math.max(16, loader.batchSize);
+        int capacity = loader.shardBuffer;
         this.rings = new Ring[loader.workers == 0 ? 0 : window];
         for (int i = 0; i < rings.length; i++) {
             rings[i] = new Ring(capacity);

@@ -8,7 +8,7 @@ import picocli.CommandLine.Option;
 
 /** {@code stoker bench SOURCE ...}: runs a loader over a source and reports what it measured. */
 @Command(name = "bench", description = "Run a loader over a source and report throughput, wait and stage times.",
-        subcommands = {BenchCommand.Synthetic.class, BenchCommand.TokensBench.class})
+        subcommands = {BenchCommand.Synthetic.class, BenchCommand.TokensBench.class, BenchCommand.JsonlBench.class})
 final class BenchCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -106,6 +106,63 @@ final class BenchCommand implements Runnable {
                 final dev.stoker.DirectDataset d = data;
                 return runner.run(() -> dev.stoker.Loader.builder(d));
             }
+        }
+    }
+
+    @Command(name = "jsonl", description = "JSON lines tokenized and packed into windows of --seq-len tokens (field tokens), "
+            + "an end-of-text token after each document; plain files are read by several workers in ranges.")
+    static final class JsonlBench implements java.util.concurrent.Callable<Integer> {
+        @CommandLine.Parameters(paramLabel = "PATH", arity = "1..*", description = ".jsonl files (plain, .gz, .zst).")
+        java.util.List<java.nio.file.Path> paths;
+
+        @Option(names = "--tokenizer", defaultValue = "bytes", description = "bytes, r50k_base (gpt2), p50k_base, cl100k_base or o200k_base (default ${DEFAULT-VALUE}).")
+        String tokenizer;
+
+        @Option(names = "--seq-len", defaultValue = "1024", description = "Tokens per sample (default ${DEFAULT-VALUE}).")
+        int seqLen;
+
+        @Option(names = "--field", defaultValue = "text", description = "The JSON field holding the text (default ${DEFAULT-VALUE}).")
+        String field;
+
+        @Option(names = "--shard-kb", defaultValue = "1024", description = "Size of the ranges a plain file is read in (default ${DEFAULT-VALUE} KB).")
+        long shardKb;
+
+        @Option(names = "--shard-buffer", defaultValue = "1024", description = "Windows each shard read ahead may hold (default ${DEFAULT-VALUE}).")
+        int shardBuffer;
+
+        @Option(names = "--out-dtype", defaultValue = "int64", description = "int64 or int32 (default ${DEFAULT-VALUE}).")
+        String outDtype;
+
+        @Option(names = "--skip-bad", description = "Leave out malformed lines (counted) instead of failing.")
+        boolean skipBad;
+
+        @Mixin
+        BenchOptions options;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            dev.stoker.formats.Tokenizer tok;
+            try {
+                tok = dev.stoker.formats.Tokenizer.named(tokenizer);
+            } catch (IllegalArgumentException e) {
+                throw new Main.UsageException(e.getMessage());
+            }
+            if (seqLen < 1 || shardKb < 1 || shardBuffer < 1) {
+                throw new Main.UsageException("--seq-len, --shard-kb and --shard-buffer must be >= 1");
+            }
+            for (java.nio.file.Path p : paths) {
+                if (!java.nio.file.Files.isRegularFile(p)) {
+                    throw new java.nio.file.NoSuchFileException(p.toString());
+                }
+            }
+            dev.stoker.formats.JsonlTokens data = new dev.stoker.formats.JsonlTokens(paths, tok, field, seqLen,
+                    shardKb << 10, skipBad);
+            dev.stoker.Collator<int[]> collator = dev.stoker.formats.JsonlTokens.collator(seqLen, TokensSource.outType(outDtype));
+            return new BenchRunner(options, spec.commandLine().getOut(), "jsonl", seqLen)
+                    .run(() -> dev.stoker.Loader.builder(data, collator).shardBuffer(shardBuffer));
         }
     }
 }

@@ -40,11 +40,25 @@ public final class TextDocuments implements AutoCloseable {
     private final byte[] readBuf = new byte[1 << 16];
     private int readPos;
     private int readEnd;
+    private final long rangeStart;
+    private final boolean compressed;
     private long line;
+    private long lineOffset;
+    private long nextOffset;
     private long skipped;
     private boolean txtDone;
 
     public TextDocuments(Path path, String field, boolean skipBad, AtomicLong bytesRead) throws IOException {
+        this(path, field, skipBad, bytesRead, 0, -1);
+    }
+
+    /**
+     * The lines of bytes {@code [start, end)} of an uncompressed JSON lines file ({@code end < 0}:
+     * to the end). {@code start} must be 0 or just after a newline. Errors then name the byte
+     * offset of the line, and its line number counted from {@code start}.
+     */
+    public TextDocuments(Path path, String field, boolean skipBad, AtomicLong bytesRead, long start, long end)
+            throws IOException {
         this.path = path;
         this.field = field;
         this.skipBad = skipBad;
@@ -57,8 +71,16 @@ public final class TextDocuments implements AutoCloseable {
         } else {
             throw new IllegalArgumentException(path + ": expected .txt or .jsonl (optionally .gz or .zst)");
         }
-        this.counted = new CountingStream(Files.newInputStream(path), bytesRead);
-        this.in = decompress(new BufferedInputStream(counted, 1 << 16));
+        InputStream raw = Files.newInputStream(path);
+        if (start > 0 || end >= 0) {
+            raw = range(path, start, end);
+        }
+        this.rangeStart = start;
+        this.counted = new CountingStream(raw, bytesRead);
+        InputStream body = start > 0 || end >= 0 ? counted : decompress(new BufferedInputStream(counted, 1 << 16));
+        this.compressed = body instanceof GZIPInputStream || body instanceof ZstdInputStream;
+        // decompression runs on a thread of its own, ahead of the parsing
+        this.in = compressed ? new ReadAhead(body, 4, 1 << 20) : body;
     }
 
     private InputStream decompress(BufferedInputStream in) throws IOException {
@@ -90,26 +112,30 @@ public final class TextDocuments implements AutoCloseable {
             }
         }
         while (true) {
+            lineOffset = nextOffset;
             int n = readLine();
             if (n < 0) {
                 return null;
             }
             line++;
-            String text;
-            try {
-                text = utf8.decode(java.nio.ByteBuffer.wrap(lineBuf, 0, n)).toString();
-            } catch (CharacterCodingException e) {
-                bad("invalid UTF-8");
+            if (blank(lineBuf, n)) {
                 continue;
             }
-            if (text.isBlank()) {
-                continue;
-            }
-            String doc = parse(text);
+            String doc = parse(lineBuf, n);
             if (doc != null) {
                 return doc;
             }
         }
+    }
+
+    private static boolean blank(byte[] b, int n) {
+        for (int i = 0; i < n; i++) {
+            byte c = b[i];
+            if (c != ' ' && c != '\t' && c != '\r') {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Reads the next line's bytes (without the newline) into lineBuf; its length, or -1 at the end. */
@@ -136,8 +162,10 @@ public final class TextDocuments implements AutoCloseable {
             }
             System.arraycopy(readBuf, start, lineBuf, n, len);
             n += len;
+            nextOffset += len;
             if (readPos < readEnd) {
                 readPos++; // the newline
+                nextOffset++;
                 if (n > 0 && lineBuf[n - 1] == '\r') {
                     n--;
                 }
@@ -146,9 +174,10 @@ public final class TextDocuments implements AutoCloseable {
         }
     }
 
-    private String parse(String text) throws CorruptShardException {
+    /** The document of one line, parsed straight from its UTF-8 bytes (Jackson checks the encoding). */
+    private String parse(byte[] bytes, int n) throws CorruptShardException {
         String value = null;
-        try (JsonParser p = JSON.createParser(text)) {
+        try (JsonParser p = JSON.createParser(bytes, 0, n)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return bad("expected a JSON object");
             }
@@ -165,7 +194,8 @@ public final class TextDocuments implements AutoCloseable {
                 return bad("trailing characters after the JSON object");
             }
         } catch (JsonProcessingException e) {
-            return bad("malformed JSON: " + String.valueOf(e.getOriginalMessage()).lines().findFirst().orElse("")
+            String m = String.valueOf(e.getOriginalMessage()).lines().findFirst().orElse("");
+            return bad((m.contains("Invalid UTF-8") ? "invalid UTF-8: " : "malformed JSON: ") + m
                     + (e.getLocation() != null ? " (column " + e.getLocation().getColumnNr() + ")" : ""));
         } catch (IOException e) {
             return bad("malformed JSON: " + e.getMessage());
@@ -178,10 +208,45 @@ public final class TextDocuments implements AutoCloseable {
 
     private String bad(String what) throws CorruptShardException {
         if (!skipBad) {
-            throw new CorruptShardException(path.toString(), -1, "line " + line + ": " + what);
+            String where = rangeStart == 0 ? "line " + line : "line " + line + " of the range from byte " + rangeStart;
+            throw new CorruptShardException(path.toString(), compressed ? -1 : rangeStart + lineOffset, where + ": " + what);
         }
         skipped++;
         return null;
+    }
+
+    private static InputStream range(Path path, long start, long end) throws IOException {
+        java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.READ);
+        ch.position(start);
+        long limit = end < 0 ? Long.MAX_VALUE : end - start;
+        InputStream body = java.nio.channels.Channels.newInputStream(ch);
+        return new FilterInputStream(body) {
+            private long left = limit;
+
+            @Override
+            public int read() throws IOException {
+                if (left <= 0) {
+                    return -1;
+                }
+                int b = super.read();
+                if (b >= 0) {
+                    left--;
+                }
+                return b;
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                if (left <= 0) {
+                    return -1;
+                }
+                int n = super.read(b, off, (int) Math.min(len, left));
+                if (n > 0) {
+                    left -= n;
+                }
+                return n;
+            }
+        };
     }
 
     /** Lines left out under skipBad. */
