@@ -1,0 +1,74 @@
+package dev.stoker.cli;
+
+import static dev.stoker.cli.MainTest.field;
+import static dev.stoker.cli.MainTest.stoker;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class PrepareCommandTest {
+    @TempDir
+    Path tmp;
+
+    Path corpus() throws IOException {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < 400; i++) {
+            b.append("{\"text\": \"Document ").append(i).append(": the loader feeds the GPU.\"}\n");
+        }
+        Path p = tmp.resolve("c.jsonl");
+        Files.writeString(p, b);
+        return p;
+    }
+
+    @Test
+    void preparesTokensAndSummarises() throws IOException {
+        Path in = corpus();
+        MainTest.Outcome o = stoker("prepare", "tokens", in.toString(), "--out", tmp.resolve("gpt2").toString(),
+                "--tokenizer", "gpt2", "--workers", "2");
+        assertEquals(0, o.code(), o.err());
+        assertTrue(o.out().startsWith("400 documents, ") && o.out().contains("tokens (r50k_base, <u2)"), o.out());
+        assertTrue(o.out().contains("wrote " + tmp.resolve("gpt2.bin")), o.out());
+        MainTest.Outcome one = stoker("prepare", "tokens", in.toString(), "--out", tmp.resolve("one").toString(),
+                "--tokenizer", "gpt2", "--workers", "1");
+        assertEquals(0, one.code(), one.err());
+        assertArrayEquals(Files.readAllBytes(tmp.resolve("gpt2.bin")), Files.readAllBytes(tmp.resolve("one.bin")));
+
+        o = stoker("prepare", "tokens", in.toString(), "--out", tmp.resolve("m").toString(), "--format", "megatron",
+                "--tokenizer", "cl100k_base");
+        assertEquals(0, o.code(), o.err());
+        MainTest.Outcome inspect = stoker("inspect", "--json", tmp.resolve("m").toString());
+        assertEquals("megatron", field(inspect.out().strip(), "format"));
+        assertEquals("<i4", field(inspect.out().strip(), "dtype"), "cl100k ids need 32 bits: Megatron's int32");
+        assertEquals("400", field(inspect.out().strip(), "documents"));
+    }
+
+    @Test
+    void aMalformedLineExitsOneNamingTheLineOrIsSkippedAndCounted() throws IOException {
+        Path in = tmp.resolve("bad.jsonl");
+        Files.writeString(in, "{\"text\": \"a\"}\n{\"text\": \"b\"\n{\"text\": \"c\"}\n");
+        MainTest.Outcome o = stoker("prepare", "tokens", in.toString(), "--out", tmp.resolve("x").toString());
+        assertEquals(1, o.code());
+        assertTrue(o.err().startsWith("stoker: " + in + ": line 2: malformed JSON"), o.err());
+        assertEquals(1, o.err().lines().count());
+        o = stoker("prepare", "tokens", in.toString(), "--out", tmp.resolve("x").toString(), "--skip-bad", "--format", "npy");
+        assertEquals(0, o.code(), o.err());
+        assertTrue(o.out().contains("2 documents") && o.out().contains("skipped 1 malformed lines"), o.out());
+        assertEquals(2, stoker("prepare", "tokens", in.toString(), "--out", tmp.resolve("y").toString(), "--tokenizer", "llama").code());
+    }
+
+    @Test
+    void benchJsonlReportsTokensPerSecond() throws IOException {
+        Path in = corpus();
+        MainTest.Outcome o = stoker("bench", "jsonl", in.toString(), "--seq-len", "32", "--batch", "4", "--workers", "0,2", "--json");
+        assertEquals(0, o.code(), o.err());
+        var lines = o.out().lines().toList();
+        assertEquals(field(lines.get(0), "digest"), field(lines.get(1), "digest"));
+        assertTrue(Double.parseDouble(field(lines.get(0), "tokensPerSec")) > 0);
+    }
+}
