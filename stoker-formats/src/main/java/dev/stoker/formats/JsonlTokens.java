@@ -99,6 +99,7 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<int[]> {
             private int[] pending = new int[0];
             private int pendingAt;
             private byte[] pendingBytes = new byte[0];
+            private int pendingLength;
             private boolean eotDue;
 
             @Override
@@ -108,22 +109,22 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<int[]> {
                 while (filled < seqLen) {
                     if (bytes) {
                         // the bytes tokenizer: widen the UTF-8 bytes straight into the window
-                        if (pendingAt == pendingBytes.length) {
+                        if (pendingAt == pendingLength) {
                             if (eotDue) {
                                 window[filled++] = eot;
                                 eotDue = false;
                                 continue;
                             }
-                            String doc = docs.next();
-                            if (doc == null) {
+                            if (!docs.nextLine()) {
                                 return null; // the partial window at the end of the shard is dropped
                             }
-                            pendingBytes = doc.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                            pendingBytes = docs.bytes();
+                            pendingLength = docs.length();
                             pendingAt = 0;
                             eotDue = true;
                             continue;
                         }
-                        int take = Math.min(seqLen - filled, pendingBytes.length - pendingAt);
+                        int take = Math.min(seqLen - filled, pendingLength - pendingAt);
                         for (int i = 0; i < take; i++) {
                             window[filled + i] = pendingBytes[pendingAt + i] & 0xFF;
                         }

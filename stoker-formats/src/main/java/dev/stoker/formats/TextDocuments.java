@@ -1,9 +1,5 @@
 package dev.stoker.formats;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.JsonToken;
 import com.github.luben.zstd.ZstdInputStream;
 import dev.stoker.CorruptShardException;
 import java.io.BufferedInputStream;
@@ -26,7 +22,6 @@ import java.util.zip.GZIPInputStream;
  * file and line, or, with {@code skipBad}, is counted in {@link #skipped()} and left out.
  */
 public final class TextDocuments implements AutoCloseable {
-    private static final JsonFactory JSON = new JsonFactory();
 
     private final Path path;
     private final String field;
@@ -36,7 +31,10 @@ public final class TextDocuments implements AutoCloseable {
     private final InputStream in;
     private final java.nio.charset.CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder()
             .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
-    private byte[] lineBuf = new byte[1 << 12];
+    private byte[] lineBuf;
+    private int lineFrom;
+    private byte[] gather = new byte[1 << 12];
+    private final JsonLine json;
     private final byte[] readBuf = new byte[1 << 16];
     private int readPos;
     private int readEnd;
@@ -61,6 +59,7 @@ public final class TextDocuments implements AutoCloseable {
             throws IOException {
         this.path = path;
         this.field = field;
+        this.json = new JsonLine(field);
         this.skipBad = skipBad;
         String name = path.getFileName().toString();
         String base = name.endsWith(".gz") || name.endsWith(".zst") ? name.substring(0, name.lastIndexOf('.')) : name;
@@ -111,25 +110,50 @@ public final class TextDocuments implements AutoCloseable {
                 throw new CorruptShardException(path.toString(), -1, "invalid UTF-8: " + e.getMessage(), e);
             }
         }
+        if (!nextLine()) {
+            return null;
+        }
+        return new String(json.value(), 0, json.length(), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * JSON lines only: moves to the next document and leaves its UTF-8 bytes (already validated)
+     * in {@link #bytes()}[0, {@link #length()}); false at the end of the file. No String is made.
+     */
+    public boolean nextLine() throws IOException {
         while (true) {
             lineOffset = nextOffset;
             int n = readLine();
             if (n < 0) {
-                return null;
+                return false;
             }
             line++;
-            if (blank(lineBuf, n)) {
+            if (blank(lineBuf, lineFrom, n)) {
                 continue;
             }
-            String doc = parse(lineBuf, n);
-            if (doc != null) {
-                return doc;
+            try {
+                if (json.parse(lineBuf, lineFrom, lineFrom + n)) {
+                    return true;
+                }
+                bad("no string field '" + field + "'");
+            } catch (JsonLine.Malformed e) {
+                String m = e.getMessage();
+                bad((m.contains("UTF-8") ? "" : "malformed JSON: ") + m);
             }
         }
     }
 
-    private static boolean blank(byte[] b, int n) {
-        for (int i = 0; i < n; i++) {
+    /** The current document's UTF-8 bytes (after {@link #nextLine()}); valid until the next call. */
+    public byte[] bytes() {
+        return json.value();
+    }
+
+    public int length() {
+        return json.length();
+    }
+
+    private static boolean blank(byte[] b, int from, int n) {
+        for (int i = from; i < from + n; i++) {
             byte c = b[i];
             if (c != ' ' && c != '\t' && c != '\r') {
                 return false;
@@ -138,8 +162,23 @@ public final class TextDocuments implements AutoCloseable {
         return true;
     }
 
-    /** Reads the next line's bytes (without the newline) into lineBuf; its length, or -1 at the end. */
+    /**
+     * Reads the next line (without its newline); its length, or -1 at the end. The bytes are at
+     * {@code lineBuf[lineFrom, lineFrom + length)}: the read buffer itself when the line lies
+     * inside it (no copy), else a line buffer it was gathered into.
+     */
     private int readLine() throws IOException {
+        if (readPos < readEnd) {
+            int nl = indexOfNewline(readBuf, readPos, readEnd);
+            if (nl >= 0) {
+                int n = nl - readPos;
+                lineBuf = readBuf;
+                lineFrom = readPos;
+                readPos = nl + 1;
+                nextOffset += n + 1;
+                return trimCr(n);
+            }
+        }
         int n = 0;
         boolean any = false;
         while (true) {
@@ -148,62 +187,56 @@ public final class TextDocuments implements AutoCloseable {
                 readPos = 0;
                 if (readEnd <= 0) {
                     readEnd = 0;
+                    lineBuf = gather;
+                    lineFrom = 0;
                     return any ? n : -1;
                 }
             }
             any = true;
-            int start = readPos;
-            while (readPos < readEnd && readBuf[readPos] != '\n') {
-                readPos++;
+            int nl = indexOfNewline(readBuf, readPos, readEnd);
+            int stop = nl >= 0 ? nl : readEnd;
+            int len = stop - readPos;
+            if (n + len > gather.length) {
+                gather = java.util.Arrays.copyOf(gather, Math.max(n + len, gather.length * 2));
             }
-            int len = readPos - start;
-            if (n + len > lineBuf.length) {
-                lineBuf = java.util.Arrays.copyOf(lineBuf, Math.max(n + len, lineBuf.length * 2));
-            }
-            System.arraycopy(readBuf, start, lineBuf, n, len);
+            System.arraycopy(readBuf, readPos, gather, n, len);
             n += len;
             nextOffset += len;
-            if (readPos < readEnd) {
-                readPos++; // the newline
+            readPos = stop;
+            if (nl >= 0) {
+                readPos++;
                 nextOffset++;
-                if (n > 0 && lineBuf[n - 1] == '\r') {
-                    n--;
-                }
-                return n;
+                lineBuf = gather;
+                lineFrom = 0;
+                return trimCr(n);
             }
         }
     }
 
-    /** The document of one line, parsed straight from its UTF-8 bytes (Jackson checks the encoding). */
-    private String parse(byte[] bytes, int n) throws CorruptShardException {
-        String value = null;
-        try (JsonParser p = JSON.createParser(bytes, 0, n)) {
-            if (p.nextToken() != JsonToken.START_OBJECT) {
-                return bad("expected a JSON object");
+    private int trimCr(int n) {
+        return n > 0 && lineBuf[lineFrom + n - 1] == '\r' ? n - 1 : n;
+    }
+
+    private static final java.lang.invoke.VarHandle WORD =
+            java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+
+    /** The first newline in {@code b[from, to)}, eight bytes at a time; -1 if none. */
+    private static int indexOfNewline(byte[] b, int from, int to) {
+        int i = from;
+        while (to - i >= 8) {
+            long w = (long) WORD.get(b, i) ^ 0x0A0A0A0A0A0A0A0AL;
+            long z = (w - 0x0101010101010101L) & ~w & 0x8080808080808080L;
+            if (z != 0) {
+                return i + (Long.numberOfTrailingZeros(z) >>> 3);
             }
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String name = p.currentName();
-                JsonToken t = p.nextToken();
-                if (name.equals(field) && t == JsonToken.VALUE_STRING) {
-                    value = p.getText();
-                } else {
-                    p.skipChildren();
-                }
-            }
-            if (p.currentToken() != JsonToken.END_OBJECT || p.nextToken() != null) {
-                return bad("trailing characters after the JSON object");
-            }
-        } catch (JsonProcessingException e) {
-            String m = String.valueOf(e.getOriginalMessage()).lines().findFirst().orElse("");
-            return bad((m.contains("Invalid UTF-8") ? "invalid UTF-8: " : "malformed JSON: ") + m
-                    + (e.getLocation() != null ? " (column " + e.getLocation().getColumnNr() + ")" : ""));
-        } catch (IOException e) {
-            return bad("malformed JSON: " + e.getMessage());
+            i += 8;
         }
-        if (value == null) {
-            return bad("no string field '" + field + "'");
+        for (; i < to; i++) {
+            if (b[i] == '\n') {
+                return i;
+            }
         }
-        return value;
+        return -1;
     }
 
     private String bad(String what) throws CorruptShardException {
