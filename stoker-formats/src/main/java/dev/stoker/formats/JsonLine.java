@@ -41,6 +41,9 @@ final class JsonLine {
     private byte[] out = new byte[4096];
     private int outLen;
     private boolean found;
+    private byte[] valueArray;
+    private int valueFrom;
+    private int valueLen;
     private boolean foundNow;
     private byte[] scratch = new byte[256];
 
@@ -71,12 +74,17 @@ final class JsonLine {
         return found;
     }
 
+    /** The array holding the value: the line itself, or the output buffer when escapes were decoded. */
     byte[] value() {
-        return out;
+        return valueArray;
+    }
+
+    int offset() {
+        return valueFrom;
     }
 
     int length() {
-        return outLen;
+        return valueLen;
     }
 
     private Malformed error(String what, int start) {
@@ -137,7 +145,6 @@ final class JsonLine {
             i++;
             ws();
             if (match && i < end && b[i] == '"') {
-                outLen = 0;
                 string(true, start);
                 found = true;
             } else {
@@ -159,17 +166,23 @@ final class JsonLine {
 
     /** Reads a key (at its opening quote); true when it is the wanted field. */
     private boolean keyMatches(int start) throws Malformed {
-        int savedLen = outLen;
+        byte[] va = valueArray;
+        int vf = valueFrom;
+        int vl = valueLen;
         byte[] savedOut = out;
+        int savedLen = outLen;
         out = scratch;
         outLen = 0;
         try {
             string(true, start);
             scratch = out;
-            return outLen == field.length && Arrays.equals(out, 0, outLen, field, 0, field.length);
+            return valueLen == field.length && Arrays.equals(valueArray, valueFrom, valueFrom + valueLen, field, 0, field.length);
         } finally {
             out = savedOut;
             outLen = savedLen;
+            valueArray = va;
+            valueFrom = vf;
+            valueLen = vl;
         }
     }
 
@@ -263,9 +276,15 @@ final class JsonLine {
         return c >= '0' && c <= '9';
     }
 
-    /** A string at its opening quote; with {@code keep}, its UTF-8 bytes go to the output. */
+    /**
+     * A string at its opening quote; with {@code keep}, it becomes the value. A string without
+     * escapes is already its own UTF-8 bytes: the value is then a slice of the line, not a copy.
+     * Only an escape makes the bytes before it (and everything after) go to the output buffer.
+     */
     private void string(boolean keep, int start) throws Malformed {
         i++; // "
+        int run = i;          // start of the bytes not yet copied
+        boolean copying = false;
         while (true) {
             // eight plain bytes at a time: no quote, backslash, control or non-ASCII byte
             while (end - i >= 8) {
@@ -277,11 +296,6 @@ final class JsonLine {
                 if ((special & HIGHS) != 0) {
                     break;
                 }
-                if (keep) {
-                    ensure(8);
-                    LONG.set(out, outLen, w);
-                    outLen += 8;
-                }
                 i += 8;
             }
             if (i >= end) {
@@ -289,23 +303,46 @@ final class JsonLine {
             }
             int c = b[i] & 0xFF;
             if (c == '"') {
+                if (keep) {
+                    if (copying) {
+                        append(run, i);
+                        valueArray = out;
+                        valueFrom = 0;
+                        valueLen = outLen;
+                    } else {
+                        valueArray = b;
+                        valueFrom = run;
+                        valueLen = i - run;
+                    }
+                }
                 i++;
                 return;
             }
             if (c == '\\') {
+                if (keep) {
+                    if (!copying) {
+                        outLen = 0;
+                        copying = true;
+                    }
+                    append(run, i);
+                }
                 escape(keep, start);
+                run = i;
             } else if (c < 0x20) {
                 throw error("control character " + String.format("0x%02x", c) + " in a string", start);
             } else if (c < 0x80) {
-                if (keep) {
-                    ensure(1);
-                    out[outLen++] = (byte) c;
-                }
                 i++;
             } else {
-                utf8(keep, start);
+                utf8(start);
             }
         }
+    }
+
+    private void append(int from, int to) {
+        int n = to - from;
+        ensure(n);
+        System.arraycopy(b, from, out, outLen, n);
+        outLen += n;
     }
 
     private void escape(boolean keep, int start) throws Malformed {
@@ -383,7 +420,7 @@ final class JsonLine {
     }
 
     /** One UTF-8 sequence (at a byte >= 0x80), validated as RFC 3629 defines it. */
-    private void utf8(boolean keep, int start) throws Malformed {
+    private void utf8(int start) throws Malformed {
         int c = b[i] & 0xFF;
         int n;
         int min;
@@ -415,11 +452,6 @@ final class JsonLine {
         }
         if (cp < min || cp > 0x10FFFF || cp >= 0xD800 && cp <= 0xDFFF) {
             throw error("invalid UTF-8 sequence (code point " + Integer.toHexString(cp) + ")", start);
-        }
-        if (keep) {
-            ensure(n);
-            System.arraycopy(b, i, out, outLen, n);
-            outLen += n;
         }
         i += n;
     }

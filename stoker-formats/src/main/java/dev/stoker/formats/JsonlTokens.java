@@ -14,9 +14,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Shards: an uncompressed file is cut into ranges of about {@code shardBytes}, each starting
  * just after a newline, so that several workers read one file in parallel; a compressed file
- * ({@code .gz}, {@code .zst}) is one shard. A sample is an {@code int[seqLen]}.
+ * ({@code .gz}, {@code .zst}) is one shard. A sample is a {@code long[seqLen]}, so that collating it
+ * into an int64 batch is one bulk copy.
  */
-public final class JsonlTokens implements dev.stoker.StreamingDataset<int[]> {
+public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
     private final Tokenizer tokenizer;
     private final String field;
     private final int seqLen;
@@ -90,7 +91,7 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<int[]> {
     }
 
     @Override
-    public ShardReader<int[]> open(int shard) throws IOException {
+    public ShardReader<long[]> open(int shard) throws IOException {
         Range r = shards.get(shard);
         TextDocuments docs = new TextDocuments(r.path, field, skipBad, new AtomicLong(), r.start, r.end);
         int eot = tokenizer.endOfText();
@@ -103,8 +104,8 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<int[]> {
             private boolean eotDue;
 
             @Override
-            public int[] next() throws IOException {
-                int[] window = new int[seqLen];
+            public long[] next() throws IOException {
+                long[] window = new long[seqLen];
                 int filled = 0;
                 while (filled < seqLen) {
                     if (bytes) {
@@ -119,8 +120,8 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<int[]> {
                                 return null; // the partial window at the end of the shard is dropped
                             }
                             pendingBytes = docs.bytes();
-                            pendingLength = docs.length();
-                            pendingAt = 0;
+                            pendingAt = docs.offset();
+                            pendingLength = pendingAt + docs.length();
                             eotDue = true;
                             continue;
                         }
@@ -141,7 +142,9 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<int[]> {
                         pendingAt = 0;
                     }
                     int take = Math.min(seqLen - filled, pending.length - pendingAt);
-                    System.arraycopy(pending, pendingAt, window, filled, take);
+                    for (int i = 0; i < take; i++) {
+                        window[filled + i] = pending[pendingAt + i];
+                    }
                     pendingAt += take;
                     filled += take;
                 }
@@ -162,8 +165,8 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<int[]> {
         return out;
     }
 
-    /** Writes a window as field 0 (int64 or int32) of a row. */
-    public static dev.stoker.Collator<int[]> collator(int seqLen, dev.stoker.DType out) {
+    /** Writes a window as field {@code tokens} (int64: one bulk copy; or int32) of a row. */
+    public static dev.stoker.Collator<long[]> collator(int seqLen, dev.stoker.DType out) {
         dev.stoker.Schema schema = dev.stoker.Schema.of(dev.stoker.Field.tensor("tokens", out, seqLen));
         return new dev.stoker.Collator<>() {
             @Override
@@ -172,16 +175,14 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<int[]> {
             }
 
             @Override
-            public void write(int[] w, dev.stoker.Row row) {
+            public void write(long[] w, dev.stoker.Row row) {
                 java.lang.foreign.MemorySegment col = row.column(0);
                 long at = row.offset(0);
                 if (out == dev.stoker.DType.INT64) {
-                    for (int i = 0; i < w.length; i++) {
-                        col.set(TokenCopy.I64, at + 8L * i, w[i]);
-                    }
+                    java.lang.foreign.MemorySegment.copy(w, 0, col, TokenCopy.I64, at, w.length);
                 } else {
                     for (int i = 0; i < w.length; i++) {
-                        col.set(TokenCopy.I32, at + 4L * i, w[i]);
+                        col.set(TokenCopy.I32, at + 4L * i, (int) w[i]);
                     }
                 }
             }

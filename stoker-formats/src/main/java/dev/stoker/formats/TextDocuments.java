@@ -113,12 +113,12 @@ public final class TextDocuments implements AutoCloseable {
         if (!nextLine()) {
             return null;
         }
-        return new String(json.value(), 0, json.length(), StandardCharsets.UTF_8);
+        return new String(json.value(), json.offset(), json.length(), StandardCharsets.UTF_8);
     }
 
     /**
      * JSON lines only: moves to the next document and leaves its UTF-8 bytes (already validated)
-     * in {@link #bytes()}[0, {@link #length()}); false at the end of the file. No String is made.
+     * in {@link #bytes()}; false at the end of the file. No String is made.
      */
     public boolean nextLine() throws IOException {
         while (true) {
@@ -143,9 +143,16 @@ public final class TextDocuments implements AutoCloseable {
         }
     }
 
-    /** The current document's UTF-8 bytes (after {@link #nextLine()}); valid until the next call. */
+    /**
+     * The array holding the current document's UTF-8 bytes (after {@link #nextLine()}), at
+     * {@link #offset()} for {@link #length()} bytes; valid until the next call.
+     */
     public byte[] bytes() {
         return json.value();
+    }
+
+    public int offset() {
+        return json.offset();
     }
 
     public int length() {

@@ -50,7 +50,7 @@ class JsonLineTest {
 
     static byte[] mine(JsonLine j, byte[] line) {
         try {
-            return j.parse(line, 0, line.length) ? Arrays.copyOf(j.value(), j.length()) : MISSING;
+            return j.parse(line, 0, line.length) ? Arrays.copyOfRange(j.value(), j.offset(), j.offset() + j.length()) : MISSING;
         } catch (JsonLine.Malformed e) {
             return null;
         }
