@@ -1,0 +1,174 @@
+package dev.stoker.formats;
+
+import dev.stoker.CorruptShardException;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Where every sample of an uncompressed tar shard lies: for each sample its key and, per field,
+ * the byte offset and size of the member's data. Built by one pass over the headers (the data
+ * is skipped), kept beside the shard as {@code SHARD.stkidx} (or, when that folder is read-only,
+ * in {@code ~/.cache/stoker/index}), and rebuilt whenever the shard's size or mtime changed.
+ */
+public final class TarIndex {
+    private static final long MAGIC = 0x53544b4944583031L; // "STKIDX01"
+
+    final String[] keys;
+    final int[] firstField;     // sample s has fields [firstField[s], firstField[s + 1])
+    final String[] fieldNames;
+    final long[] offsets;
+    final long[] sizes;
+
+    private TarIndex(String[] keys, int[] firstField, String[] fieldNames, long[] offsets, long[] sizes) {
+        this.keys = keys;
+        this.firstField = firstField;
+        this.fieldNames = fieldNames;
+        this.offsets = offsets;
+        this.sizes = sizes;
+    }
+
+    public int samples() {
+        return keys.length;
+    }
+
+    /** The index of {@code shard}, from its stored file when that is current, else built and stored. */
+    public static TarIndex of(Path shard) throws IOException {
+        long size = Files.size(shard);
+        long mtime = Files.getLastModifiedTime(shard).toMillis();
+        for (Path p : places(shard)) {
+            if (Files.isRegularFile(p)) {
+                TarIndex idx = load(p, size, mtime);
+                if (idx != null) {
+                    return idx;
+                }
+            }
+        }
+        TarIndex idx = build(shard);
+        for (Path p : places(shard)) {
+            try {
+                Files.createDirectories(p.toAbsolutePath().getParent());
+                AtomicFile.write(p, out -> idx.store(out, size, mtime));
+                break;
+            } catch (IOException e) {
+                // not writable here: try the next place; an index not stored is rebuilt next time
+            }
+        }
+        return idx;
+    }
+
+    static List<Path> places(Path shard) {
+        Path abs = shard.toAbsolutePath();
+        String home = System.getProperty("user.home");
+        String cache = System.getenv().getOrDefault("XDG_CACHE_HOME", home + "/.cache");
+        String id = Integer.toHexString(abs.toString().hashCode()) + "-" + abs.getFileName();
+        return List.of(Path.of(abs + ".stkidx"), Path.of(cache, "stoker", "index", id + ".stkidx"));
+    }
+
+    /** Scans the headers of an uncompressed tar shard. */
+    public static TarIndex build(Path shard) throws IOException {
+        List<String> keys = new ArrayList<>();
+        List<Integer> first = new ArrayList<>();
+        List<String> names = new ArrayList<>();
+        List<Long> offsets = new ArrayList<>();
+        List<Long> sizes = new ArrayList<>();
+        Map<String, String> intern = new HashMap<>();
+        try (InputStream raw = Files.newInputStream(shard)) {
+            InputStream in = TarReader.decompress(raw, shard.toString());
+            if (!(in instanceof java.io.BufferedInputStream)) {
+                throw new IllegalArgumentException(shard + ": a compressed shard has no random access; read it as a stream "
+                        + "(TarShards) or store it uncompressed");
+            }
+            TarReader r = new TarReader(in, shard.toString());
+            String key = null;
+            long keyAt = -1;
+            java.util.Set<String> seen = new java.util.HashSet<>();
+            for (TarReader.Member m; (m = r.next(false)) != null; ) {
+                if (TarSample.isMeta(m.name())) {
+                    continue;
+                }
+                String[] kf = TarSample.split(m.name());
+                if (kf == null) {
+                    continue;
+                }
+                if (!kf[0].equals(key)) {
+                    key = kf[0];
+                    keyAt = m.headerOffset();
+                    keys.add(key);
+                    first.add(names.size());
+                    seen.clear();
+                }
+                if (!seen.add(kf[1])) {
+                    throw new CorruptShardException(shard.toString(), m.headerOffset(), "duplicate field '" + kf[1]
+                            + "' in sample '" + key + "' (which starts at byte " + keyAt + ")");
+                }
+                names.add(intern.computeIfAbsent(kf[1], k -> k));
+                offsets.add(m.dataOffset());
+                sizes.add(m.size());
+            }
+        }
+        first.add(names.size());
+        return new TarIndex(keys.toArray(String[]::new), first.stream().mapToInt(Integer::intValue).toArray(),
+                names.toArray(String[]::new), offsets.stream().mapToLong(Long::longValue).toArray(),
+                sizes.stream().mapToLong(Long::longValue).toArray());
+    }
+
+    private void store(java.io.OutputStream o, long size, long mtime) throws IOException {
+        DataOutputStream out = new DataOutputStream(o);
+        out.writeLong(MAGIC);
+        out.writeLong(size);
+        out.writeLong(mtime);
+        out.writeInt(keys.length);
+        out.writeInt(fieldNames.length);
+        for (String k : keys) {
+            out.writeUTF(k);
+        }
+        for (int f : firstField) {
+            out.writeInt(f);
+        }
+        for (int i = 0; i < fieldNames.length; i++) {
+            out.writeUTF(fieldNames[i]);
+            out.writeLong(offsets[i]);
+            out.writeLong(sizes[i]);
+        }
+        out.flush();
+    }
+
+    /** The stored index, or null when it is stale or unreadable (it is then rebuilt). */
+    private static TarIndex load(Path p, long size, long mtime) {
+        try (DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(Files.newInputStream(p)))) {
+            if (in.readLong() != MAGIC || in.readLong() != size || in.readLong() != mtime) {
+                return null;
+            }
+            int n = in.readInt();
+            int f = in.readInt();
+            String[] keys = new String[n];
+            for (int i = 0; i < n; i++) {
+                keys[i] = in.readUTF();
+            }
+            int[] first = new int[n + 1];
+            for (int i = 0; i <= n; i++) {
+                first[i] = in.readInt();
+            }
+            String[] names = new String[f];
+            long[] offsets = new long[f];
+            long[] sizes = new long[f];
+            Map<String, String> intern = new HashMap<>();
+            for (int i = 0; i < f; i++) {
+                names[i] = intern.computeIfAbsent(in.readUTF(), k -> k);
+                offsets[i] = in.readLong();
+                sizes[i] = in.readLong();
+            }
+            return new TarIndex(keys, first, names, offsets, sizes);
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+}

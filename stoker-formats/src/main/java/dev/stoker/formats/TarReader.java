@@ -1,0 +1,333 @@
+package dev.stoker.formats;
+
+import com.github.luben.zstd.ZstdInputStream;
+import dev.stoker.CorruptShardException;
+import java.io.BufferedInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.zip.GZIPInputStream;
+import net.jpountz.lz4.LZ4FrameInputStream;
+
+/**
+ * Reads the members of a tar archive front to back: POSIX ustar, GNU (long names, base-256
+ * sizes) and PAX (extended headers for path and size). Only regular files are returned;
+ * directories, links and other members are skipped; empty files are kept. {@link #open} sees
+ * gzip, zstd and lz4 (frame) compression by magic bytes (a suffix alone is not trusted).
+ *
+ * <p>Errors are {@link CorruptShardException}s naming the shard and the byte offset (in the
+ * uncompressed archive): a bad header checksum, a member cut short, garbage after the end.
+ */
+public final class TarReader implements AutoCloseable {
+    static final int BLOCK = 512;
+
+    /** A regular file of the archive; {@code data} is null when it was skipped rather than read. */
+    public record Member(String name, long headerOffset, long dataOffset, long size, byte[] data) {
+    }
+
+    private final InputStream in;
+    private final String shard;
+    private final byte[] header = new byte[BLOCK];
+    private long offset;
+    private String longName;
+    private String paxPath;
+    private long paxSize = -1;
+    private boolean ended;
+
+    public TarReader(InputStream in, String shard) {
+        this.in = in;
+        this.shard = shard;
+    }
+
+    /** Opens a tar file, decompressing it if its first bytes say gzip, zstd or lz4. */
+    public static TarReader open(Path path) throws IOException {
+        return new TarReader(decompress(Files.newInputStream(path), path.toString()), path.toString());
+    }
+
+    /** Wraps a stream in the decompressor its magic bytes call for (none for a plain tar). */
+    public static InputStream decompress(InputStream raw, String name) throws IOException {
+        BufferedInputStream in = new BufferedInputStream(raw, 1 << 16);
+        in.mark(4);
+        byte[] m = in.readNBytes(4);
+        in.reset();
+        if (m.length >= 2 && (m[0] & 0xFF) == 0x1F && (m[1] & 0xFF) == 0x8B) {
+            return new GZIPInputStream(in, 1 << 16);
+        }
+        if (m.length == 4 && (m[0] & 0xFF) == 0x28 && (m[1] & 0xFF) == 0xB5 && (m[2] & 0xFF) == 0x2F && (m[3] & 0xFF) == 0xFD) {
+            return new ZstdInputStream(in);
+        }
+        if (m.length == 4 && (m[0] & 0xFF) == 0x04 && (m[1] & 0xFF) == 0x22 && (m[2] & 0xFF) == 0x4D && (m[3] & 0xFF) == 0x18) {
+            return new LZ4FrameInputStream(in);
+        }
+        return in;
+    }
+
+    public String shard() {
+        return shard;
+    }
+
+    /** The next regular file with its data, or null at the end of the archive. */
+    public Member next() throws IOException {
+        return next(true);
+    }
+
+    /** The next regular file, its data read only when {@code readData}; null at the end. */
+    public Member next(boolean readData) throws IOException {
+        while (!ended) {
+            long at = offset;
+            int n = readFully(header, BLOCK);
+            if (n == 0) {
+                ended = true; // end of file without the end-of-archive blocks: tolerated, as tar does
+                return null;
+            }
+            if (n < BLOCK) {
+                throw new CorruptShardException(shard, at, "truncated header: " + n + " of 512 bytes");
+            }
+            if (zero(header)) {
+                checkEnd(at);
+                return null;
+            }
+            verifyChecksum(at);
+            char type = (char) header[156];
+            long size = size(at);
+            if (paxSize >= 0) {
+                size = paxSize;
+            }
+            String name = name();
+            if (type == 'L') {
+                longName = cString(readData(size, at, "GNU long name"));
+                skipPadding(size);
+                continue;
+            }
+            if (type == 'x' || type == 'g') {
+                byte[] pax = readData(size, at, "PAX header");
+                skipPadding(size);
+                if (type == 'x') {
+                    pax(pax, at);
+                }
+                continue;
+            }
+            if (type == 'K') {
+                readData(size, at, "GNU long link name");
+                skipPadding(size);
+                continue;
+            }
+            if (longName != null) {
+                name = longName;
+            }
+            if (paxPath != null) {
+                name = paxPath;
+            }
+            longName = null;
+            paxPath = null;
+            paxSize = -1;
+            long dataAt = offset;
+            boolean regular = type == '0' || type == '\0' || type == '7';
+            if (!regular) {
+                // directories, links, devices, FIFOs: nothing to read (their size is 0 or ignored)
+                skip(size, at, name);
+                skipPadding(size);
+                continue;
+            }
+            byte[] data = null;
+            if (readData) {
+                data = readData(size, at, name);
+            } else {
+                skip(size, at, name);
+            }
+            skipPadding(size);
+            return new Member(name, at, dataAt, size, data);
+        }
+        return null;
+    }
+
+    private void checkEnd(long at) throws IOException {
+        ended = true;
+        byte[] rest = new byte[BLOCK];
+        long pos = offset;
+        int n;
+        while ((n = readFully(rest, BLOCK)) > 0) {
+            for (int i = 0; i < n; i++) {
+                if (rest[i] != 0) {
+                    throw new CorruptShardException(shard, pos + i, "garbage after the end of the archive (which ends at byte "
+                            + at + ")");
+                }
+            }
+            pos += n;
+        }
+    }
+
+    private void verifyChecksum(long at) throws CorruptShardException {
+        long stored = octal(header, 148, 8, at, "checksum");
+        long unsigned = 0;
+        long signed = 0;
+        for (int i = 0; i < BLOCK; i++) {
+            int b = i >= 148 && i < 156 ? ' ' : header[i];
+            unsigned += b & 0xFF;
+            signed += (byte) b;
+        }
+        if (stored != unsigned && stored != signed) {
+            throw new CorruptShardException(shard, at, "bad header checksum: stored " + stored + ", computed " + unsigned
+                    + " (not a tar file, or corrupt)");
+        }
+    }
+
+    private long size(long at) throws CorruptShardException {
+        if ((header[124] & 0x80) != 0) {
+            // GNU base-256: big-endian two's complement in the remaining bytes
+            long v = header[124] & 0x7F;
+            for (int i = 125; i < 136; i++) {
+                v = (v << 8) | (header[i] & 0xFF);
+            }
+            return v;
+        }
+        return octal(header, 124, 12, at, "size");
+    }
+
+    private long octal(byte[] b, int from, int len, long at, String field) throws CorruptShardException {
+        long v = 0;
+        int i = from;
+        int end = from + len;
+        while (i < end && (b[i] == ' ' || b[i] == 0)) {
+            i++;
+        }
+        boolean any = false;
+        for (; i < end && b[i] >= '0' && b[i] <= '7'; i++) {
+            v = (v << 3) | (b[i] - '0');
+            any = true;
+        }
+        for (; i < end; i++) {
+            if (b[i] != ' ' && b[i] != 0) {
+                throw new CorruptShardException(shard, at + from, "bad octal number in the " + field + " field");
+            }
+        }
+        return any ? v : 0;
+    }
+
+    private String name() {
+        String name = cString(header, 0, 100);
+        boolean ustar = header[257] == 'u' && header[258] == 's' && header[259] == 't' && header[260] == 'a'
+                && header[261] == 'r' && header[262] == 0;
+        if (ustar) {
+            String prefix = cString(header, 345, 155);
+            if (!prefix.isEmpty()) {
+                name = prefix + "/" + name;
+            }
+        }
+        return name;
+    }
+
+    private void pax(byte[] data, long at) throws CorruptShardException {
+        int i = 0;
+        while (i < data.length) {
+            int sp = i;
+            while (sp < data.length && data[sp] != ' ') {
+                sp++;
+            }
+            int len;
+            try {
+                len = Integer.parseInt(new String(data, i, sp - i, StandardCharsets.US_ASCII));
+            } catch (NumberFormatException e) {
+                throw new CorruptShardException(shard, at, "malformed PAX record length");
+            }
+            if (len <= 0 || i + len > data.length) {
+                throw new CorruptShardException(shard, at, "malformed PAX record");
+            }
+            String rec = new String(data, sp + 1, i + len - sp - 2, StandardCharsets.UTF_8);
+            int eq = rec.indexOf('=');
+            if (eq > 0) {
+                String key = rec.substring(0, eq);
+                String value = rec.substring(eq + 1);
+                if (key.equals("path")) {
+                    paxPath = value;
+                } else if (key.equals("size")) {
+                    try {
+                        paxSize = Long.parseLong(value);
+                    } catch (NumberFormatException e) {
+                        throw new CorruptShardException(shard, at, "malformed PAX size '" + value + "'");
+                    }
+                }
+            }
+            i += len;
+        }
+    }
+
+    private byte[] readData(long size, long at, String what) throws IOException {
+        if (size > Integer.MAX_VALUE - 16) {
+            throw new CorruptShardException(shard, at, "member " + what + " of " + size + " bytes is too large to read whole");
+        }
+        byte[] data = new byte[(int) size];
+        int n = readFully(data, data.length);
+        if (n < size) {
+            throw new CorruptShardException(shard, offset, "member " + what + " cut short: " + n + " of " + size
+                    + " bytes (its header is at byte " + at + ")");
+        }
+        return data;
+    }
+
+    private void skip(long size, long at, String what) throws IOException {
+        long left = size;
+        while (left > 0) {
+            long k = in.skip(left);
+            if (k <= 0) {
+                if (in.read() < 0) {
+                    throw new CorruptShardException(shard, offset, "member " + what + " cut short: " + (size - left) + " of "
+                            + size + " bytes (its header is at byte " + at + ")");
+                }
+                k = 1;
+            }
+            left -= k;
+            offset += k;
+        }
+    }
+
+    private void skipPadding(long size) throws IOException {
+        long pad = (BLOCK - size % BLOCK) % BLOCK;
+        long left = pad;
+        while (left > 0) {
+            long k = in.skip(left);
+            if (k <= 0) {
+                if (in.read() < 0) {
+                    return; // a missing final padding loses no data
+                }
+                k = 1;
+            }
+            left -= k;
+            offset += k;
+        }
+    }
+
+    private int readFully(byte[] b, int len) throws IOException {
+        int n = in.readNBytes(b, 0, len);
+        offset += n;
+        return n;
+    }
+
+    private static boolean zero(byte[] b) {
+        for (byte x : b) {
+            if (x != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static String cString(byte[] b) {
+        return cString(b, 0, b.length);
+    }
+
+    private static String cString(byte[] b, int from, int len) {
+        int end = from;
+        while (end < from + len && b[end] != 0) {
+            end++;
+        }
+        return new String(b, from, end - from, StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public void close() throws IOException {
+        in.close();
+    }
+}

@@ -1,0 +1,90 @@
+package dev.stoker.formats;
+
+import dev.stoker.CorruptShardException;
+import dev.stoker.StreamingDataset;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * WebDataset tar shards read as a stream: each shard front to back (plain, gzip, zstd or lz4),
+ * members grouped into samples as WebDataset groups them: consecutive members with the same key
+ * form one sample; a field seen twice in one sample is an error. Works on any shard, compressed
+ * or not; for exact resume without replaying a shard use {@link TarDataset} on plain tars.
+ */
+public final class TarShards implements StreamingDataset<TarSample> {
+    private final List<Path> shards;
+
+    public TarShards(List<Path> shards) {
+        this.shards = List.copyOf(shards);
+    }
+
+    @Override
+    public int shards() {
+        return shards.size();
+    }
+
+    @Override
+    public String shardName(int shard) {
+        return shards.get(shard).toString();
+    }
+
+    @Override
+    public String name() {
+        return shards.isEmpty() ? "tar" : shards.get(0).toString();
+    }
+
+    @Override
+    public ShardReader<TarSample> open(int shard) throws IOException {
+        TarReader reader = TarReader.open(shards.get(shard));
+        return samples(reader);
+    }
+
+    /** The samples of a tar reader, grouped by key. */
+    static ShardReader<TarSample> samples(TarReader reader) {
+        return new ShardReader<>() {
+            private TarReader.Member pending;
+
+            @Override
+            public TarSample next() throws IOException {
+                String key = null;
+                long keyAt = -1;
+                Map<String, MemorySegment> fields = new LinkedHashMap<>();
+                while (true) {
+                    TarReader.Member m = pending != null ? pending : reader.next();
+                    pending = null;
+                    if (m == null) {
+                        return key == null ? null : new TarSample(key, reader.shard(), fields);
+                    }
+                    if (TarSample.isMeta(m.name())) {
+                        continue;
+                    }
+                    String[] kf = TarSample.split(m.name());
+                    if (kf == null) {
+                        continue; // no dot in the file name: no sample has it, as in WebDataset
+                    }
+                    if (key != null && !key.equals(kf[0])) {
+                        pending = m;
+                        return new TarSample(key, reader.shard(), fields);
+                    }
+                    if (key == null) {
+                        key = kf[0];
+                        keyAt = m.headerOffset();
+                    }
+                    if (fields.put(kf[1], MemorySegment.ofArray(m.data())) != null) {
+                        throw new CorruptShardException(reader.shard(), m.headerOffset(), "duplicate field '" + kf[1]
+                                + "' in sample '" + key + "' (which starts at byte " + keyAt + ")");
+                    }
+                }
+            }
+
+            @Override
+            public void close() throws IOException {
+                reader.close();
+            }
+        };
+    }
+}
