@@ -27,7 +27,7 @@ import picocli.CommandLine.Parameters;
 final class InspectCommand implements Callable<Integer> {
     private static final JsonFactory JSON = new JsonFactory();
 
-    @Parameters(paramLabel = "PATH", arity = "1..*", description = ".npy, .npz, raw token .bin, or a Megatron dataset (PREFIX, PREFIX.bin or PREFIX.idx).")
+    @Parameters(paramLabel = "PATH", arity = "1..*", description = ".npy, .npz, raw token .bin, a Megatron dataset (PREFIX, PREFIX.bin or PREFIX.idx), or tar shards (.tar, .tar.gz, .tgz, .tar.zst, .tar.lz4).")
     List<Path> paths;
 
     @Option(names = "--json", description = "One JSON object per path.")
@@ -43,12 +43,37 @@ final class InspectCommand implements Callable<Integer> {
     public Integer call() throws IOException {
         PrintWriter out = spec.commandLine().getOut();
         DType rawType = TokensSource.tokenType(dtype);
+        // uneven shard sizes are judged against the median of the tar shards inspected together
+        Map<Path, dev.stoker.formats.TarSummary> tars = new java.util.LinkedHashMap<>();
+        for (Path p : paths) {
+            if (isTar(p)) {
+                if (!Files.exists(p)) {
+                    throw new NoSuchFileException(p.toString());
+                }
+                tars.put(p, dev.stoker.formats.TarSummary.of(p, null));
+            }
+        }
+        if (tars.size() > 1) {
+            long[] counts = tars.values().stream().mapToLong(t -> t.samples).sorted().toArray();
+            long median = counts[counts.length / 2];
+            for (var e : tars.entrySet()) {
+                long n = e.getValue().samples;
+                if (median > 0 && Math.abs(n - median) > Math.max(1, median / 10)) {
+                    e.getValue().warnings.add("uneven shard: " + n + " samples where the median shard has " + median
+                            + " (ranks that split by shard get uneven work)");
+                }
+            }
+        }
         for (Path p : paths) {
             StringWriter w = new StringWriter();
             try (JsonGenerator g = JSON.createGenerator(w)) {
                 g.writeStartObject();
                 g.writeStringField("path", p.toString());
-                describe(p, rawType, g);
+                if (tars.containsKey(p)) {
+                    tar(tars.get(p), g);
+                } else {
+                    describe(p, rawType, g);
+                }
                 g.writeEndObject();
             }
             out.println(json ? w.toString() : Text.of(w.toString()));
@@ -106,6 +131,32 @@ final class InspectCommand implements Callable<Integer> {
         } else {
             throw new Main.BadDataException(p + ": unknown format (expected .npy, .npz, a token .bin or a Megatron .bin/.idx pair)", null);
         }
+    }
+
+    static boolean isTar(Path p) {
+        String n = p.getFileName() == null ? "" : p.getFileName().toString();
+        return n.endsWith(".tar") || n.endsWith(".tar.gz") || n.endsWith(".tgz") || n.endsWith(".tar.zst")
+                || n.endsWith(".tar.lz4");
+    }
+
+    private static void tar(dev.stoker.formats.TarSummary t, JsonGenerator g) throws IOException {
+        g.writeStringField("format", "tar");
+        g.writeNumberField("samples", t.samples);
+        g.writeObjectFieldStart("fields");
+        for (var e : t.fields.entrySet()) {
+            g.writeNumberField(e.getKey(), e.getValue());
+        }
+        g.writeEndObject();
+        g.writeArrayFieldStart("keys");
+        for (String k : t.keys) {
+            g.writeString(k);
+        }
+        g.writeEndArray();
+        g.writeArrayFieldStart("warnings");
+        for (String w : t.warnings) {
+            g.writeString(w);
+        }
+        g.writeEndArray();
     }
 
     private static void npy(NpyArray a, JsonGenerator g) throws IOException {

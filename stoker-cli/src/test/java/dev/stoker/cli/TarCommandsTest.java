@@ -1,0 +1,54 @@
+package dev.stoker.cli;
+
+import static dev.stoker.cli.MainTest.field;
+import static dev.stoker.cli.MainTest.stoker;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.stoker.formats.TarWriter;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class TarCommandsTest {
+    @TempDir
+    Path tmp;
+
+    void shard(String name, int n) throws IOException {
+        try (TarWriter w = new TarWriter(tmp.resolve(name))) {
+            for (int i = 0; i < n; i++) {
+                w.write("k" + i, Map.of("jpg", new byte[] {1}, "cls", ("" + i).getBytes()));
+            }
+        }
+    }
+
+    @Test
+    void lsListsSamplesInShardOrderWithSortedFields() throws IOException {
+        shard("a-000.tar", 2);
+        shard("a-001.tar", 1);
+        MainTest.Outcome o = stoker("ls", tmp.resolve("a-{000..001}.tar").toString());
+        assertEquals(0, o.code(), o.err());
+        assertEquals(List.of("k0\tcls,jpg", "k1\tcls,jpg", "k0\tcls,jpg"), o.out().lines().toList());
+        assertEquals(1, stoker("ls", tmp.resolve("missing.tar").toString()).code());
+    }
+
+    @Test
+    void inspectCountsFieldsAndWarnsAboutUnevenShards() throws IOException {
+        shard("s-0.tar", 10);
+        shard("s-1.tar", 10);
+        shard("s-2.tar", 3);
+        MainTest.Outcome o = stoker("inspect", "--json", tmp.resolve("s-0.tar").toString(), tmp.resolve("s-1.tar").toString(),
+                tmp.resolve("s-2.tar").toString());
+        assertEquals(0, o.code(), o.err());
+        List<String> lines = o.out().lines().toList();
+        assertEquals("tar", field(lines.get(0), "format"));
+        assertEquals("10", field(lines.get(0), "samples"));
+        assertTrue(lines.get(0).contains("\"fields\":{\"cls\":10,\"jpg\":10}"), lines.get(0));
+        assertTrue(lines.get(0).contains("\"keys\":[\"k0\",\"k1\",\"k2\""), lines.get(0));
+        assertTrue(lines.get(0).contains("\"warnings\":[]"), lines.get(0));
+        assertTrue(lines.get(2).contains("uneven shard: 3 samples where the median shard has 10"), lines.get(2));
+    }
+}

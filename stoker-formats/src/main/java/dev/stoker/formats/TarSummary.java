@@ -1,0 +1,86 @@
+package dev.stoker.formats;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Consumer;
+
+/**
+ * What a tar shard holds, from one pass over its headers: samples (with their sorted fields, for
+ * {@code stoker ls}), field counts, the first keys, and warnings about things WebDataset readers
+ * will read differently from what was probably meant.
+ */
+public final class TarSummary {
+    public long samples;
+    public final Map<String, Long> fields = new TreeMap<>();
+    public final List<String> keys = new ArrayList<>();
+    public final List<String> warnings = new ArrayList<>();
+    public long skippedMembers;
+
+    /** Scans a shard; {@code each} (may be null) sees every sample as key and sorted fields. */
+    public static TarSummary of(Path shard, Consumer<String[]> each) throws IOException {
+        TarSummary s = new TarSummary();
+        Set<String> seen = new HashSet<>();
+        Set<String> dupes = new java.util.TreeSet<>();
+        Set<String> dotted = new java.util.TreeSet<>();
+        try (TarReader r = TarReader.open(shard)) {
+            String key = null;
+            List<String> current = new ArrayList<>();
+            for (TarReader.Member m; (m = r.next(false)) != null; ) {
+                String[] kf = TarSample.isMeta(m.name()) ? null : TarSample.split(m.name());
+                if (kf == null) {
+                    s.skippedMembers++;
+                    continue;
+                }
+                if (!kf[0].equals(key)) {
+                    s.finish(key, current, each);
+                    key = kf[0];
+                    current = new ArrayList<>();
+                    if (!seen.add(key)) {
+                        dupes.add(key);
+                    }
+                }
+                current.add(kf[1]);
+                if (kf[1].contains(".")) {
+                    dotted.add(m.name());
+                }
+            }
+            s.finish(key, current, each);
+        }
+        if (!dotted.isEmpty()) {
+            s.warnings.add(dotted.size() + " member names have more than one dot (e.g. '" + dotted.iterator().next()
+                    + "'): the key ends at the first dot of the file name, so the rest becomes the field");
+        }
+        if (!dupes.isEmpty()) {
+            s.warnings.add(dupes.size() + " keys appear in more than one place (e.g. '" + dupes.iterator().next()
+                    + "'): each place is a separate sample");
+        }
+        if (s.skippedMembers > 0) {
+            s.warnings.add(s.skippedMembers + " members belong to no sample (no dot in the file name, or __meta__ files)");
+        }
+        return s;
+    }
+
+    private void finish(String key, List<String> fieldsOfSample, Consumer<String[]> each) {
+        if (key == null) {
+            return;
+        }
+        samples++;
+        if (keys.size() < 8) {
+            keys.add(key);
+        }
+        for (String f : fieldsOfSample) {
+            fields.merge(f, 1L, Long::sum);
+        }
+        if (each != null) {
+            List<String> sorted = new ArrayList<>(fieldsOfSample);
+            java.util.Collections.sort(sorted);
+            each.accept(new String[] {key, String.join(",", sorted)});
+        }
+    }
+}
