@@ -8,7 +8,8 @@ import picocli.CommandLine.Option;
 
 /** {@code stoker bench SOURCE ...}: runs a loader over a source and reports what it measured. */
 @Command(name = "bench", description = "Run a loader over a source and report throughput, wait and stage times.",
-        subcommands = {BenchCommand.Synthetic.class, BenchCommand.TokensBench.class, BenchCommand.JsonlBench.class})
+        subcommands = {BenchCommand.Synthetic.class, BenchCommand.TokensBench.class, BenchCommand.JsonlBench.class,
+                BenchCommand.ShardsBench.class, BenchCommand.FolderBench.class})
 final class BenchCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -163,6 +164,108 @@ final class BenchCommand implements Runnable {
             dev.stoker.Collator<long[]> collator = dev.stoker.formats.JsonlTokens.collator(seqLen, TokensSource.outType(outDtype));
             return new BenchRunner(options, spec.commandLine().getOut(), "jsonl", seqLen)
                     .run(() -> dev.stoker.Loader.builder(data, collator).shardBuffer(shardBuffer));
+        }
+    }
+
+    /** The --transform option of image sources. */
+    static final class ImageOptions {
+        @Option(names = "--transform", defaultValue = "train224", paramLabel = "none|train224|eval224",
+                description = "train224: RandomResizedCrop(224) + flip + normalize (default); eval224: Resize(256) + "
+                        + "CenterCrop(224) + normalize; none: the raw fields.")
+        String transform;
+
+        int run(dev.stoker.Dataset<dev.stoker.formats.TarSample> data, BenchOptions options, java.io.PrintWriter out,
+                String source) throws Exception {
+            BenchRunner runner = new BenchRunner(options, out, source, 0);
+            switch (transform) {
+                case "train224", "eval224" -> {
+                    dev.stoker.formats.image.ImagePipeline p = transform.equals("train224")
+                            ? dev.stoker.formats.image.ImagePipeline.train(224) : dev.stoker.formats.image.ImagePipeline.eval(224);
+                    return runner.run(() -> dev.stoker.Loader.builder(data, p.transform(), p.collator()));
+                }
+                case "none" -> {
+                    return runner.run(() -> dev.stoker.Loader.builder(data, RAW));
+                }
+                default -> throw new Main.UsageException("--transform must be none, train224 or eval224, got '" + transform + "'");
+            }
+        }
+
+        /** Every field's bytes back to back (the "none" transform): a variable-length field. */
+        static final dev.stoker.Collator<dev.stoker.formats.TarSample> RAW = new dev.stoker.Collator<>() {
+            final dev.stoker.Schema schema = dev.stoker.Schema.of(dev.stoker.Field.bytes("bytes", 32 * 1024));
+
+            @Override
+            public dev.stoker.Schema schema() {
+                return schema;
+            }
+
+            @Override
+            public void write(dev.stoker.formats.TarSample s, dev.stoker.Row row) {
+                for (java.lang.foreign.MemorySegment f : s.fields().values()) {
+                    row.append(0, f, 0, f.byteSize());
+                }
+            }
+        };
+    }
+
+    @Command(name = "shards", description = "WebDataset tar shards (brace patterns); plain tars are read at random through an index.")
+    static final class ShardsBench implements java.util.concurrent.Callable<Integer> {
+        @CommandLine.Parameters(paramLabel = "PATTERN", arity = "1..*", description = "Shards, e.g. images-{000000..000019}.tar.")
+        java.util.List<String> patterns;
+
+        @Mixin
+        ImageOptions image;
+
+        @Mixin
+        BenchOptions options;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            java.util.List<java.nio.file.Path> shards = new java.util.ArrayList<>();
+            for (String p : patterns) {
+                try {
+                    for (String s : dev.stoker.formats.ShardPattern.expand(p)) {
+                        java.nio.file.Path path = java.nio.file.Path.of(s);
+                        if (!java.nio.file.Files.isRegularFile(path)) {
+                            throw new java.nio.file.NoSuchFileException(s);
+                        }
+                        shards.add(path);
+                    }
+                } catch (IllegalArgumentException e) {
+                    throw new Main.UsageException(e.getMessage());
+                }
+            }
+            try (dev.stoker.formats.TarDataset data = new dev.stoker.formats.TarDataset(shards)) {
+                return image.run(data, options, spec.commandLine().getOut(), "shards");
+            } catch (IllegalArgumentException e) {
+                throw new Main.BadDataException(e.getMessage(), e);
+            }
+        }
+    }
+
+    @Command(name = "folder", description = "An image folder (root/CLASS/IMAGE.jpg), as torchvision's ImageFolder.")
+    static final class FolderBench implements java.util.concurrent.Callable<Integer> {
+        @CommandLine.Parameters(paramLabel = "DIR", description = "The folder.")
+        java.nio.file.Path dir;
+
+        @Mixin
+        ImageOptions image;
+
+        @Mixin
+        BenchOptions options;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            if (!java.nio.file.Files.isDirectory(dir)) {
+                throw new java.nio.file.NoSuchFileException(dir.toString());
+            }
+            return image.run(new dev.stoker.formats.image.ImageFolder(dir), options, spec.commandLine().getOut(), "folder");
         }
     }
 }

@@ -1,0 +1,147 @@
+package dev.stoker.formats.image;
+
+import dev.stoker.Collator;
+import dev.stoker.CorruptShardException;
+import dev.stoker.DType;
+import dev.stoker.Field;
+import dev.stoker.Row;
+import dev.stoker.SampleContext;
+import dev.stoker.Schema;
+import dev.stoker.Transform;
+import dev.stoker.formats.TarSample;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.SplittableRandom;
+
+/**
+ * The image classification pipeline with torchvision's semantics, from a sample with a
+ * {@code jpg} (or {@code jpeg}/{@code png}) field and a {@code cls} field to batch fields
+ * {@code image} (float32 [3, size, size], ImageNet mean/std) and {@code label} (int64).
+ *
+ * <ul>
+ *   <li>{@link #train}: {@code RandomResizedCrop(size, scale=(0.08, 1), ratio=(3/4, 4/3))},
+ *       {@code RandomHorizontalFlip()}, normalize.</li>
+ *   <li>{@link #eval}: {@code Resize(size * 8 / 7)} + {@code CenterCrop(size)} (256/224), normalize.</li>
+ * </ul>
+ * Random choices come from the sample's seed ({@link SampleContext#seed()}: the loader's seed, the
+ * epoch and the sample), so they do not depend on which worker ran them. The transform decodes
+ * (at a reduced DCT scale when the crop allows) into the worker's reusable image; the collator
+ * resamples it straight into the batch row.
+ */
+public final class ImagePipeline {
+    public static final float[] MEAN = {0.485f, 0.456f, 0.406f};
+    public static final float[] STD = {0.229f, 0.224f, 0.225f};
+
+    /** What the transform hands the collator: the worker's decoded image and the crop to take. */
+    public record Prepared(Image image, Crop crop, long label) {
+    }
+
+    private final int size;
+    private final boolean train;
+    private final ThreadLocal<Image> images = ThreadLocal.withInitial(Image::new);
+    private final ThreadLocal<Resampler> resamplers = ThreadLocal.withInitial(Resampler::new);
+    private final Schema schema;
+
+    private ImagePipeline(int size, boolean train) {
+        this.size = size;
+        this.train = train;
+        this.schema = Schema.of(Field.tensor("image", DType.FLOAT32, 3, size, size), Field.scalar("label", DType.INT64));
+    }
+
+    public static ImagePipeline train(int size) {
+        return new ImagePipeline(size, true);
+    }
+
+    public static ImagePipeline eval(int size) {
+        return new ImagePipeline(size, false);
+    }
+
+    /** Decode, and choose the crop. */
+    public Transform<TarSample, Prepared> transform() {
+        return (s, ctx) -> {
+            MemorySegment bytes = s.fields().get("jpg");
+            if (bytes == null) {
+                bytes = s.fields().get("jpeg");
+            }
+            boolean png = false;
+            if (bytes == null) {
+                bytes = s.fields().get("png");
+                png = bytes != null;
+            }
+            if (bytes == null) {
+                throw new IllegalArgumentException(s.url() + ": sample '" + s.key() + "' has no jpg, jpeg or png field (it has "
+                        + s.fields().keySet() + ")");
+            }
+            String name = s.url() + ":" + s.key();
+            Image img = images.get();
+            Crop crop;
+            if (png) {
+                Jpeg.decodeImageIo(bytes, img, name);
+                crop = choose(img.width(), img.height(), ctx);
+            } else {
+                long dims = Jpeg.dimensions(bytes, name);
+                int w = (int) (dims >>> 32);
+                int h = (int) dims;
+                crop = choose(w, h, ctx);
+                // the smallest DCT scale that still gives the crop at least `size` pixels each way
+                int minW = (int) Math.ceil(w * Math.min(1.0, size / crop.w()));
+                int minH = (int) Math.ceil(h * Math.min(1.0, size / crop.h()));
+                Jpeg.decode(bytes, minW, minH, img, name);
+                if (img.width() != w) {
+                    crop = crop.scaled((double) img.width() / w);
+                }
+            }
+            return new Prepared(img, crop, label(s));
+        };
+    }
+
+    private Crop choose(int w, int h, SampleContext ctx) {
+        if (train) {
+            return Crop.randomResized(w, h, new SplittableRandom(ctx.seed()), 0.08, 1.0, 3.0 / 4, 4.0 / 3, 0.5);
+        }
+        return Crop.center(w, h, size * 8 / 7, size);
+    }
+
+    private static long label(TarSample s) throws CorruptShardException {
+        MemorySegment cls = s.fields().get("cls");
+        if (cls == null) {
+            return -1;
+        }
+        long v = 0;
+        boolean any = false;
+        boolean neg = false;
+        for (long i = 0; i < cls.byteSize(); i++) {
+            byte c = cls.get(ValueLayout.JAVA_BYTE, i);
+            if (c == '-' && !any && !neg) {
+                neg = true;
+            } else if (c >= '0' && c <= '9') {
+                v = v * 10 + (c - '0');
+                any = true;
+            } else if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+                continue;
+            } else {
+                throw new CorruptShardException(s.url(), -1, "sample '" + s.key() + "': cls is not an integer");
+            }
+        }
+        if (!any) {
+            throw new CorruptShardException(s.url(), -1, "sample '" + s.key() + "': cls is empty");
+        }
+        return neg ? -v : v;
+    }
+
+    /** Resample into the row. */
+    public Collator<Prepared> collator() {
+        return new Collator<>() {
+            @Override
+            public Schema schema() {
+                return schema;
+            }
+
+            @Override
+            public void write(Prepared p, Row row) {
+                resamplers.get().toChw(p.image(), p.crop(), size, MEAN, STD, row.column(0), row.offset(0));
+                row.putLong(1, 0, p.label());
+            }
+        };
+    }
+}

@@ -1,0 +1,209 @@
+package dev.stoker.formats.image;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.stoker.Batch;
+import dev.stoker.LoaderException;
+import dev.stoker.formats.TarDataset;
+import dev.stoker.formats.TarWriter;
+import java.awt.image.BufferedImage;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import javax.imageio.ImageIO;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ImagePipelineTest {
+    @TempDir
+    Path tmp;
+
+    /** A JPEG of w × h: a smooth gradient with the index stamped in, quality 95. */
+    static byte[] jpeg(int w, int h, int index) throws IOException {
+        BufferedImage img = new BufferedImage(w, h, BufferedImage.TYPE_INT_RGB);
+        for (int y = 0; y < h; y++) {
+            for (int x = 0; x < w; x++) {
+                int r = (x * 255) / Math.max(1, w - 1);
+                int g = (y * 255) / Math.max(1, h - 1);
+                int b = (index * 37) & 0xFF;
+                img.setRGB(x, y, r << 16 | g << 8 | b);
+            }
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        var writer = ImageIO.getImageWritersByFormatName("jpg").next();
+        var param = writer.getDefaultWriteParam();
+        param.setCompressionMode(javax.imageio.ImageWriteParam.MODE_EXPLICIT);
+        param.setCompressionQuality(0.95f);
+        try (var ios = ImageIO.createImageOutputStream(out)) {
+            writer.setOutput(ios);
+            writer.write(null, new javax.imageio.IIOImage(img, null, null), param);
+        }
+        writer.dispose();
+        return out.toByteArray();
+    }
+
+    static MemorySegment seg(byte[] b) {
+        MemorySegment s = Arena.ofAuto().allocate(b.length);
+        MemorySegment.copy(b, 0, s, ValueLayout.JAVA_BYTE, 0, b.length);
+        return s;
+    }
+
+    @Test
+    void decodesAsImageIoDoesAndScalesInTheDctDomain() throws IOException {
+        byte[] j = jpeg(256, 192, 3);
+        Image fast = new Image();
+        Image slow = new Image();
+        Jpeg.decode(seg(j), 0, 0, fast, "t.jpg");
+        Jpeg.decodeImageIo(seg(j), slow, "t.jpg");
+        assertEquals(256, fast.width());
+        assertEquals(192, fast.height());
+        long diff = 0;
+        for (long i = 0; i < 3L * 256 * 192; i++) {
+            diff += Math.abs((fast.pixels().get(ValueLayout.JAVA_BYTE, i) & 0xFF) - (slow.pixels().get(ValueLayout.JAVA_BYTE, i) & 0xFF));
+        }
+        assertTrue(diff / (3.0 * 256 * 192) < 2.0, "mean absolute difference " + diff / (3.0 * 256 * 192));
+        if (Jpeg.native_()) {
+            Jpeg.decode(seg(j), 100, 90, fast, "t.jpg");
+            assertEquals(128, fast.width(), "the smallest DCT scale still at least 100 x 90");
+            assertEquals(96, fast.height());
+        }
+        assertEquals(256L << 32 | 192, Jpeg.dimensions(seg(j), "t.jpg"));
+        byte[] bad = java.util.Arrays.copyOf(j, 20);
+        IOException e = assertThrows(IOException.class, () -> Jpeg.decode(seg(bad), 0, 0, new Image(), "bad.jpg"));
+        assertTrue(e.getMessage().startsWith("bad.jpg: "), e.getMessage());
+    }
+
+    @Test
+    void randomResizedCropFollowsTorchvisionsRules() {
+        SplittableRandom r = new SplittableRandom(1);
+        int fallbacks = 0;
+        for (int i = 0; i < 20_000; i++) {
+            int w = 16 + r.nextInt(500);
+            int h = 16 + r.nextInt(500);
+            Crop c = Crop.randomResized(w, h, new SplittableRandom(i), 0.08, 1.0, 0.75, 4.0 / 3, 0.5);
+            assertTrue(c.x() >= 0 && c.y() >= 0 && c.x() + c.w() <= w && c.y() + c.h() <= h, c + " in " + w + "x" + h);
+            double area = c.w() * c.h() / (w * (double) h);
+            double ratio = c.w() / c.h();
+            if (area < 0.07 || ratio < 0.7 || ratio > 1.4) {
+                fallbacks++;
+            }
+            assertEquals(c, Crop.randomResized(w, h, new SplittableRandom(i), 0.08, 1.0, 0.75, 4.0 / 3, 0.5), "seeded");
+        }
+        assertTrue(fallbacks < 400, "rounding aside, crops keep scale and ratio: " + fallbacks);
+        Crop center = Crop.center(300, 200, 256, 224);
+        assertEquals(175.0, center.w(), 1e-9, "224 of the 256-pixel short side");
+        assertEquals((300 - 175) / 2.0, center.x(), 1e-9);
+    }
+
+    @Test
+    void resamplingAnIdentityCropGivesTheNormalizedPixelsAndFlipMirrors() throws IOException {
+        byte[] j = jpeg(32, 32, 1);
+        Image img = new Image();
+        Jpeg.decode(seg(j), 0, 0, img, "x");
+        MemorySegment out = Arena.ofAuto().allocate(4L * 3 * 32 * 32);
+        MemorySegment flipped = Arena.ofAuto().allocate(4L * 3 * 32 * 32);
+        Resampler r = new Resampler();
+        r.toChw(img, new Crop(0, 0, 32, 32, false), 32, ImagePipeline.MEAN, ImagePipeline.STD, out, 0);
+        r.toChw(img, new Crop(0, 0, 32, 32, true), 32, ImagePipeline.MEAN, ImagePipeline.STD, flipped, 0);
+        for (int ch = 0; ch < 3; ch++) {
+            for (int y = 0; y < 32; y++) {
+                for (int x = 0; x < 32; x++) {
+                    int v = img.pixels().get(ValueLayout.JAVA_BYTE, 3L * (y * 32 + x) + ch) & 0xFF;
+                    float want = (v / 255f - ImagePipeline.MEAN[ch]) / ImagePipeline.STD[ch];
+                    float got = out.get(ValueLayout.JAVA_FLOAT_UNALIGNED, 4L * ((ch * 32 + y) * 32 + x));
+                    assertEquals(want, got, 1e-4, "ch " + ch + " at " + x + "," + y);
+                    assertEquals(got, flipped.get(ValueLayout.JAVA_FLOAT_UNALIGNED, 4L * ((ch * 32 + y) * 32 + 31 - x)), 1e-6);
+                }
+            }
+        }
+    }
+
+    Path shard(int n, int badAt) throws IOException {
+        Path p = tmp.resolve("img.tar");
+        try (TarWriter w = new TarWriter(p)) {
+            for (int i = 0; i < n; i++) {
+                byte[] j = i == badAt ? "not a jpeg".getBytes() : jpeg(64 + 8 * (i % 5), 48 + 8 * (i % 3), i);
+                w.write(String.format("s%04d", i), Map.of("jpg", j, "cls", Integer.toString(i % 10).getBytes()));
+            }
+        }
+        return p;
+    }
+
+    static List<String> digests(dev.stoker.Loader l) throws Exception {
+        List<String> out = new ArrayList<>();
+        for (Batch b : l) {
+            java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
+            b.digest(md);
+            out.add(java.util.HexFormat.of().formatHex(md.digest()));
+            for (int r = 0; r < b.size(); r++) {
+                long label = b.data(1).get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * r);
+                assertEquals(b.index(r) % 10, label);
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void augmentationDoesNotDependOnTheWorkerCount() throws Exception {
+        Path p = shard(40, -1);
+        try (TarDataset d = new TarDataset(List.of(p))) {
+            for (ImagePipeline pipe : new ImagePipeline[] {ImagePipeline.train(32), ImagePipeline.eval(32)}) {
+                List<String> ref;
+                try (var l = dev.stoker.Loader.builder(d, pipe.transform(), pipe.collator()).batchSize(8).seed(3).build()) {
+                    ref = digests(l);
+                }
+                try (var l = dev.stoker.Loader.builder(d, pipe.transform(), pipe.collator()).batchSize(8).workers(3).seed(3).build()) {
+                    assertEquals(ref, digests(l));
+                }
+                try (var l = dev.stoker.Loader.builder(d, pipe.transform(), pipe.collator()).batchSize(8).workers(2).seed(4).build()) {
+                    List<String> other = digests(l);
+                    assertEquals(ref.size(), other.size());
+                }
+            }
+        }
+    }
+
+    @Test
+    void aBrokenImageNamesTheShardAndSampleOrIsSkipped() throws Exception {
+        Path p = shard(10, 4);
+        ImagePipeline pipe = ImagePipeline.train(32);
+        try (TarDataset d = new TarDataset(List.of(p));
+             var l = dev.stoker.Loader.builder(d, pipe.transform(), pipe.collator()).batchSize(5).workers(2).build()) {
+            LoaderException e = assertThrows(LoaderException.class, () -> digests(l));
+            assertTrue(e.getMessage().contains("img.tar") && e.getMessage().contains("s0004"), e.getMessage());
+        }
+        try (TarDataset d = new TarDataset(List.of(p));
+             var l = dev.stoker.Loader.builder(d, pipe.transform(), pipe.collator()).batchSize(5).workers(2)
+                     .errorPolicy(dev.stoker.ErrorPolicy.SKIP_SAMPLE).build()) {
+            digests(l);
+            assertEquals(1, l.stats().skipped());
+            assertEquals(9, l.stats().samples());
+        }
+    }
+
+    @Test
+    void anImageFolderNumbersClassesBySortedName() throws IOException {
+        for (String c : new String[] {"zebra", "ant", "moose"}) {
+            Files.createDirectories(tmp.resolve("root").resolve(c));
+            for (int i = 0; i < 2; i++) {
+                Files.write(tmp.resolve("root").resolve(c).resolve("b" + i + ".jpg"), jpeg(16, 16, i));
+            }
+        }
+        Files.writeString(tmp.resolve("root/ant/notes.txt"), "not an image");
+        ImageFolder f = new ImageFolder(tmp.resolve("root"));
+        assertEquals(List.of("ant", "moose", "zebra"), f.classes());
+        assertEquals(6, f.size());
+        assertEquals("zebra/b1", f.get(5).key());
+        assertEquals("2", new String(f.get(5).field("cls").toArray(ValueLayout.JAVA_BYTE)));
+    }
+}
