@@ -22,7 +22,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code stoker prepare ...}: turns raw data into the formats Stoker (and its peers) read fastest. */
-@Command(name = "prepare", description = "Prepare data: text to token files.", subcommands = {PrepareCommand.Tokens.class})
+@Command(name = "prepare", description = "Prepare data: text to token files, image folders to tar shards.",
+        subcommands = {PrepareCommand.Tokens.class, PrepareCommand.Shards.class})
 final class PrepareCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -123,6 +124,71 @@ final class PrepareCommand implements Runnable {
                 o.printf(Locale.ROOT, "skipped %,d malformed lines%n", s.skipped());
             }
             for (Path p : s.outputs()) {
+                o.println("wrote " + p);
+            }
+            o.flush();
+            return 0;
+        }
+    }
+
+    @Command(name = "shards", description = "An image folder (root/CLASS/IMAGE.jpg) to WebDataset tar shards: each image "
+            + "with its class number as field cls, keys in sorted path order.")
+    static final class Shards implements Callable<Integer> {
+        @Parameters(paramLabel = "SRC", description = "The image folder.")
+        Path src;
+
+        @Option(names = "--out", required = true, paramLabel = "PATTERN", description = "Shard names as a printf pattern, e.g. train-%06d.tar.")
+        String out;
+
+        @Option(names = "--maxcount", defaultValue = "10000", description = "Samples per shard at most (default ${DEFAULT-VALUE}).")
+        long maxCount;
+
+        @Option(names = "--maxsize", defaultValue = "1000000000", description = "Bytes per shard at most (default ${DEFAULT-VALUE}).")
+        long maxSize;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws IOException {
+            if (!Files.isDirectory(src)) {
+                throw new NoSuchFileException(src.toString());
+            }
+            dev.stoker.formats.image.ImageFolder folder = new dev.stoker.formats.image.ImageFolder(src);
+            dev.stoker.formats.ShardWriter w;
+            try {
+                w = new dev.stoker.formats.ShardWriter(out, maxCount, maxSize);
+            } catch (IllegalArgumentException e) {
+                throw new Main.UsageException("--out: " + e.getMessage());
+            }
+            long t0 = System.nanoTime();
+            long bytes = 0;
+            ProgressBar bar = System.console() != null
+                    ? new ProgressBarBuilder().setTaskName("sharding").setInitialMax(folder.size()).setStyle(ProgressBarStyle.ASCII)
+                    .setUnit(" images", 1).setUpdateIntervalMillis(200).showSpeed().build()
+                    : null;
+            try (w) {
+                for (long i = 0; i < folder.size(); i++) {
+                    dev.stoker.formats.TarSample s = folder.get(i);
+                    java.util.Map<String, byte[]> fields = new java.util.LinkedHashMap<>();
+                    s.fields().forEach((k, v) -> fields.put(k, v.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
+                    // a key is a file name without dots: the folder path, with '.' made '_'
+                    String key = s.key().replace('.', '_');
+                    w.write(key, fields);
+                    bytes += fields.values().stream().mapToLong(b -> b.length).sum();
+                    if (bar != null) {
+                        bar.step();
+                    }
+                }
+            } finally {
+                if (bar != null) {
+                    bar.close();
+                }
+            }
+            PrintWriter o = spec.commandLine().getOut();
+            o.printf(Locale.ROOT, "%,d samples (%,d classes, %,.1f MB) in %d shards, %.2f s%n", folder.size(), folder.classes().size(),
+                    bytes / 1e6, w.shards().size(), (System.nanoTime() - t0) / 1e9);
+            for (Path p : w.shards()) {
                 o.println("wrote " + p);
             }
             o.flush();

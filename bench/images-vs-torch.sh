@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Stoker versus the PyTorch DataLoader (PIL + torchvision transforms) on W2 (WebDataset tar
+# shards) and W3 (an ImageFolder of small files): JPEG decode, RandomResizedCrop(224), flip,
+# normalize to float32 CHW, batch 64. One run, one machine. Needs ../shared/peers, Debian's
+# python3-torch python3-torchvision python3-pil, libturbojpeg0, and the data:
+#   /usr/bin/python3 ../shared/peers/gen_data.py /tmp/stoker-bench --only=W2,W3
+# Usage: bench/images-vs-torch.sh [REPEATS] [DATA_DIR]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+peers="$root/../shared/peers"
+repeats=${1:-3}
+data=${2:-/tmp/stoker-bench}
+out=$(mktemp -d)
+cd "$root"
+./stoker --version >/dev/null
+
+/usr/bin/python3 "$peers/torch_peer.py" "$data" --workloads W2,W3 --workers 0,1,2 --repeats "$repeats" >"$out/torch.jsonl"
+for r in $(seq "$repeats"); do
+  for w in 0 1 2; do
+    ./stoker bench shards "$data/images/images-{000000..000019}.tar" --transform train224 --batch 64 --workers "$w" --json --no-digest \
+      | sed 's/^{/{"workload":"W2",/' >>"$out/stoker.jsonl"
+    ./stoker bench folder "$data/small-files" --transform train224 --batch 64 --workers "$w" --json --no-digest \
+      | sed 's/^{/{"workload":"W3",/' >>"$out/stoker.jsonl"
+  done
+done
+cat "$out"/*.jsonl
+/usr/bin/python3 - "$out" <<'PY'
+import json, os, statistics, sys
+d = sys.argv[1]
+def load(n):
+    with open(os.path.join(d, n)) as f:
+        return [json.loads(l) for l in f if l.strip()]
+torch = [r for r in load("torch.jsonl") if r.get("workload") in ("W2", "W3")]
+stoker = load("stoker.jsonl")
+for w in ("W2", "W3"):
+    print("\n%s samples/s (medians)" % w)
+    bt = bs = 0
+    for nw in (0, 1, 2):
+        t = [r["median"] for r in torch if r["workload"] == w and r["num_workers"] == nw]
+        s = statistics.median([r["samplesPerSec"] for r in stoker if r["workload"] == w and r["workers"] == nw])
+        t = t[0] if t else float("nan")
+        bt, bs = max(bt, t), max(bs, s)
+        print("  workers %d: torch %8.0f   stoker %8.0f   ratio %.2fx" % (nw, t, s, s / t))
+    print("  best/best: %.2fx" % (bs / bt))
+PY
+rm -rf "$out"
