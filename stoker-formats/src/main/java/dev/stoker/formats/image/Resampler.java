@@ -24,6 +24,7 @@ public final class Resampler {
     private int yTaps;
     private float[] rows = new float[0];
     private byte[] line = new byte[0];
+    private float[] lineF = new float[0];
     private float[] acc = new float[0];
     private float[] plane = new float[0];
 
@@ -47,25 +48,40 @@ public final class Resampler {
             line = new byte[3 * W];
         }
         MemorySegment px = img.pixels();
-        // horizontal pass: the crop's rows, each resampled to `size` RGB pixels
+        // horizontal pass: the crop's rows, each resampled to `size` RGB pixels; the row is widened
+        // to floats once, and the common two-tap case (enlarging) has a loop of its own
+        if (lineF.length < 3 * W) {
+            lineF = new float[3 * W];
+        }
         for (int iy = y0; iy < y1; iy++) {
             MemorySegment.copy(px, ValueLayout.JAVA_BYTE, 3L * iy * W, line, 0, 3 * W);
+            for (int i = 0; i < 3 * W; i++) {
+                lineF[i] = line[i] & 0xFF;
+            }
             int base = (iy - y0) * rowLen;
             for (int ox = 0; ox < size; ox++) {
-                int s = xStart[ox];
+                int p = 3 * xStart[ox];
                 int n = xCount[ox];
                 int wb = ox * xTaps;
+                int o = base + 3 * ox;
+                if (n == 2) {
+                    float w0 = xWeight[wb];
+                    float w1 = xWeight[wb + 1];
+                    rows[o] = w0 * lineF[p] + w1 * lineF[p + 3];
+                    rows[o + 1] = w0 * lineF[p + 1] + w1 * lineF[p + 4];
+                    rows[o + 2] = w0 * lineF[p + 2] + w1 * lineF[p + 5];
+                    continue;
+                }
                 float r = 0;
                 float g = 0;
                 float b = 0;
                 for (int k = 0; k < n; k++) {
                     float w = xWeight[wb + k];
-                    int p = 3 * (s + k);
-                    r += w * (line[p] & 0xFF);
-                    g += w * (line[p + 1] & 0xFF);
-                    b += w * (line[p + 2] & 0xFF);
+                    r += w * lineF[p];
+                    g += w * lineF[p + 1];
+                    b += w * lineF[p + 2];
+                    p += 3;
                 }
-                int o = base + 3 * ox;
                 rows[o] = r;
                 rows[o + 1] = g;
                 rows[o + 2] = b;
