@@ -1,17 +1,11 @@
 package dev.stoker.formats;
 
 import dev.stoker.DType;
-import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.Channels;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 
 /**
  * Writes a Megatron-LM indexed dataset ({@code PREFIX.bin} and {@code PREFIX.idx}, layout in
@@ -22,8 +16,7 @@ import java.nio.file.StandardOpenOption;
 public final class MegatronWriter implements AutoCloseable {
     private final Path prefix;
     private final DType dtype;
-    private final Path tmpBin;
-    private final FileChannel binChannel;
+    private final PendingFile binFile;
     private final OutputStream bin;
     private final ByteBuffer scratch = ByteBuffer.allocate(1 << 16).order(ByteOrder.LITTLE_ENDIAN);
     private int[] lengths = new int[1024];
@@ -35,10 +28,8 @@ public final class MegatronWriter implements AutoCloseable {
         this.prefix = Megatron.prefixOf(prefix);
         Megatron.codeOf(dtype);
         this.dtype = dtype;
-        Path target = Path.of(this.prefix + ".bin").toAbsolutePath();
-        this.tmpBin = Files.createTempFile(target.getParent(), "." + target.getFileName(), ".partial");
-        this.binChannel = FileChannel.open(tmpBin, StandardOpenOption.WRITE);
-        this.bin = new BufferedOutputStream(Channels.newOutputStream(binChannel), 1 << 20);
+        this.binFile = new PendingFile(Path.of(this.prefix + ".bin"));
+        this.bin = binFile.out();
     }
 
     /** Appends a document of {@code n} tokens. */
@@ -75,37 +66,25 @@ public final class MegatronWriter implements AutoCloseable {
         scratch.clear();
     }
 
-    /** Writes the index and moves both files into place. */
+    /** Writes the index and moves both files into place (the index first: a .bin never lacks its .idx). */
     @Override
     public void close() throws IOException {
         if (closed) {
             return;
         }
         closed = true;
-        boolean done = false;
         try {
-            bin.flush();
-            binChannel.force(true);
-            bin.close();
             AtomicFile.write(Path.of(prefix + ".idx"), this::writeIndex);
-            Files.move(tmpBin, Path.of(prefix + ".bin").toAbsolutePath(), StandardCopyOption.ATOMIC_MOVE,
-                    StandardCopyOption.REPLACE_EXISTING);
-            done = true;
+            binFile.commit();
         } finally {
-            if (!done) {
-                bin.close();
-                Files.deleteIfExists(tmpBin);
-            }
+            binFile.abandon();
         }
     }
 
     /** Leaves no file behind: for a writer that failed half-way. */
     public void abandon() throws IOException {
-        if (!closed) {
-            closed = true;
-            bin.close();
-            Files.deleteIfExists(tmpBin);
-        }
+        closed = true;
+        binFile.abandon();
     }
 
     private void writeIndex(OutputStream out) throws IOException {

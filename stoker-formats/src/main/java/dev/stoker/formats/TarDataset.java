@@ -16,77 +16,72 @@ import java.util.Map;
  * dataset, without replaying a shard. {@link #close()} unmaps the shards.
  */
 public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
-    private final List<MappedFile> files = new ArrayList<>();
-    private final List<TarIndex> indexes = new ArrayList<>();
-    private final long[] ends;
-    private final String name;
+    private final List<Shard> shards = new ArrayList<>();
+    private final Dataset<TarSample> all;
 
-    public TarDataset(List<Path> shards) throws IOException {
-        if (shards.isEmpty()) {
+    /** One mapped shard and its index. */
+    private record Shard(MappedFile file, TarIndex index) implements Dataset<TarSample> {
+        @Override
+        public long size() {
+            return index.samples();
+        }
+
+        @Override
+        public TarSample get(long i) {
+            int s = Math.toIntExact(i);
+            Map<String, MemorySegment> fields = new LinkedHashMap<>();
+            for (int k = index.firstField[s]; k < index.firstField[s + 1]; k++) {
+                fields.put(index.fieldNames[k], file.segment().asSlice(index.offsets[k], index.sizes[k]));
+            }
+            return new TarSample(index.keys[s], file.path().toString(), fields);
+        }
+
+        @Override
+        public String name() {
+            return file.path().toString();
+        }
+    }
+
+    public TarDataset(List<Path> paths) throws IOException {
+        if (paths.isEmpty()) {
             throw new IllegalArgumentException("no shards");
         }
-        this.name = shards.get(0).toString();
-        this.ends = new long[shards.size()];
-        long total = 0;
         try {
-            for (int i = 0; i < shards.size(); i++) {
-                TarIndex idx = TarIndex.of(shards.get(i));
-                indexes.add(idx);
-                files.add(MappedFile.open(shards.get(i)));
-                total += idx.samples();
-                ends[i] = total;
+            for (Path p : paths) {
+                TarIndex idx = TarIndex.of(p);
+                shards.add(new Shard(MappedFile.open(p), idx));
             }
         } catch (IOException | RuntimeException e) {
             close();
             throw e;
         }
+        this.all = Dataset.concat(shards);
     }
 
     @Override
     public long size() {
-        return ends[ends.length - 1];
+        return all.size();
     }
 
     @Override
     public String name() {
-        return name;
+        return shards.get(0).name();
     }
 
     /** Samples in shard {@code s}. */
     public int samples(int s) {
-        return indexes.get(s).samples();
+        return shards.get(s).index().samples();
     }
 
     @Override
-    public TarSample get(long index) {
-        if (index < 0 || index >= size()) {
-            throw new IndexOutOfBoundsException(name + ": sample " + index + " of " + size());
-        }
-        int lo = 0;
-        int hi = ends.length - 1;
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (index < ends[mid]) {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        int s = (int) (index - (lo == 0 ? 0 : ends[lo - 1]));
-        TarIndex idx = indexes.get(lo);
-        MappedFile f = files.get(lo);
-        Map<String, MemorySegment> fields = new LinkedHashMap<>();
-        for (int k = idx.firstField[s]; k < idx.firstField[s + 1]; k++) {
-            fields.put(idx.fieldNames[k], f.segment().asSlice(idx.offsets[k], idx.sizes[k]));
-        }
-        return new TarSample(idx.keys[s], f.path().toString(), fields);
+    public TarSample get(long index) throws IOException {
+        return all.get(index);
     }
 
     @Override
     public void close() {
-        for (MappedFile f : files) {
-            f.close();
+        for (Shard s : shards) {
+            s.file().close();
         }
-        files.clear();
     }
 }

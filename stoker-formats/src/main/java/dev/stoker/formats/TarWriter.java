@@ -1,15 +1,9 @@
 package dev.stoker.formats;
 
-import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.nio.channels.Channels;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -25,19 +19,15 @@ public final class TarWriter implements AutoCloseable {
     public static final long MTIME = 1_700_000_000L;
     private static final int RECORD = 20 * TarReader.BLOCK;
 
-    private final Path target;
-    private final Path tmp;
-    private final FileChannel channel;
+    private final PendingFile file;
     private final OutputStream out;
     private long bytes;
     private long samples;
     private boolean closed;
 
     public TarWriter(Path target) throws IOException {
-        this.target = target.toAbsolutePath();
-        this.tmp = Files.createTempFile(this.target.getParent(), "." + this.target.getFileName(), ".partial");
-        this.channel = FileChannel.open(tmp, StandardOpenOption.WRITE);
-        this.out = new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 16);
+        this.file = new PendingFile(target);
+        this.out = file.out();
     }
 
     /** Appends a sample; field names must not be empty, keys must not contain a dot in their file name. */
@@ -161,30 +151,19 @@ public final class TarWriter implements AutoCloseable {
             return;
         }
         closed = true;
-        boolean done = false;
         try {
             long end = bytes + 2L * TarReader.BLOCK;
             long padded = (end + RECORD - 1) / RECORD * RECORD;
             out.write(new byte[(int) (padded - bytes)]);
-            out.flush();
-            channel.force(true);
-            out.close();
-            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            done = true;
+            file.commit();
         } finally {
-            if (!done) {
-                out.close();
-                Files.deleteIfExists(tmp);
-            }
+            file.abandon();
         }
     }
 
     /** Leaves nothing behind: for a writer that failed half-way. */
     public void abandon() throws IOException {
-        if (!closed) {
-            closed = true;
-            out.close();
-            Files.deleteIfExists(tmp);
-        }
+        closed = true;
+        file.abandon();
     }
 }

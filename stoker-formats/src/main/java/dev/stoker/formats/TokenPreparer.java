@@ -2,14 +2,9 @@ package dev.stoker.formats;
 
 import dev.stoker.DType;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -194,25 +189,19 @@ public final class TokenPreparer {
     /** Raw tokens, or a .npy whose header is written last (its size is known only at the end). */
     private static final class RawSink implements Sink {
         private static final int NPY_HEADER = 128;
-        private final Path target;
-        private final Path tmp;
+        private final PendingFile file;
         private final DType type;
         private final boolean npy;
-        private final FileChannel channel;
-        private final OutputStream out;
         private final ByteBuffer buf = ByteBuffer.allocate(1 << 16).order(ByteOrder.LITTLE_ENDIAN);
         private long count;
 
         RawSink(Path target, DType type, boolean npy) throws IOException {
-            this.target = target.toAbsolutePath();
+            this.file = new PendingFile(target);
             this.type = type;
             this.npy = npy;
-            this.tmp = Files.createTempFile(this.target.getParent(), "." + this.target.getFileName(), ".partial");
-            this.channel = FileChannel.open(tmp, StandardOpenOption.WRITE);
             if (npy) {
-                channel.position(NPY_HEADER);
+                file.out().write(new byte[NPY_HEADER]); // room for the header, written at the end
             }
-            this.out = java.nio.channels.Channels.newOutputStream(channel);
         }
 
         @Override
@@ -236,7 +225,7 @@ public final class TokenPreparer {
         }
 
         private void flush() throws IOException {
-            out.write(buf.array(), 0, buf.position());
+            file.out().write(buf.array(), 0, buf.position());
             buf.clear();
         }
 
@@ -244,17 +233,15 @@ public final class TokenPreparer {
         public void finish() throws IOException {
             flush();
             if (npy) {
-                channel.write(ByteBuffer.wrap(Npy.header(type, new long[] {count}, NPY_HEADER)), 0);
+                file.out().flush();
+                file.channel().write(ByteBuffer.wrap(Npy.header(type, new long[] {count}, NPY_HEADER)), 0);
             }
-            channel.force(true);
-            channel.close();
-            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            file.commit();
         }
 
         @Override
         public void abandon() throws IOException {
-            channel.close();
-            Files.deleteIfExists(tmp);
+            file.abandon();
         }
     }
 

@@ -1,0 +1,69 @@
+package dev.stoker.formats;
+
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * A file being written under a temporary name beside its target: {@link #commit()} flushes it to
+ * disk and renames it into place in one step, {@link #abandon()} deletes it. Readers never see a
+ * partial file; an interrupted writer leaves only a hidden {@code .partial} file.
+ */
+final class PendingFile {
+    private final Path target;
+    private final Path tmp;
+    private final FileChannel channel;
+    private final OutputStream out;
+    private boolean done;
+
+    PendingFile(Path target) throws IOException {
+        this.target = target.toAbsolutePath();
+        this.tmp = Files.createTempFile(this.target.getParent(), "." + this.target.getFileName(), ".partial");
+        this.channel = FileChannel.open(tmp, StandardOpenOption.WRITE);
+        this.out = new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 16);
+    }
+
+    /** Buffered; flushed by {@link #commit()}. */
+    OutputStream out() {
+        return out;
+    }
+
+    /** For writes at a position (e.g. a header written last); flush {@link #out()} first. */
+    FileChannel channel() {
+        return channel;
+    }
+
+    void commit() throws IOException {
+        if (done) {
+            return;
+        }
+        done = true;
+        boolean moved = false;
+        try {
+            out.flush();
+            channel.force(true);
+            out.close();
+            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            moved = true;
+        } finally {
+            if (!moved) {
+                out.close();
+                Files.deleteIfExists(tmp);
+            }
+        }
+    }
+
+    void abandon() throws IOException {
+        if (!done) {
+            done = true;
+            out.close();
+            Files.deleteIfExists(tmp);
+        }
+    }
+}
