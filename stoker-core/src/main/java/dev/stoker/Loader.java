@@ -56,6 +56,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     final boolean ordered;
     final long length;
     final int shardBuffer;
+    final int shuffleWindow;
 
     private final Batch[] buffers;
     private final FreeList free;
@@ -66,6 +67,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     private long segmentStart;
     private long rankOffset;
     private long sampleInShard;
+    private long blockEmitted;
     private long[] done;
     private long delivered;
 
@@ -88,6 +90,11 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         this.ordered = b.ordered;
         this.length = sampler.length(source != null ? source.size() : stream.shards());
         this.shardBuffer = b.shardBuffer > 0 ? b.shardBuffer : Math.max(64, 2 * b.batchSize);
+        this.shuffleWindow = b.shuffleWindow;
+        if (shuffleWindow > 0 && stream == null) {
+            throw new IllegalArgumentException("shuffleWindow is for streaming datasets; a random-access dataset "
+                    + "is shuffled whole by Sampler.shuffle()");
+        }
         LoaderState s = b.resume;
         if (s == null) {
             this.seed = b.seed;
@@ -132,6 +139,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                 this.segmentStart = s.segmentStart();
                 this.rankOffset = s.rankOffset();
                 this.sampleInShard = s.sampleInShard();
+                this.blockEmitted = s.blockEmitted();
                 this.done = s.done();
             } else {
                 // NOTE [Elastic]: every rank of the old run consumed the prefix of its split; the
@@ -201,7 +209,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         stopRun();
         Pass p = stream == null
                 ? new Run(this, buffers, free, epoch, segmentStart, rankOffset, done, delivered)
-                : new StreamRun(this, stream, buffers[0], free, epoch, segmentStart, rankOffset, sampleInShard, delivered);
+                : new StreamRun(this, stream, buffers[0], free, epoch, segmentStart, rankOffset, sampleInShard, blockEmitted,
+                delivered);
         run = p;
         p.start();
         return p;
@@ -221,7 +230,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             return run.state();
         }
         return new LoaderState(sampler.id(), length, seed, epoch, worldSize, rank, batchSize, segmentStart,
-                rankOffset, sampleInShard, done, delivered);
+                rankOffset, sampleInShard, blockEmitted, done, delivered);
     }
 
     /**
@@ -301,6 +310,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             segmentStart = 0;
             rankOffset = 0;
             sampleInShard = 0;
+            blockEmitted = 0;
             done = new long[0];
             delivered = 0;
         }
@@ -316,6 +326,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                 segmentStart = s.segmentStart();
                 rankOffset = s.rankOffset();
                 sampleInShard = s.sampleInShard();
+                blockEmitted = s.blockEmitted();
                 done = s.done();
                 delivered = s.delivered();
             }
@@ -361,6 +372,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         private Allocator allocator = Allocator.offHeap();
         private LoaderState resume;
         private int shardBuffer;
+        private int shuffleWindow;
 
         private Builder(Source source) {
             this.source = source;
@@ -486,6 +498,20 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                 throw new IllegalArgumentException("shardBuffer must be >= 1, got " + samples);
             }
             this.shardBuffer = samples;
+            return this;
+        }
+
+        /**
+         * For a {@link StreamingDataset}: the second tier of a two-tier shuffle. The sampler
+         * shuffles the shard order (use {@code shuffle(true)}); then samples are handed out in a
+         * keyed random order within blocks of {@code samples} consecutive samples of the stream
+         * (0, the default: in stream order). Memory: one block of samples on the consumer side.
+         */
+        public Builder shuffleWindow(int samples) {
+            if (samples < 0) {
+                throw new IllegalArgumentException("shuffleWindow must be >= 0, got " + samples);
+            }
+            this.shuffleWindow = samples;
             return this;
         }
 

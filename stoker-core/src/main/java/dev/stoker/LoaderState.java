@@ -20,14 +20,15 @@ import java.util.List;
  * {@code rankOffset} in units of {@code batchSize}, that an unordered loader delivered ahead of
  * the others; {@code delivered} counts the batches delivered in this epoch. For a
  * {@link StreamingDataset} positions are shards: {@code rankOffset} counts this rank's shards
- * finished and {@code sampleInShard} the samples taken from the next one.
+ * finished and {@code sampleInShard} the samples taken from the next one; with a shuffle window
+ * they give the start of the current block, of which {@code blockEmitted} samples went out.
  *
  * @param sampler      the sampler's id; a resumed loader must use the same one
  * @param size         positions in an epoch's order; a resumed loader must have the same
  */
 public record LoaderState(String sampler, long size, long seed, long epoch, int worldSize, int rank,
-                          int batchSize, long segmentStart, long rankOffset, long sampleInShard, long[] done,
-                          long delivered) {
+                          int batchSize, long segmentStart, long rankOffset, long sampleInShard, long blockEmitted,
+                          long[] done, long delivered) {
     static final int VERSION = 1;
     private static final JsonFactory JSON = new JsonFactory();
 
@@ -55,6 +56,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
             g.writeNumberField("segmentStart", segmentStart);
             g.writeNumberField("rankOffset", rankOffset);
             g.writeNumberField("sampleInShard", sampleInShard);
+            g.writeNumberField("blockEmitted", blockEmitted);
             g.writeArrayFieldStart("done");
             for (long d : done) {
                 g.writeNumber(d);
@@ -76,11 +78,11 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
     public static LoaderState fromJson(String json) {
         String sampler = null;
         long version = -1;
-        long[] v = new long[10];
-        boolean[] seen = new boolean[10];
+        long[] v = new long[11];
+        boolean[] seen = new boolean[11];
         List<Long> done = new ArrayList<>();
         String[] names = {"size", "seed", "epoch", "worldSize", "rank", "batchSize", "segmentStart", "rankOffset", "delivered",
-            "sampleInShard"};
+            "sampleInShard", "blockEmitted"};
         try (JsonParser p = JSON.createParser(json)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw new IllegalArgumentException("loader state: expected a JSON object");
@@ -137,7 +139,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
             }
         }
         return new LoaderState(sampler, v[0], v[1], v[2], Math.toIntExact(v[3]), Math.toIntExact(v[4]),
-                Math.toIntExact(v[5]), v[6], v[7], v[9], done.stream().mapToLong(Long::longValue).toArray(), v[8]);
+                Math.toIntExact(v[5]), v[6], v[7], v[9], v[10], done.stream().mapToLong(Long::longValue).toArray(), v[8]);
     }
 
     @Override

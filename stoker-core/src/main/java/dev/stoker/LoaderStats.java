@@ -13,9 +13,14 @@ package dev.stoker;
  * @param collateNanos  worker time spent writing samples into batches
  * @param waitNanos     consumer time spent waiting for a batch: the accelerator's idle time
  * @param wallNanos     consumer wall time from the first request of each pass to its last batch
+ * @param meanDisplacement for a streaming dataset, the mean distance (in samples) between where a
+ *                      sample arrived in the stream and where it was delivered: 0 in stream order,
+ *                      about a third of the shuffle window for a full shuffle of each block; NaN
+ *                      when not measured (random-access datasets are shuffled whole)
  */
 public record LoaderStats(long batches, long samples, long bytes, long skipped, long skippedShards, long fetchNanos,
-                          long transformNanos, long collateNanos, long waitNanos, long wallNanos) {
+                          long transformNanos, long collateNanos, long waitNanos, long wallNanos,
+                          double meanDisplacement) {
 
     public double seconds() {
         return wallNanos / 1e9;

@@ -159,14 +159,14 @@ final class Run extends Pass {
         if (taken == count) {
             // everything delivered: the position is the start of the next epoch
             return new LoaderState(loader.sampler.id(), loader.length, loader.seed, epoch + 1, loader.worldSize,
-                    loader.rank, batchSize, 0, 0, 0, new long[0], 0);
+                    loader.rank, batchSize, 0, 0, 0, 0, new long[0], 0);
         }
         long frontier = deliveredSet.frontier();
         long offset = Math.min(endOffset, rankOffset + frontier * batchSize);
         long[] above = deliveredSet.above();
         long deliveredNow = deliveredBase + taken;
         return new LoaderState(loader.sampler.id(), loader.length, loader.seed, epoch, loader.worldSize, loader.rank,
-                batchSize, partition.start(), offset, 0, above, deliveredNow);
+                batchSize, partition.start(), offset, 0, 0, above, deliveredNow);
     }
 
     // ---- consumer side ----------------------------------------------------------------------

@@ -10,6 +10,9 @@ final class Stats {
     volatile long bytes;
     volatile long waitNanos;
     volatile long wallNanos;
+    // shuffle quality: summed |delivery position - stream position| of streamed samples
+    volatile double displacementSum;
+    volatile long displacementCount;
     // retired worker counters (workers of finished passes)
     private long skipped;
     private long skippedShards;
@@ -24,6 +27,12 @@ final class Stats {
             stageNanos[1] += w.transformNanos;
             stageNanos[2] += w.collateNanos;
         }
+    }
+
+    /** Consumer thread only. */
+    void displacement(long d) {
+        displacementSum += d;
+        displacementCount++;
     }
 
     synchronized void addStages(long[] nanos) {
@@ -54,6 +63,7 @@ final class Stats {
                 }
             }
         }
-        return new LoaderStats(batches, samples, bytes, sk, shards, f, t, c, waitNanos, wallNanos);
+        return new LoaderStats(batches, samples, bytes, sk, shards, f, t, c, waitNanos, wallNanos,
+                displacementCount == 0 ? Double.NaN : displacementSum / displacementCount);
     }
 }

@@ -57,8 +57,33 @@ final class StreamRun extends Pass {
     private long pendingWait;
     private final Item item = new Item();
 
+    // NOTE [Two-tier shuffle]: with a shuffle window, the consumer takes the stream (already in
+    // the epoch's shuffled shard order: tier one) in blocks of `shuffleWindow` samples and hands
+    // each block out in a keyed random order (tier two). A block is a pure function of where it
+    // starts in the stream, and its order of (seed, epoch, rank, that start), so a state holding
+    // the block's start and how many of it were delivered resumes exactly.
+    private final int shuffleWindow;
+    private final long skipInFirstBlock;
+    private Object[] blockValues = new Object[0];
+    private int[] blockShard = new int[0];
+    private long[] blockOffset = new long[0];
+    private long[] blockPosition = new long[0];
+    private int blockSize;
+    private int blockEmitted;
+    private boolean blockFilled;
+    private Permutation blockOrder;
+    private long blockStartShard;
+    private long blockStartOffset;
+    private long afterBlockShard;
+    private long afterBlockOffset;
+    private long streamShard;
+    private long streamOffset;
+    private long preparedEmitted;
+    private long positionEmitted;
+    private boolean firstBlockDone;
+
     StreamRun(Loader loader, StreamSource<?, ?> source, Batch buffer, FreeList free, long epoch, long segmentStart,
-              long rankOffset, long sampleInShard, long delivered) {
+              long rankOffset, long sampleInShard, long blockEmitted, long delivered) {
         this.loader = loader;
         this.source = source;
         this.stats = loader.statsSink();
@@ -75,6 +100,11 @@ final class StreamRun extends Pass {
         this.current = firstShard;
         this.positionShard = firstShard;
         this.positionOffset = sampleInShard;
+        this.streamShard = firstShard;
+        this.streamOffset = sampleInShard;
+        this.shuffleWindow = loader.shuffleWindow;
+        this.skipInFirstBlock = shuffleWindow > 0 ? blockEmitted : 0;
+        this.positionEmitted = skipInFirstBlock;
         this.deliveredBase = delivered;
         int capacity = loader.shardBuffer;
         this.rings = new Ring[loader.workers == 0 ? 0 : window];
@@ -125,7 +155,8 @@ final class StreamRun extends Pass {
     @Override
     LoaderState state() {
         return new LoaderState(loader.sampler.id(), loader.length, loader.seed, epoch, loader.worldSize, loader.rank,
-                loader.batchSize, partition.start(), positionShard, positionOffset, new long[0], deliveredBase + delivered);
+                loader.batchSize, partition.start(), positionShard, positionOffset, positionEmitted, new long[0],
+                deliveredBase + delivered);
     }
 
     // ---- consumer side ----------------------------------------------------------------------
@@ -160,6 +191,7 @@ final class StreamRun extends Pass {
         java.util.Arrays.fill(consumerNanos, 0);
         positionShard = preparedShard;
         positionOffset = preparedOffset;
+        positionEmitted = preparedEmitted;
         delivered++;
         buffer.delivered = true;
         held = true;
@@ -213,7 +245,7 @@ final class StreamRun extends Pass {
         Item item = this.item;
         while (batch.rows < loader.batchSize) {
             try {
-                if (!take(item, t0)) {
+                if (!nextSample(item, t0)) {
                     break;
                 }
             } catch (LoaderException e) {
@@ -251,8 +283,17 @@ final class StreamRun extends Pass {
             finish();
             return false;
         }
-        preparedShard = shard;
-        preparedOffset = offset;
+        if (shuffleWindow > 0) {
+            // the position is the block's start and how much of it went out (or the next block's start)
+            boolean exhausted = blockEmitted == blockSize;
+            preparedShard = exhausted ? afterBlockShard : blockStartShard;
+            preparedOffset = exhausted ? afterBlockOffset : blockStartOffset;
+            preparedEmitted = exhausted ? 0 : blockEmitted;
+        } else {
+            preparedShard = shard;
+            preparedOffset = offset;
+            preparedEmitted = 0;
+        }
         pendingWait = System.nanoTime() - t0 - collate;
         prepared = true;
         return true;
@@ -264,6 +305,72 @@ final class StreamRun extends Pass {
         int shard;
         long shardPosition;
         long offset;
+    }
+
+    /** The next sample to deliver: the stream's next, or the next of the shuffled block. */
+    private boolean nextSample(Item out, long t0) {
+        if (shuffleWindow == 0) {
+            if (!take(out, t0)) {
+                return false;
+            }
+            stats.displacement(0);
+            return true;
+        }
+        if (!blockFilled || blockEmitted >= blockSize) {
+            if (!fillBlock(t0)) {
+                return false;
+            }
+        }
+        int k = (int) blockOrder.apply(blockEmitted);
+        out.value = blockValues[k];
+        out.shard = blockShard[k];
+        out.offset = blockOffset[k];
+        out.shardPosition = blockPosition[k];
+        blockValues[k] = null;
+        stats.displacement(Math.abs(blockEmitted - k));
+        blockEmitted++;
+        return true;
+    }
+
+    /** Takes the next block of up to shuffleWindow samples from the stream; false if none is left. */
+    private boolean fillBlock(long t0) {
+        if (blockValues.length < shuffleWindow) {
+            blockValues = new Object[shuffleWindow];
+            blockShard = new int[shuffleWindow];
+            blockOffset = new long[shuffleWindow];
+            blockPosition = new long[shuffleWindow];
+        }
+        blockStartShard = streamShard;
+        blockStartOffset = streamOffset;
+        int n = 0;
+        Item t = new Item();
+        while (n < shuffleWindow && take(t, t0)) {
+            blockValues[n] = t.value;
+            blockShard[n] = t.shard;
+            blockOffset[n] = t.offset;
+            blockPosition[n] = t.shardPosition;
+            streamShard = t.shardPosition;
+            streamOffset = t.offset + 1;
+            n++;
+        }
+        afterBlockShard = streamShard;
+        afterBlockOffset = streamOffset;
+        blockSize = n;
+        blockEmitted = 0;
+        blockFilled = true;
+        if (n == 0) {
+            return false;
+        }
+        blockOrder = new Permutation(n, Mix.key(Mix.key(loader.seed, epoch, loader.rank), blockStartShard, blockStartOffset));
+        blockEmitted = 0;
+        if (!firstBlockDone) {
+            firstBlockDone = true;
+            // resuming inside this block: the first `skipInFirstBlock` of its order were delivered
+            for (; blockEmitted < Math.min(n, skipInFirstBlock); blockEmitted++) {
+                blockValues[(int) blockOrder.apply(blockEmitted)] = null;
+            }
+        }
+        return true;
     }
 
     /** Takes the next sample of the pass into {@code item}; false when no shard has any left. */

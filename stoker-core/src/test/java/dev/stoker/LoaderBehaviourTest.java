@@ -316,7 +316,7 @@ class LoaderBehaviourTest {
 
     @Test
     void stateRoundTripsThroughJsonAndBadJsonIsNamed() {
-        LoaderState s = new LoaderState("shuffle", 1000, -5, 3, 4, 1, 32, 128, 64, 7, new long[] {2, 5}, 9);
+        LoaderState s = new LoaderState("shuffle", 1000, -5, 3, 4, 1, 32, 128, 64, 7, 3, new long[] {2, 5}, 9);
         assertEquals(s, LoaderState.fromJson(s.toJson()));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> LoaderState.fromJson("{\"version\":1,\"sampler\":\"shuffle\"}"));

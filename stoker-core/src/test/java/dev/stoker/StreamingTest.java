@@ -284,6 +284,74 @@ class StreamingTest {
     }
 
     @Test
+    void aShuffleWindowDeliversEverySampleOnceInABoundedRandomOrderThatResumesExactly() {
+        SplittableRandom r = new SplittableRandom(24);
+        for (int i = 0; i < 60; i++) {
+            Config c = random(r);
+            int window = r.nextInt(1, 40);
+            int rank = r.nextInt(c.world);
+            Shards d = new Shards(c.shards, c.dataSeed, -1, -1);
+            List<List<Long>> plain;
+            try (Loader l = c.builder(d, rank).build()) {
+                plain = take(l, Long.MAX_VALUE);
+            }
+            List<List<Long>> full;
+            try (Loader l = c.with(0, 1).builder(d, rank).shuffleWindow(window).build()) {
+                full = take(l, Long.MAX_VALUE);
+            }
+            List<Long> a = new ArrayList<>();
+            plain.forEach(a::addAll);
+            List<Long> b = new ArrayList<>();
+            full.forEach(b::addAll);
+            if (!c.dropLast) {
+                assertEquals(a.stream().sorted().toList(), b.stream().sorted().toList(), "the same samples: " + c);
+            }
+            if (new java.util.HashSet<>(a).size() == a.size()) { // (padding repeats shards: positions are then ambiguous)
+                for (int k = 0; k < b.size(); k++) {
+                    int from = a.indexOf(b.get(k));
+                    if (from < 0) {
+                        assertTrue(c.dropLast, "only drop-last leaves out samples");
+                        continue;
+                    }
+                    assertTrue(Math.abs(from - k) < window, "moved less than a window: " + c + " window " + window);
+                }
+            }
+            try (Loader l = c.with(r.nextInt(1, 7), r.nextInt(1, 7)).builder(d, rank).shuffleWindow(window).build()) {
+                assertEquals(full, take(l, Long.MAX_VALUE), "the same for any worker count: " + c);
+            }
+            if (full.isEmpty()) {
+                continue;
+            }
+            int k = r.nextInt(full.size());
+            String saved;
+            try (Loader l = c.builder(d, rank).shuffleWindow(window).build()) {
+                assertEquals(full.subList(0, k), take(l, k));
+                saved = l.state().toJson();
+            }
+            try (Loader l = c.with(r.nextInt(0, 7), r.nextInt(1, 7)).builder(d, rank).shuffleWindow(window)
+                    .resume(LoaderState.fromJson(saved)).build()) {
+                assertEquals(full.subList(k, full.size()), take(l, Long.MAX_VALUE), c + " resumed after " + k + " from " + saved);
+            }
+        }
+    }
+
+    @Test
+    void statsReportHowFarTheShuffleMovedSamples() {
+        Shards d = new Shards(30, 8, -1, -1);
+        try (Loader l = Loader.builder(d, VALUE).batchSize(4).workers(2).build()) {
+            take(l, Long.MAX_VALUE);
+            assertEquals(0.0, l.stats().meanDisplacement());
+        }
+        try (Loader l = Loader.builder(d, VALUE).batchSize(4).workers(2).shuffleWindow(60).seed(2).build()) {
+            take(l, Long.MAX_VALUE);
+            double m = l.stats().meanDisplacement();
+            assertTrue(m > 12 && m < 28, "about a third of the window: " + m);
+        }
+        assertThrows(IllegalArgumentException.class,
+                () -> Loader.builder(new SyntheticDataset(10, 8, 0)).shuffleWindow(5).build());
+    }
+
+    @Test
     void epochsReorderTheShards() {
         Shards d = new Shards(20, 3, -1, -1);
         try (Loader l = Loader.builder(d, VALUE).batchSize(7).workers(2).shuffle(true).seed(4).build()) {

@@ -35,6 +35,10 @@ final class BenchOptions {
     @Option(names = "--epochs", paramLabel = "E", defaultValue = "1", description = "Epochs to run, one after the other (default ${DEFAULT-VALUE}).")
     int epochs;
 
+    @Option(names = "--shuffle-window", paramLabel = "N", defaultValue = "0",
+            description = "Streaming sources: shuffle samples within blocks of N (after the shard order is shuffled).")
+    int shuffleWindow;
+
     @Option(names = "--steps", paramLabel = "N", description = "Stop after batch N of the epoch (a resumed run counts the batches delivered before its state was saved).")
     Long steps;
 

@@ -131,6 +131,9 @@ final class BenchRunner {
         if (o.timeoutMs != null) {
             b.timeout(Duration.ofMillis(o.timeoutMs));
         }
+        if (o.shuffleWindow > 0) {
+            b.shuffleWindow(o.shuffleWindow);
+        }
         if (resume != null) {
             b.resume(resume);
         } else {
@@ -239,6 +242,9 @@ final class BenchRunner {
                 g.writeNumberField("tokensPerSec", r.samplesPerSec() * tokensPerSample);
             }
             g.writeNumberField("consumerWaitFraction", r.waitFraction());
+            if (!Double.isNaN(s.meanDisplacement())) {
+                g.writeNumberField("meanDisplacement", s.meanDisplacement());
+            }
             g.writeNumberField("skipped", s.skipped());
             g.writeNumberField("skippedShards", s.skippedShards());
             g.writeStringField("digest", r.digest);
