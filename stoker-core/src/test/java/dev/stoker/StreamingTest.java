@@ -352,6 +352,23 @@ class StreamingTest {
     }
 
     @Test
+    void resampledShardsMakeAnEndlessDeterministicStream() {
+        Shards d = new Shards(7, 4, -1, -1);
+        List<List<Long>> first;
+        // WebDataset's ResampledShards: shards drawn with replacement, as many as asked (here "forever")
+        try (Loader l = Loader.builder(d, VALUE).batchSize(16).workers(3).sampler(Sampler.random(Long.MAX_VALUE)).seed(9).build()) {
+            first = take(l, 300);
+        }
+        assertEquals(300, first.size());
+        try (Loader l = Loader.builder(d, VALUE).batchSize(16).workers(1).sampler(Sampler.random(Long.MAX_VALUE)).seed(9).build()) {
+            assertEquals(first, take(l, 300), "the same draws for any worker count");
+        }
+        java.util.Set<Long> shardsSeen = new java.util.HashSet<>();
+        first.forEach(b -> b.forEach(x -> shardsSeen.add(x >>> 20)));
+        assertTrue(shardsSeen.size() >= 5, "draws cover the shards: " + shardsSeen);
+    }
+
+    @Test
     void epochsReorderTheShards() {
         Shards d = new Shards(20, 3, -1, -1);
         try (Loader l = Loader.builder(d, VALUE).batchSize(7).workers(2).shuffle(true).seed(4).build()) {

@@ -103,30 +103,7 @@ public final class ImagePipeline {
     }
 
     private static long label(TarSample s) throws CorruptShardException {
-        MemorySegment cls = s.fields().get("cls");
-        if (cls == null) {
-            return -1;
-        }
-        long v = 0;
-        boolean any = false;
-        boolean neg = false;
-        for (long i = 0; i < cls.byteSize(); i++) {
-            byte c = cls.get(ValueLayout.JAVA_BYTE, i);
-            if (c == '-' && !any && !neg) {
-                neg = true;
-            } else if (c >= '0' && c <= '9') {
-                v = v * 10 + (c - '0');
-                any = true;
-            } else if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
-                continue;
-            } else {
-                throw new CorruptShardException(s.url(), -1, "sample '" + s.key() + "': cls is not an integer");
-            }
-        }
-        if (!any) {
-            throw new CorruptShardException(s.url(), -1, "sample '" + s.key() + "': cls is empty");
-        }
-        return neg ? -v : v;
+        return s.fields().containsKey("cls") ? dev.stoker.formats.Fields.integer(s, "cls") : -1;
     }
 
     /** Resample into the row. */
