@@ -177,17 +177,37 @@ final class BenchCommand implements Runnable {
         int run(dev.stoker.Dataset<dev.stoker.formats.TarSample> data, BenchOptions options, java.io.PrintWriter out,
                 String source) throws Exception {
             BenchRunner runner = new BenchRunner(options, out, source, 0);
-            switch (transform) {
+            return switch (transform) {
                 case "train224", "eval224" -> {
-                    dev.stoker.formats.image.ImagePipeline p = transform.equals("train224")
-                            ? dev.stoker.formats.image.ImagePipeline.train(224) : dev.stoker.formats.image.ImagePipeline.eval(224);
-                    return runner.run(() -> dev.stoker.Loader.builder(data, p.transform(), p.collator()));
+                    dev.stoker.formats.image.ImagePipeline p = pipeline();
+                    yield runner.run(() -> dev.stoker.Loader.builder(data, p.transform(), p.collator()));
                 }
-                case "none" -> {
-                    return runner.run(() -> dev.stoker.Loader.builder(data, RAW));
+                case "none" -> runner.run(() -> dev.stoker.Loader.builder(data, RAW));
+                default -> throw unknown();
+            };
+        }
+
+        /** The same over a stream of shards (compressed ones have no random access). */
+        int run(dev.stoker.StreamingDataset<dev.stoker.formats.TarSample> data, BenchOptions options, java.io.PrintWriter out,
+                String source) throws Exception {
+            BenchRunner runner = new BenchRunner(options, out, source, 0);
+            return switch (transform) {
+                case "train224", "eval224" -> {
+                    dev.stoker.formats.image.ImagePipeline p = pipeline();
+                    yield runner.run(() -> dev.stoker.Loader.builder(data, p.transform(), p.collator()));
                 }
-                default -> throw new Main.UsageException("--transform must be none, train224 or eval224, got '" + transform + "'");
-            }
+                case "none" -> runner.run(() -> dev.stoker.Loader.builder(data, RAW));
+                default -> throw unknown();
+            };
+        }
+
+        private dev.stoker.formats.image.ImagePipeline pipeline() {
+            return transform.equals("train224") ? dev.stoker.formats.image.ImagePipeline.train(224)
+                    : dev.stoker.formats.image.ImagePipeline.eval(224);
+        }
+
+        private Main.UsageException unknown() {
+            return new Main.UsageException("--transform must be none, train224 or eval224, got '" + transform + "'");
         }
 
         /** Every field's bytes back to back (the "none" transform): a variable-length field. */
@@ -238,10 +258,20 @@ final class BenchCommand implements Runnable {
                     throw new Main.UsageException(e.getMessage());
                 }
             }
+            if (shards.stream().anyMatch(ShardsBench::compressed)) {
+                // compressed shards are read as streams: shard order shuffled, --shuffle-window for samples
+                return image.run(new dev.stoker.formats.TarShards(shards), options, spec.commandLine().getOut(), "shards");
+            }
             try (dev.stoker.formats.TarDataset data = new dev.stoker.formats.TarDataset(shards)) {
                 return image.run(data, options, spec.commandLine().getOut(), "shards");
-            } catch (IllegalArgumentException e) {
-                throw new Main.BadDataException(e.getMessage(), e);
+            }
+        }
+
+        private static boolean compressed(java.nio.file.Path p) {
+            try (java.io.InputStream in = java.nio.file.Files.newInputStream(p)) {
+                return !(dev.stoker.formats.TarReader.decompress(in, p.toString()) instanceof java.io.BufferedInputStream);
+            } catch (java.io.IOException e) {
+                return false;
             }
         }
     }

@@ -51,4 +51,25 @@ class TarCommandsTest {
         assertTrue(lines.get(0).contains("\"warnings\":[]"), lines.get(0));
         assertTrue(lines.get(2).contains("uneven shard: 3 samples where the median shard has 10"), lines.get(2));
     }
+
+    @Test
+    void benchShardsReadsPlainShardsThroughTheIndexAndCompressedOnesAsStreams() throws IOException {
+        shard("p-0.tar", 30);
+        java.nio.file.Path gz = tmp.resolve("p-1.tar.gz");
+        try (var out = new java.util.zip.GZIPOutputStream(java.nio.file.Files.newOutputStream(gz))) {
+            out.write(java.nio.file.Files.readAllBytes(tmp.resolve("p-0.tar")));
+        }
+        MainTest.Outcome plain = stoker("bench", "shards", tmp.resolve("p-0.tar").toString(), "--transform", "none",
+                "--batch", "8", "--json");
+        MainTest.Outcome stream = stoker("bench", "shards", gz.toString(), "--transform", "none", "--batch", "8",
+                "--order", "sequential", "--json");
+        assertEquals(0, plain.code(), plain.err());
+        assertEquals(0, stream.code(), stream.err());
+        assertEquals("30", field(plain.out().strip(), "samples"));
+        assertEquals("30", field(stream.out().strip(), "samples"));
+        MainTest.Outcome ordered = stoker("bench", "shards", tmp.resolve("p-0.tar").toString(), "--transform", "none",
+                "--batch", "8", "--order", "sequential", "--json");
+        assertEquals(field(ordered.out().strip(), "digest"), field(stream.out().strip(), "digest"),
+                "the same bytes in the same order either way");
+    }
 }
