@@ -53,9 +53,14 @@ public final class Resampler {
         if (lineF.length < 3 * W) {
             lineF = new float[3 * W];
         }
+        // only the columns the crop's filters touch are read and widened
+        int x0 = xStart[0];
+        int x1 = xStart[size - 1] + xCount[size - 1];
+        int from = 3 * x0;
+        int len = 3 * (x1 - x0);
         for (int iy = y0; iy < y1; iy++) {
-            MemorySegment.copy(px, ValueLayout.JAVA_BYTE, 3L * iy * W, line, 0, 3 * W);
-            for (int i = 0; i < 3 * W; i++) {
+            MemorySegment.copy(px, ValueLayout.JAVA_BYTE, 3L * iy * W + from, line, from, len);
+            for (int i = from; i < from + len; i++) {
                 lineF[i] = line[i] & 0xFF;
             }
             int base = (iy - y0) * rowLen;
