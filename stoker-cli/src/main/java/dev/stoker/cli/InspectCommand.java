@@ -104,6 +104,27 @@ final class InspectCommand implements Callable<Integer> {
             } finally {
                 Npy.closeAll(arrays);
             }
+        } else if (isJsonl(name)) {
+            if (!Files.exists(p)) {
+                throw new NoSuchFileException(p.toString());
+            }
+            dev.stoker.formats.JsonlSummary j = dev.stoker.formats.JsonlSummary.of(p);
+            g.writeStringField("format", "jsonl");
+            g.writeNumberField("lines", j.lines);
+            g.writeNumberField("bytes", j.bytes);
+            g.writeObjectFieldStart("keys");
+            for (var e : j.keys.entrySet()) {
+                g.writeNumberField(e.getKey(), e.getValue());
+            }
+            g.writeEndObject();
+            g.writeArrayFieldStart("errors");
+            for (String e : j.errors) {
+                g.writeString(e);
+            }
+            g.writeEndArray();
+            if (j.errorCount > j.errors.size()) {
+                g.writeNumberField("moreErrors", j.errorCount - j.errors.size());
+            }
         } else if (Megatron.exists(p)) {
             try (Megatron m = Megatron.open(p)) {
                 g.writeStringField("format", "megatron");
@@ -129,8 +150,14 @@ final class InspectCommand implements Callable<Integer> {
         } else if (!Files.exists(p)) {
             throw new NoSuchFileException(p.toString());
         } else {
-            throw new Main.BadDataException(p + ": unknown format (expected .npy, .npz, a token .bin or a Megatron .bin/.idx pair)", null);
+            throw new Main.BadDataException(p + ": unknown format (expected .npy, .npz, a token .bin, a Megatron .bin/.idx pair, "
+                    + "a tar shard or .jsonl)", null);
         }
+    }
+
+    static boolean isJsonl(String n) {
+        String base = n.endsWith(".gz") || n.endsWith(".zst") ? n.substring(0, n.lastIndexOf('.')) : n;
+        return base.endsWith(".jsonl") || base.endsWith(".ndjson");
     }
 
     static boolean isTar(Path p) {
