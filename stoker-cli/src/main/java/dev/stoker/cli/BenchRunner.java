@@ -222,6 +222,8 @@ final class BenchRunner {
         if (s.skipped() > 0) {
             out.printf(Locale.ROOT, "%-10s skipped %d bad samples%n", "", s.skipped());
         }
+        out.printf(Locale.ROOT, "%-10s -> %s%n", "", Diagnosis.of(s, r.workers, r.seconds, o.stepMs,
+                Runtime.getRuntime().availableProcessors()));
     }
 
     private String json(Result r) throws IOException {
@@ -248,6 +250,7 @@ final class BenchRunner {
             g.writeNumberField("skipped", s.skipped());
             g.writeNumberField("skippedShards", s.skippedShards());
             g.writeStringField("digest", r.digest);
+            g.writeStringField("diagnosis", Diagnosis.of(s, r.workers, r.seconds, o.stepMs, Runtime.getRuntime().availableProcessors()));
             g.writeObjectFieldStart("stages");
             g.writeNumberField("fetch", s.fetchNanos() / 1e9);
             g.writeNumberField("transform", s.transformNanos() / 1e9);
