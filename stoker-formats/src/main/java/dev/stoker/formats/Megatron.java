@@ -142,17 +142,17 @@ public final class Megatron implements Tokens, AutoCloseable {
         }
         long pointersAt = lengthsAt + 4 * seqs;
         long docsAt = pointersAt + 8 * seqs;
-        long end = docsAt + 8 * docs;
+        long end = docs > (s.byteSize() - docsAt) / 8 ? Long.MAX_VALUE : docsAt + 8 * docs;
         if (end > s.byteSize()) {
             throw new CorruptShardException(name, s.byteSize(), "truncated index: " + seqs + " sequences and " + docs
-                    + " document boundaries need " + end + " bytes, the file has " + s.byteSize());
+                    + " document boundaries need more than the file's " + s.byteSize() + " bytes");
         }
         long size = dtype.byteSize();
         long total = 0;
         for (long i = 0; i < seqs; i++) {
             int len = s.get(I32, lengthsAt + 4 * i);
             long ptr = s.get(I64, pointersAt + 8 * i);
-            if (len < 0 || ptr < 0 || ptr % size != 0 || ptr + len * size > bin.size()) {
+            if (len < 0 || ptr < 0 || ptr % size != 0 || ptr > bin.size() || len * size > bin.size() - ptr) {
                 throw new CorruptShardException(name, pointersAt + 8 * i, "sequence " + i + " (" + len + " tokens at byte "
                         + ptr + ") does not fit " + bin.path() + " (" + bin.size() + " bytes)");
             }

@@ -35,17 +35,25 @@ public final class MegatronWriter implements AutoCloseable {
     /** Appends a document of {@code n} tokens. */
     public void add(int[] tokens, int n) throws IOException {
         for (int i = 0; i < n; i++) {
+            int t = tokens[i];
+            boolean fits = switch (dtype) {
+                case UINT8 -> (t & ~0xFF) == 0;
+                case INT16 -> t >= Short.MIN_VALUE && t <= Short.MAX_VALUE;
+                case UINT16 -> (t & ~0xFFFF) == 0;
+                default -> true;
+            };
+            if (!fits) {
+                throw new IllegalArgumentException("token " + t + " (at " + i + " of document " + count + ") does not fit "
+                        + dtype.label());
+            }
+        }
+        for (int i = 0; i < n; i++) {
             if (scratch.remaining() < 8) {
                 flushScratch();
             }
             int t = tokens[i];
             switch (dtype) {
-                case UINT16 -> {
-                    if ((t & ~0xFFFF) != 0) {
-                        throw new IllegalArgumentException("token " + t + " does not fit uint16");
-                    }
-                    scratch.putShort((short) t);
-                }
+                case UINT16 -> scratch.putShort((short) t);
                 case INT32 -> scratch.putInt(t);
                 case INT64 -> scratch.putLong(t);
                 case UINT8 -> scratch.put((byte) t);
@@ -66,7 +74,7 @@ public final class MegatronWriter implements AutoCloseable {
         scratch.clear();
     }
 
-    /** Writes the index and moves both files into place (the index first: a .bin never lacks its .idx). */
+    /** Moves the .bin into place, then writes the index (an .idx always describes the .bin beside it). */
     @Override
     public void close() throws IOException {
         if (closed) {
@@ -74,8 +82,11 @@ public final class MegatronWriter implements AutoCloseable {
         }
         closed = true;
         try {
-            AtomicFile.write(Path.of(prefix + ".idx"), this::writeIndex);
+            // a reader must never pair a new .idx with an old .bin: the old index goes first, the new
+            // one comes last, once its .bin is in place
+            java.nio.file.Files.deleteIfExists(Path.of(prefix + ".idx"));
             binFile.commit();
+            AtomicFile.write(Path.of(prefix + ".idx"), this::writeIndex);
         } finally {
             binFile.abandon();
         }

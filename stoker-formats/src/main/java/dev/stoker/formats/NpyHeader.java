@@ -48,6 +48,9 @@ record NpyHeader(int major, int minor, DType dtype, ByteOrder order, boolean for
             throw new CorruptShardException(name, 6, "unsupported .npy format version " + major + "." + minor
                     + " (expected 1.0, 2.0 or 3.0)");
         }
+        if (headerLen > (1 << 20)) {
+            throw new CorruptShardException(name, 8, "header of " + headerLen + " bytes (numpy writes a few hundred)");
+        }
         if (start + headerLen > size) {
             throw new CorruptShardException(name, start, "header of " + headerLen + " bytes runs past the end of the file ("
                     + size + " bytes)");
@@ -84,15 +87,20 @@ record NpyHeader(int major, int minor, DType dtype, ByteOrder order, boolean for
         order = o == '>' ? ByteOrder.BIG_ENDIAN : (o == '<' || o == '|') ? ByteOrder.LITTLE_ENDIAN : ByteOrder.nativeOrder();
         long[] shape = new long[shapeList.size()];
         long elements = 1;
-        for (int i = 0; i < shape.length; i++) {
-            if (!(shapeList.get(i) instanceof Long dim) || dim < 0) {
-                throw new CorruptShardException(name, start, "shape must hold non-negative integers: " + shapeList);
+        long need;
+        try {
+            for (int i = 0; i < shape.length; i++) {
+                if (!(shapeList.get(i) instanceof Long dim) || dim < 0) {
+                    throw new CorruptShardException(name, start, "shape must hold non-negative integers: " + shapeList);
+                }
+                shape[i] = dim;
+                elements = Math.multiplyExact(elements, dim);
             }
-            shape[i] = dim;
-            elements = Math.multiplyExact(elements, dim);
+            need = Math.multiplyExact(elements, (long) dtype.byteSize());
+        } catch (ArithmeticException e) {
+            throw new CorruptShardException(name, start, "shape " + shapeList + " is larger than any file");
         }
         long dataOffset = start + headerLen;
-        long need = Math.multiplyExact(elements, (long) dtype.byteSize());
         if (size - dataOffset < need) {
             throw new CorruptShardException(name, size, "truncated: shape " + java.util.Arrays.toString(shape) + " of "
                     + d + " needs " + need + " data bytes from byte " + dataOffset + ", the file has " + (size - dataOffset));
@@ -166,7 +174,20 @@ record NpyHeader(int major, int minor, DType dtype, ByteOrder order, boolean for
             }
         }
 
+        private int depth;
+
         private Object value() throws SyntaxError {
+            if (++depth > 64) {
+                throw new SyntaxError("nesting too deep", i);
+            }
+            try {
+                return value0();
+            } finally {
+                depth--;
+            }
+        }
+
+        private Object value0() throws SyntaxError {
             ws();
             if (i >= s.length()) {
                 throw new SyntaxError("unexpected end", i);

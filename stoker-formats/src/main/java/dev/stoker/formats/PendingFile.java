@@ -25,6 +25,12 @@ final class PendingFile {
     PendingFile(Path target) throws IOException {
         this.target = target.toAbsolutePath();
         this.tmp = Files.createTempFile(this.target.getParent(), "." + this.target.getFileName(), ".partial");
+        try {
+            // a temporary file is created private (0600); the finished file is an ordinary one
+            Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        } catch (UnsupportedOperationException e) {
+            // not a POSIX file system: its defaults apply
+        }
         this.channel = FileChannel.open(tmp, StandardOpenOption.WRITE);
         this.out = new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 16);
     }
@@ -48,13 +54,12 @@ final class PendingFile {
         try {
             out.flush();
             channel.force(true);
-            out.close();
+            channel.close();
             Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             moved = true;
         } finally {
             if (!moved) {
-                out.close();
-                Files.deleteIfExists(tmp);
+                discard();
             }
         }
     }
@@ -62,7 +67,15 @@ final class PendingFile {
     void abandon() throws IOException {
         if (!done) {
             done = true;
-            out.close();
+            discard();
+        }
+    }
+
+    /** Closes without flushing what is buffered (it is thrown away anyway) and deletes the file. */
+    private void discard() throws IOException {
+        try {
+            channel.close();
+        } finally {
             Files.deleteIfExists(tmp);
         }
     }

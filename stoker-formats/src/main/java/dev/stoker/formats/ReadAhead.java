@@ -56,10 +56,12 @@ final class ReadAhead extends InputStream {
         } catch (IOException e) {
             failure = e;
         } catch (InterruptedException e) {
-            return;
+            return; // closing: no reader waits any more
+        } catch (RuntimeException | Error e) {
+            failure = new IOException("reading ahead failed: " + e, e);
         }
         try {
-            full.put(END);
+            full.put(END); // always: a reader waiting for bytes learns of the end or the failure
         } catch (InterruptedException ignored) {
             // closing: no reader waits for the end any more
         }

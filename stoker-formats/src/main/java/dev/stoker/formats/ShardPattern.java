@@ -90,17 +90,16 @@ public final class ShardPattern {
         }
         long step = 1;
         if (parts.length == 3) {
-            try {
-                step = Math.abs(Long.parseLong(parts[2]));
-            } catch (NumberFormatException e) {
+            if (!parts[2].matches("-?\\d{1,18}")) {
                 return null;
             }
+            step = Math.abs(Long.parseLong(parts[2]));
             if (step == 0) {
                 step = 1;
             }
         }
         List<String> out = new ArrayList<>();
-        if (parts[0].matches("-?\\d+") && parts[1].matches("-?\\d+")) {
+        if (parts[0].matches("-?\\d{1,18}") && parts[1].matches("-?\\d{1,18}")) {
             long a = Long.parseLong(parts[0]);
             long b = Long.parseLong(parts[1]);
             boolean pad = parts[0].matches("-?0\\d+") || parts[1].matches("-?0\\d+");

@@ -61,4 +61,13 @@ public final class ShardWriter implements AutoCloseable {
             current = null;
         }
     }
+
+    /** For a writer that failed half-way: the shard being written is left out (those finished stay). */
+    public void abandon() throws IOException {
+        if (current != null) {
+            current.abandon();
+            written.remove(written.size() - 1);
+            current = null;
+        }
+    }
 }

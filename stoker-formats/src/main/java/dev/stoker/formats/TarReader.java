@@ -22,6 +22,8 @@ import net.jpountz.lz4.LZ4FrameInputStream;
  */
 public final class TarReader implements AutoCloseable {
     static final int BLOCK = 512;
+    /** Headers that carry names (GNU L/K, PAX x/g) are small; a larger one is corrupt. */
+    private static final long MAX_HEADER_DATA = 1 << 20;
 
     /** A regular file of the archive; {@code data} is null when it was skipped rather than read. */
     public record Member(String name, long headerOffset, long dataOffset, long size, byte[] data) {
@@ -43,7 +45,13 @@ public final class TarReader implements AutoCloseable {
 
     /** Opens a tar file, decompressing it if its first bytes say gzip, zstd or lz4. */
     public static TarReader open(Path path) throws IOException {
-        return new TarReader(decompress(Files.newInputStream(path), path.toString()), path.toString());
+        InputStream raw = Files.newInputStream(path);
+        try {
+            return new TarReader(decompress(raw, path.toString()), path.toString());
+        } catch (IOException | RuntimeException e) {
+            raw.close();
+            throw new CorruptShardException(path.toString(), 0, "cannot open: " + e.getMessage(), e);
+        }
     }
 
     /** Wraps a stream in the decompressor its magic bytes call for (none for a plain tar). */
@@ -92,10 +100,18 @@ public final class TarReader implements AutoCloseable {
             verifyChecksum(at);
             char type = (char) header[156];
             long size = size(at);
-            if (paxSize >= 0) {
-                size = paxSize;
+            if (size < 0) {
+                throw new CorruptShardException(shard, at + 124, "negative member size");
             }
             String name = name();
+            boolean meta = type == 'L' || type == 'K' || type == 'x' || type == 'g';
+            if (meta && size > MAX_HEADER_DATA) {
+                throw new CorruptShardException(shard, at, "a " + type + " header of " + size + " bytes (at most "
+                        + MAX_HEADER_DATA + " expected)");
+            }
+            if (!meta && paxSize >= 0) {
+                size = paxSize;
+            }
             if (type == 'L') {
                 longName = cString(readData(size, at, "GNU long name"));
                 skipPadding(size);
@@ -176,10 +192,21 @@ public final class TarReader implements AutoCloseable {
 
     private long size(long at) throws CorruptShardException {
         if ((header[124] & 0x80) != 0) {
-            // GNU base-256: big-endian two's complement in the remaining bytes
-            long v = header[124] & 0x7F;
-            for (int i = 125; i < 136; i++) {
+            // GNU base-256: big-endian in the remaining bytes; a size needs at most 63 bits
+            if ((header[124] & 0x40) != 0) {
+                throw new CorruptShardException(shard, at + 124, "negative base-256 size");
+            }
+            for (int i = 125; i < 128; i++) {
+                if (header[i] != 0 || (header[124] & 0x3F) != 0) {
+                    throw new CorruptShardException(shard, at + 124, "base-256 size beyond 2^63");
+                }
+            }
+            long v = 0;
+            for (int i = 128; i < 136; i++) {
                 v = (v << 8) | (header[i] & 0xFF);
+            }
+            if (v < 0) {
+                throw new CorruptShardException(shard, at + 124, "base-256 size beyond 2^63");
             }
             return v;
         }
@@ -232,7 +259,7 @@ public final class TarReader implements AutoCloseable {
             } catch (NumberFormatException e) {
                 throw new CorruptShardException(shard, at, "malformed PAX record length");
             }
-            if (len <= 0 || i + len > data.length) {
+            if (len <= sp - i + 1 || len > data.length - i) {
                 throw new CorruptShardException(shard, at, "malformed PAX record");
             }
             String rec = new String(data, sp + 1, i + len - sp - 2, StandardCharsets.UTF_8);
@@ -258,8 +285,19 @@ public final class TarReader implements AutoCloseable {
         if (size > Integer.MAX_VALUE - 16) {
             throw new CorruptShardException(shard, at, "member " + what + " of " + size + " bytes is too large to read whole");
         }
-        byte[] data = new byte[(int) size];
-        int n = readFully(data, data.length);
+        // grown as the bytes arrive, so that a header lying about the size costs no more memory than the file has
+        byte[] data = new byte[(int) Math.min(size, 1 << 20)];
+        int n = 0;
+        while (n < size) {
+            if (n == data.length) {
+                data = java.util.Arrays.copyOf(data, (int) Math.min(size, 2L * data.length));
+            }
+            int k = readFully(data, n, data.length - n);
+            if (k == 0) {
+                break;
+            }
+            n += k;
+        }
         if (n < size) {
             throw new CorruptShardException(shard, offset, "member " + what + " cut short: " + n + " of " + size
                     + " bytes (its header is at byte " + at + ")");
@@ -300,7 +338,11 @@ public final class TarReader implements AutoCloseable {
     }
 
     private int readFully(byte[] b, int len) throws IOException {
-        int n = in.readNBytes(b, 0, len);
+        return readFully(b, 0, len);
+    }
+
+    private int readFully(byte[] b, int off, int len) throws IOException {
+        int n = in.readNBytes(b, off, len);
         offset += n;
         return n;
     }

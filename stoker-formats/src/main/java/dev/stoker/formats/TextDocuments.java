@@ -70,13 +70,16 @@ public final class TextDocuments implements AutoCloseable {
         } else {
             throw new IllegalArgumentException(path + ": expected .txt or .jsonl (optionally .gz or .zst)");
         }
-        InputStream raw = Files.newInputStream(path);
-        if (start > 0 || end >= 0) {
-            raw = range(path, start, end);
+        InputStream raw = start > 0 || end >= 0 ? range(path, start, end) : Files.newInputStream(path);
+        InputStream body;
+        try {
+            this.rangeStart = start;
+            this.counted = new CountingStream(raw, bytesRead);
+            body = start > 0 || end >= 0 ? counted : decompress(new BufferedInputStream(counted, 1 << 16));
+        } catch (IOException | RuntimeException e) {
+            raw.close();
+            throw e;
         }
-        this.rangeStart = start;
-        this.counted = new CountingStream(raw, bytesRead);
-        InputStream body = start > 0 || end >= 0 ? counted : decompress(new BufferedInputStream(counted, 1 << 16));
         this.compressed = body instanceof GZIPInputStream || body instanceof ZstdInputStream;
         // decompression runs on a thread of its own, ahead of the parsing
         this.in = compressed ? new ReadAhead(body, 4, 1 << 20) : body;

@@ -41,6 +41,8 @@ public record Crop(double x, double y, double w, double h, boolean flip) {
             w = width;
             h = height;
         }
+        w = Math.max(1, w);
+        h = Math.max(1, h);
         return new Crop((width - w) / 2, (height - h) / 2, w, h, r.nextDouble() < pFlip);
     }
 
@@ -52,8 +54,8 @@ public record Crop(double x, double y, double w, double h, boolean flip) {
         return new Crop((width - cw) / 2, (height - ch) / 2, cw, ch, false);
     }
 
-    /** This crop in an image scaled by {@code s}. */
-    Crop scaled(double s) {
-        return new Crop(x * s, y * s, w * s, h * s, flip);
+    /** This crop in an image scaled by {@code sx} across and {@code sy} down. */
+    Crop scaled(double sx, double sy) {
+        return new Crop(x * sx, y * sy, w * sx, h * sy, flip);
     }
 }

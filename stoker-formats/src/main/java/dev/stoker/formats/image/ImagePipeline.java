@@ -25,8 +25,8 @@ import java.util.SplittableRandom;
  * </ul>
  * Random choices come from the sample's seed ({@link SampleContext#seed()}: the loader's seed, the
  * epoch and the sample), so they do not depend on which worker ran them. The transform decodes
- * (at a reduced DCT scale when the crop allows) into the worker's reusable image; the collator
- * resamples it straight into the batch row.
+ * (at a reduced DCT scale when the crop allows) into an image from a pool; the collator resamples
+ * it straight into the batch row and returns it (NOTE [Images]).
  */
 public final class ImagePipeline {
     public static final float[] MEAN = {0.485f, 0.456f, 0.406f};
@@ -38,7 +38,10 @@ public final class ImagePipeline {
 
     private final int size;
     private final boolean train;
-    private final ThreadLocal<Image> images = ThreadLocal.withInitial(Image::new);
+    // NOTE [Images]: a transform's image travels with its sample until the collator has resampled
+    // it (with a streaming dataset, on another thread, much later), then goes back to this pool;
+    // so no image is reused while a sample still needs it, and the steady state allocates none.
+    private final java.util.concurrent.ArrayBlockingQueue<Image> images = new java.util.concurrent.ArrayBlockingQueue<>(4096);
     private final ThreadLocal<Resampler> resamplers = ThreadLocal.withInitial(Resampler::new);
     private final Schema schema;
 
@@ -73,7 +76,8 @@ public final class ImagePipeline {
                         + s.fields().keySet() + ")");
             }
             String name = s.url() + ":" + s.key();
-            Image img = images.get();
+            Image polled = images.poll();
+            Image img = polled != null ? polled : new Image();
             Crop crop;
             if (png) {
                 Jpeg.decodeImageIo(bytes, img, name);
@@ -87,8 +91,8 @@ public final class ImagePipeline {
                 int minW = (int) Math.ceil(w * Math.min(1.0, size / crop.w()));
                 int minH = (int) Math.ceil(h * Math.min(1.0, size / crop.h()));
                 Jpeg.decode(bytes, minW, minH, img, name);
-                if (img.width() != w) {
-                    crop = crop.scaled((double) img.width() / w);
+                if (img.width() != w || img.height() != h) {
+                    crop = crop.scaled((double) img.width() / w, (double) img.height() / h);
                 }
             }
             return new Prepared(img, crop, label(s));
@@ -118,6 +122,7 @@ public final class ImagePipeline {
             public void write(Prepared p, Row row) {
                 resamplers.get().toChw(p.image(), p.crop(), size, MEAN, STD, row.column(0), row.offset(0));
                 row.putLong(1, 0, p.label());
+                images.offer(p.image()); // a full pool lets the image go to the garbage collector
             }
         };
     }

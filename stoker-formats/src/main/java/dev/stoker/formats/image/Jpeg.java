@@ -140,6 +140,10 @@ public final class Jpeg {
             try {
                 if (h == null) {
                     h = (MemorySegment) init.invokeExact();
+                    if (h.equals(MemorySegment.NULL)) {
+                        h = null;
+                        throw new IOException("tjInitDecompress failed");
+                    }
                 }
                 MemorySegment dims = ints.get();
                 int rc = (int) header.invokeExact(h, src, jpeg.byteSize(), dims, dims.asSlice(4), dims.asSlice(8), dims.asSlice(12));
@@ -179,6 +183,7 @@ public final class Jpeg {
                 if (h == null) {
                     h = (MemorySegment) init.invokeExact();
                     if (h.equals(MemorySegment.NULL)) {
+                        h = null;
                         throw new IOException("tjInitDecompress failed");
                     }
                 }

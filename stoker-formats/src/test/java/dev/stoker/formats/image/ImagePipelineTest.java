@@ -24,12 +24,12 @@ import javax.imageio.ImageIO;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class ImagePipelineTest {
+public class ImagePipelineTest {
     @TempDir
     Path tmp;
 
     /** A JPEG of w × h: a smooth gradient with the index stamped in, quality 95. */
-    static byte[] jpeg(int w, int h, int index) throws IOException {
+    public static byte[] jpeg(int w, int h, int index) throws IOException {
         BufferedImage img = new BufferedImage(w, h, BufferedImage.TYPE_INT_RGB);
         for (int y = 0; y < h; y++) {
             for (int x = 0; x < w; x++) {
@@ -139,7 +139,7 @@ class ImagePipelineTest {
         return p;
     }
 
-    static List<String> digests(dev.stoker.Loader l) throws Exception {
+    public static List<String> digests(dev.stoker.Loader l) throws Exception {
         List<String> out = new ArrayList<>();
         for (Batch b : l) {
             java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
