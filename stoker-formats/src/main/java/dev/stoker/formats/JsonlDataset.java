@@ -131,6 +131,9 @@ public final class JsonlDataset implements Dataset<MemorySegment>, AutoCloseable
                 return null;
             }
             int n = in.readInt();
+            if (n < 0 || n > size + 1) {
+                return null; // more lines than bytes: not this file's index
+            }
             long[][] idx = new long[3][n];
             for (int i = 0; i < n; i++) {
                 idx[0][i] = in.readLong();

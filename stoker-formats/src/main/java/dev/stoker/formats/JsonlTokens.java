@@ -29,8 +29,8 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
 
     public JsonlTokens(List<Path> files, Tokenizer tokenizer, String field, int seqLen, long shardBytes, boolean skipBad)
             throws IOException {
-        if (seqLen < 1) {
-            throw new IllegalArgumentException("seqLen must be >= 1, got " + seqLen);
+        if (seqLen < 1 || shardBytes < 1) {
+            throw new IllegalArgumentException("seqLen and shardBytes must be >= 1, got " + seqLen + " and " + shardBytes);
         }
         this.tokenizer = tokenizer;
         this.field = field;
@@ -39,7 +39,7 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
         for (Path f : files) {
             String name = f.getFileName().toString();
             long size = Files.size(f);
-            if (name.endsWith(".gz") || name.endsWith(".zst") || size <= shardBytes) {
+            if (name.endsWith(".gz") || name.endsWith(".zst") || compressed(f) || size <= shardBytes) {
                 shards.add(new Range(f, 0, -1));
                 continue;
             }
@@ -49,6 +49,16 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
                 shards.add(new Range(f, start, end));
                 start = end;
             }
+        }
+    }
+
+    /** True when the file starts with a gzip or zstd magic, whatever its name says. */
+    private static boolean compressed(Path f) throws IOException {
+        try (java.io.InputStream in = Files.newInputStream(f)) {
+            byte[] m = in.readNBytes(4);
+            return m.length >= 2 && (m[0] & 0xFF) == 0x1F && (m[1] & 0xFF) == 0x8B
+                    || m.length == 4 && (m[0] & 0xFF) == 0x28 && (m[1] & 0xFF) == 0xB5 && (m[2] & 0xFF) == 0x2F
+                    && (m[3] & 0xFF) == 0xFD;
         }
     }
 

@@ -149,6 +149,9 @@ public final class TarIndex {
             }
             int n = in.readInt();
             int f = in.readInt();
+            if (n < 0 || f < 0 || n > size / 512 || f > size / 512) {
+                return null; // every member takes at least a 512-byte header: these counts are not this shard's
+            }
             String[] keys = new String[n];
             for (int i = 0; i < n; i++) {
                 keys[i] = in.readUTF();

@@ -33,12 +33,16 @@ public final class TarWriter implements AutoCloseable {
     /** Appends a sample; field names must not be empty, keys must not contain a dot in their file name. */
     public void write(String key, Map<String, byte[]> fields) throws IOException {
         String base = key.substring(key.lastIndexOf('/') + 1);
-        if (key.isEmpty() || base.contains(".")) {
-            throw new IllegalArgumentException("a key must be non-empty with no dot in its file name: '" + key + "'");
+        if (base.isEmpty() || base.contains(".") || key.indexOf('/') < 0 && key.startsWith("__")) {
+            throw new IllegalArgumentException("a key needs a file name with no dot (and, at the top level, not starting "
+                    + "with __, which readers skip): '" + key + "'");
         }
+        java.util.Set<String> lower = new java.util.HashSet<>();
         for (Map.Entry<String, byte[]> e : new TreeMap<>(fields).entrySet()) {
-            if (e.getKey().isEmpty()) {
-                throw new IllegalArgumentException("empty field name in sample '" + key + "'");
+            String f = e.getKey();
+            if (f.isEmpty() || f.contains("/") || !lower.add(f.toLowerCase(java.util.Locale.ROOT))) {
+                throw new IllegalArgumentException("field '" + f + "' of sample '" + key + "' is empty, has a '/', or "
+                        + "differs from another only in case (readers lower-case field names)");
             }
             member(key + "." + e.getKey(), e.getValue());
         }
