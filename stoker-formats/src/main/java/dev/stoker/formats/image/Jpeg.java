@@ -136,30 +136,45 @@ public final class Jpeg {
 
         long dimensions(MemorySegment jpeg, String name) throws IOException {
             MemorySegment src = nativeCopy(jpeg);
-            MemorySegment h = handles.poll();
+            MemorySegment h = null;
             try {
-                if (h == null) {
-                    h = (MemorySegment) init.invokeExact();
-                    if (h.equals(MemorySegment.NULL)) {
-                        h = null;
-                        throw new IOException("tjInitDecompress failed");
-                    }
-                }
-                MemorySegment dims = ints.get();
-                int rc = (int) header.invokeExact(h, src, jpeg.byteSize(), dims, dims.asSlice(4), dims.asSlice(8), dims.asSlice(12));
-                if (rc != 0) {
-                    throw new CorruptShardException(name, -1, "not a readable JPEG: " + error(h));
-                }
-                return (long) dims.get(ValueLayout.JAVA_INT, 0) << 32 | dims.get(ValueLayout.JAVA_INT, 4);
+                h = acquire();
+                return header(h, src, jpeg.byteSize(), name);
             } catch (IOException | RuntimeException | Error e) {
                 throw e;
             } catch (Throwable e) {
                 throw new IllegalStateException(e);
             } finally {
-                if (h != null) {
-                    handles.offer(h);
+                release(h);
+            }
+        }
+
+        /** A decompressor from the pool, or a new one. */
+        private MemorySegment acquire() throws Throwable {
+            MemorySegment h = handles.poll();
+            if (h == null) {
+                h = (MemorySegment) init.invokeExact();
+                if (h.equals(MemorySegment.NULL)) {
+                    throw new IOException("tjInitDecompress failed");
                 }
             }
+            return h;
+        }
+
+        private void release(MemorySegment h) {
+            if (h != null) {
+                handles.offer(h); // a full pool drops the handle: a few KB, at most once per thread beyond 256
+            }
+        }
+
+        /** Width and height from the JPEG's header, packed as {@code width << 32 | height}. */
+        private long header(MemorySegment h, MemorySegment src, long len, String name) throws Throwable {
+            MemorySegment dims = ints.get();
+            int rc = (int) header.invokeExact(h, src, len, dims, dims.asSlice(4), dims.asSlice(8), dims.asSlice(12));
+            if (rc != 0) {
+                throw new CorruptShardException(name, -1, "not a readable JPEG: " + error(h));
+            }
+            return (long) dims.get(ValueLayout.JAVA_INT, 0) << 32 | dims.get(ValueLayout.JAVA_INT, 4);
         }
 
         private MemorySegment nativeCopy(MemorySegment jpeg) {
@@ -176,24 +191,13 @@ public final class Jpeg {
         }
 
         void decode(MemorySegment jpeg, int minW, int minH, Image into, String name) throws IOException {
-            MemorySegment src = jpeg;
-            src = nativeCopy(jpeg);
-            MemorySegment h = handles.poll();
+            MemorySegment src = nativeCopy(jpeg);
+            MemorySegment h = null;
             try {
-                if (h == null) {
-                    h = (MemorySegment) init.invokeExact();
-                    if (h.equals(MemorySegment.NULL)) {
-                        h = null;
-                        throw new IOException("tjInitDecompress failed");
-                    }
-                }
-                MemorySegment dims = ints.get();
-                int rc = (int) header.invokeExact(h, src, jpeg.byteSize(), dims, dims.asSlice(4), dims.asSlice(8), dims.asSlice(12));
-                if (rc != 0) {
-                    throw new CorruptShardException(name, -1, "not a readable JPEG: " + error(h));
-                }
-                int w = dims.get(ValueLayout.JAVA_INT, 0);
-                int hgt = dims.get(ValueLayout.JAVA_INT, 4);
+                h = acquire();
+                long dims = header(h, src, jpeg.byteSize(), name);
+                int w = (int) (dims >>> 32);
+                int hgt = (int) dims;
                 int sw = w;
                 int sh = hgt;
                 if (minW <= 0 && minH <= 0) {
@@ -209,7 +213,7 @@ public final class Jpeg {
                     }
                 }
                 into.reset(sw, sh);
-                rc = (int) decompress.invokeExact(h, src, jpeg.byteSize(), into.pixels(), sw, 0, sh, TJPF_RGB, 0);
+                int rc = (int) decompress.invokeExact(h, src, jpeg.byteSize(), into.pixels(), sw, 0, sh, TJPF_RGB, 0);
                 if (rc != 0) {
                     // fatal errors and warnings alike (a truncated file only warns): never hand on a
                     // half-decoded image as if it were whole
@@ -221,9 +225,7 @@ public final class Jpeg {
             } catch (Throwable e) {
                 throw new IllegalStateException(e);
             } finally {
-                if (h != null) {
-                    handles.offer(h); // a full pool drops the handle: a few KB, at most once per thread beyond 256
-                }
+                release(h);
             }
         }
 
