@@ -49,7 +49,7 @@ final class Diagnosis {
         }
         return String.format(Locale.ROOT, "CPU-bound on %d cores: %s takes %.0f%% of the workers' time (%s a sample); "
                 + "a cheaper format or decoder for it, or more cores, would help; more workers would not", cores, stage,
-                100 * share, perSample >= 1e-3 ? String.format(Locale.ROOT, "%.2f ms", 1e3 * perSample)
+                100 * share, perSample >= 1e-4 ? String.format(Locale.ROOT, "%.2f ms", 1e3 * perSample)
                         : String.format(Locale.ROOT, "%.2f us", 1e6 * perSample));
     }
 }
