@@ -67,6 +67,9 @@ final class BenchOptions {
     @Option(names = "--resume", paramLabel = "FILE", description = "Continue from a saved state; --rank/--world-size may differ (elastic resume).")
     Path resume;
 
+    @Option(names = "--plot", paramLabel = "FILE.png", description = "Draw throughput and accelerator idle time per configuration.")
+    Path plot;
+
     @Option(names = "--timeout-ms", paramLabel = "MS", description = "Fail when one batch takes longer than this to arrive.")
     Long timeoutMs;
 }

@@ -89,7 +89,7 @@ final class BenchRunner {
         if (forcedSampler != null) {
             sampler = forcedSampler;
         }
-        for (Path p : new Path[] {o.saveState, o.digests, o.ids}) {
+        for (Path p : new Path[] {o.saveState, o.digests, o.ids, o.plot}) {
             if (p != null && !Files.isDirectory(p.toAbsolutePath().getParent())) {
                 throw new Main.UsageException(p + ": no such directory " + p.toAbsolutePath().getParent());
             }
@@ -111,6 +111,12 @@ final class BenchRunner {
                     printRow(r);
                 }
                 out.flush();
+            }
+        }
+        if (o.plot != null) {
+            SweepPlot.write(o.plot, source, results);
+            if (!o.json) {
+                out.println("plot: " + o.plot);
             }
         }
         if (sweep && !o.json) {

@@ -183,6 +183,16 @@ class MainTest {
     }
 
     @Test
+    void aSweepCanBePlotted() throws IOException {
+        Path png = tmp.resolve("sweep.png");
+        Outcome o = stoker("bench", "synthetic", "--samples", "20000", "--workers", "0,1,2", "--prefetch", "1,2", "--plot", png.toString());
+        assertEquals(0, o.code(), o.err());
+        byte[] b = Files.readAllBytes(png);
+        assertTrue(b.length > 5000 && b[1] == 'P' && b[2] == 'N' && b[3] == 'G', "a PNG of " + b.length + " bytes");
+        assertTrue(o.out().contains("plot: " + png), o.out());
+    }
+
+    @Test
     void aFlagIsNotTakenForAValue() {
         assertFalse(stoker("bench", "synthetic", "--samples", "10", "--workers", "1", "--json").out.isEmpty());
     }
