@@ -57,6 +57,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     final long length;
     final int shardBuffer;
     final int shuffleWindow;
+    final Tracer tracer;
 
     private final Batch[] buffers;
     private final FreeList free;
@@ -91,6 +92,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         this.length = sampler.length(source != null ? source.size() : stream.shards());
         this.shardBuffer = b.shardBuffer > 0 ? b.shardBuffer : Math.max(64, 2 * b.batchSize);
         this.shuffleWindow = b.shuffleWindow;
+        this.tracer = b.tracer;
         if (shuffleWindow > 0 && stream == null) {
             throw new IllegalArgumentException("shuffleWindow is for streaming datasets; a random-access dataset "
                     + "is shuffled whole by Sampler.shuffle()");
@@ -373,6 +375,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         private LoaderState resume;
         private int shardBuffer;
         private int shuffleWindow;
+        private Tracer tracer;
 
         private Builder(Source source) {
             this.source = source;
@@ -512,6 +515,12 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                 throw new IllegalArgumentException("shuffleWindow must be >= 0, got " + samples);
             }
             this.shuffleWindow = samples;
+            return this;
+        }
+
+        /** Receives a span per batch filled and per consumer wait (default: none, at no cost). */
+        public Builder tracer(Tracer tracer) {
+            this.tracer = Objects.requireNonNull(tracer, "tracer");
             return this;
         }
 

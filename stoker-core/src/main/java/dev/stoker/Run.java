@@ -196,6 +196,11 @@ final class Run extends Pass {
         }
         int buf = workers.length == 0 ? loadInline() : awaitReady(t0);
         long t1 = System.nanoTime();
+        Tracer tracer = loader.tracer;
+        if (tracer != null) {
+            tracer.span(Thread.currentThread().getName(), workers.length == 0 ? "load batch (inline)" : "wait for a batch",
+                    t0, t1, 0, 0, 0);
+        }
         ready.set(buf, -1);
         Batch batch = buffers[buf];
         taken = taken + 1;
@@ -468,10 +473,19 @@ final class Run extends Pass {
                     // cannot happen inside the window (NOTE [Window]); end this worker loudly
                     throw new IllegalStateException("no free batch buffer inside the prefetch window");
                 }
+                Tracer tracer = loader.tracer;
+                long f0 = tracer == null ? 0 : System.nanoTime();
+                long n0 = nanos[Source.FETCH];
+                long n1 = nanos[Source.TRANSFORM];
+                long n2 = nanos[Source.COLLATE];
                 try {
                     fill(buffers[buf], s, context, nanos, this);
                 } catch (Throwable e) {
                     errors[buf] = e;
+                }
+                if (tracer != null) {
+                    tracer.span(thread.getName(), "batch " + (sequenceBase + batchNumber(s)), f0, System.nanoTime(),
+                            nanos[Source.FETCH] - n0, nanos[Source.TRANSFORM] - n1, nanos[Source.COLLATE] - n2);
                 }
                 publish(nanos);
                 if (cancelled) {

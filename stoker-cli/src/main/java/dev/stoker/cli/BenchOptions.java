@@ -70,6 +70,10 @@ final class BenchOptions {
     @Option(names = "--plot", paramLabel = "FILE.png", description = "Draw throughput and accelerator idle time per configuration.")
     Path plot;
 
+    @Option(names = "--trace", paramLabel = "FILE.json", description = "Per-worker spans (each batch, with its stage times) "
+            + "and the consumer's waits, in Chrome trace-event format (Perfetto, chrome://tracing).")
+    Path trace;
+
     @Option(names = "--timeout-ms", paramLabel = "MS", description = "Fail when one batch takes longer than this to arrive.")
     Long timeoutMs;
 }

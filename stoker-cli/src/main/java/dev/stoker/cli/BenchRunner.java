@@ -89,7 +89,10 @@ final class BenchRunner {
         if (forcedSampler != null) {
             sampler = forcedSampler;
         }
-        for (Path p : new Path[] {o.saveState, o.digests, o.ids, o.plot}) {
+        if (sweep && o.trace != null) {
+            throw new Main.UsageException("--trace takes one configuration, not a sweep");
+        }
+        for (Path p : new Path[] {o.saveState, o.digests, o.ids, o.plot, o.trace}) {
             if (p != null && !Files.isDirectory(p.toAbsolutePath().getParent())) {
                 throw new Main.UsageException(p + ": no such directory " + p.toAbsolutePath().getParent());
             }
@@ -139,6 +142,10 @@ final class BenchRunner {
         }
         if (o.shuffleWindow > 0) {
             b.shuffleWindow(o.shuffleWindow);
+        }
+        ChromeTrace trace = o.trace == null ? null : new ChromeTrace(2_000_000);
+        if (trace != null) {
+            b.tracer(trace);
         }
         if (resume != null) {
             b.resume(resume);
@@ -198,6 +205,10 @@ final class BenchRunner {
             }
             if (o.saveState != null) {
                 writeAtomically(o.saveState, loader.state().toJson() + "\n");
+            }
+            if (trace != null) {
+                loader.close(); // every worker's last span is in
+                trace.write(o.trace);
             }
             LoaderStats s = loader.stats();
             double seconds = s.wallNanos() / 1e9;

@@ -193,6 +193,19 @@ class MainTest {
     }
 
     @Test
+    void aTraceHasASpanPerBatchAndPerWait() throws IOException {
+        Path trace = tmp.resolve("t.json");
+        Outcome o = stoker("bench", "synthetic", "--samples", "1000", "--batch", "100", "--workers", "2", "--trace", trace.toString());
+        assertEquals(0, o.code(), o.err());
+        String json = Files.readString(trace);
+        assertTrue(json.startsWith("{\"traceEvents\":["), json.substring(0, 40));
+        assertEquals(10, json.split("\"name\":\"batch ", -1).length - 1, "one span per batch");
+        assertEquals(10, json.split("\"name\":\"wait for a batch\"", -1).length - 1, "one wait per delivery");
+        assertTrue(json.contains("\"name\":\"thread_name\"") && json.contains("stoker-worker-0"), "threads are named");
+        assertEquals(2, stoker("bench", "synthetic", "--workers", "1,2", "--trace", trace.toString()).code());
+    }
+
+    @Test
     void aFlagIsNotTakenForAValue() {
         assertFalse(stoker("bench", "synthetic", "--samples", "10", "--workers", "1", "--json").out.isEmpty());
     }
