@@ -170,6 +170,12 @@ final class BenchRunner {
              BufferedWriter ids = o.ids == null ? null : Files.newBufferedWriter(o.ids, StandardCharsets.UTF_8)) {
             long before = loader.state().delivered();
             long stepNanos = Math.round(o.stepMs * 1e6);
+            long perEpoch = loader.batches();
+            me.tongfei.progressbar.ProgressBar bar = !o.json && System.console() != null && perEpoch > 0
+                    ? new me.tongfei.progressbar.ProgressBarBuilder().setTaskName(source + " w" + workers)
+                    .setInitialMax(perEpoch * o.epochs).setStyle(me.tongfei.progressbar.ProgressBarStyle.ASCII)
+                    .setUnit(" batches", 1).setUpdateIntervalMillis(250).showSpeed().clearDisplayOnFinish().build()
+                    : null;
             epochs:
             for (int e = 0; e < o.epochs; e++) {
                 Iterator<Batch> it = loader.iterator();
@@ -201,7 +207,13 @@ final class BenchRunner {
                     if (stepNanos > 0) {
                         step(stepNanos);
                     }
+                    if (bar != null && (delivered & 63) == 0) {
+                        bar.stepTo(delivered);
+                    }
                 }
+            }
+            if (bar != null) {
+                bar.close();
             }
             if (o.saveState != null) {
                 writeAtomically(o.saveState, loader.state().toJson() + "\n");
@@ -227,15 +239,16 @@ final class BenchRunner {
 
     private void printHeader() {
         out.printf(Locale.ROOT, "%-10s %7s %8s %6s %8s %10s %8s %12s %9s %6s   %s%n", "source", "workers", "prefetch",
-                "batch", "batches", "samples", "seconds", "samples/s", "MB/s", "wait%", "worker seconds: fetch / transform / collate");
+                "batch", "batches", "samples", "seconds", "samples/s", "MB/s", "wait%", "stage share: fetch / transform / collate");
     }
 
     private void printRow(Result r) {
         LoaderStats s = r.stats;
-        out.printf(Locale.ROOT, "%-10s %7d %8d %6d %8d %10d %8.3f %12s %9.1f %6.1f   %.3f / %.3f / %.3f%n", source,
+        double work = Math.max(1, s.fetchNanos() + s.transformNanos() + s.collateNanos());
+        out.printf(Locale.ROOT, "%-10s %7d %8d %6d %8d %10d %8.3f %12s %9.1f %6.1f   %3.0f%% / %3.0f%% / %3.0f%%%n", source,
                 r.workers, r.prefetch, o.batch, r.batches, s.samples(), r.seconds, grouped(r.samplesPerSec()),
                 r.seconds == 0 ? 0 : s.bytes() / r.seconds / 1e6, 100 * r.waitFraction(),
-                s.fetchNanos() / 1e9, s.transformNanos() / 1e9, s.collateNanos() / 1e9);
+                100 * s.fetchNanos() / work, 100 * s.transformNanos() / work, 100 * s.collateNanos() / work);
         if (s.skipped() > 0) {
             out.printf(Locale.ROOT, "%-10s skipped %d bad samples%n", "", s.skipped());
         }
