@@ -9,7 +9,7 @@ import picocli.CommandLine.Option;
 /** {@code stoker bench SOURCE ...}: runs a loader over a source and reports what it measured. */
 @Command(name = "bench", description = "Run a loader over a source and report throughput, wait and stage times.",
         subcommands = {BenchCommand.Synthetic.class, BenchCommand.TokensBench.class, BenchCommand.JsonlBench.class,
-                BenchCommand.ShardsBench.class, BenchCommand.FolderBench.class})
+                BenchCommand.ShardsBench.class, BenchCommand.FolderBench.class, BenchCommand.Hdf5Bench.class})
 final class BenchCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -296,6 +296,37 @@ final class BenchCommand implements Runnable {
                 throw new java.nio.file.NoSuchFileException(dir.toString());
             }
             return image.run(new dev.stoker.formats.image.ImageFolder(dir), options, spec.commandLine().getOut(), "folder");
+        }
+    }
+
+    @Command(name = "hdf5", description = "Datasets of an HDF5 file, the first axis being the sample axis.")
+    static final class Hdf5Bench implements java.util.concurrent.Callable<Integer> {
+        @CommandLine.Parameters(paramLabel = "PATH", description = "The HDF5 file.")
+        java.nio.file.Path path;
+
+        @Option(names = "--dataset", required = true, paramLabel = "/NAME", description = "A dataset to read (repeat for several).")
+        java.util.List<String> datasets;
+
+        @Mixin
+        BenchOptions options;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            if (!java.nio.file.Files.isRegularFile(path)) {
+                throw new java.nio.file.NoSuchFileException(path.toString());
+            }
+            dev.stoker.formats.Hdf5Dataset data;
+            try {
+                data = new dev.stoker.formats.Hdf5Dataset(path, datasets);
+            } catch (IllegalArgumentException e) {
+                throw new Main.UsageException(e.getMessage());
+            }
+            try (data) {
+                return new BenchRunner(options, spec.commandLine().getOut(), "hdf5", 0).run(() -> dev.stoker.Loader.builder(data));
+            }
         }
     }
 }

@@ -104,6 +104,24 @@ final class InspectCommand implements Callable<Integer> {
             } finally {
                 Npy.closeAll(arrays);
             }
+        } else if (name.endsWith(".h5") || name.endsWith(".hdf5") || name.endsWith(".hdf")) {
+            if (!Files.exists(p)) {
+                throw new NoSuchFileException(p.toString());
+            }
+            g.writeStringField("format", "hdf5");
+            g.writeArrayFieldStart("datasets");
+            for (dev.stoker.formats.Hdf5Dataset.Info d : dev.stoker.formats.Hdf5Dataset.describe(p)) {
+                g.writeStartObject();
+                g.writeStringField("path", d.path());
+                g.writeStringField("dtype", d.dtype());
+                g.writeArrayFieldStart("shape");
+                for (long dim : d.shape()) {
+                    g.writeNumber(dim);
+                }
+                g.writeEndArray();
+                g.writeEndObject();
+            }
+            g.writeEndArray();
         } else if (isJsonl(name)) {
             if (!Files.exists(p)) {
                 throw new NoSuchFileException(p.toString());

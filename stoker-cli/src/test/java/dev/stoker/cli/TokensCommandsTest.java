@@ -108,4 +108,20 @@ class TokensCommandsTest {
         assertEquals(0, o.code(), o.err());
         assertEquals(2, stoker("bench", "tokens", a.toString(), "--weights", "1,2").code());
     }
+
+    @Test
+    void inspectAndBenchHdf5() {
+        MainTest.Outcome o = stoker("inspect", "--json", fixture("hdf5/latest.h5").toString());
+        assertEquals(0, o.code(), o.err());
+        assertEquals("hdf5", field(o.out().strip(), "format"));
+        assertTrue(o.out().contains("{\"path\":\"/x\",\"dtype\":\"<f4\",\"shape\":[100,8]}"), o.out());
+        assertTrue(o.out().contains("{\"path\":\"/group/u\",\"dtype\":\"<f8\",\"shape\":[100]}"), o.out());
+        MainTest.Outcome b = stoker("bench", "hdf5", fixture("hdf5/default.h5").toString(), "--dataset", "/x", "--dataset", "/y",
+                "--batch", "10", "--workers", "0,2", "--json");
+        assertEquals(0, b.code(), b.err());
+        var lines = b.out().lines().toList();
+        assertEquals("100", field(lines.get(0), "samples"));
+        assertEquals(field(lines.get(0), "digest"), field(lines.get(1), "digest"));
+        assertEquals(2, stoker("bench", "hdf5", fixture("hdf5/default.h5").toString(), "--dataset", "/nope").code());
+    }
 }

@@ -1,0 +1,215 @@
+package dev.stoker.formats;
+
+import dev.stoker.CorruptShardException;
+import dev.stoker.DType;
+import dev.stoker.DirectDataset;
+import dev.stoker.Field;
+import dev.stoker.Row;
+import dev.stoker.Schema;
+import io.jhdf.HdfFile;
+import io.jhdf.api.Dataset;
+import io.jhdf.api.Group;
+import io.jhdf.api.Node;
+import io.jhdf.object.datatype.DataType;
+import io.jhdf.object.datatype.FixedPoint;
+import io.jhdf.object.datatype.FloatingPoint;
+import java.io.IOException;
+import java.lang.reflect.Array;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Datasets of an HDF5 file (as h5py writes them: contiguous or chunked, gzip and shuffle filters,
+ * default or {@code libver='latest'}) as a random-access dataset: the first axis is the sample
+ * axis, and sample {@code i} is the slice {@code [i]} of every dataset named, read without
+ * reading the rest (jHDF, a pure-Java reader). Each dataset becomes the field named by its last
+ * path component. jHDF reads are serialized per file: decompression of chunks runs one at a time.
+ */
+public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
+    private final Path path;
+    private final HdfFile file;
+    private final Dataset[] datasets;
+    private final long[][] dims;
+    private final Schema schema;
+    private final long size;
+
+    public Hdf5Dataset(Path path, List<String> names) throws IOException {
+        if (names.isEmpty()) {
+            throw new IllegalArgumentException("name at least one dataset, e.g. /x");
+        }
+        this.path = path;
+        try {
+            this.file = new HdfFile(path);
+        } catch (RuntimeException e) {
+            throw new CorruptShardException(path.toString(), -1, "not a readable HDF5 file: " + e.getMessage(), e);
+        }
+        try {
+            this.datasets = new Dataset[names.size()];
+            this.dims = new long[names.size()][];
+            List<Field> fields = new ArrayList<>();
+            long n = -1;
+            for (int i = 0; i < datasets.length; i++) {
+                Node node;
+                try {
+                    node = file.getByPath(names.get(i));
+                } catch (RuntimeException e) {
+                    throw new IllegalArgumentException(path + ": no dataset " + names.get(i) + " (it has " + datasetPaths(file) + ")");
+                }
+                if (!(node instanceof Dataset d) || d.isCompound() || d.isVariableLength() || d.isScalar()) {
+                    throw new IllegalArgumentException(path + ": " + names.get(i) + " is not a numeric dataset with a sample axis");
+                }
+                datasets[i] = d;
+                dims[i] = d.getDimensionsAsLong();
+                if (n >= 0 && dims[i][0] != n) {
+                    throw new IllegalArgumentException(path + ": " + names.get(i) + " has " + dims[i][0] + " samples, "
+                            + names.get(0) + " has " + n);
+                }
+                n = dims[i][0];
+                long[] shape = java.util.Arrays.copyOfRange(dims[i], 1, dims[i].length);
+                String field = names.get(i).substring(names.get(i).lastIndexOf('/') + 1);
+                fields.add(Field.tensor(field, dtype(d.getDataType(), path + ":" + names.get(i)), shape));
+            }
+            this.size = n;
+            this.schema = Schema.of(fields);
+        } catch (IOException | RuntimeException e) {
+            file.close();
+            throw e;
+        }
+    }
+
+    /** The HDF5 type as a Stoker dtype. */
+    static DType dtype(DataType t, String name) throws CorruptShardException {
+        if (t instanceof FloatingPoint f) {
+            return switch (f.getSize()) {
+                case 2 -> DType.FLOAT16;
+                case 4 -> DType.FLOAT32;
+                case 8 -> DType.FLOAT64;
+                default -> throw new CorruptShardException(name, -1, "a " + f.getSize() + "-byte float is not supported");
+            };
+        }
+        if (t instanceof FixedPoint f) {
+            boolean s = f.isSigned();
+            return switch (f.getSize()) {
+                case 1 -> s ? DType.INT8 : DType.UINT8;
+                case 2 -> s ? DType.INT16 : DType.UINT16;
+                case 4 -> s ? DType.INT32 : DType.UINT32;
+                case 8 -> s ? DType.INT64 : DType.UINT64;
+                default -> throw new CorruptShardException(name, -1, "a " + f.getSize() + "-byte integer is not supported");
+            };
+        }
+        throw new CorruptShardException(name, -1, "type " + t.getClass().getSimpleName() + " is not supported (numeric only)");
+    }
+
+    /** One dataset of a file: its path, numpy type string (or HDF5 class name) and shape. */
+    public record Info(String path, String dtype, long[] shape) {
+    }
+
+    /** The datasets of an HDF5 file, sorted by path. */
+    public static List<Info> describe(Path file) throws IOException {
+        HdfFile f;
+        try {
+            f = new HdfFile(file);
+        } catch (RuntimeException e) {
+            throw new CorruptShardException(file.toString(), -1, "not a readable HDF5 file: " + e.getMessage(), e);
+        }
+        try (f) {
+            List<Info> out = new ArrayList<>();
+            for (String p : datasetPaths(f).stream().sorted().toList()) {
+                Dataset d = f.getDatasetByPath(p);
+                String dtype;
+                try {
+                    dtype = dtype(d.getDataType(), file + ":" + p).numpy();
+                } catch (CorruptShardException e) {
+                    dtype = d.getDataType().getClass().getSimpleName();
+                }
+                out.add(new Info(p, dtype, d.getDimensionsAsLong()));
+            }
+            return out;
+        }
+    }
+
+    /** Every dataset of the file, by path. */
+    public static List<String> datasetPaths(HdfFile f) {
+        List<String> out = new ArrayList<>();
+        walk(f, out);
+        return out;
+    }
+
+    private static void walk(Group g, List<String> out) {
+        for (Node n : g.getChildren().values()) {
+            if (n instanceof Group child) {
+                walk(child, out);
+            } else if (n instanceof Dataset) {
+                out.add(n.getPath());
+            }
+        }
+    }
+
+    @Override
+    public long size() {
+        return size;
+    }
+
+    @Override
+    public Schema schema() {
+        return schema;
+    }
+
+    @Override
+    public String name() {
+        return path.toString();
+    }
+
+    @Override
+    public void read(long index, Row row) throws IOException {
+        for (int f = 0; f < datasets.length; f++) {
+            long[] offset = new long[dims[f].length];
+            int[] shape = new int[dims[f].length];
+            offset[0] = index;
+            shape[0] = 1;
+            for (int k = 1; k < shape.length; k++) {
+                shape[k] = Math.toIntExact(dims[f][k]);
+            }
+            Object slice;
+            synchronized (file) {
+                try {
+                    slice = datasets[f].getData(offset, shape);
+                } catch (RuntimeException e) {
+                    throw new CorruptShardException(path.toString(), -1, datasets[f].getPath() + "[" + index + "]: "
+                            + e.getMessage(), e);
+                }
+            }
+            write(slice, row, f, new long[] {0});
+        }
+    }
+
+    /** Flattens a (nested) Java array into the row, element by element in C order. */
+    private void write(Object a, Row row, int field, long[] at) {
+        Class<?> c = a.getClass().getComponentType();
+        int n = Array.getLength(a);
+        if (c.isArray()) {
+            for (int i = 0; i < n; i++) {
+                write(Array.get(a, i), row, field, at);
+            }
+            return;
+        }
+        DType t = schema.field(field).dtype();
+        for (int i = 0; i < n; i++) {
+            long e = at[0]++;
+            switch (t) {
+                case FLOAT32 -> row.putFloat(field, e, ((float[]) a)[i]);
+                case FLOAT64 -> row.putDouble(field, e, ((double[]) a)[i]);
+                case INT8, UINT8 -> row.putByte(field, e, (byte) ((Number) Array.get(a, i)).longValue());
+                case INT16, UINT16, FLOAT16 -> row.putShort(field, e, (short) ((Number) Array.get(a, i)).longValue());
+                case INT32, UINT32 -> row.putInt(field, e, (int) ((Number) Array.get(a, i)).longValue());
+                default -> row.putLong(field, e, ((Number) Array.get(a, i)).longValue());
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        file.close();
+    }
+}

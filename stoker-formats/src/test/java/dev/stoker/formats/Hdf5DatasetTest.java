@@ -1,0 +1,95 @@
+package dev.stoker.formats;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.stoker.Batch;
+import dev.stoker.DType;
+import dev.stoker.Loader;
+import io.jhdf.HdfFile;
+import java.io.IOException;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** HDF5 files that h5py wrote (fixtures/hdf5/make_h5.py): values are formulas of the index. */
+class Hdf5DatasetTest {
+    @TempDir
+    Path tmp;
+
+    static Path fixture(String name) {
+        return Fixtures.dir().resolve("hdf5").resolve(name);
+    }
+
+    @Test
+    void readsContiguousAndChunkedDatasetsSampleBySample() throws IOException {
+        for (String f : new String[] {"default.h5", "latest.h5"}) {
+            try (Hdf5Dataset d = new Hdf5Dataset(fixture(f), List.of("/x", "/y", "/z"))) {
+                assertEquals(100, d.size());
+                assertEquals(DType.FLOAT32, d.schema().field(0).dtype());
+                assertEquals(DType.INT64, d.schema().field(1).dtype());
+                assertEquals(DType.INT16, d.schema().field(2).dtype());
+                try (Loader l = Loader.builder(d).batchSize(9).workers(2).shuffle(true).build()) {
+                    int seen = 0;
+                    for (Batch b : l) {
+                        for (int r = 0; r < b.size(); r++) {
+                            long i = b.index(r);
+                            for (int j = 0; j < 8; j++) {
+                                assertEquals(i * 10 + j, b.data(0).get(ValueLayout.JAVA_FLOAT_UNALIGNED, 4L * (r * 8 + j)), 0, f);
+                            }
+                            assertEquals(i % 7, b.data(1).get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * r));
+                            for (int a = 0; a < 3; a++) {
+                                for (int c = 0; c < 4; c++) {
+                                    assertEquals(i * 100 + a * 10 + c,
+                                            b.data(2).get(ValueLayout.JAVA_SHORT_UNALIGNED, 2L * (r * 12 + a * 4 + c)), f + " z");
+                                }
+                            }
+                            seen++;
+                        }
+                    }
+                    assertEquals(100, seen);
+                }
+            }
+        }
+    }
+
+    @Test
+    void shuffleFilterAndAPartialLastChunk() throws IOException {
+        try (Hdf5Dataset d = new Hdf5Dataset(fixture("default.h5"), List.of("/w"));
+             Loader l = Loader.builder(d).batchSize(10).build()) {
+            assertEquals(103, d.size());
+            for (Batch b : l) {
+                for (int r = 0; r < b.size(); r++) {
+                    long i = b.index(r);
+                    for (int j = 0; j < 5; j++) {
+                        assertEquals(i - j * 1000, b.data(0).get(ValueLayout.JAVA_INT_UNALIGNED, 4L * (r * 5 + j)));
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void groupsAttributesAndErrors() throws IOException {
+        try (HdfFile f = new HdfFile(fixture("latest.h5"))) {
+            assertEquals(List.of("/group/u", "/w", "/x", "/y", "/z"), Hdf5Dataset.datasetPaths(f).stream().sorted().toList());
+            assertEquals("halves", f.getDatasetByPath("/group/u").getAttribute("unit").getData());
+        }
+        try (Hdf5Dataset d = new Hdf5Dataset(fixture("default.h5"), List.of("/group/u"));
+             Loader l = Loader.builder(d).batchSize(100).build()) {
+            Batch b = l.iterator().next();
+            assertEquals(49.5, b.data(0).get(ValueLayout.JAVA_DOUBLE_UNALIGNED, 8L * 99));
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new Hdf5Dataset(fixture("default.h5"), List.of("/nope")));
+        assertTrue(e.getMessage().contains("no dataset /nope") && e.getMessage().contains("/x"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new Hdf5Dataset(fixture("default.h5"), List.of("/x", "/w")));
+        Path junk = tmp.resolve("junk.h5");
+        Files.write(junk, new byte[100]);
+        assertThrows(dev.stoker.CorruptShardException.class, () -> new Hdf5Dataset(junk, List.of("/x")));
+    }
+}
