@@ -10,14 +10,6 @@ final class DeliveredSet {
     private long frontier;
     private long[] words = new long[2];
 
-    boolean contains(long b) {
-        if (b < frontier) {
-            return true;
-        }
-        long rel = b - frontier;
-        return rel < 64L * words.length && (words[(int) (rel >>> 6)] & (1L << (rel & 63))) != 0;
-    }
-
     void add(long b) {
         if (b < frontier) {
             return;
