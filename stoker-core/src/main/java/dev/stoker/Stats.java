@@ -29,10 +29,10 @@ final class Stats {
         }
     }
 
-    /** Consumer thread only. */
-    void displacement(long d) {
-        displacementSum += d;
-        displacementCount++;
+    /** Consumer thread only: {@code samples} samples moved {@code sum} positions in all. */
+    void displacement(long sum, long samples) {
+        displacementSum += sum;
+        displacementCount += samples;
     }
 
     synchronized void addStages(long[] nanos) {

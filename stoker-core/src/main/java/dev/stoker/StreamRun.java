@@ -81,6 +81,9 @@ final class StreamRun extends Pass {
     private long preparedEmitted;
     private long positionEmitted;
     private boolean firstBlockDone;
+    // shuffle quality of the samples taken since the last delivery, added to the stats per batch
+    private long displacement;
+    private long displacedSamples;
 
     StreamRun(Loader loader, StreamSource<?, ?> source, Batch buffer, FreeList free, long epoch, long segmentStart,
               long rankOffset, long sampleInShard, long blockEmitted, long delivered) {
@@ -189,6 +192,9 @@ final class StreamRun extends Pass {
         stats.bytes += buffer.byteSize();
         stats.addStages(consumerNanos);
         java.util.Arrays.fill(consumerNanos, 0);
+        stats.displacement(displacement, displacedSamples);
+        displacement = 0;
+        displacedSamples = 0;
         positionShard = preparedShard;
         positionOffset = preparedOffset;
         positionEmitted = preparedEmitted;
@@ -313,7 +319,7 @@ final class StreamRun extends Pass {
             if (!take(out, t0)) {
                 return false;
             }
-            stats.displacement(0);
+            displacedSamples++;
             return true;
         }
         if (!blockFilled || blockEmitted >= blockSize) {
@@ -327,7 +333,8 @@ final class StreamRun extends Pass {
         out.offset = blockOffset[k];
         out.shardPosition = blockPosition[k];
         blockValues[k] = null;
-        stats.displacement(Math.abs(blockEmitted - k));
+        displacement += Math.abs(blockEmitted - k);
+        displacedSamples++;
         blockEmitted++;
         return true;
     }
