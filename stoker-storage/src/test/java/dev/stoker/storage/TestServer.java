@@ -1,0 +1,82 @@
+package dev.stoker.storage;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A real HTTP server on loopback (the JDK's) serving a folder, with ranged GETs and injected
+ * faults: bursts of 503, a connection dropped mid-body, missing objects.
+ */
+final class TestServer implements AutoCloseable {
+    final HttpServer server;
+    final Path root;
+    final Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
+    final Map<String, AtomicInteger> rangeRequests = new ConcurrentHashMap<>();
+    /** Path -> how many more requests answer 503. */
+    final Map<String, AtomicInteger> failNext = new ConcurrentHashMap<>();
+    /** Path -> how many more full responses are cut after half the body. */
+    final Map<String, AtomicInteger> dropNext = new ConcurrentHashMap<>();
+
+    TestServer(Path root) throws IOException {
+        this.root = root;
+        this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        server.createContext("/", this::handle);
+        server.setExecutor(java.util.concurrent.Executors.newFixedThreadPool(4));
+        server.start();
+    }
+
+    String url(String name) {
+        return "http://127.0.0.1:" + server.getAddress().getPort() + "/" + name;
+    }
+
+    private void handle(HttpExchange ex) throws IOException {
+        String name = ex.getRequestURI().getPath().substring(1);
+        requests.computeIfAbsent(name, k -> new AtomicInteger()).incrementAndGet();
+        try (ex) {
+            AtomicInteger fail = failNext.get(name);
+            if (fail != null && fail.getAndDecrement() > 0) {
+                ex.sendResponseHeaders(503, -1);
+                return;
+            }
+            Path p = root.resolve(name);
+            if (!Files.isRegularFile(p)) {
+                ex.sendResponseHeaders(404, -1);
+                return;
+            }
+            byte[] all = Files.readAllBytes(p);
+            String range = ex.getRequestHeaders().getFirst("Range");
+            int from = 0;
+            if (range != null) {
+                rangeRequests.computeIfAbsent(name, k -> new AtomicInteger()).incrementAndGet();
+                from = Integer.parseInt(range.substring("bytes=".length(), range.indexOf('-')));
+                ex.getResponseHeaders().add("Content-Range", "bytes " + from + "-" + (all.length - 1) + "/" + all.length);
+                ex.sendResponseHeaders(206, all.length - from);
+            } else {
+                ex.sendResponseHeaders(200, all.length);
+            }
+            OutputStream out = ex.getResponseBody();
+            AtomicInteger drop = dropNext.get(name);
+            if (range == null && drop != null && drop.getAndDecrement() > 0) {
+                out.write(all, 0, all.length / 2);
+                out.flush();
+                // cut the connection mid-body
+                throw new IOException("dropped on purpose");
+            }
+            out.write(all, from, all.length - from);
+        }
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+        ((java.util.concurrent.ExecutorService) server.getExecutor()).shutdownNow();
+    }
+}
