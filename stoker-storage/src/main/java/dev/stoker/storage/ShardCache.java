@@ -168,7 +168,7 @@ public final class ShardCache implements AutoCloseable {
                     long announced;
                     try (InputStream in = Storage.open(location); OutputStream out = Files.newOutputStream(tmp)) {
                         in.transferTo(out);
-                        announced = in instanceof HttpSource h ? h.length() : -1;
+                        announced = in instanceof RetryingSource r ? r.length() : -1;
                     }
                     size = Files.size(tmp);
                     if (announced >= 0 && announced != size) {

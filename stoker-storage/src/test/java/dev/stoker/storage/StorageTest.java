@@ -33,7 +33,7 @@ class StorageTest {
     @TempDir
     Path tmp;
 
-    static final HttpSource.Retry FAST = new HttpSource.Retry(6, Duration.ofMillis(5), Duration.ofMillis(50));
+    static final RetryingSource.Retry FAST = new RetryingSource.Retry(6, Duration.ofMillis(5), Duration.ofMillis(50));
 
     Path served() throws IOException {
         return Files.createDirectories(tmp.resolve("served"));
@@ -71,7 +71,7 @@ class StorageTest {
         }
     }
 
-    void shards(Path root, int n, int samples) throws IOException {
+    static void shards(Path root, int n, int samples) throws IOException {
         for (int i = 0; i < n; i++) {
             try (TarWriter w = new TarWriter(root.resolve("s" + i + ".tar"))) {
                 for (int k = 0; k < samples; k++) {
@@ -136,29 +136,31 @@ class StorageTest {
         for (int i = 0; i < 4; i++) {
             local.add(root.resolve("s" + i + ".tar"));
         }
-        Collator<TarSample> keys = new Collator<>() {
-            final Schema schema = Schema.of(Field.bytes("key", 8));
-
-            @Override
-            public Schema schema() {
-                return schema;
-            }
-
-            @Override
-            public void write(TarSample t, Row row) {
-                row.append(0, t.key().getBytes());
-            }
-        };
-        List<String> want = keys(Loader.builder(new TarShards(local), keys).batchSize(7).workers(2).build());
+        List<String> want = keys(Loader.builder(new TarShards(local), KEYS).batchSize(7).workers(2).build());
         try (TestServer s = new TestServer(root);
              ShardCache cache = new ShardCache(tmp.resolve("c2"), 10_000_000, 2)) {
             s.dropNext.put("s2.tar", new AtomicInteger(1));
             List<String> urls = List.of(s.url("s0.tar"), s.url("s1.tar"), s.url("s2.tar"), s.url("s3.tar"));
-            List<String> got = keys(Loader.builder(new RemoteShards(urls, cache, 2), keys).batchSize(7).workers(2).build());
+            List<String> got = keys(Loader.builder(new RemoteShards(urls, cache, 2), KEYS).batchSize(7).workers(2).build());
             assertEquals(want, got);
             assertEquals(100, got.size());
         }
     }
+
+    /** Collates each sample's key, to compare what loaders deliver. */
+    static final Collator<TarSample> KEYS = new Collator<>() {
+        final Schema schema = Schema.of(Field.bytes("key", 8));
+
+        @Override
+        public Schema schema() {
+            return schema;
+        }
+
+        @Override
+        public void write(TarSample t, Row row) {
+            row.append(0, t.key().getBytes());
+        }
+    };
 
     static List<String> keys(Loader l) {
         List<String> out = new ArrayList<>();

@@ -1,0 +1,188 @@
+package dev.stoker.storage;
+
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import software.amazon.awssdk.core.ResponseInputStream;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.core.exception.SdkException;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.regions.providers.DefaultAwsRegionProviderChain;
+import software.amazon.awssdk.retries.DefaultRetryStrategy;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.GetObjectRequest;
+import software.amazon.awssdk.services.s3.model.GetObjectResponse;
+import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
+import software.amazon.awssdk.services.s3.model.S3Exception;
+import software.amazon.awssdk.services.s3.model.S3Object;
+
+/**
+ * Objects in S3 or an S3-compatible store, named {@code s3://bucket/key}. One client serves the
+ * process; by default it is built from the environment: the endpoint from the system property
+ * {@code stoker.s3.endpoint} or {@code STOKER_S3_ENDPOINT}, {@code AWS_ENDPOINT_URL_S3},
+ * {@code AWS_ENDPOINT_URL} (a custom endpoint is addressed path-style, as MinIO and other
+ * S3-compatible servers expect); the region and credentials from the AWS SDK's default chains
+ * ({@code us-east-1} when no region is configured). Retries are Stoker's, not the SDK's: a read
+ * resumes from its last byte (see {@link RetryingSource}).
+ */
+public final class S3Objects {
+    private static S3Client client;
+
+    private S3Objects() {
+    }
+
+    /** Bucket and key of an {@code s3://} location. */
+    public record Location(String bucket, String key) {
+        public static Location parse(String location) {
+            if (!location.startsWith("s3://")) {
+                throw new IllegalArgumentException(location + ": not an s3:// location");
+            }
+            String rest = location.substring("s3://".length());
+            int slash = rest.indexOf('/');
+            String bucket = slash < 0 ? rest : rest.substring(0, slash);
+            if (bucket.isEmpty()) {
+                throw new IllegalArgumentException(location + ": expected s3://bucket/key");
+            }
+            return new Location(bucket, slash < 0 ? "" : rest.substring(slash + 1));
+        }
+
+        @Override
+        public String toString() {
+            return "s3://" + bucket + "/" + key;
+        }
+    }
+
+    /** Uses {@code c} for every S3 access from now on (the caller keeps ownership of it). */
+    public static synchronized void useClient(S3Client c) {
+        client = c;
+    }
+
+    static synchronized S3Client client() {
+        if (client == null) {
+            client = fromEnvironment();
+        }
+        return client;
+    }
+
+    private static S3Client fromEnvironment() {
+        var b = S3Client.builder()
+                .overrideConfiguration(o -> o.retryStrategy(DefaultRetryStrategy.doNotRetry()));
+        String endpoint = firstSet(System.getProperty("stoker.s3.endpoint"), System.getenv("STOKER_S3_ENDPOINT"),
+                System.getenv("AWS_ENDPOINT_URL_S3"), System.getenv("AWS_ENDPOINT_URL"));
+        if (endpoint != null) {
+            b.endpointOverride(URI.create(endpoint)).forcePathStyle(true);
+        }
+        Region region;
+        try {
+            region = DefaultAwsRegionProviderChain.builder().build().getRegion();
+        } catch (SdkClientException e) {
+            region = Region.US_EAST_1;
+        }
+        return b.region(region).build();
+    }
+
+    private static String firstSet(String... values) {
+        for (String v : values) {
+            if (v != null && !v.isBlank()) {
+                return v;
+            }
+        }
+        return null;
+    }
+
+    /** A stream of the object's bytes that retries and resumes. */
+    public static RetryingSource open(String location, RetryingSource.Retry retry) {
+        return new Source(Location.parse(location), retry);
+    }
+
+    /** Every object under an {@code s3://bucket/prefix}, as locations in key order. */
+    public static List<String> list(String prefix) throws IOException {
+        return list(prefix, 1000);
+    }
+
+    static List<String> list(String prefix, int pageSize) throws IOException {
+        Location at = Location.parse(prefix);
+        List<String> out = new ArrayList<>();
+        try {
+            var pages = client().listObjectsV2Paginator(ListObjectsV2Request.builder()
+                    .bucket(at.bucket()).prefix(at.key()).maxKeys(pageSize).build());
+            for (S3Object o : pages.contents()) {
+                out.add(new Location(at.bucket(), o.key()).toString());
+            }
+        } catch (SdkException e) {
+            throw new IOException(prefix + ": listing failed after " + out.size() + " objects: " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    private static final class Source extends RetryingSource {
+        private final Location at;
+
+        Source(Location at, Retry retry) {
+            super(at.toString(), retry);
+            this.at = at;
+        }
+
+        @Override
+        protected InputStream openAt(long position) throws IOException {
+            var req = GetObjectRequest.builder().bucket(at.bucket()).key(at.key());
+            if (position > 0) {
+                req.range("bytes=" + position + "-");
+            }
+            ResponseInputStream<GetObjectResponse> in;
+            try {
+                in = client().getObject(req.build());
+            } catch (S3Exception e) {
+                int code = e.statusCode();
+                String what = "S3 " + code + (e.awsErrorDetails() == null ? "" : " " + e.awsErrorDetails().errorCode());
+                if (code == 429 || code >= 500) {
+                    throw new IOException(what, e);
+                }
+                throw new Permanent(what);
+            } catch (SdkException e) {
+                throw new IOException(e.getMessage(), e);
+            }
+            GetObjectResponse r = in.response();
+            String range = r.contentRange();
+            if (range != null && range.lastIndexOf('/') > 0 && !range.endsWith("*")) {
+                learnLength(Long.parseLong(range.substring(range.lastIndexOf('/') + 1).trim()));
+            } else if (position == 0 && r.contentLength() != null) {
+                learnLength(r.contentLength());
+            }
+            return new Body(in);
+        }
+    }
+
+    /** A response body whose SDK errors are {@link IOException}s and whose early close aborts the connection. */
+    private static final class Body extends FilterInputStream {
+        private final ResponseInputStream<GetObjectResponse> response;
+        private boolean ended;
+
+        Body(ResponseInputStream<GetObjectResponse> response) {
+            super(response);
+            this.response = response;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            try {
+                int n = super.read(b, off, len);
+                ended |= n < 0;
+                return n;
+            } catch (SdkException e) {
+                throw new IOException(e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            if (!ended) {
+                response.abort(); // do not drain the rest of a large object to reuse the connection
+            }
+            super.close();
+        }
+    }
+}
