@@ -228,10 +228,20 @@ final class BenchCommand implements Runnable {
         };
     }
 
-    @Command(name = "shards", description = "WebDataset tar shards (brace patterns); plain tars are read at random through an index.")
+    @Command(name = "shards", description = "WebDataset tar shards (brace patterns, local paths or http(s):// and s3:// URLs); "
+            + "local plain tars are read at random through an index, remote shards stream through a local shard cache.")
     static final class ShardsBench implements java.util.concurrent.Callable<Integer> {
-        @CommandLine.Parameters(paramLabel = "PATTERN", arity = "1..*", description = "Shards, e.g. images-{000000..000019}.tar.")
+        @CommandLine.Parameters(paramLabel = "PATTERN", arity = "1..*",
+                description = "Shards, e.g. images-{000000..000019}.tar, https://host/images-{000000..000019}.tar, "
+                        + "or an s3://bucket/prefix/ ending in / for every object under it.")
         java.util.List<String> patterns;
+
+        @Option(names = "--cache-dir", paramLabel = "DIR", description = "Where remote shards are cached (default: stoker-shard-cache in the temporary directory).")
+        java.nio.file.Path cacheDir;
+
+        @Option(names = "--cache-size", paramLabel = "BYTES", defaultValue = "10000000000",
+                description = "The shard cache's limit in bytes (default ${DEFAULT-VALUE}).")
+        long cacheSize;
 
         @Mixin
         ImageOptions image;
@@ -244,6 +254,9 @@ final class BenchCommand implements Runnable {
 
         @Override
         public Integer call() throws Exception {
+            if (patterns.stream().anyMatch(dev.stoker.storage.Storage::isRemote)) {
+                return remote();
+            }
             java.util.List<java.nio.file.Path> shards = new java.util.ArrayList<>();
             for (String p : patterns) {
                 try {
@@ -264,6 +277,34 @@ final class BenchCommand implements Runnable {
             }
             try (dev.stoker.formats.TarDataset data = new dev.stoker.formats.TarDataset(shards)) {
                 return image.run(data, options, spec.commandLine().getOut(), "shards");
+            }
+        }
+
+        private int remote() throws Exception {
+            java.util.List<String> locations = new java.util.ArrayList<>();
+            for (String p : patterns) {
+                if (p.startsWith("s3://") && p.endsWith("/")) {
+                    locations.addAll(dev.stoker.storage.Storage.list(p));
+                    continue;
+                }
+                try {
+                    locations.addAll(dev.stoker.formats.ShardPattern.expand(p));
+                } catch (IllegalArgumentException e) {
+                    throw new Main.UsageException(e.getMessage());
+                }
+            }
+            if (locations.isEmpty()) {
+                throw new Main.UsageException("no shards under " + String.join(" ", patterns));
+            }
+            java.nio.file.Path dir = cacheDir != null ? cacheDir
+                    : java.nio.file.Path.of(System.getProperty("java.io.tmpdir"), "stoker-shard-cache");
+            try (dev.stoker.storage.ShardCache cache = new dev.stoker.storage.ShardCache(dir, cacheSize, 4)) {
+                int rc = image.run(new dev.stoker.storage.RemoteShards(locations, cache, 2), options,
+                        spec.commandLine().getOut(), "shards");
+                var st = cache.stats();
+                spec.commandLine().getErr().printf("shard cache %s: %d hits, %d misses, %.1f MB downloaded, %.2f s waited%n",
+                        dir, st.hits(), st.misses(), st.bytesDownloaded() / 1e6, st.waitNanos() / 1e9);
+                return rc;
             }
         }
 

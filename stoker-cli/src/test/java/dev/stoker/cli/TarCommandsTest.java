@@ -72,4 +72,48 @@ class TarCommandsTest {
         assertEquals(field(ordered.out().strip(), "digest"), field(stream.out().strip(), "digest"),
                 "the same bytes in the same order either way");
     }
+
+    @Test
+    void benchShardsStreamsHttpShardsThroughTheCacheWithTheSameBytesAsLocalOnes() throws IOException {
+        Path served = java.nio.file.Files.createDirectories(tmp.resolve("served"));
+        for (int i = 0; i < 3; i++) {
+            try (TarWriter w = new TarWriter(served.resolve("r-" + i + ".tar"))) {
+                for (int k = 0; k < 10; k++) {
+                    w.write("s" + i + "k" + k, Map.of("jpg", new byte[] {(byte) k}, "cls", ("" + k).getBytes()));
+                }
+            }
+        }
+        var server = com.sun.net.httpserver.SimpleFileServer.createFileServer(
+                new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), served.toAbsolutePath(),
+                com.sun.net.httpserver.SimpleFileServer.OutputLevel.NONE);
+        server.start();
+        try {
+            String base = "http://127.0.0.1:" + server.getAddress().getPort() + "/";
+            String[] common = {"--transform", "none", "--batch", "4", "--order", "sequential", "--json"};
+            MainTest.Outcome remote = stoker(concat(new String[] {"bench", "shards", base + "r-{0..2}.tar",
+                    "--cache-dir", tmp.resolve("cache").toString()}, common));
+            assertEquals(0, remote.code(), remote.err());
+            assertEquals("30", field(remote.out().strip(), "samples"));
+            var m = java.util.regex.Pattern.compile("(\\d+) hits, (\\d+) misses").matcher(remote.err());
+            assertTrue(m.find(), remote.err());
+            assertEquals(3, Integer.parseInt(m.group(1)) + Integer.parseInt(m.group(2)), "each shard acquired once: " + remote.err());
+            assertTrue(remote.err().contains("MB downloaded") && !remote.err().contains(" 0.0 MB"), remote.err());
+            assertTrue(java.nio.file.Files.exists(tmp.resolve("cache")), "the cache directory was used");
+            MainTest.Outcome again = stoker(concat(new String[] {"bench", "shards", base + "r-{0..2}.tar",
+                    "--cache-dir", tmp.resolve("cache").toString()}, common));
+            assertEquals(field(remote.out().strip(), "digest"), field(again.out().strip(), "digest"), "same bytes, same order");
+            assertTrue(again.err().contains("3 hits, 0 misses"), again.err());
+            MainTest.Outcome missing = stoker("bench", "shards", base + "nope.tar", "--cache-dir", tmp.resolve("cache").toString());
+            assertEquals(1, missing.code());
+            assertTrue(missing.err().contains("nope.tar") && missing.err().contains("404"), missing.err());
+        } finally {
+            server.stop(0);
+        }
+    }
+
+    static String[] concat(String[] a, String[] b) {
+        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
 }
