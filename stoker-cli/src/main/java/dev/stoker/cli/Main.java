@@ -17,7 +17,7 @@ import picocli.CommandLine.Option;
 @Command(name = "stoker", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Keeps accelerators fed: loads, inspects and benchmarks training data.",
         subcommands = {DemoCommand.class, BenchCommand.class, InspectCommand.class, LsCommand.class, PrepareCommand.class,
-                EstimateCommand.class,
+                EstimateCommand.class, StageCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 

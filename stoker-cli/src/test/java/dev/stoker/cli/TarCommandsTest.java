@@ -103,6 +103,15 @@ class TarCommandsTest {
                     "--cache-dir", tmp.resolve("cache").toString()}, common));
             assertEquals(field(remote.out().strip(), "digest"), field(again.out().strip(), "digest"), "same bytes, same order");
             assertTrue(again.err().contains("3 hits, 0 misses"), again.err());
+            MainTest.Outcome staged = stoker("stage", base + "r-{0..2}.tar", tmp.resolve("staged").toString(), "--json");
+            assertEquals(0, staged.code(), staged.err());
+            assertEquals("3", field(staged.out().strip(), "copied"));
+            for (int i = 0; i < 3; i++) {
+                assertEquals(java.util.Arrays.toString(java.nio.file.Files.readAllBytes(served.resolve("r-" + i + ".tar"))),
+                        java.util.Arrays.toString(java.nio.file.Files.readAllBytes(tmp.resolve("staged/r-" + i + ".tar"))));
+            }
+            MainTest.Outcome restaged = stoker("stage", served.toString(), tmp.resolve("staged").toString(), "--json");
+            assertEquals("3", field(restaged.out().strip(), "kept"), restaged.out());
             MainTest.Outcome missing = stoker("bench", "shards", base + "nope.tar", "--cache-dir", tmp.resolve("cache").toString());
             assertEquals(1, missing.code());
             assertTrue(missing.err().contains("nope.tar") && missing.err().contains("404"), missing.err());

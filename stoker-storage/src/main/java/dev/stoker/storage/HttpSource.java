@@ -27,6 +27,23 @@ public final class HttpSource extends RetryingSource {
         this.timeout = timeout;
     }
 
+    /** The object's size from a HEAD request. */
+    static long size(URI uri) throws IOException {
+        HttpResponse<Void> r;
+        try {
+            r = CLIENT.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30))
+                    .method("HEAD", HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.discarding());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException(uri + ": interrupted");
+        }
+        if (r.statusCode() != 200) {
+            throw new IOException(uri + ": HTTP " + r.statusCode());
+        }
+        return r.headers().firstValueAsLong("Content-Length")
+                .orElseThrow(() -> new IOException(uri + ": the server does not tell the size (no Content-Length)"));
+    }
+
     @Override
     protected InputStream openAt(long position) throws IOException {
         HttpRequest.Builder req = HttpRequest.newBuilder(uri).timeout(timeout).GET();

@@ -100,22 +100,35 @@ public final class S3Objects {
 
     /** Every object under an {@code s3://bucket/prefix}, as locations in key order. */
     public static List<String> list(String prefix) throws IOException {
-        return list(prefix, 1000);
+        return list(prefix, 1000).stream().map(Storage.Entry::location).toList();
     }
 
-    static List<String> list(String prefix, int pageSize) throws IOException {
+    /** Every object under an {@code s3://bucket/prefix} with its size, in key order, {@code pageSize} keys a request. */
+    static List<Storage.Entry> list(String prefix, int pageSize) throws IOException {
         Location at = Location.parse(prefix);
-        List<String> out = new ArrayList<>();
+        List<Storage.Entry> out = new ArrayList<>();
         try {
             var pages = client().listObjectsV2Paginator(ListObjectsV2Request.builder()
                     .bucket(at.bucket()).prefix(at.key()).maxKeys(pageSize).build());
             for (S3Object o : pages.contents()) {
-                out.add(new Location(at.bucket(), o.key()).toString());
+                out.add(new Storage.Entry(new Location(at.bucket(), o.key()).toString(), o.size()));
             }
         } catch (SdkException e) {
             throw new IOException(prefix + ": listing failed after " + out.size() + " objects: " + e.getMessage(), e);
         }
         return out;
+    }
+
+    /** The object's size in bytes. */
+    static long size(String location) throws IOException {
+        Location at = Location.parse(location);
+        try {
+            return client().headObject(b -> b.bucket(at.bucket()).key(at.key())).contentLength();
+        } catch (S3Exception e) {
+            throw new IOException(location + ": S3 " + e.statusCode(), e);
+        } catch (SdkException e) {
+            throw new IOException(location + ": " + e.getMessage(), e);
+        }
     }
 
     private static final class Source extends RetryingSource {

@@ -57,6 +57,21 @@ public final class Storage {
         }
     }
 
+    /** A location and its size in bytes. */
+    public record Entry(String location, long size) {
+    }
+
+    /** The object's size in bytes (a HEAD request for HTTP, HeadObject for S3). */
+    public static long size(String location) throws IOException {
+        if (location.startsWith("s3://")) {
+            return S3Objects.size(location);
+        }
+        if (isRemote(location)) {
+            return HttpSource.size(URI.create(location));
+        }
+        return Files.size(localPath(location));
+    }
+
     static Path localPath(String location) {
         return location.startsWith("file://") ? Path.of(URI.create(location)) : Path.of(location);
     }

@@ -142,7 +142,7 @@ class S3Test {
             want.add("s3://data/" + key);
         }
         put("listedother", new byte[1]);
-        assertEquals(want, S3Objects.list("s3://data/listed/", 5));
+        assertEquals(want, S3Objects.list("s3://data/listed/", 5).stream().map(Storage.Entry::location).toList());
         assertEquals(want, Storage.list("s3://data/listed/part-"));
     }
 
@@ -166,5 +166,39 @@ class S3Test {
             assertEquals(want, got);
             assertEquals(100, got.size());
         }
+    }
+
+    @Test
+    void stagingAPrefixCopiesItsTreeChecksSpaceAndKeepsWhatIsAlreadyThere() throws IOException {
+        put("staged/a.bin", new byte[1000]);
+        put("staged/sub/b.bin", new byte[2000]);
+        List<Stager.Item> plan = Stager.plan("s3://data/staged/");
+        assertEquals(List.of("a.bin", "sub/b.bin"), plan.stream().map(Stager.Item::relative).toList());
+        Path dest = tmp.resolve("dest");
+        java.util.concurrent.atomic.AtomicLong seen = new java.util.concurrent.atomic.AtomicLong();
+        Stager.Result first = Stager.stage(plan, dest, seen::addAndGet);
+        assertEquals(new Stager.Result(2, 2, 0, 3000, 3000), first);
+        assertEquals(3000, seen.get());
+        assertEquals(2000, Files.size(dest.resolve("sub/b.bin")));
+        Files.delete(dest.resolve("a.bin"));
+        assertEquals(new Stager.Result(2, 1, 1, 1000, 3000), Stager.stage(plan, dest, n -> { }));
+
+        Files.delete(dest.resolve("a.bin"));
+        java.nio.file.FileStore tiny = new java.nio.file.FileStore() {
+            // a store with 999 bytes free, for the check; everything else unused
+            public String name() { return "tiny"; }
+            public String type() { return "test"; }
+            public boolean isReadOnly() { return false; }
+            public long getTotalSpace() { return 999; }
+            public long getUsableSpace() { return 999; }
+            public long getUnallocatedSpace() { return 999; }
+            public boolean supportsFileAttributeView(Class<? extends java.nio.file.attribute.FileAttributeView> t) { return false; }
+            public boolean supportsFileAttributeView(String name) { return false; }
+            public <V extends java.nio.file.attribute.FileStoreAttributeView> V getFileStoreAttributeView(Class<V> t) { return null; }
+            public Object getAttribute(String a) { return null; }
+        };
+        IOException e = assertThrows(IOException.class, () -> Stager.stage(plan, dest, n -> { }, tiny));
+        assertTrue(e.getMessage().contains("needs 1000 bytes") && e.getMessage().contains("999 bytes free"), e.getMessage());
+        assertTrue(!Files.exists(dest.resolve("a.bin")), "nothing copied when space is short");
     }
 }
