@@ -123,8 +123,16 @@ final class StreamRun extends Pass {
         buffer.slot = 0;
     }
 
+    /** At most this many shard positions are announced to {@link StreamingDataset#plan} (endless streams). */
+    static final int PLAN_LIMIT = 1 << 16;
+
     @Override
     void start() {
+        int[] upcoming = new int[(int) Math.min(shardCount - firstShard, PLAN_LIMIT)];
+        for (int i = 0; i < upcoming.length; i++) {
+            upcoming[i] = shardAt(firstShard + i);
+        }
+        source.dataset.plan(upcoming);
         for (Worker w : workers) {
             w.thread.start();
         }

@@ -18,6 +18,15 @@ public interface StreamingDataset<T> {
     /** Opens shard {@code shard} at its first sample. Called from worker threads. */
     ShardReader<T> open(int shard) throws IOException;
 
+    /**
+     * The shards this rank will open from now on in this pass, in the order it will open them (the
+     * first 65,536 of an endless stream); called as each epoch (or resumed run) starts, before any
+     * {@link #open}. A remote dataset
+     * uses it to download ahead and to keep what comes soonest; the default ignores it.
+     */
+    default void plan(int[] shards) {
+    }
+
     /** A name for shard {@code shard} in errors, e.g. its file or URL. */
     default String shardName(int shard) {
         return name() + "[" + shard + "]";

@@ -10,12 +10,17 @@ import java.util.List;
 /**
  * WebDataset tar shards at remote locations, read through a {@link ShardCache}: each shard is
  * downloaded (or found) whole, read locally, and released; when a shard opens, the next
- * {@code ahead} shards of the list are downloaded in the background.
+ * {@code ahead} shards are downloaded in the background: the next ones in the loader's order
+ * (from {@link #plan}, so shuffled shards are fetched in the order they will be read), or of the
+ * list when no plan was given. The cache is told the order still to come, so it evicts the shards
+ * needed latest (or never again) first.
  */
 public final class RemoteShards implements StreamingDataset<TarSample> {
     private final List<String> locations;
     private final ShardCache cache;
     private final int ahead;
+    private int[] plan;
+    private int cursor;
 
     public RemoteShards(List<String> locations, ShardCache cache, int ahead) {
         this.locations = List.copyOf(locations);
@@ -39,10 +44,51 @@ public final class RemoteShards implements StreamingDataset<TarSample> {
     }
 
     @Override
+    public synchronized void plan(int[] shards) {
+        this.plan = shards.clone();
+        this.cursor = 0;
+        cache.plan(locationsOf(shards, 0));
+    }
+
+    /** Where {@code shard} is in the plan: its next occurrence from the last one opened (shards may repeat). */
+    private synchronized int advance(int shard) {
+        if (plan == null) {
+            return -1;
+        }
+        for (int i = Math.max(0, cursor - 8); i < plan.length; i++) { // a little back: parallel opens arrive out of order
+            if (plan[i] == shard) {
+                cursor = Math.max(cursor, i + 1);
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private List<String> locationsOf(int[] shards, int from) {
+        List<String> out = new java.util.ArrayList<>(shards.length - from);
+        for (int i = from; i < shards.length; i++) {
+            out.add(locations.get(shards[i]));
+        }
+        return out;
+    }
+
+    @Override
     public ShardReader<TarSample> open(int shard) throws IOException {
         String location = locations.get(shard);
-        for (int k = 1; k <= ahead && shard + k < locations.size(); k++) {
-            cache.prefetch(locations.get(shard + k));
+        int at = advance(shard);
+        int[] order;
+        synchronized (this) {
+            order = plan;
+        }
+        if (at >= 0) {
+            cache.plan(locationsOf(order, at));
+            for (int k = 1; k <= ahead && at + k < order.length; k++) {
+                cache.prefetch(locations.get(order[at + k]));
+            }
+        } else {
+            for (int k = 1; k <= ahead && shard + k < locations.size(); k++) {
+                cache.prefetch(locations.get(shard + k));
+            }
         }
         Path local = cache.acquire(location);
         ShardReader<TarSample> inner;

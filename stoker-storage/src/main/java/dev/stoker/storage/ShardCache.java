@@ -160,6 +160,7 @@ public final class ShardCache implements AutoCloseable {
         try (FileChannel lockFile = FileChannel.open(lockPath, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
              FileLock lock = lockFile.lock()) {
             long size;
+            boolean downloaded = false;
             if (Files.exists(target)) {
                 size = Files.size(target); // another process downloaded it while we waited for the lock
             } else {
@@ -174,8 +175,16 @@ public final class ShardCache implements AutoCloseable {
                     if (announced >= 0 && announced != size) {
                         throw new IOException(location + ": downloaded " + size + " bytes, the server announced " + announced);
                     }
-                    makeRoom(size, k);
-                    Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                    makeRoom(size, k); // reserves the bytes, so parallel downloads cannot overfill the cache
+                    try {
+                        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                    } catch (IOException | RuntimeException e) {
+                        synchronized (this) {
+                            used -= size;
+                        }
+                        throw e;
+                    }
+                    downloaded = true;
                 } finally {
                     Files.deleteIfExists(tmp);
                 }
@@ -183,7 +192,13 @@ public final class ShardCache implements AutoCloseable {
             synchronized (this) {
                 if (!entries.containsKey(k)) {
                     entries.put(k, new Entry(target, size));
-                    used += size;
+                    if (!downloaded) {
+                        used += size;
+                    }
+                } else if (downloaded) {
+                    used -= size;
+                }
+                if (downloaded) {
                     bytesDownloaded += size;
                 }
                 inFlight.remove(k);
@@ -194,7 +209,7 @@ public final class ShardCache implements AutoCloseable {
         }
     }
 
-    /** Evicts unpinned shards, furthest next use first, until {@code size} more bytes fit. */
+    /** Evicts unpinned shards, furthest next use first, until {@code size} more bytes fit, and reserves them. */
     private synchronized void makeRoom(long size, String incoming) throws IOException {
         if (size > maxBytes) {
             throw new IOException("a shard of " + size + " bytes does not fit a cache of " + maxBytes + " bytes");
@@ -221,6 +236,7 @@ public final class ShardCache implements AutoCloseable {
             entries.remove(victim.getKey());
             evictions++;
         }
+        used += size;
     }
 
     /** The cache's file name for a location: a hash, then the original name. */

@@ -147,6 +147,35 @@ class StorageTest {
         }
     }
 
+    @Test
+    // the working set: up to two shards open (the one read and one ahead) and two downloading ahead
+    void shuffledShardsAreFetchedInTheLoadersOrderSoATightCacheDownloadsEachOnce() throws IOException {
+        Path root = served();
+        shards(root, 10, 20);
+        long shardSize = Files.size(root.resolve("s0.tar"));
+        List<Path> local = new ArrayList<>();
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            local.add(root.resolve("s" + i + ".tar"));
+            names.add("s" + i + ".tar");
+        }
+        for (int epoch = 0; epoch < 2; epoch++) {
+            List<String> want = keys(Loader.builder(new TarShards(local), KEYS).batchSize(5).workers(1).prefetch(1)
+                    .shuffle(true).seed(7).epoch(epoch).build());
+            try (TestServer s = new TestServer(root);
+                 ShardCache cache = new ShardCache(tmp.resolve("tight" + epoch), 4 * shardSize, 2)) {
+                List<String> urls = names.stream().map(s::url).toList();
+                List<String> got = keys(Loader.builder(new RemoteShards(urls, cache, 2), KEYS).batchSize(5).workers(1)
+                        .prefetch(1).shuffle(true).seed(7).epoch(epoch).build());
+                assertEquals(want, got);
+                for (String n : names) {
+                    assertEquals(1, s.requests.get(n).get(), n + " downloaded once");
+                }
+                assertTrue(cache.stats().usedBytes() <= 4 * shardSize);
+            }
+        }
+    }
+
     /** Collates each sample's key, to compare what loaders deliver. */
     static final Collator<TarSample> KEYS = new Collator<>() {
         final Schema schema = Schema.of(Field.bytes("key", 8));
