@@ -233,7 +233,7 @@ final class BenchCommand implements Runnable {
     static final class ShardsBench implements java.util.concurrent.Callable<Integer> {
         @CommandLine.Parameters(paramLabel = "PATTERN", arity = "1..*",
                 description = "Shards, e.g. images-{000000..000019}.tar, https://host/images-{000000..000019}.tar, "
-                        + "or an s3://bucket/prefix/ ending in / for every object under it.")
+                        + "an s3://bucket/prefix/ ending in / for every object under it, or a glob: s3://bucket/train/*.tar.")
         java.util.List<String> patterns;
 
         @Option(names = "--cache-dir", paramLabel = "DIR", description = "Where remote shards are cached (default: stoker-shard-cache in the temporary directory).")
@@ -283,7 +283,7 @@ final class BenchCommand implements Runnable {
         private int remote() throws Exception {
             java.util.List<String> locations = new java.util.ArrayList<>();
             for (String p : patterns) {
-                if (p.startsWith("s3://") && p.endsWith("/")) {
+                if (p.startsWith("s3://") && (p.endsWith("/") || p.contains("*") || p.contains("?"))) {
                     locations.addAll(dev.stoker.storage.Storage.list(p));
                     continue;
                 }

@@ -19,7 +19,7 @@ import picocli.CommandLine.Parameters;
         + "files already there with the right size are kept, so an interrupted staging resumes.")
 final class StageCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "SRC", description = "A local file or directory, a brace pattern of local or remote shards, "
-            + "an http(s):// URL, or an s3://bucket/prefix.")
+            + "an http(s):// URL, or an s3://bucket/prefix (or glob: s3://bucket/train/*.tar).")
     String source;
 
     @Parameters(index = "1", paramLabel = "DEST", description = "The directory to copy into.")

@@ -98,20 +98,26 @@ public final class S3Objects {
         return new Source(Location.parse(location), retry);
     }
 
-    /** Every object under an {@code s3://bucket/prefix}, as locations in key order. */
+    /** Every object under an {@code s3://bucket/prefix} (or matching a glob, see {@link Storage#list}), in key order. */
     public static List<String> list(String prefix) throws IOException {
         return list(prefix, 1000).stream().map(Storage.Entry::location).toList();
     }
 
     /** Every object under an {@code s3://bucket/prefix} with its size, in key order, {@code pageSize} keys a request. */
-    static List<Storage.Entry> list(String prefix, int pageSize) throws IOException {
+    static List<Storage.Entry> list(String location, int pageSize) throws IOException {
+        int glob = Storage.firstWildcard(location);
+        String prefix = glob < 0 ? location : location.substring(0, glob);
+        java.util.regex.Pattern keep = glob < 0 ? null : java.util.regex.Pattern.compile(Storage.globToRegex(location));
         Location at = Location.parse(prefix);
         List<Storage.Entry> out = new ArrayList<>();
         try {
             var pages = client().listObjectsV2Paginator(ListObjectsV2Request.builder()
                     .bucket(at.bucket()).prefix(at.key()).maxKeys(pageSize).build());
             for (S3Object o : pages.contents()) {
-                out.add(new Storage.Entry(new Location(at.bucket(), o.key()).toString(), o.size()));
+                String name = new Location(at.bucket(), o.key()).toString();
+                if (keep == null || keep.matcher(name).matches()) {
+                    out.add(new Storage.Entry(name, o.size()));
+                }
             }
         } catch (SdkException e) {
             throw new IOException(prefix + ": listing failed after " + out.size() + " objects: " + e.getMessage(), e);

@@ -17,7 +17,7 @@ import java.util.stream.Stream;
 /**
  * Copies a dataset to fast local storage (a local disk, {@code /dev/shm}) before training. The
  * source is a local file or directory (copied with its tree), a brace pattern of local or remote
- * shards, one URL, or an {@code s3://} prefix. Files already at the destination with the right
+ * shards, one URL, or an {@code s3://} prefix or glob. Files already at the destination with the right
  * size are kept, so an interrupted staging resumes; each copy goes to a temporary name, is checked
  * against the expected size and renamed into place. Before copying, the destination's free space
  * is checked against what is still to copy.
@@ -38,7 +38,8 @@ public final class Stager {
     public static List<Item> plan(String source) throws IOException {
         List<Item> items = new ArrayList<>();
         if (source.startsWith("s3://") && !source.contains("{")) {
-            String dirPart = source.substring(0, source.lastIndexOf('/') + 1);
+            int glob = Storage.firstWildcard(source);
+            String dirPart = source.substring(0, source.lastIndexOf('/', glob < 0 ? source.length() - 1 : glob) + 1);
             for (Storage.Entry e : S3Objects.list(source, 1000)) {
                 if (!e.location().endsWith("/")) {
                     items.add(new Item(e.location(), e.location().substring(dirPart.length()), e.size()));

@@ -8,6 +8,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
@@ -36,25 +37,65 @@ public final class Storage {
     /**
      * The objects a location names, in order: every object under an {@code s3://} prefix; every
      * regular file in a local directory, or in its parent whose name starts with the last
-     * component. HTTP has no listing: name the shards one by one.
+     * component. A last component with a glob ({@code *} within a name, {@code **} across
+     * {@code /}, {@code ?}) keeps only the names it matches: {@code s3://bucket/train/*.tar}.
+     * HTTP has no listing: name the shards one by one or with a brace pattern.
      */
     public static List<String> list(String location) throws IOException {
+        if (isRemote(location) && !location.startsWith("s3://")) {
+            throw new IllegalArgumentException(location + ": HTTP servers cannot be listed; give each shard's URL");
+        }
         if (location.startsWith("s3://")) {
             return S3Objects.list(location);
         }
-        if (isRemote(location)) {
-            throw new IllegalArgumentException(location + ": HTTP servers cannot be listed; give each shard's URL");
-        }
-        Path p = localPath(location);
-        Path dir = Files.isDirectory(p) ? p : p.toAbsolutePath().getParent();
-        String start = Files.isDirectory(p) ? "" : p.getFileName().toString();
-        if (dir == null || !Files.isDirectory(dir)) {
+        int glob = firstWildcard(location);
+        // local: a directory, or a directory and a name prefix or glob
+        Path whole = localPath(location);
+        int slash = location.lastIndexOf('/', glob < 0 ? location.length() - 1 : glob);
+        Path dir = glob < 0 && Files.isDirectory(whole) ? whole
+                : slash < 0 ? Path.of(".") : localPath(location.substring(0, slash + 1));
+        String name = dir == whole ? "" : location.substring(slash + 1);
+        if (!Files.isDirectory(dir)) {
             throw new NoSuchFileException(location, null, "no such directory");
         }
-        try (Stream<Path> files = Files.list(dir)) {
-            return files.filter(f -> Files.isRegularFile(f) && f.getFileName().toString().startsWith(start))
-                    .map(Path::toString).sorted().toList();
+        Pattern keep = glob < 0 ? null : Pattern.compile(globToRegex(name));
+        try (Stream<Path> files = name.contains("**") ? Files.walk(dir) : Files.list(dir)) {
+            return files.filter(Files::isRegularFile)
+                    .filter(f -> {
+                        String rel = dir.relativize(f).toString();
+                        return keep == null ? rel.startsWith(name) : keep.matcher(rel).matches();
+                    })
+                    .map(f -> slash < 0 && dir != whole ? dir.relativize(f).toString() : f.toString())
+                    .sorted().toList();
         }
+    }
+
+    static int firstWildcard(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            if (s.charAt(i) == '*' || s.charAt(i) == '?') {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** A glob as a regular expression: {@code **} any characters, {@code *} any but {@code /}, {@code ?} one but {@code /}. */
+    static String globToRegex(String glob) {
+        StringBuilder re = new StringBuilder();
+        for (int i = 0; i < glob.length(); i++) {
+            char c = glob.charAt(i);
+            if (c == '*' && i + 1 < glob.length() && glob.charAt(i + 1) == '*') {
+                re.append(".*");
+                i++;
+            } else if (c == '*') {
+                re.append("[^/]*");
+            } else if (c == '?') {
+                re.append("[^/]");
+            } else {
+                re.append(Pattern.quote(String.valueOf(c)));
+            }
+        }
+        return re.toString();
     }
 
     /** A location and its size in bytes. */

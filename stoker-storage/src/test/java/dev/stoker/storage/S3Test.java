@@ -144,6 +144,9 @@ class S3Test {
         put("listedother", new byte[1]);
         assertEquals(want, S3Objects.list("s3://data/listed/", 5).stream().map(Storage.Entry::location).toList());
         assertEquals(want, Storage.list("s3://data/listed/part-"));
+        assertEquals(List.of("s3://data/listed/part-003", "s3://data/listed/part-013"), Storage.list("s3://data/listed/part-0?3"));
+        assertEquals(want.subList(10, 20), Storage.list("s3://data/listed/*-01*"));
+        assertEquals(List.of(), Storage.list("s3://data/list*/nothing"));
     }
 
     @Test
@@ -174,6 +177,7 @@ class S3Test {
         put("staged/sub/b.bin", new byte[2000]);
         List<Stager.Item> plan = Stager.plan("s3://data/staged/");
         assertEquals(List.of("a.bin", "sub/b.bin"), plan.stream().map(Stager.Item::relative).toList());
+        assertEquals(List.of(new Stager.Item("s3://data/staged/a.bin", "a.bin", 1000)), Stager.plan("s3://data/staged/*.bin"));
         Path dest = tmp.resolve("dest");
         java.util.concurrent.atomic.AtomicLong seen = new java.util.concurrent.atomic.AtomicLong();
         Stager.Result first = Stager.stage(plan, dest, seen::addAndGet);

@@ -176,6 +176,22 @@ class StorageTest {
         }
     }
 
+    @Test
+    void localListingsTakeADirectoryANamePrefixOrAGlob() throws IOException {
+        Path d = Files.createDirectories(tmp.resolve("ls/sub"));
+        for (String n : List.of("ls/a-1.tar", "ls/a-2.tar", "ls/b-1.tar", "ls/a-3.idx", "ls/sub/a-9.tar")) {
+            Files.write(tmp.resolve(n), new byte[1]);
+        }
+        String root = tmp.resolve("ls").toString();
+        assertEquals(List.of(root + "/a-1.tar", root + "/a-2.tar", root + "/a-3.idx", root + "/b-1.tar"), Storage.list(root));
+        assertEquals(List.of(root + "/a-1.tar", root + "/a-2.tar", root + "/a-3.idx"), Storage.list(root + "/a-"));
+        assertEquals(List.of(root + "/a-1.tar", root + "/a-2.tar", root + "/b-1.tar"), Storage.list(root + "/*.tar"));
+        assertEquals(List.of(root + "/a-1.tar", root + "/a-2.tar", root + "/b-1.tar", root + "/sub/a-9.tar"),
+                Storage.list(root + "/**.tar"));
+        assertThrows(java.nio.file.NoSuchFileException.class, () -> Storage.list(tmp.resolve("none") + "/*.tar"));
+        assertTrue(d.toFile().isDirectory());
+    }
+
     /** Collates each sample's key, to compare what loaders deliver. */
     static final Collator<TarSample> KEYS = new Collator<>() {
         final Schema schema = Schema.of(Field.bytes("key", 8));
