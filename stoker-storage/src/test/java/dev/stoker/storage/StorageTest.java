@@ -192,6 +192,30 @@ class StorageTest {
         assertTrue(d.toFile().isDirectory());
     }
 
+    @Test
+    void nextUseEvictionDownloadsLessThanLruWithACacheOfAThirdOfTheData() throws IOException {
+        Path root = Files.createDirectories(tmp.resolve("replay"));
+        List<String> shards = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            Path p = root.resolve(String.format("s%02d.bin", i));
+            Files.write(p, new byte[1000]);
+            shards.add(p.toString());
+        }
+        var epochs = CacheReplay.shuffledEpochs(shards, 5, 4);
+        long[] next;
+        long[] lru;
+        try (ShardCache c = new ShardCache(tmp.resolve("next"), 9_000, 1)) {
+            next = CacheReplay.bytesPerEpoch(epochs, c, true);
+        }
+        try (ShardCache c = new ShardCache(tmp.resolve("lru"), 9_000, 1)) {
+            lru = CacheReplay.bytesPerEpoch(epochs, c, false);
+        }
+        assertEquals(30_000, next[0], "the first epoch downloads everything once");
+        assertEquals(30_000, lru[0]);
+        assertTrue(java.util.Arrays.stream(next).sum() < java.util.Arrays.stream(lru).sum(),
+                "next-use " + java.util.Arrays.toString(next) + " vs LRU " + java.util.Arrays.toString(lru));
+    }
+
     /** Collates each sample's key, to compare what loaders deliver. */
     static final Collator<TarSample> KEYS = new Collator<>() {
         final Schema schema = Schema.of(Field.bytes("key", 8));

@@ -1,0 +1,49 @@
+package dev.stoker.storage;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Replays a loader's shard order through a {@link ShardCache}, shard by shard, and reports the
+ * bytes downloaded in each epoch: the measure of how well a cache size and eviction policy serve a
+ * training run. With {@code plan}, the cache is told the rest of the epoch's order before each
+ * shard (next-use eviction, as {@link RemoteShards} does); without, it evicts the least recently
+ * used shard.
+ */
+public final class CacheReplay {
+    private CacheReplay() {
+    }
+
+    /** Bytes downloaded per epoch when {@code epochs} (each a list of locations, in order) are read through {@code cache}. */
+    public static long[] bytesPerEpoch(List<List<String>> epochs, ShardCache cache, boolean plan) throws IOException {
+        long[] out = new long[epochs.size()];
+        for (int e = 0; e < epochs.size(); e++) {
+            List<String> order = epochs.get(e);
+            long before = cache.stats().bytesDownloaded();
+            for (int i = 0; i < order.size(); i++) {
+                if (plan) {
+                    cache.plan(order.subList(i, order.size()));
+                }
+                cache.acquire(order.get(i));
+                cache.release(order.get(i));
+            }
+            out[e] = cache.stats().bytesDownloaded() - before;
+        }
+        return out;
+    }
+
+    /** The shard orders of {@code epochs} epochs of a shuffled loader over {@code locations}. */
+    public static List<List<String>> shuffledEpochs(List<String> locations, long seed, int epochs) {
+        List<List<String>> out = new ArrayList<>();
+        for (int e = 0; e < epochs; e++) {
+            var order = dev.stoker.Sampler.shuffle().order(locations.size(), seed, e);
+            List<String> epoch = new ArrayList<>(locations.size());
+            for (int i = 0; i < locations.size(); i++) {
+                epoch.add(locations.get((int) order.index(i)));
+            }
+            out.add(epoch);
+        }
+        return out;
+    }
+}
