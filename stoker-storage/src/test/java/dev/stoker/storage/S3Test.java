@@ -172,6 +172,22 @@ class S3Test {
     }
 
     @Test
+    void anObjectDeletedDuringAnEpochStopsTheLoaderWithAnErrorNamingIt() throws IOException {
+        Path local = Files.createDirectories(tmp.resolve("del"));
+        StorageTest.shards(local, 3, 10);
+        for (int i = 0; i < 3; i++) {
+            put("gone/s" + i + ".tar", Files.readAllBytes(local.resolve("s" + i + ".tar")));
+        }
+        List<String> shards = Storage.list("s3://data/gone/");
+        s3.deleteObject(b -> b.bucket("data").key("gone/s2.tar"));
+        try (ShardCache cache = new ShardCache(tmp.resolve("cache-del"), 10_000_000, 1)) {
+            dev.stoker.LoaderException e = assertThrows(dev.stoker.LoaderException.class, () -> StorageTest.keys(
+                    Loader.builder(new RemoteShards(shards, cache, 0), StorageTest.KEYS).batchSize(4).workers(1).build()));
+            assertTrue(e.getMessage().contains("s3://data/gone/s2.tar") && e.getMessage().contains("404"), e.getMessage());
+        }
+    }
+
+    @Test
     void stagingAPrefixCopiesItsTreeChecksSpaceAndKeepsWhatIsAlreadyThere() throws IOException {
         put("staged/a.bin", new byte[1000]);
         put("staged/sub/b.bin", new byte[2000]);

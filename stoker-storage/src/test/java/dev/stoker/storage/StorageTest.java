@@ -165,8 +165,18 @@ class StorageTest {
             try (TestServer s = new TestServer(root);
                  ShardCache cache = new ShardCache(tmp.resolve("tight" + epoch), 4 * shardSize, 2)) {
                 List<String> urls = names.stream().map(s::url).toList();
-                List<String> got = keys(Loader.builder(new RemoteShards(urls, cache, 2), KEYS).batchSize(5).workers(1)
-                        .prefetch(1).shuffle(true).seed(7).epoch(epoch).build());
+                java.util.concurrent.atomic.AtomicLong peak = new java.util.concurrent.atomic.AtomicLong();
+                var sampler = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+                sampler.scheduleAtFixedRate(() -> peak.accumulateAndGet(cache.stats().usedBytes(), Math::max), 0, 200,
+                        java.util.concurrent.TimeUnit.MICROSECONDS);
+                List<String> got;
+                try {
+                    got = keys(Loader.builder(new RemoteShards(urls, cache, 2), KEYS).batchSize(5).workers(1)
+                            .prefetch(1).shuffle(true).seed(7).epoch(epoch).build());
+                } finally {
+                    sampler.shutdownNow();
+                }
+                assertTrue(peak.get() > 0 && peak.get() <= 4 * shardSize, "the limit held throughout: peak " + peak.get());
                 assertEquals(want, got);
                 for (String n : names) {
                     assertEquals(1, s.requests.get(n).get(), n + " downloaded once");
