@@ -283,7 +283,7 @@ final class BenchCommand implements Runnable {
         private int remote() throws Exception {
             java.util.List<String> locations = new java.util.ArrayList<>();
             for (String p : patterns) {
-                if (p.startsWith("s3://") && (p.endsWith("/") || p.contains("*") || p.contains("?"))) {
+                if (dev.stoker.storage.Storage.isListing(p)) {
                     locations.addAll(dev.stoker.storage.Storage.list(p));
                     continue;
                 }

@@ -8,8 +8,8 @@ import java.util.List;
  * Replays a loader's shard order through a {@link ShardCache}, shard by shard, and reports the
  * bytes downloaded in each epoch: the measure of how well a cache size and eviction policy serve a
  * training run. With {@code plan}, the cache is told the rest of the epoch's order before each
- * shard (next-use eviction, as {@link RemoteShards} does); without, it evicts the least recently
- * used shard.
+ * epoch's order and how far the reader is (next-use eviction, as {@link RemoteShards} does);
+ * without, it evicts the least recently used shard.
  */
 public final class CacheReplay {
     private CacheReplay() {
@@ -21,9 +21,12 @@ public final class CacheReplay {
         for (int e = 0; e < epochs.size(); e++) {
             List<String> order = epochs.get(e);
             long before = cache.stats().bytesDownloaded();
+            if (plan) {
+                cache.plan(order);
+            }
             for (int i = 0; i < order.size(); i++) {
                 if (plan) {
-                    cache.plan(order.subList(i, order.size()));
+                    cache.reached(i);
                 }
                 cache.acquire(order.get(i));
                 cache.release(order.get(i));

@@ -47,49 +47,44 @@ public final class RemoteShards implements StreamingDataset<TarSample> {
     public synchronized void plan(int[] shards) {
         this.plan = shards.clone();
         this.cursor = 0;
-        cache.plan(locationsOf(shards, 0));
+        List<String> order = new java.util.ArrayList<>(shards.length);
+        for (int s : shards) {
+            order.add(locations.get(s));
+        }
+        cache.plan(order);
     }
 
-    /** Where {@code shard} is in the plan: its next occurrence from the last one opened (shards may repeat). */
-    private synchronized int advance(int shard) {
-        if (plan == null) {
-            return -1;
-        }
-        for (int i = Math.max(0, cursor - 8); i < plan.length; i++) { // a little back: parallel opens arrive out of order
-            if (plan[i] == shard) {
-                cursor = Math.max(cursor, i + 1);
-                return i;
+    /**
+     * Tells the cache where the reader is and downloads the next {@code ahead} shards: of the
+     * plan, from this shard's next occurrence in it (a little back from the last one opened, as
+     * parallel opens arrive slightly out of order), or of the list when it is not in the plan.
+     */
+    private synchronized void lookAhead(int shard) {
+        int at = -1;
+        if (plan != null) {
+            for (int i = Math.max(0, cursor - 8); i < plan.length && at < 0; i++) {
+                if (plan[i] == shard) {
+                    at = i;
+                }
             }
         }
-        return -1;
-    }
-
-    private List<String> locationsOf(int[] shards, int from) {
-        List<String> out = new java.util.ArrayList<>(shards.length - from);
-        for (int i = from; i < shards.length; i++) {
-            out.add(locations.get(shards[i]));
+        if (at < 0) {
+            for (int k = 1; k <= ahead && shard + k < locations.size(); k++) {
+                cache.prefetch(locations.get(shard + k));
+            }
+            return;
         }
-        return out;
+        cursor = Math.max(cursor, at + 1);
+        cache.reached(at);
+        for (int k = 1; k <= ahead && at + k < plan.length; k++) {
+            cache.prefetch(locations.get(plan[at + k]));
+        }
     }
 
     @Override
     public ShardReader<TarSample> open(int shard) throws IOException {
         String location = locations.get(shard);
-        int at = advance(shard);
-        int[] order;
-        synchronized (this) {
-            order = plan;
-        }
-        if (at >= 0) {
-            cache.plan(locationsOf(order, at));
-            for (int k = 1; k <= ahead && at + k < order.length; k++) {
-                cache.prefetch(locations.get(order[at + k]));
-            }
-        } else {
-            for (int k = 1; k <= ahead && shard + k < locations.size(); k++) {
-                cache.prefetch(locations.get(shard + k));
-            }
-        }
+        lookAhead(shard);
         Path local = cache.acquire(location);
         ShardReader<TarSample> inner;
         try {

@@ -1,8 +1,6 @@
 package dev.stoker.storage;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
@@ -37,7 +35,9 @@ public final class ShardCache implements AutoCloseable {
     private final ExecutorService downloads;
     private final Map<String, Entry> entries = new LinkedHashMap<>(16, 0.75f, true);
     private final Map<String, CompletableFuture<Path>> inFlight = new HashMap<>();
-    private final Map<String, Integer> nextUse = new HashMap<>();
+    /** Per shard key, its positions in the planned order, ascending; {@code now} is the position reached. */
+    private final Map<String, int[]> uses = new HashMap<>();
+    private int now;
     private long used;
 
     // stats
@@ -82,12 +82,35 @@ public final class ShardCache implements AutoCloseable {
         }
     }
 
-    /** The order of the shards still to come (by location): eviction keeps the soonest needed. */
-    public synchronized void plan(List<String> upcoming) {
-        nextUse.clear();
-        for (int i = upcoming.size() - 1; i >= 0; i--) {
-            nextUse.put(key(upcoming.get(i)), i);
+    /**
+     * The order in which shards will be read (by location; a shard may come more than once):
+     * eviction keeps the shard needed soonest, and first removes those not needed again. Call
+     * {@link #reached} as the reader moves along it.
+     */
+    public synchronized void plan(List<String> order) {
+        Map<String, List<Integer>> positions = new HashMap<>();
+        for (int i = 0; i < order.size(); i++) {
+            positions.computeIfAbsent(key(order.get(i)), x -> new ArrayList<>()).add(i);
         }
+        uses.clear();
+        positions.forEach((k, list) -> uses.put(k, list.stream().mapToInt(Integer::intValue).toArray()));
+        now = 0;
+    }
+
+    /** The reader has reached position {@code position} of the plan: uses before it are past. */
+    public synchronized void reached(int position) {
+        now = Math.max(now, position);
+    }
+
+    /** The next planned use of a shard at or after the position reached; MAX_VALUE when none. */
+    private int nextUse(String k) {
+        int[] at = uses.get(k);
+        if (at == null) {
+            return Integer.MAX_VALUE;
+        }
+        int i = java.util.Arrays.binarySearch(at, now);
+        i = i >= 0 ? i : -i - 1;
+        return i < at.length ? at[i] : Integer.MAX_VALUE;
     }
 
     /** Starts downloading a shard if it is neither cached nor coming. */
@@ -166,15 +189,7 @@ public final class ShardCache implements AutoCloseable {
             } else {
                 Path tmp = Files.createTempFile(dir, "." + k, ".partial");
                 try {
-                    long announced;
-                    try (InputStream in = Storage.open(location); OutputStream out = Files.newOutputStream(tmp)) {
-                        in.transferTo(out);
-                        announced = in instanceof RetryingSource r ? r.length() : -1;
-                    }
-                    size = Files.size(tmp);
-                    if (announced >= 0 && announced != size) {
-                        throw new IOException(location + ": downloaded " + size + " bytes, the server announced " + announced);
-                    }
+                    size = Storage.copy(location, tmp, n -> { });
                     makeRoom(size, k); // reserves the bytes, so parallel downloads cannot overfill the cache
                     try {
                         Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -221,7 +236,7 @@ public final class ShardCache implements AutoCloseable {
                 if (e.getValue().pins > 0 || e.getKey().equals(incoming)) {
                     continue;
                 }
-                int use = nextUse.getOrDefault(e.getKey(), Integer.MAX_VALUE); // not needed again: first to go
+                int use = nextUse(e.getKey()); // not needed again: first to go
                 if (use > victimUse) { // ties: the least recently used, which the access order lists first
                     victimUse = use;
                     victim = e;

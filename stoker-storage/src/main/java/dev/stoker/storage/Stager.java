@@ -2,8 +2,6 @@ package dev.stoker.storage;
 
 import dev.stoker.formats.ShardPattern;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -37,7 +35,7 @@ public final class Stager {
     /** The files a source names, with their sizes, in order. */
     public static List<Item> plan(String source) throws IOException {
         List<Item> items = new ArrayList<>();
-        if (source.startsWith("s3://") && !source.contains("{")) {
+        if (Storage.isListing(source)) {
             int glob = Storage.firstWildcard(source);
             String dirPart = source.substring(0, source.lastIndexOf('/', glob < 0 ? source.length() - 1 : glob) + 1);
             for (Storage.Entry e : S3Objects.list(source, 1000)) {
@@ -97,7 +95,6 @@ public final class Stager {
         int copied = 0;
         int kept = 0;
         long bytes = 0;
-        byte[] buf = new byte[1 << 20];
         for (Item it : items) {
             Path target = dest.resolve(it.relative()).normalize();
             if (!target.startsWith(dest.normalize())) {
@@ -110,13 +107,9 @@ public final class Stager {
             }
             Files.createDirectories(target.getParent());
             Path tmp = target.resolveSibling("." + target.getFileName() + ".partial");
-            long n = 0;
-            try (InputStream in = Storage.open(it.location()); OutputStream out = Files.newOutputStream(tmp)) {
-                for (int r; (r = in.read(buf)) > 0; ) {
-                    out.write(buf, 0, r);
-                    n += r;
-                    progress.accept(r);
-                }
+            long n;
+            try {
+                n = Storage.copy(it.location(), tmp, progress);
             } catch (IOException | RuntimeException e) {
                 Files.deleteIfExists(tmp);
                 throw e;

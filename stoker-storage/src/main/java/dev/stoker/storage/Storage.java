@@ -42,19 +42,18 @@ public final class Storage {
      * HTTP has no listing: name the shards one by one or with a brace pattern.
      */
     public static List<String> list(String location) throws IOException {
-        if (isRemote(location) && !location.startsWith("s3://")) {
-            throw new IllegalArgumentException(location + ": HTTP servers cannot be listed; give each shard's URL");
-        }
         if (location.startsWith("s3://")) {
             return S3Objects.list(location);
         }
-        int glob = firstWildcard(location);
+        if (isRemote(location)) {
+            throw new IllegalArgumentException(location + ": HTTP servers cannot be listed; give each shard's URL");
+        }
         // local: a directory, or a directory and a name prefix or glob
-        Path whole = localPath(location);
+        int glob = firstWildcard(location);
+        boolean whole = glob < 0 && Files.isDirectory(localPath(location));
         int slash = location.lastIndexOf('/', glob < 0 ? location.length() - 1 : glob);
-        Path dir = glob < 0 && Files.isDirectory(whole) ? whole
-                : slash < 0 ? Path.of(".") : localPath(location.substring(0, slash + 1));
-        String name = dir == whole ? "" : location.substring(slash + 1);
+        Path dir = whole ? localPath(location) : localPath(slash < 0 ? "" : location.substring(0, slash + 1));
+        String name = whole ? "" : location.substring(slash + 1);
         if (!Files.isDirectory(dir)) {
             throw new NoSuchFileException(location, null, "no such directory");
         }
@@ -65,9 +64,34 @@ public final class Storage {
                         String rel = dir.relativize(f).toString();
                         return keep == null ? rel.startsWith(name) : keep.matcher(rel).matches();
                     })
-                    .map(f -> slash < 0 && dir != whole ? dir.relativize(f).toString() : f.toString())
-                    .sorted().toList();
+                    .map(Path::toString).sorted().toList();
         }
+    }
+
+    /** Whether a location names several objects to list (an S3 prefix ending in / or a glob) rather than one. */
+    public static boolean isListing(String location) {
+        return location.startsWith("s3://") && (location.endsWith("/") || firstWildcard(location) >= 0);
+    }
+
+    /**
+     * Copies the object at {@code location} to {@code target} (replaced), calling {@code progress}
+     * with each chunk; returns the bytes copied, checked against the length the server announced.
+     */
+    static long copy(String location, Path target, java.util.function.LongConsumer progress) throws IOException {
+        long n = 0;
+        byte[] buf = new byte[1 << 16];
+        try (InputStream in = open(location); java.io.OutputStream out = Files.newOutputStream(target)) {
+            for (int r; (r = in.read(buf)) > 0; ) {
+                out.write(buf, 0, r);
+                n += r;
+                progress.accept(r);
+            }
+            long announced = in instanceof RetryingSource s ? s.length() : -1;
+            if (announced >= 0 && announced != n) {
+                throw new IOException(location + ": copied " + n + " bytes, the server announced " + announced);
+            }
+        }
+        return n;
     }
 
     static int firstWildcard(String s) {

@@ -199,6 +199,7 @@ class StorageTest {
         assertEquals(List.of(root + "/a-1.tar", root + "/a-2.tar", root + "/b-1.tar", root + "/sub/a-9.tar"),
                 Storage.list(root + "/**.tar"));
         assertThrows(java.nio.file.NoSuchFileException.class, () -> Storage.list(tmp.resolve("none") + "/*.tar"));
+        assertEquals(List.of("pom.xml"), Storage.list("pom.x*"), "a bare name is looked up in the working directory");
         assertTrue(d.toFile().isDirectory());
     }
 
