@@ -3,8 +3,11 @@ package dev.stoker;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Writes one sample into its row of a batch. The loader calls it on a worker thread, once per
- * sample, with the row where the sample belongs; the batch is written once, in place.
+ * Writes one sample into its row of a batch. The loader calls it once per sample, with the row
+ * where the sample belongs; the batch is written once, in place. For a {@link DirectDataset} it
+ * runs on the workers; for a {@link StreamingDataset}, whose batch rows are known only in stream
+ * order, on the consumer's thread, so there it should only copy (costly work goes in the
+ * {@link Transform}, which runs on the workers).
  */
 public interface Collator<T> {
 

@@ -188,8 +188,10 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
     /**
      * A loader over a streaming dataset: the sampler orders its shards, ranks split the shards,
-     * {@code prefetch} is the number of shards read ahead (each into a ring of about a batch of
-     * samples), and the consumer's thread collates batches from the rings in order.
+     * {@code prefetch} is the number of shards read ahead (each into a ring of
+     * {@link Builder#shardBuffer} samples, whose transforms any free worker takes on), and the
+     * consumer's thread collates batches from the rings in order: keep a streaming collator to
+     * copying, and put costly work in the transform.
      */
     public static <T> Builder builder(StreamingDataset<T> dataset, Collator<? super T> collator) {
         return new Builder(new StreamSource<>(dataset, null, collator));
@@ -493,8 +495,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         /**
          * For a {@link StreamingDataset}: samples each shard read ahead may hold (default
          * {@code max(64, 2 × batchSize)}). A worker reading a shard ahead of the consumer stops
-         * when its buffer is full, so shards that fit their buffer are read fully in parallel;
-         * memory is bounded by {@code prefetch × shardBuffer} samples.
+         * when its buffer is full and helps transform the samples of earlier shards; memory is
+         * bounded by {@code prefetch × shardBuffer} samples.
          */
         public Builder shardBuffer(int samples) {
             if (samples < 1) {

@@ -10,12 +10,14 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>NOTE [Streaming]: this rank's shards are positions {@code m = 0, 1, ...} of its
  * {@link Partition} of the epoch's shard {@link Order}. Workers claim shard positions in order
- * (at most {@code prefetch} ahead of the one the consumer reads) and stream each shard's
- * transformed samples into a bounded ring of its own; the consumer drains the rings in position
- * order and collates the samples into batches. So batch contents depend only on the shard order
- * and the shards' contents, never on worker timing, and memory is bounded by
- * {@code prefetch × ring capacity} samples. The position after a batch is (shard position, sample
- * offset in that shard); resuming reopens that shard and skips the offset.
+ * (at most {@code prefetch} ahead of the one the consumer reads) and read each shard's samples
+ * into a bounded ring of its own; the transforms of a ring's samples are claimed one by one by
+ * any worker with nothing better to do, earliest ring first (NOTE [Helping]), so one shard keeps
+ * every worker busy; the consumer drains the rings in position order and collates the samples
+ * into batches. So batch contents depend only on the shard order and the shards' contents, never
+ * on worker timing, and memory is bounded by {@code prefetch × ring capacity} samples. The
+ * position after a batch is (shard position, sample offset in that shard); resuming reopens that
+ * shard and skips the offset.
  */
 final class StreamRun extends Pass {
     private final Loader loader;
@@ -42,7 +44,7 @@ final class StreamRun extends Pass {
     // consumer side
     private final long[] consumerNanos = new long[3];
     private final WorkerCounters inlineCounters = new WorkerCounters();
-    private final ShardCursor inline = new ShardCursor(inlineCounters);
+    private final ShardCursor inline = new ShardCursor(inlineCounters, new long[3], true);
     private final WorkerCounters[] allCounters;
     private long positionShard;
     private long positionOffset;
@@ -223,9 +225,6 @@ final class StreamRun extends Pass {
     private void cancel() {
         cancelled = true;
         PassWorker.wakeAll(workers);
-        for (Ring r : rings) {
-            r.wakeProducer();
-        }
     }
 
     @Override
@@ -316,6 +315,7 @@ final class StreamRun extends Pass {
     /** A sample handed from a worker (or the inline reader) to the consumer. */
     static final class Item {
         Object value;
+        Throwable error;
         int shard;
         long shardPosition;
         long offset;
@@ -399,19 +399,36 @@ final class StreamRun extends Pass {
                 Ring ring = rings[(int) (current % window)];
                 if (ring.take(item, this, t0)) {
                     item.shardPosition = current;
-                    return true;
+                    if (item.error == null) {
+                        return true;
+                    }
+                    failedTransform(ring, item);
+                    continue;
                 }
-                Throwable err = ring.error;
-                ring.reset();
+                Throwable err = ring.release();
                 if (err != null) {
                     throw err instanceof LoaderException le ? le
                             : new LoaderException(source.name() + ": " + Pass.describe(err), source.name(), -1, err);
                 }
             }
             current = current + 1;
-            PassWorker.wakeParked(workers);
+            wakeIdle();
         }
         return false;
+    }
+
+    /** A sample whose transform failed (on a worker), under the error policy, in stream order. */
+    private void failedTransform(Ring ring, Item item) {
+        Throwable e = item.error;
+        item.error = null;
+        if (loader.errorPolicy == ErrorPolicy.FAIL || !(e instanceof Exception)) {
+            throw sampleError(item.shard, item.offset, e);
+        }
+        inlineCounters.skipped++;
+        if (loader.errorPolicy == ErrorPolicy.SKIP_SHARD && !ring.abandoned) {
+            inlineCounters.skippedShards++;
+            ring.abandoned = true; // its reader stops; what it read already is drained and dropped
+        }
     }
 
     private boolean takeInline(Item item) {
@@ -481,81 +498,147 @@ final class StreamRun extends Pass {
 
     // ---- the rings ----------------------------------------------------------------------------
 
-    /** A single-producer, single-consumer ring of one shard's samples. */
+    // NOTE [Helping]: a ring holds one shard position's samples in stream order. Its reader (the
+    // worker that claimed the position) appends raw samples at `tail` while there is room; the
+    // transforms are claimed in order by a compare-and-set on `claimed`, by whichever worker is
+    // free: one whose own ring is full, one waiting for the window, one with no shard left to
+    // claim. A transformed slot is published by writing its sequence number + 1 into `done`, and
+    // the consumer takes slots at `head` in order once they are done. Sequence numbers only grow
+    // (a ring moving to its next position keeps counting), so a claim can never land on a slot of
+    // an earlier or later use of the ring. A worker with nothing to do parks as "idle" and is woken
+    // by whatever could give it work: a new raw sample, the window moving, room in its ring.
+
+    /** One shard position's samples: read by one worker, transformed by any, taken by the consumer. */
     final class Ring {
+        private final int capacity;
         private final Object[] values;
+        private final Throwable[] errors;
         private final long[] offsets;
         private final int[] shards;
+        private final java.util.concurrent.atomic.AtomicLongArray done;
+        private final AtomicLong claimed = new AtomicLong();
         private volatile long head;
         private volatile long tail;
-        private volatile boolean done;
-        private volatile Thread producer;
-        private volatile boolean producerParked;
+        /** The shard position this ring holds now. */
+        private volatile long position = -1;
+        /** The reader is finished with this position: no sample will be appended. */
+        private volatile boolean fetched;
+        /** The consumer drops the rest of this shard (SKIP_SHARD after a failed transform). */
+        volatile boolean abandoned;
         private volatile boolean consumerParked;
         Throwable error;
 
         Ring(int capacity) {
+            this.capacity = capacity;
             values = new Object[capacity];
+            errors = new Throwable[capacity];
             offsets = new long[capacity];
             shards = new int[capacity];
+            done = new java.util.concurrent.atomic.AtomicLongArray(capacity);
         }
 
-        void reset() {
-            head = 0;
-            tail = 0;
+        /** The reader starts position {@code m}; the consumer has drained and released the previous one. */
+        void open(long m) {
+            position = m;
+        }
+
+        /**
+         * Consumer, after draining this ring: makes it ready for its next position (before the
+         * window moves, so before any reader can open it) and returns why its reader stopped early.
+         */
+        Throwable release() {
+            Throwable e = error;
             error = null;
-            done = false;
+            abandoned = false;
+            fetched = false;
+            return e;
         }
 
-        /** Producer: false when the pass was cancelled. */
-        boolean put(Object value, int shard, long offset) {
-            int cap = values.length;
-            while (tail - head == cap) {
-                producerParked = true;
-                if (tail - head == cap && !cancelled) {
-                    LockSupport.park(this);
-                }
-                producerParked = false;
-                if (cancelled) {
-                    return false;
-                }
-            }
-            int i = (int) (tail % cap);
-            values[i] = value;
+        boolean full() {
+            return tail - head >= capacity;
+        }
+
+        /** Reader: appends a raw sample (there is room); with no transform, it is ready as it is. */
+        void append(Object raw, int shard, long offset) {
+            long t = tail;
+            int i = (int) (t % capacity);
+            values[i] = raw;
+            errors[i] = null;
             offsets[i] = offset;
             shards[i] = shard;
-            tail = tail + 1;
+            if (source.transform == null) {
+                claimed.set(t + 1); // before tail moves, so no helper ever sees it unclaimed
+                done.set(i, t + 1);
+            }
+            tail = t + 1;
+            if (source.transform == null && consumerParked) {
+                LockSupport.unpark(consumer);
+            }
+        }
+
+        /** Reader: no more samples for this position; {@code e} is the reason it stopped early, if any. */
+        void finish(Throwable e) {
+            error = e;
+            fetched = true;
+            if (consumerParked) {
+                LockSupport.unpark(consumer);
+            }
+        }
+
+        /** Any worker: claims and transforms the next raw sample; false if there is none. */
+        boolean transformOne(Helper h) {
+            long c = claimed.get();
+            if (c >= tail || !claimed.compareAndSet(c, c + 1)) {
+                return false;
+            }
+            int i = (int) (c % capacity);
+            int shard = shards[i];
+            long offset = offsets[i];
+            long t0 = System.nanoTime();
+            try {
+                if (!abandoned) {
+                    h.context.set(loader.seed, epoch, StreamSource.sampleIndex(shard, offset));
+                    values[i] = transformRaw(values[i], h.context);
+                }
+            } catch (Throwable e) {
+                values[i] = null;
+                errors[i] = e;
+            }
+            h.nanos[Source.TRANSFORM] += System.nanoTime() - t0;
+            done.set(i, c + 1);
             if (consumerParked) {
                 LockSupport.unpark(consumer);
             }
             return true;
         }
 
-        void wakeProducer() {
-            Thread t = producer;
-            if (t != null) {
-                LockSupport.unpark(t);
-            }
-        }
-
-        void finish(Throwable e) {
-            error = e;
-            done = true;
-            if (consumerParked) {
-                LockSupport.unpark(consumer);
-            }
-        }
-
-        /** Consumer: false when the shard is finished and drained. */
+        /** Consumer: the next sample in order; false when the position is finished and drained. */
         boolean take(Item item, StreamRun run, long t0) {
             long deadline = loader.timeoutNanos > 0 ? t0 + loader.timeoutNanos : Long.MAX_VALUE;
-            while (head == tail) {
-                if (done && head == tail) {
+            while (true) {
+                long h = head;
+                if (h < tail && done.get((int) (h % capacity)) == h + 1) {
+                    int i = (int) (h % capacity);
+                    item.value = values[i];
+                    item.error = errors[i];
+                    item.offset = offsets[i];
+                    item.shard = shards[i];
+                    values[i] = null;
+                    errors[i] = null;
+                    head = h + 1;
+                    run.wakeIdle(); // room in the ring
+                    if (abandoned) {
+                        item.error = null;
+                        continue;
+                    }
+                    return true;
+                }
+                if (fetched && head == tail) {
                     return false;
                 }
                 run.checkCurrent();
                 consumerParked = true;
-                if (head == tail && !done) {
+                if (!(head < tail && done.get((int) (head % capacity)) == head + 1) && !(fetched && head == tail)) {
                     long now = System.nanoTime();
                     if (now >= deadline) {
                         consumerParked = false;
@@ -565,35 +648,56 @@ final class StreamRun extends Pass {
                 }
                 consumerParked = false;
             }
-            int i = (int) (head % values.length);
-            item.value = values[i];
-            item.offset = offsets[i];
-            item.shard = shards[i];
-            values[i] = null;
-            head = head + 1;
-            if (producerParked) {
-                LockSupport.unpark(producer);
+        }
+    }
+
+    /** What a thread needs to transform samples: its context and its stage times. */
+    static final class Helper {
+        final SampleContext context = new SampleContext();
+        final long[] nanos = new long[3];
+    }
+
+    /** Transforms one raw sample of the earliest ring that has one; false if none has. */
+    private boolean helpOne(Helper h) {
+        long first = current;
+        for (long p = first; p < first + window; p++) {
+            Ring r = rings[(int) (p % window)];
+            if (r.position == p && r.transformOne(h)) {
+                return true;
             }
-            return true;
+        }
+        return false;
+    }
+
+    /** Wakes the workers that wait for work of any kind. */
+    void wakeIdle() {
+        for (Worker w : workers) {
+            if (w.idle) {
+                LockSupport.unpark(w.thread);
+            }
         }
     }
 
     /**
      * Reads the samples of one shard position: opens the shard (skipping what the saved pass
-     * already delivered), fetches and transforms each sample under the loader's error policy, and
-     * counts into its counters. Used by each worker and, with no workers, by the consumer.
+     * already delivered) and fetches each sample, and counts into its counters. With no workers
+     * (on the consumer) it also transforms them under the loader's error policy; a worker's cursor
+     * hands raw samples to a ring, and the ring's transforms report their failures in order.
      */
     final class ShardCursor {
         private final WorkerCounters counters;
-        private final long[] nanos = new long[3];
+        private final long[] nanos;
+        private final boolean transform;
         private final SampleContext context = new SampleContext();
         private StreamingDataset.ShardReader<?> reader;
         long position = -1;
         private int shard;
         private long offset;
 
-        ShardCursor(WorkerCounters counters) {
+        ShardCursor(WorkerCounters counters, long[] nanos, boolean transform) {
             this.counters = counters;
+            this.nanos = nanos;
+            this.transform = transform;
         }
 
         void open(long m) {
@@ -621,6 +725,12 @@ final class StreamRun extends Pass {
                         break;
                     }
                     long at = offset++;
+                    if (!transform) {
+                        item.value = raw;
+                        item.shard = shard;
+                        item.offset = at;
+                        return true;
+                    }
                     context.set(loader.seed, epoch, StreamSource.sampleIndex(shard, at));
                     try {
                         item.value = transformRaw(raw, context);
@@ -675,10 +785,12 @@ final class StreamRun extends Pass {
         }
     }
 
-    /** Reads whole shards into their rings. */
+    /** Reads shards into their rings, and transforms samples of any ring. */
     final class Worker extends PassWorker {
-        private final ShardCursor cursor = new ShardCursor(this);
+        private final Helper helper = new Helper();
+        private final ShardCursor cursor = new ShardCursor(this, helper.nanos, false);
         private final Item item = new Item();
+        volatile boolean idle;
 
         Worker(int i) {
             super(i);
@@ -686,29 +798,96 @@ final class StreamRun extends Pass {
 
         @Override
         public void run() {
-            while (!cancelled) {
-                long m = claim.getAndIncrement();
-                if (m >= shardCount || !awaitWindow(m, StreamRun.this)) {
-                    return;
-                }
-                Ring ring = rings[(int) (m % window)];
-                ring.producer = thread;
-                Throwable error = null;
-                try {
-                    cursor.open(m);
-                    while (cursor.next(item)) {
-                        if (!ring.put(item.value, item.shard, item.offset)) {
-                            break;
+            try {
+                while (!cancelled) {
+                    long m = claim.getAndIncrement();
+                    if (m >= shardCount) {
+                        // nothing left to read: help with the transforms until the pass ends
+                        while (!cancelled) {
+                            if (!helpOne(helper)) {
+                                rest(() -> false);
+                            }
+                            publish();
                         }
-                        cursor.publish();
+                        return;
                     }
-                } catch (Throwable e) {
-                    error = e; // every failure reaches the consumer, in order
+                    while (m >= windowEnd() && !cancelled) {
+                        if (!helpOne(helper)) {
+                            rest(() -> m < windowEnd());
+                        }
+                        publish();
+                    }
+                    if (cancelled) {
+                        return;
+                    }
+                    read(m);
                 }
+            } finally {
                 cursor.close();
-                cursor.publish();
-                ring.finish(error);
+                publish();
             }
+        }
+
+        /** Reads position {@code m} into its ring, helping with transforms whenever the ring is full. */
+        private void read(long m) {
+            Ring ring = rings[(int) (m % window)];
+            ring.open(m);
+            Throwable error = null;
+            try {
+                cursor.open(m);
+                // read while the ring has room, keeping `lead` samples ready for whoever is free;
+                // beyond that, transform (this ring's or an earlier one's), and read on only when
+                // there is nothing to transform
+                int lead = 2 * workers.length;
+                while (!cancelled && !ring.abandoned) {
+                    boolean room = !ring.full();
+                    if (!(room && ring.tail - ring.claimed.get() < lead) && helpOne(helper)) {
+                        publish();
+                        continue;
+                    }
+                    if (!room) {
+                        rest(() -> !ring.full());
+                        continue;
+                    }
+                    if (!cursor.next(item)) {
+                        break;
+                    }
+                    ring.append(item.value, item.shard, item.offset);
+                    if (source.transform != null) {
+                        wakeIdle();
+                    }
+                    publish();
+                }
+            } catch (Throwable e) {
+                error = e; // every failure reaches the consumer, in order
+            }
+            cursor.close();
+            publish();
+            ring.finish(error);
+        }
+
+        /** Parks until woken (or briefly); {@code ready} is checked after the flag is set, so no wake-up is lost. */
+        private void rest(java.util.function.BooleanSupplier ready) {
+            idle = true;
+            if (!cancelled && !ready.getAsBoolean() && !workAvailable()) {
+                LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(10));
+            }
+            idle = false;
+        }
+
+        private boolean workAvailable() {
+            long first = current;
+            for (long p = first; p < first + window; p++) {
+                Ring r = rings[(int) (p % window)];
+                if (r.position == p && r.claimed.get() < r.tail) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        private void publish() {
+            cursor.publish();
         }
     }
 }

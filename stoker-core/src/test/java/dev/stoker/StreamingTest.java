@@ -247,6 +247,59 @@ class StreamingTest {
     }
 
     @Test
+    void sharedTransformsGiveTheInlineBatchesForAnyRingSizeAndPolicy() {
+        // transforms are claimed by whichever worker is free (NOTE [Helping]); with uneven transform
+        // times, rings as small as one sample, and failures under every policy, the batches, the
+        // skip counts and the error must be those of the consumer doing everything alone
+        SplittableRandom r = new SplittableRandom(31);
+        for (int i = 0; i < 60; i++) {
+            int shards = r.nextInt(0, 12);
+            long dataSeed = r.nextLong();
+            int batch = r.nextInt(1, 8);
+            ErrorPolicy policy = ErrorPolicy.values()[r.nextInt(ErrorPolicy.values().length)];
+            int failEvery = r.nextInt(0, 9);
+            Transform<Long, Long> t = (x, ctx) -> {
+                long k = Mix.key(ctx.seed(), x);
+                if (Math.floorMod(k, 7L) == 0) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(50_000 + Math.floorMod(k, 200_000L));
+                }
+                if (failEvery > 0 && Math.floorMod(k >>> 8, (long) failEvery * 5) == 0) {
+                    throw new IllegalArgumentException("sample " + x + " is bad");
+                }
+                return x;
+            };
+            Shards d = new Shards(shards, dataSeed, -1, -1);
+            Outcome reference = outcome(d, t, batch, 0, 1, 1, policy);
+            for (int k = 0; k < 2; k++) {
+                int workers = r.nextInt(1, 5);
+                int prefetch = r.nextInt(1, 6);
+                int ring = r.nextInt(1, 4);
+                assertEquals(reference, outcome(d, t, batch, workers, prefetch, ring, policy),
+                        "workers " + workers + " prefetch " + prefetch + " ring " + ring + " policy " + policy + " case " + i);
+            }
+        }
+        assertEquals(0, LoaderBehaviourTest.liveWorkers());
+    }
+
+    record Outcome(List<List<Long>> batches, String error, long skipped, long skippedShards) {
+    }
+
+    private static Outcome outcome(Shards d, Transform<Long, Long> t, int batch, int workers, int prefetch, int ring,
+                                        ErrorPolicy policy) {
+        try (Loader l = Loader.builder(d, t, VALUE).batchSize(batch).workers(workers).prefetch(prefetch).shardBuffer(ring)
+                .errorPolicy(policy).seed(5).shuffle(true).build()) {
+            List<List<Long>> batches = new ArrayList<>();
+            String error = null;
+            try {
+                batches = take(l, Long.MAX_VALUE);
+            } catch (LoaderException e) {
+                error = e.getMessage();
+            }
+            return new Outcome(batches, error, l.stats().skipped(), l.stats().skippedShards());
+        }
+    }
+
+    @Test
     void closingMidStreamStopsWorkersBlockedOnFullRings() {
         Shards d = new Shards(40, 1, -1, -1);
         try (Loader l = Loader.builder(d, VALUE).batchSize(2).workers(4).prefetch(4).build()) {

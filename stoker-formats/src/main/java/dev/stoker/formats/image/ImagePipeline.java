@@ -25,23 +25,25 @@ import java.util.SplittableRandom;
  * </ul>
  * Random choices come from the sample's seed ({@link SampleContext#seed()}: the loader's seed, the
  * epoch and the sample), so they do not depend on which worker ran them. The transform decodes
- * (at a reduced DCT scale when the crop allows) into an image from a pool; the collator resamples
- * it straight into the batch row and returns it (NOTE [Images]).
+ * (at a reduced DCT scale when the crop allows) into its thread's image and resamples the crop to
+ * uint8 planes from a pool; the collator normalizes those into the batch row and returns them
+ * (NOTE [Images]).
  */
 public final class ImagePipeline {
     public static final float[] MEAN = {0.485f, 0.456f, 0.406f};
     public static final float[] STD = {0.229f, 0.224f, 0.225f};
 
-    /** What the transform hands the collator: the worker's decoded image and the crop to take. */
-    public record Prepared(Image image, Crop crop, long label) {
+    /** What the transform hands the collator: the resampled image as uint8 planes R, G, B of size², and the label. */
+    public record Prepared(byte[] chw, long label) {
     }
 
     private final int size;
     private final boolean train;
-    // NOTE [Images]: a transform's image travels with its sample until the collator has resampled
-    // it (with a streaming dataset, on another thread, much later), then goes back to this pool;
-    // so no image is reused while a sample still needs it, and the steady state allocates none.
-    private final java.util.concurrent.ArrayBlockingQueue<Image> images = new java.util.concurrent.ArrayBlockingQueue<>(4096);
+    // NOTE [Images]: a transform's planes travel with their sample until the collator has
+    // normalized them (with a streaming dataset, on another thread, much later), then go back to
+    // this pool; so none is reused while a sample still needs it, and the steady state allocates none.
+    private final java.util.concurrent.ArrayBlockingQueue<byte[]> planes = new java.util.concurrent.ArrayBlockingQueue<>(4096);
+    private final ThreadLocal<Image> images = ThreadLocal.withInitial(Image::new);
     private final ThreadLocal<Resampler> resamplers = ThreadLocal.withInitial(Resampler::new);
     private final Schema schema;
 
@@ -76,8 +78,7 @@ public final class ImagePipeline {
                         + s.fields().keySet() + ")");
             }
             String name = s.url() + ":" + s.key();
-            Image polled = images.poll();
-            Image img = polled != null ? polled : new Image();
+            Image img = images.get();
             Crop crop;
             if (png) {
                 Jpeg.decodeImageIo(bytes, img, name);
@@ -95,7 +96,10 @@ public final class ImagePipeline {
                     crop = crop.scaled((double) img.width() / w, (double) img.height() / h);
                 }
             }
-            return new Prepared(img, crop, label(s));
+            byte[] polled = planes.poll();
+            byte[] chw = polled != null ? polled : new byte[3 * size * size];
+            resamplers.get().resize(img, crop, size, chw);
+            return new Prepared(chw, label(s));
         };
     }
 
@@ -110,7 +114,7 @@ public final class ImagePipeline {
         return s.fields().containsKey("cls") ? dev.stoker.formats.Fields.integer(s, "cls") : -1;
     }
 
-    /** Resample into the row. */
+    /** Normalize into the row. */
     public Collator<Prepared> collator() {
         return new Collator<>() {
             @Override
@@ -120,9 +124,9 @@ public final class ImagePipeline {
 
             @Override
             public void write(Prepared p, Row row) {
-                resamplers.get().toChw(p.image(), p.crop(), size, MEAN, STD, row.column(0), row.offset(0));
+                resamplers.get().normalize(p.chw(), size, MEAN, STD, row.column(0), row.offset(0));
                 row.putLong(1, 0, p.label());
-                images.offer(p.image()); // a full pool lets the image go to the garbage collector
+                planes.offer(p.chw()); // a full pool lets them go to the garbage collector
             }
         };
     }

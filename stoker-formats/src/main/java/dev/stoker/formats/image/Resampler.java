@@ -6,10 +6,15 @@ import java.nio.ByteOrder;
 
 /**
  * Resamples a crop of an RGB image to {@code size × size} with an antialiased bilinear (triangle)
- * filter, as PIL's {@code resize(BILINEAR)} does, and writes it normalized, as float32 CHW,
- * straight into a batch row. Separable: a horizontal pass into a float buffer, then a vertical
- * pass into the output. One per worker thread; its buffers are reused, nothing is allocated per
- * image once they are large enough.
+ * filter, as PIL's {@code resize(BILINEAR)} does, into 8-bit channel planes (rounded and clamped,
+ * as PIL's result is); {@link #normalize} then writes those planes as normalized float32 CHW into
+ * a batch row. Separable: a horizontal pass into a float buffer, then a vertical pass. One per
+ * thread; its buffers are reused, nothing is allocated per image once they are large enough.
+ *
+ * <p>NOTE [Images]: the two steps are apart so that the costly one (resampling) runs in the
+ * transform, on a worker, and the collator only widens and normalizes: with a streaming dataset
+ * the collator runs on the consumer's thread, and an uint8 image in flight is a quarter of the
+ * float32 one.
  */
 public final class Resampler {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -29,52 +34,56 @@ public final class Resampler {
     private float[] plane = new float[0];
 
     /**
-     * Writes crop {@code c} of {@code img}, resized to {@code size}², as {@code (v / 255 - mean[c]) / std[c]}
-     * in channel-major order at {@code out[offset...]}.
+     * Writes crop {@code c} of {@code img}, resized to {@code size}² (and mirrored if the crop says
+     * so), as three planes R, G, B of pixels {@code v} in 0..255 stored as {@code (byte) (v - 128)}
+     * into {@code planes[0 .. 3 * size * size)}: signed, because the JIT vectorizes the widening of
+     * signed bytes to floats in {@link #normalize}, and not that of unsigned ones.
      */
-    public void toChw(Image img, Crop c, int size, float[] mean, float[] std, MemorySegment out, long offset) {
+    public void resize(Image img, Crop c, int size, byte[] planes) {
         int W = img.width();
         int H = img.height();
+        if (planes.length < 3 * size * size) {
+            throw new IllegalArgumentException("an output of " + planes.length + " bytes for 3 x " + size + " x " + size);
+        }
         xTaps = weights(c.x(), c.w(), size, W, true);
         yTaps = weights(c.y(), c.h(), size, H, false);
         int y0 = yStart[0];
         int y1 = yStart[size - 1] + yCount[size - 1];
         int rowsNeeded = y1 - y0;
-        int rowLen = 3 * size;
-        if (rows.length < rowsNeeded * rowLen) {
-            rows = new float[rowsNeeded * rowLen];
+        if (rows.length < 3 * rowsNeeded * size) {
+            rows = new float[3 * rowsNeeded * size];
         }
         if (line.length < 3 * W) {
             line = new byte[3 * W];
-        }
-        MemorySegment px = img.pixels();
-        // horizontal pass: the crop's rows, each resampled to `size` RGB pixels; the row is widened
-        // to floats once, and the common two-tap case (enlarging) has a loop of its own
-        if (lineF.length < 3 * W) {
             lineF = new float[3 * W];
         }
-        // only the columns the crop's filters touch are read and widened
+        MemorySegment px = img.pixels();
+        // horizontal pass: the crop's rows, each resampled to `size` pixels (mirrored if flipped)
+        // into three planes of rows; the row is widened to floats once, only over the columns the
+        // filters touch, and the common two-tap case (enlarging) has a loop of its own
         int x0 = xStart[0];
         int x1 = xStart[size - 1] + xCount[size - 1];
         int from = 3 * x0;
         int len = 3 * (x1 - x0);
+        int planeRows = rowsNeeded * size;
+        boolean flip = c.flip();
         for (int iy = y0; iy < y1; iy++) {
             MemorySegment.copy(px, ValueLayout.JAVA_BYTE, 3L * iy * W + from, line, from, len);
             for (int i = from; i < from + len; i++) {
                 lineF[i] = line[i] & 0xFF;
             }
-            int base = (iy - y0) * rowLen;
+            int base = (iy - y0) * size;
             for (int ox = 0; ox < size; ox++) {
                 int p = 3 * xStart[ox];
                 int n = xCount[ox];
                 int wb = ox * xTaps;
-                int o = base + 3 * ox;
+                int o = base + (flip ? size - 1 - ox : ox);
                 if (n == 2) {
                     float w0 = xWeight[wb];
                     float w1 = xWeight[wb + 1];
                     rows[o] = w0 * lineF[p] + w1 * lineF[p + 3];
-                    rows[o + 1] = w0 * lineF[p + 1] + w1 * lineF[p + 4];
-                    rows[o + 2] = w0 * lineF[p + 2] + w1 * lineF[p + 5];
+                    rows[planeRows + o] = w0 * lineF[p + 1] + w1 * lineF[p + 4];
+                    rows[2 * planeRows + o] = w0 * lineF[p + 2] + w1 * lineF[p + 5];
                     continue;
                 }
                 float r = 0;
@@ -88,50 +97,60 @@ public final class Resampler {
                     p += 3;
                 }
                 rows[o] = r;
-                rows[o + 1] = g;
-                rows[o + 2] = b;
+                rows[planeRows + o] = g;
+                rows[2 * planeRows + o] = b;
             }
         }
-        // vertical pass: each output row is a weighted sum of whole intermediate rows (a loop the
-        // JIT vectorizes), then normalized and split into the three channel planes
-        if (acc.length < rowLen) {
-            acc = new float[rowLen];
-            plane = new float[3 * size];
+        // vertical pass, plane by plane: each output row is a weighted sum of whole intermediate
+        // rows, rounded and clamped; contiguous loops, which the JIT vectorizes
+        if (acc.length < size) {
+            acc = new float[size];
         }
-        float[] sc = {1f / (255f * std[0]), 1f / (255f * std[1]), 1f / (255f * std[2])};
-        float[] sh = {mean[0] / std[0], mean[1] / std[1], mean[2] / std[2]};
-        long planeBytes = 4L * size * size;
-        for (int oy = 0; oy < size; oy++) {
-            int s0 = yStart[oy] - y0;
-            int n = yCount[oy];
-            int wb = oy * yTaps;
-            float w0 = yWeight[wb];
-            int base0 = s0 * rowLen;
-            for (int i = 0; i < rowLen; i++) {
-                acc[i] = w0 * rows[base0 + i];
-            }
-            for (int k = 1; k < n; k++) {
-                float w = yWeight[wb + k];
-                int base = (s0 + k) * rowLen;
-                for (int i = 0; i < rowLen; i++) {
-                    acc[i] += w * rows[base + i];
+        for (int ch = 0; ch < 3; ch++) {
+            int src = ch * planeRows;
+            int dst = ch * size * size;
+            for (int oy = 0; oy < size; oy++) {
+                int n = yCount[oy];
+                int wb = oy * yTaps;
+                int base0 = src + (yStart[oy] - y0) * size;
+                float w0 = yWeight[wb];
+                for (int i = 0; i < size; i++) {
+                    acc[i] = w0 * rows[base0 + i] + 0.5f;
                 }
-            }
-            for (int ch = 0; ch < 3; ch++) {
-                float m = sc[ch];
-                float a = sh[ch];
-                int po = ch * size;
-                if (c.flip()) {
-                    for (int ox = 0; ox < size; ox++) {
-                        plane[po + size - 1 - ox] = acc[3 * ox + ch] * m - a;
-                    }
-                } else {
-                    for (int ox = 0; ox < size; ox++) {
-                        plane[po + ox] = acc[3 * ox + ch] * m - a;
+                for (int k = 1; k < n; k++) {
+                    float w = yWeight[wb + k];
+                    int base = base0 + k * size;
+                    for (int i = 0; i < size; i++) {
+                        acc[i] += w * rows[base + i];
                     }
                 }
-                MemorySegment.copy(plane, po, out, F32, offset + ch * planeBytes + 4L * oy * size, size);
+                int o = dst + oy * size;
+                for (int i = 0; i < size; i++) {
+                    // round half up and clamp, as PIL does; the weights sum to one, so only rounding can overshoot
+                    planes[o + i] = (byte) ((int) Math.min(255f, Math.max(0f, acc[i])) - 128);
+                }
             }
+        }
+    }
+
+    /**
+     * Writes three planes of {@code size}² from {@link #resize} as {@code (v / 255 - mean[c]) / std[c]},
+     * float32 channel-major, at {@code out[offset...]}.
+     */
+    public void normalize(byte[] planes, int size, float[] mean, float[] std, MemorySegment out, long offset) {
+        int planeSize = size * size;
+        if (plane.length < planeSize) {
+            plane = new float[planeSize];
+        }
+        float[] f = plane;
+        for (int ch = 0; ch < 3; ch++) {
+            float m = 1f / (255f * std[ch]);
+            float a = 128 * m - mean[ch] / std[ch];
+            int base = ch * planeSize;
+            for (int i = 0; i < planeSize; i++) {
+                f[i] = planes[base + i] * m + a;
+            }
+            MemorySegment.copy(f, 0, out, F32, offset + 4L * base, planeSize);
         }
     }
 

@@ -113,8 +113,11 @@ public class ImagePipelineTest {
         MemorySegment out = Arena.ofAuto().allocate(4L * 3 * 32 * 32);
         MemorySegment flipped = Arena.ofAuto().allocate(4L * 3 * 32 * 32);
         Resampler r = new Resampler();
-        r.toChw(img, new Crop(0, 0, 32, 32, false), 32, ImagePipeline.MEAN, ImagePipeline.STD, out, 0);
-        r.toChw(img, new Crop(0, 0, 32, 32, true), 32, ImagePipeline.MEAN, ImagePipeline.STD, flipped, 0);
+        byte[] planes = new byte[3 * 32 * 32];
+        r.resize(img, new Crop(0, 0, 32, 32, false), 32, planes);
+        r.normalize(planes, 32, ImagePipeline.MEAN, ImagePipeline.STD, out, 0);
+        r.resize(img, new Crop(0, 0, 32, 32, true), 32, planes);
+        r.normalize(planes, 32, ImagePipeline.MEAN, ImagePipeline.STD, flipped, 0);
         for (int ch = 0; ch < 3; ch++) {
             for (int y = 0; y < 32; y++) {
                 for (int x = 0; x < 32; x++) {
