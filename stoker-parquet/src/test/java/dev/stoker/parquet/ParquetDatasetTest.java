@@ -1,0 +1,282 @@
+package dev.stoker.parquet;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.stoker.Batch;
+import dev.stoker.CorruptShardException;
+import dev.stoker.DType;
+import dev.stoker.Loader;
+import dev.stoker.LoaderException;
+import java.io.IOException;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Against files DuckDB wrote (src/test/fixtures/MakeParquetFixtures.java, which documents every
+ * column as a function of the row number i): 10,000 rows in five row groups (2,048 rows each, the
+ * last 1,808).
+ */
+@Timeout(60)
+class ParquetDatasetTest {
+    static final String[] CODECS = {"snappy", "zstd", "gzip", "uncompressed", "v2"};
+
+    @TempDir
+    Path tmp;
+
+    static Path fixture(String codec) throws IOException {
+        Path p = Path.of("src/test/resources/parquet/rows-" + codec + ".parquet");
+        assertTrue(Files.isRegularFile(p), p + " is missing");
+        return p;
+    }
+
+    static long i64(Batch b, String f, int r) {
+        return b.data(f).get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * r);
+    }
+
+    static int i32(Batch b, String f, int r) {
+        return b.data(f).get(ValueLayout.JAVA_INT_UNALIGNED, 4L * r);
+    }
+
+    static String text(Batch b, String f, int r) {
+        return new String(b.bytes(b.schema().indexOf(f), r).toArray(ValueLayout.JAVA_BYTE), StandardCharsets.UTF_8);
+    }
+
+    static boolean bool(Batch b, String f, int r) {
+        return b.data(f).get(ValueLayout.JAVA_BYTE, r) != 0;
+    }
+
+    /** Checks every column of a row against the generator's formula. */
+    static void checkRow(Batch b, int r, long i) {
+        assertEquals(i, i64(b, "id", r));
+        assertEquals(i * 0.5, b.data("x").get(ValueLayout.JAVA_DOUBLE_UNALIGNED, 8L * r));
+        assertEquals((float) (i / 4.0), b.data("f").get(ValueLayout.JAVA_FLOAT_UNALIGNED, 4L * r));
+        assertEquals(i * 3 - 500, i32(b, "k", r));
+        assertEquals(i % 3 == 0, bool(b, "flag", r));
+        assertEquals("class" + (i % 5), text(b, "label", r));
+        assertEquals(i % 7 != 0, bool(b, "maybe_valid", r), "row " + i);
+        assertEquals(i % 7 == 0 ? 0 : i, i32(b, "maybe", r));
+        assertEquals(i % 11 != 0, bool(b, "note_valid", r));
+        assertEquals(i % 11 == 0 ? "" : "n" + i + "é".repeat((int) (i % 4)), text(b, "note", r));
+        assertEquals("b" + i, text(b, "blob", r));
+        assertEquals(i * 0.25, b.data("price").get(ValueLayout.JAVA_DOUBLE_UNALIGNED, 8L * r), 1e-9);
+    }
+
+    @Test
+    void readsEveryCodecAsDuckDbWroteIt() throws Exception {
+        for (String codec : CODECS) {
+            try (ParquetDataset d = new ParquetDataset(fixture(codec))) {
+                assertEquals(10_000, d.size(), codec);
+                assertEquals(5, d.rowGroups(), codec);
+                assertEquals(List.of("id", "x", "f", "k", "flag", "label", "maybe", "maybe_valid", "note", "note_valid", "blob", "price"),
+                        d.schema().fields().stream().map(dev.stoker.Field::name).toList());
+                assertEquals(DType.INT64, d.schema().field(0).dtype());
+                assertEquals(DType.FLOAT32, d.schema().field(2).dtype());
+                assertTrue(d.schema().field(5).isVariable());
+                TreeSet<Long> seen = new TreeSet<>();
+                try (Loader l = Loader.builder(d).batchSize(64).workers(2).shuffle(true).seed(7).build()) {
+                    for (Batch b : l) {
+                        for (int r = 0; r < b.size(); r++) {
+                            long i = b.index(r);
+                            checkRow(b, r, i);
+                            assertTrue(seen.add(i), "row " + i + " twice");
+                        }
+                    }
+                }
+                assertEquals(10_000, seen.size(), codec);
+            }
+        }
+    }
+
+    @Test
+    void theSameBatchesForAnyWorkerCount() throws Exception {
+        List<String> ref = null;
+        for (int workers : new int[] {0, 1, 3}) {
+            try (ParquetDataset d = new ParquetDataset(fixture("zstd"), List.of(), null, 1 << 14);
+                 Loader l = Loader.builder(d).batchSize(50).workers(workers).build()) {
+                List<String> digests = new ArrayList<>();
+                for (Batch b : l) {
+                    var md = java.security.MessageDigest.getInstance("SHA-256");
+                    b.digest(md);
+                    digests.add(java.util.HexFormat.of().formatHex(md.digest()));
+                }
+                if (ref == null) {
+                    ref = digests;
+                } else {
+                    assertEquals(ref, digests, workers + " workers (a cache of 16 KiB, so row groups are decoded again and again)");
+                }
+            }
+        }
+    }
+
+    @Test
+    void projectsColumnsInTheOrderAsked() throws Exception {
+        try (ParquetDataset d = new ParquetDataset(fixture("snappy"), List.of("k", "id"), null, ParquetDataset.DEFAULT_CACHE_BYTES);
+             Loader l = Loader.builder(d).batchSize(1000).build()) {
+            assertEquals(List.of("k", "id"), d.schema().fields().stream().map(dev.stoker.Field::name).toList());
+            Batch b = l.iterator().next();
+            for (int r = 0; r < 1000; r++) { // the first batch: rows 0..999
+                assertEquals(r * 3 - 500, i32(b, "k", r));
+                assertEquals(r, i64(b, "id", r));
+            }
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new ParquetDataset(fixture("snappy"), List.of("nope"), null, 1 << 20));
+        assertTrue(e.getMessage().contains("no column 'nope'") && e.getMessage().contains("label"), e.getMessage());
+    }
+
+    @Test
+    void aFilterSkipsRowGroupsByStatisticsAndKeepsExactlyTheMatchingRows() throws Exception {
+        // k = 3i - 500 >= 15000 <=> i >= 5167: the statistics rule out the first two row groups
+        try (ParquetDataset d = new ParquetDataset(fixture("zstd"), List.of("id"), Where.parse("k >= 15000"), 1 << 20)) {
+            assertEquals(10_000 - 5167, d.size());
+            assertEquals(3, d.rowGroups());
+            assertEquals(range(5167, 10_000, 1), ids(d));
+        }
+        // a condition no statistics can decide: every group read, one row in five kept
+        try (ParquetDataset d = new ParquetDataset(fixture("snappy"), List.of("id"), Where.parse("label == 'class3'"), 1 << 20)) {
+            assertEquals(2000, d.size());
+            assertEquals(5, d.rowGroups());
+            assertEquals(range(3, 10_000, 5), ids(d));
+        }
+        // nulls never match; only the first group can hold maybe < 2500... and the second, in part
+        try (ParquetDataset d = new ParquetDataset(fixture("gzip"), List.of("id"), Where.parse("maybe < 2500"), 1 << 20)) {
+            List<Long> want = new ArrayList<>();
+            for (long i = 0; i < 2500; i++) {
+                if (i % 7 != 0) {
+                    want.add(i);
+                }
+            }
+            assertEquals(want, ids(d));
+            assertEquals(2, d.rowGroups());
+        }
+        try (ParquetDataset d = new ParquetDataset(fixture("v2"), List.of("id"), Where.parse("x > 1e9"), 1 << 20)) {
+            assertEquals(0, d.size());
+        }
+        assertThrows(IllegalArgumentException.class, () -> Where.parse("k >>> 3"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new ParquetDataset(fixture("zstd"), List.of(), Where.parse("k > lots"), 1 << 20));
+        assertTrue(e.getMessage().contains("'lots' is not a INT32 value"), e.getMessage());
+    }
+
+    static List<Long> range(long from, long to, long step) {
+        List<Long> out = new ArrayList<>();
+        for (long i = from; i < to; i += step) {
+            out.add(i);
+        }
+        return out;
+    }
+
+    static List<Long> ids(ParquetDataset d) {
+        List<Long> out = new ArrayList<>();
+        try (Loader l = Loader.builder(d).batchSize(97).workers(2).build()) {
+            for (Batch b : l) {
+                for (int r = 0; r < b.size(); r++) {
+                    out.add(i64(b, "id", r));
+                }
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void describesTheFileForInspect() throws Exception {
+        ParquetDataset.Info info = ParquetDataset.describe(fixture("snappy"));
+        assertEquals(10_000, info.rows());
+        assertEquals(5, info.rowGroups());
+        assertEquals("int64", info.columns().get(0).type());
+        assertEquals("string", info.columns().get(5).type());
+        assertEquals("blob", info.columns().get(8).name());
+        assertEquals("decimal(10,2)", info.columns().get(9).type());
+        assertEquals("int32", info.columns().get(3).type());
+        assertTrue(info.createdBy().toLowerCase().contains("duckdb"), info.createdBy());
+    }
+
+    @Test
+    void aDamagedFileGivesAnErrorNamingItNotAHang() throws Exception {
+        byte[] good = Files.readAllBytes(fixture("snappy"));
+        // cut short: the footer is gone
+        Path cut = tmp.resolve("cut.parquet");
+        Files.write(cut, java.util.Arrays.copyOf(good, good.length / 2));
+        CorruptShardException e = assertThrows(CorruptShardException.class, () -> new ParquetDataset(cut));
+        assertTrue(e.getMessage().contains("cut.parquet") && e.getMessage().contains("not a readable Parquet file"), e.getMessage());
+        // a footer whose length points before the file's start
+        byte[] huge = good.clone();
+        huge[good.length - 8] = (byte) 0xff;
+        huge[good.length - 7] = (byte) 0xff;
+        huge[good.length - 6] = (byte) 0xff;
+        huge[good.length - 5] = (byte) 0x7f;
+        Path big = tmp.resolve("big.parquet");
+        Files.write(big, huge);
+        e = assertThrows(CorruptShardException.class, () -> new ParquetDataset(big));
+        assertTrue(e.getMessage().contains("big.parquet"), e.getMessage());
+        // garbage inside the footer's metadata
+        int footerLength = java.nio.ByteBuffer.wrap(good, good.length - 8, 4).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt();
+        for (int k = 0; k < 20; k++) {
+            byte[] bad = good.clone();
+            java.util.SplittableRandom r = new java.util.SplittableRandom(k);
+            for (int j = 0; j < 16; j++) {
+                bad[good.length - 8 - footerLength + r.nextInt(footerLength)] = (byte) r.nextInt(256);
+            }
+            Path p = tmp.resolve("footer" + k + ".parquet");
+            Files.write(p, bad);
+            try (ParquetDataset d = new ParquetDataset(p); Loader l = Loader.builder(d).batchSize(100).build()) {
+                for (Batch b : l) {
+                    assertFalse(b.size() < 0);
+                }
+            } catch (CorruptShardException | LoaderException | IllegalArgumentException ok) {
+                String m = ok.getMessage();
+                assertTrue(m.contains("footer" + k + ".parquet") || m.contains("column"), m);
+            }
+        }
+        // a damaged data page: the row group is named, under the loader's error
+        byte[] page = good.clone();
+        for (int j = 200; j < 400; j++) {
+            page[j] = (byte) (page[j] ^ 0x5a);
+        }
+        Path p = tmp.resolve("page.parquet");
+        Files.write(p, page);
+        try (ParquetDataset d = new ParquetDataset(p); Loader l = Loader.builder(d).batchSize(100).build()) {
+            LoaderException le = assertThrows(LoaderException.class, () -> {
+                for (Batch b : l) {
+                    assertTrue(b.size() > 0);
+                }
+            });
+            assertTrue(le.getMessage().contains("page.parquet") && le.getMessage().contains("row group 0"), le.getMessage());
+        }
+    }
+
+    @Test
+    void closeIsIdempotentAndReadsAfterItFail() throws Exception {
+        ParquetDataset d = new ParquetDataset(fixture("zstd"));
+        d.close();
+        d.close();
+        RuntimeException e = assertThrows(RuntimeException.class, () -> {
+            try (Loader l = Loader.builder(d).batchSize(10).build()) {
+                l.iterator().next();
+            }
+        });
+        assertTrue(e.getMessage().contains("is closed"), e.getMessage());
+    }
+
+    @Test
+    void bytesAreCopiedNotShared() throws Exception {
+        try (ParquetDataset d = new ParquetDataset(fixture("uncompressed"), List.of("blob"), null, 1 << 20);
+             Loader l = Loader.builder(d).batchSize(3).build()) {
+            Batch b = l.iterator().next();
+            assertArrayEquals("b0".getBytes(), b.bytes(0, 0).toArray(ValueLayout.JAVA_BYTE));
+            assertArrayEquals("b2".getBytes(), b.bytes(0, 2).toArray(ValueLayout.JAVA_BYTE));
+        }
+    }
+}
