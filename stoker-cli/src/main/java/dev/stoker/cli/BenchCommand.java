@@ -9,7 +9,8 @@ import picocli.CommandLine.Option;
 /** {@code stoker bench SOURCE ...}: runs a loader over a source and reports what it measured. */
 @Command(name = "bench", description = "Run a loader over a source and report throughput, wait and stage times.",
         subcommands = {BenchCommand.Synthetic.class, BenchCommand.TokensBench.class, BenchCommand.JsonlBench.class,
-                BenchCommand.ShardsBench.class, BenchCommand.FolderBench.class, BenchCommand.Hdf5Bench.class})
+                BenchCommand.ShardsBench.class, BenchCommand.FolderBench.class, BenchCommand.Hdf5Bench.class,
+                BenchCommand.ParquetBench.class})
 final class BenchCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -367,6 +368,48 @@ final class BenchCommand implements Runnable {
             }
             try (data) {
                 return new BenchRunner(options, spec.commandLine().getOut(), "hdf5", 0).run(() -> dev.stoker.Loader.builder(data));
+            }
+        }
+    }
+
+    @Command(name = "parquet", description = "Rows of a Parquet file, projected columns as batch fields.")
+    static final class ParquetBench implements java.util.concurrent.Callable<Integer> {
+        @CommandLine.Parameters(paramLabel = "PATH", description = "The Parquet file.")
+        java.nio.file.Path path;
+
+        @Option(names = "--columns", split = ",", paramLabel = "A,B", description = "Columns to read (default: all top-level columns).")
+        java.util.List<String> columns = java.util.List.of();
+
+        @Option(names = "--where", paramLabel = "EXPR", description = "Keep rows where 'column op value' holds (op: == != < <= > >=); row groups are skipped by their statistics.")
+        String where;
+
+        @Option(names = "--cache-mb", defaultValue = "512", paramLabel = "MB", description = "Decoded row groups held at once (default ${DEFAULT-VALUE} MB).")
+        long cacheMb;
+
+        @Mixin
+        BenchOptions options;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            if (!java.nio.file.Files.isRegularFile(path)) {
+                throw new java.nio.file.NoSuchFileException(path.toString());
+            }
+            dev.stoker.parquet.ParquetDataset data;
+            try {
+                dev.stoker.parquet.Where filter = where == null ? null : dev.stoker.parquet.Where.parse(where);
+                data = new dev.stoker.parquet.ParquetDataset(path, columns, filter, cacheMb << 20);
+            } catch (IllegalArgumentException e) {
+                throw new Main.UsageException(e.getMessage());
+            }
+            try (data) {
+                // every configuration starts with no decoded row group, as a fresh process would
+                return new BenchRunner(options, spec.commandLine().getOut(), "parquet", 0).run(() -> {
+                    data.dropCache();
+                    return dev.stoker.Loader.builder(data);
+                });
             }
         }
     }

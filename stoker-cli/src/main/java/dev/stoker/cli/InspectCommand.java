@@ -122,6 +122,19 @@ final class InspectCommand implements Callable<Integer> {
                 g.writeEndObject();
             }
             g.writeEndArray();
+        } else if (name.endsWith(".parquet") || name.endsWith(".pq")) {
+            dev.stoker.parquet.ParquetDataset.Info info = dev.stoker.parquet.ParquetDataset.describe(p);
+            g.writeStringField("format", "parquet");
+            g.writeNumberField("rows", info.rows());
+            g.writeNumberField("rowGroups", info.rowGroups());
+            g.writeArrayFieldStart("columns");
+            for (dev.stoker.parquet.ParquetDataset.ColumnInfo c : info.columns()) {
+                g.writeStartObject();
+                g.writeStringField("name", c.name());
+                g.writeStringField("type", c.type());
+                g.writeEndObject();
+            }
+            g.writeEndArray();
         } else if (isJsonl(name)) {
             if (!Files.exists(p)) {
                 throw new NoSuchFileException(p.toString());

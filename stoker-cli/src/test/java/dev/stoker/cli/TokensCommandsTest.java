@@ -21,10 +21,14 @@ class TokensCommandsTest {
     Path tmp;
 
     static Path fixture(String rel) {
+        return root().resolve("stoker-formats/src/test/resources/fixtures").resolve(rel);
+    }
+
+    /** The repository's root (this class lives in stoker-cli/target/test-classes). */
+    static Path root() {
         try {
             Path here = Path.of(TokensCommandsTest.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-            // stoker-cli/target/test-classes -> repository root
-            return here.getParent().getParent().getParent().resolve("stoker-formats/src/test/resources/fixtures").resolve(rel);
+            return here.getParent().getParent().getParent();
         } catch (URISyntaxException e) {
             throw new IllegalStateException(e);
         }
@@ -123,5 +127,25 @@ class TokensCommandsTest {
         assertEquals("100", field(lines.get(0), "samples"));
         assertEquals(field(lines.get(0), "digest"), field(lines.get(1), "digest"));
         assertEquals(2, stoker("bench", "hdf5", fixture("hdf5/default.h5").toString(), "--dataset", "/nope").code());
+    }
+
+    @Test
+    void inspectAndBenchParquet() {
+        Path file = root().resolve("stoker-parquet/src/test/resources/parquet/rows-zstd.parquet");
+        MainTest.Outcome o = stoker("inspect", "--json", file.toString());
+        assertEquals(0, o.code(), o.err());
+        assertEquals("parquet", field(o.out().strip(), "format"));
+        assertEquals("10000", field(o.out().strip(), "rows"));
+        assertEquals("5", field(o.out().strip(), "rowGroups"));
+        assertTrue(o.out().contains("{\"name\":\"label\",\"type\":\"string\"}"), o.out());
+        MainTest.Outcome b = stoker("bench", "parquet", file.toString(), "--columns", "id,x,label", "--where", "k >= 15000",
+                "--batch", "100", "--workers", "0,2", "--json");
+        assertEquals(0, b.code(), b.err());
+        var lines = b.out().lines().toList();
+        assertEquals("4833", field(lines.get(0), "samples"));
+        assertEquals(field(lines.get(0), "digest"), field(lines.get(1), "digest"));
+        MainTest.Outcome bad = stoker("bench", "parquet", file.toString(), "--columns", "nope");
+        assertEquals(2, bad.code());
+        assertTrue(bad.err().contains("no column 'nope'"), bad.err());
     }
 }
