@@ -24,7 +24,9 @@ import java.util.List;
  * default or {@code libver='latest'}) as a random-access dataset: the first axis is the sample
  * axis, and sample {@code i} is the slice {@code [i]} of every dataset named, read without
  * reading the rest (jHDF, a pure-Java reader). Each dataset becomes the field named by its last
- * path component. jHDF reads are serialized per file: decompression of chunks runs one at a time.
+ * path component. A jHDF file handle is not safe for concurrent reads, so each reading thread
+ * takes a handle of its own from a pool (opened on first need, all closed by {@link #close()}):
+ * chunks are decompressed in parallel.
  */
 public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
     private final Path path;
@@ -33,12 +35,21 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
     private final long[][] dims;
     private final Schema schema;
     private final long size;
+    private final java.util.concurrent.ConcurrentLinkedQueue<Handle> handles = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final java.util.concurrent.ConcurrentLinkedQueue<Handle> all = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final List<String> names;
+    private volatile boolean closed;
+
+    /** An open file and its datasets, used by one thread at a time. */
+    private record Handle(HdfFile file, Dataset[] datasets) {
+    }
 
     public Hdf5Dataset(Path path, List<String> names) throws IOException {
         if (names.isEmpty()) {
             throw new IllegalArgumentException("name at least one dataset, e.g. /x");
         }
         this.path = path;
+        this.names = List.copyOf(names);
         try {
             this.file = new HdfFile(path);
         } catch (RuntimeException e) {
@@ -72,6 +83,9 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
             }
             this.size = n;
             this.schema = Schema.of(fields);
+            Handle first = new Handle(file, datasets);
+            handles.add(first);
+            all.add(first);
         } catch (IOException | RuntimeException e) {
             file.close();
             throw e;
@@ -163,25 +177,56 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
 
     @Override
     public void read(long index, Row row) throws IOException {
-        for (int f = 0; f < datasets.length; f++) {
-            long[] offset = new long[dims[f].length];
-            int[] shape = new int[dims[f].length];
-            offset[0] = index;
-            shape[0] = 1;
-            for (int k = 1; k < shape.length; k++) {
-                shape[k] = Math.toIntExact(dims[f][k]);
-            }
-            Object slice;
-            synchronized (file) {
+        Handle h = handle();
+        try {
+            for (int f = 0; f < datasets.length; f++) {
+                long[] offset = new long[dims[f].length];
+                int[] shape = new int[dims[f].length];
+                offset[0] = index;
+                shape[0] = 1;
+                for (int k = 1; k < shape.length; k++) {
+                    shape[k] = Math.toIntExact(dims[f][k]);
+                }
+                Object slice;
                 try {
-                    slice = datasets[f].getData(offset, shape);
+                    slice = h.datasets()[f].getData(offset, shape);
                 } catch (RuntimeException e) {
                     throw new CorruptShardException(path.toString(), -1, datasets[f].getPath() + "[" + index + "]: "
                             + e.getMessage(), e);
                 }
+                write(slice, row, f, new long[] {0});
             }
-            write(slice, row, f, new long[] {0});
+        } finally {
+            handles.add(h);
         }
+    }
+
+    /** A handle no other thread is using: from the pool, or newly opened. */
+    private Handle handle() throws IOException {
+        Handle h = handles.poll();
+        if (h != null) {
+            return h;
+        }
+        if (closed) {
+            throw new IllegalStateException(path + " is closed");
+        }
+        HdfFile f;
+        try {
+            f = new HdfFile(path);
+        } catch (RuntimeException e) {
+            throw new CorruptShardException(path.toString(), -1, "not a readable HDF5 file: " + e.getMessage(), e);
+        }
+        Dataset[] ds = new Dataset[names.size()];
+        for (int i = 0; i < ds.length; i++) {
+            ds[i] = f.getDatasetByPath(names.get(i));
+        }
+        h = new Handle(f, ds);
+        all.add(h);
+        if (closed) { // closed meanwhile: close() may have missed it
+            f.close();
+            throw new IllegalStateException(path + " is closed");
+        }
+        return h;
     }
 
     /** Flattens a (nested) Java array into the row, element by element in C order. */
@@ -210,6 +255,10 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
 
     @Override
     public void close() {
-        file.close();
+        closed = true;
+        for (Handle h; (h = all.poll()) != null; ) {
+            h.file().close();
+        }
+        handles.clear();
     }
 }
