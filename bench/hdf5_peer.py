@@ -2,8 +2,8 @@
 (the file opened once per worker, as h5py needs), batched by the DataLoader. Also writes the
 benchmark file when asked.
 
-  make:  hdf5_peer.py make FILE            (100,000 samples: /x float32[256], /y int64; chunks of
-                                            1,000 samples, gzip level 4 + shuffle, as h5py writes)
+  make:  hdf5_peer.py make FILE            (20,000 samples: /x float32[256], /y int64; chunks of
+                                            100 samples, gzip level 4 + shuffle, as h5py writes)
   run:   hdf5_peer.py run FILE --workers 0,1,2 --batch 256 [--repeats 3]
 Prints one JSON line per configuration (median samples/s over the repeats)."""
 import argparse, json, statistics, sys, time
@@ -14,11 +14,11 @@ import numpy as np
 
 def make(path):
     rng = np.random.default_rng(0)
-    n = 100_000
+    n = 20_000
     with h5py.File(path, "w") as f:
-        f.create_dataset("x", data=rng.standard_normal((n, 256), dtype=np.float32), chunks=(1000, 256),
+        f.create_dataset("x", data=rng.standard_normal((n, 256), dtype=np.float32), chunks=(100, 256),
                          compression="gzip", compression_opts=4, shuffle=True)
-        f.create_dataset("y", data=rng.integers(0, 1000, n, dtype=np.int64), chunks=(1000,),
+        f.create_dataset("y", data=rng.integers(0, 1000, n, dtype=np.int64), chunks=(100,),
                          compression="gzip", compression_opts=4, shuffle=True)
 
 
@@ -46,8 +46,7 @@ def run(path, workers, batch, repeats):
         rates = []
         for _ in range(repeats):
             ds = Slices(path)
-            loader = DataLoader(ds, batch_size=batch, shuffle=True, num_workers=w,
-                                persistent_workers=False, prefetch_factor=2 if w else None)
+            loader = DataLoader(ds, batch_size=batch, shuffle=True, num_workers=w)
             t = time.perf_counter()
             n = 0
             for x, y in loader:

@@ -56,6 +56,7 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
             throw new CorruptShardException(path.toString(), -1, "not a readable HDF5 file: " + e.getMessage(), e);
         }
         try {
+            checkLength(path, file);
             this.datasets = new Dataset[names.size()];
             this.dims = new long[names.size()][];
             List<Field> fields = new ArrayList<>();
@@ -64,7 +65,7 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
                 Node node;
                 try {
                     node = file.getByPath(names.get(i));
-                } catch (RuntimeException e) {
+                } catch (io.jhdf.exceptions.HdfInvalidPathException e) {
                     throw new IllegalArgumentException(path + ": no dataset " + names.get(i) + " (it has " + datasetPaths(file) + ")");
                 }
                 if (!(node instanceof Dataset d) || d.isCompound() || d.isVariableLength() || d.isScalar()) {
@@ -86,10 +87,36 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
             Handle first = new Handle(file, datasets);
             handles.add(first);
             all.add(first);
+        } catch (io.jhdf.exceptions.HdfException e) {
+            file.close();
+            throw damaged(path, e);
         } catch (IOException | RuntimeException e) {
             file.close();
             throw e;
         }
+    }
+
+    /**
+     * A file shorter than its superblock's end-of-file address was cut short (libhdf5 refuses it
+     * the same way): refused at once, even when the datasets asked for lie before the cut.
+     */
+    private static void checkLength(Path path, HdfFile f) throws IOException {
+        var sb = f.getHdfBackingStorage().getSuperblock();
+        long end = sb.getBaseAddressByte() + sb.getEndOfFileAddress();
+        long size = java.nio.file.Files.size(path);
+        if (end > size) {
+            throw new CorruptShardException(path.toString(), size, "truncated HDF5 file: its superblock says it ends at byte "
+                    + end + ", the file has " + size + " bytes");
+        }
+    }
+
+    /** A jHDF failure on a damaged file, with what jHDF says (it names the address it could not read). */
+    private static CorruptShardException damaged(Path path, RuntimeException e) {
+        StringBuilder m = new StringBuilder("damaged HDF5 file: " + e.getMessage());
+        for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+            m.append(": ").append(c.getMessage());
+        }
+        return new CorruptShardException(path.toString(), -1, m.toString(), e);
     }
 
     /** The HDF5 type as a Stoker dtype. */
@@ -128,6 +155,7 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
             throw new CorruptShardException(file.toString(), -1, "not a readable HDF5 file: " + e.getMessage(), e);
         }
         try (f) {
+            checkLength(file, f);
             List<Info> out = new ArrayList<>();
             for (String p : datasetPaths(f).stream().sorted().toList()) {
                 Dataset d = f.getDatasetByPath(p);
@@ -217,8 +245,13 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
             throw new CorruptShardException(path.toString(), -1, "not a readable HDF5 file: " + e.getMessage(), e);
         }
         Dataset[] ds = new Dataset[names.size()];
-        for (int i = 0; i < ds.length; i++) {
-            ds[i] = f.getDatasetByPath(names.get(i));
+        try {
+            for (int i = 0; i < ds.length; i++) {
+                ds[i] = f.getDatasetByPath(names.get(i));
+            }
+        } catch (RuntimeException e) {
+            f.close();
+            throw damaged(path, e);
         }
         h = new Handle(f, ds);
         all.add(h);

@@ -92,4 +92,25 @@ class Hdf5DatasetTest {
         Files.write(junk, new byte[100]);
         assertThrows(dev.stoker.CorruptShardException.class, () -> new Hdf5Dataset(junk, List.of("/x")));
     }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(60)
+    void aTruncatedFileGivesAnErrorNamingItNotAHang() throws Exception {
+        for (String name : new String[] {"default.h5", "latest.h5"}) {
+            byte[] whole = Files.readAllBytes(fixture(name));
+            for (int cut : new int[] {whole.length / 10, whole.length / 4, whole.length / 2, 3 * whole.length / 4, whole.length - 100}) {
+                Path p = tmp.resolve("cut-" + cut + "-" + name);
+                Files.write(p, java.util.Arrays.copyOf(whole, cut));
+                try (Hdf5Dataset d = new Hdf5Dataset(p, List.of("/x", "/y"));
+                     Loader l = Loader.builder(d).batchSize(50).workers(2).build()) {
+                    for (Batch b : l) {
+                        assertTrue(b.size() > 0);
+                    }
+                    throw new AssertionError(p + ": a file cut at " + cut + " of " + whole.length + " bytes read without an error");
+                } catch (dev.stoker.CorruptShardException | dev.stoker.LoaderException e) {
+                    assertTrue(e.getMessage().contains(p.toString()), e.getMessage());
+                }
+            }
+        }
+    }
 }
