@@ -1,5 +1,6 @@
 package dev.stoker.formats;
 
+import dev.stoker.BlockCache;
 import dev.stoker.CorruptShardException;
 import dev.stoker.DType;
 import dev.stoker.DirectDataset;
@@ -14,7 +15,10 @@ import io.jhdf.object.datatype.DataType;
 import io.jhdf.object.datatype.FixedPoint;
 import io.jhdf.object.datatype.FloatingPoint;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.reflect.Array;
+import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,9 +28,11 @@ import java.util.List;
  * default or {@code libver='latest'}) as a random-access dataset: the first axis is the sample
  * axis, and sample {@code i} is the slice {@code [i]} of every dataset named, read without
  * reading the rest (jHDF, a pure-Java reader). Each dataset becomes the field named by its last
- * path component. A jHDF file handle is not safe for concurrent reads, so each reading thread
- * takes a handle of its own from a pool (opened on first need, all closed by {@link #close()}):
- * chunks are decompressed in parallel.
+ * path component. Samples are read as slices of decoded blocks (a chunk's rows for a chunked
+ * dataset, about 1 MiB of rows for a contiguous one) held in a {@link BlockCache} bounded in
+ * bytes, so a chunk is decompressed once per pass over it, not once per sample; a jHDF file handle
+ * is not safe for concurrent reads, so each decoding thread takes a handle of its own from a pool
+ * (opened on first need, all closed by {@link #close()}) and chunks are decompressed in parallel.
  */
 public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
     private final Path path;
@@ -38,13 +44,25 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
     private final java.util.concurrent.ConcurrentLinkedQueue<Handle> handles = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final java.util.concurrent.ConcurrentLinkedQueue<Handle> all = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final List<String> names;
+    private final int[] blockRows;
+    private final int[] firstBlock;
+    private final long[] sampleBytes;
+    private final BlockCache<MemorySegment> cache;
     private volatile boolean closed;
+
+    /** The default bound on decoded blocks held at once. */
+    public static final long DEFAULT_CACHE_BYTES = 256L << 20;
 
     /** An open file and its datasets, used by one thread at a time. */
     private record Handle(HdfFile file, Dataset[] datasets) {
     }
 
     public Hdf5Dataset(Path path, List<String> names) throws IOException {
+        this(path, names, DEFAULT_CACHE_BYTES);
+    }
+
+    /** @param cacheBytes the bound on decoded blocks held at once (at least one is always held) */
+    public Hdf5Dataset(Path path, List<String> names, long cacheBytes) throws IOException {
         if (names.isEmpty()) {
             throw new IllegalArgumentException("name at least one dataset, e.g. /x");
         }
@@ -84,6 +102,18 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
             }
             this.size = n;
             this.schema = Schema.of(fields);
+            this.blockRows = new int[datasets.length];
+            this.firstBlock = new int[datasets.length + 1];
+            this.sampleBytes = new long[datasets.length];
+            for (int i = 0; i < datasets.length; i++) {
+                sampleBytes[i] = schema.field(i).sampleBytes();
+                long rows = datasets[i] instanceof io.jhdf.api.dataset.ChunkedDataset c ? c.getChunkDimensions()[0]
+                        : Math.max(1, (1L << 20) / Math.max(1, sampleBytes[i]));
+                blockRows[i] = (int) Math.max(1, Math.min(rows, Math.max(1, n)));
+                firstBlock[i + 1] = Math.addExact(firstBlock[i], (int) ((n + blockRows[i] - 1) / blockRows[i]));
+            }
+            this.cache = new BlockCache<>(path.toString(), firstBlock[datasets.length], cacheBytes, this::decode,
+                    MemorySegment::byteSize);
             Handle first = new Handle(file, datasets);
             handles.add(first);
             all.add(first);
@@ -205,28 +235,87 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
 
     @Override
     public void read(long index, Row row) throws IOException {
+        for (int f = 0; f < datasets.length; f++) {
+            long b = index / blockRows[f];
+            MemorySegment block = cache.get(firstBlock[f] + (int) b);
+            row.copy(f, block, (index - b * blockRows[f]) * sampleBytes[f], sampleBytes[f]);
+        }
+    }
+
+    /** Block {@code k}: some consecutive samples of one dataset, as little-endian C-order bytes. */
+    private MemorySegment decode(int k) throws IOException {
+        int f = 0;
+        while (k >= firstBlock[f + 1]) {
+            f++;
+        }
+        long start = (long) (k - firstBlock[f]) * blockRows[f];
+        int rows = (int) Math.min(blockRows[f], size - start);
+        long[] offset = new long[dims[f].length];
+        int[] shape = new int[dims[f].length];
+        offset[0] = start;
+        shape[0] = rows;
+        for (int d = 1; d < shape.length; d++) {
+            shape[d] = Math.toIntExact(dims[f][d]);
+        }
         Handle h = handle();
+        Object slice;
         try {
-            for (int f = 0; f < datasets.length; f++) {
-                long[] offset = new long[dims[f].length];
-                int[] shape = new int[dims[f].length];
-                offset[0] = index;
-                shape[0] = 1;
-                for (int k = 1; k < shape.length; k++) {
-                    shape[k] = Math.toIntExact(dims[f][k]);
-                }
-                Object slice;
-                try {
-                    slice = h.datasets()[f].getData(offset, shape);
-                } catch (RuntimeException e) {
-                    throw new CorruptShardException(path.toString(), -1, datasets[f].getPath() + "[" + index + "]: "
-                            + e.getMessage(), e);
-                }
-                write(slice, row, f, new long[] {0});
-            }
+            slice = h.datasets()[f].getData(offset, shape);
+        } catch (RuntimeException e) {
+            throw new CorruptShardException(path.toString(), -1, datasets[f].getPath() + "[" + start + ":" + (start + rows) + "]: "
+                    + e.getMessage(), e);
         } finally {
             handles.add(h);
         }
+        MemorySegment out = MemorySegment.ofArray(new byte[Math.toIntExact(rows * sampleBytes[f])]);
+        long end = flatten(slice, schema.field(f).dtype(), out, 0);
+        if (end != out.byteSize()) {
+            throw new CorruptShardException(path.toString(), -1, datasets[f].getPath() + "[" + start + ":" + (start + rows)
+                    + "]: " + end + " bytes read, " + out.byteSize() + " expected");
+        }
+        return out;
+    }
+
+    private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfDouble F64 = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    /**
+     * Writes a (nested) Java array as {@code t} elements in C order at byte {@code at} of
+     * {@code out}; returns the byte after the last. Arrays of the element's own Java type are
+     * copied in bulk; others (jHDF widens some unsigned types) element by element.
+     */
+    private static long flatten(Object a, DType t, MemorySegment out, long at) {
+        if (a.getClass().getComponentType().isArray()) {
+            for (Object inner : (Object[]) a) {
+                at = flatten(inner, t, out, at);
+            }
+            return at;
+        }
+        switch (a) {
+            case float[] v when t == DType.FLOAT32 -> MemorySegment.copy(v, 0, out, F32, at, v.length);
+            case double[] v when t == DType.FLOAT64 -> MemorySegment.copy(v, 0, out, F64, at, v.length);
+            case int[] v when t.byteSize() == 4 -> MemorySegment.copy(v, 0, out, I32, at, v.length);
+            case long[] v when t.byteSize() == 8 -> MemorySegment.copy(v, 0, out, I64, at, v.length);
+            case short[] v when t.byteSize() == 2 -> MemorySegment.copy(v, 0, out, I16, at, v.length);
+            case byte[] v when t.byteSize() == 1 -> MemorySegment.copy(v, 0, out, ValueLayout.JAVA_BYTE, at, v.length);
+            default -> {
+                int n = Array.getLength(a);
+                for (int i = 0; i < n; i++) {
+                    long x = ((Number) Array.get(a, i)).longValue();
+                    long p = at + (long) i * t.byteSize();
+                    switch (t.byteSize()) {
+                        case 1 -> out.set(ValueLayout.JAVA_BYTE, p, (byte) x);
+                        case 2 -> out.set(I16, p, (short) x);
+                        case 4 -> out.set(I32, p, (int) x);
+                        default -> out.set(I64, p, x);
+                    }
+                }
+            }
+        }
+        return at + (long) Array.getLength(a) * t.byteSize();
     }
 
     /** A handle no other thread is using: from the pool, or newly opened. */
@@ -262,33 +351,11 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
         return h;
     }
 
-    /** Flattens a (nested) Java array into the row, element by element in C order. */
-    private void write(Object a, Row row, int field, long[] at) {
-        Class<?> c = a.getClass().getComponentType();
-        int n = Array.getLength(a);
-        if (c.isArray()) {
-            for (int i = 0; i < n; i++) {
-                write(Array.get(a, i), row, field, at);
-            }
-            return;
-        }
-        DType t = schema.field(field).dtype();
-        for (int i = 0; i < n; i++) {
-            long e = at[0]++;
-            switch (t) {
-                case FLOAT32 -> row.putFloat(field, e, ((float[]) a)[i]);
-                case FLOAT64 -> row.putDouble(field, e, ((double[]) a)[i]);
-                case INT8, UINT8 -> row.putByte(field, e, (byte) ((Number) Array.get(a, i)).longValue());
-                case INT16, UINT16, FLOAT16 -> row.putShort(field, e, (short) ((Number) Array.get(a, i)).longValue());
-                case INT32, UINT32 -> row.putInt(field, e, (int) ((Number) Array.get(a, i)).longValue());
-                default -> row.putLong(field, e, ((Number) Array.get(a, i)).longValue());
-            }
-        }
-    }
 
     @Override
     public void close() {
         closed = true;
+        cache.close();
         for (Handle h; (h = all.poll()) != null; ) {
             h.file().close();
         }

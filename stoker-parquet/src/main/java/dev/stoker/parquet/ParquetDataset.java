@@ -1,5 +1,6 @@
 package dev.stoker.parquet;
 
+import dev.stoker.BlockCache;
 import dev.stoker.CorruptShardException;
 import dev.stoker.DType;
 import dev.stoker.DirectDataset;
@@ -12,12 +13,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutionException;
 import org.apache.parquet.ParquetReadOptions;
 import org.apache.parquet.column.ColumnDescriptor;
 import org.apache.parquet.column.ColumnReader;
@@ -50,8 +47,8 @@ import org.apache.parquet.schema.Type;
  * <p>Rows are addressed by (row group, offset): sample {@code i} is found by a binary search over
  * the row groups' first rows, so every order, partition and resume of the core applies. A row
  * group is decoded once, column by column (only the projected ones), by the worker that first
- * needs it, into plain arrays kept in a cache bounded in bytes; workers that need different row
- * groups decode them in parallel, each with a reader of its own. An optional {@link Where} filter
+ * needs it, into plain arrays kept in a {@link BlockCache} bounded in bytes; workers that need
+ * different row groups decode them in parallel, each with a reader of its own. An optional {@link Where} filter
  * skips row groups whose statistics rule it out and keeps the matching rows of the others (found
  * once, when the dataset is opened).
  *
@@ -74,9 +71,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
     private final long size;
     private final long cacheBytes;
     private final ConcurrentLinkedQueue<ParquetFileReader> readers = new ConcurrentLinkedQueue<>();
-    private final LinkedHashMap<Integer, CompletableFuture<Decoded>> cache = new LinkedHashMap<>(16, 0.75f, true);
-    private long cached;
-    private volatile boolean closed;
+    private final BlockCache<Decoded> cache;
 
     /** All flat columns, every row, the default cache. */
     public ParquetDataset(Path path) throws IOException {
@@ -166,6 +161,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
                 starts[i + 1] = starts[i] + (kept[i] != null ? kept[i].length : blocks.get(groups[i]).getRowCount());
             }
             this.size = starts[groups.length];
+            this.cache = new BlockCache<>(path.toString(), groups.length, cacheBytes, k -> decode(groups[k]), d -> d.byteSize);
             first.setRequestedSchema(projection);
             readers.add(first);
             first = null;
@@ -198,11 +194,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
 
     /** Forgets the decoded row groups, so that the next pass starts cold (benchmarks do this per configuration). */
     public void dropCache() {
-        synchronized (cache) {
-            // groups still being decoded stay; they are counted when they are admitted
-            cache.entrySet().removeIf(e -> e.getValue().isDone());
-            cached = 0;
-        }
+        cache.clear();
     }
 
     @Override
@@ -214,7 +206,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
         k = k >= 0 ? k : -k - 2;
         int offset = (int) (index - starts[k]);
         int r = kept[k] != null ? kept[k][offset] : offset;
-        Decoded d = group(k);
+        Decoded d = cache.get(k);
         for (int i = 0; i < columns.length; i++) {
             d.write(i, columns[i], r, row);
         }
@@ -271,84 +263,6 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
             }
             if (c.validField >= 0) {
                 row.putByte(c.validField, 0, present ? (byte) 1 : 0);
-            }
-        }
-    }
-
-    private Decoded group(int k) throws IOException {
-        CompletableFuture<Decoded> f;
-        boolean mine = false;
-        int ahead = -1;
-        CompletableFuture<Decoded> next = null;
-        synchronized (cache) {
-            if (closed) {
-                throw new IllegalStateException(path + " is closed");
-            }
-            f = cache.get(k);
-            if (f == null) {
-                f = new CompletableFuture<>();
-                cache.put(k, f);
-                mine = true;
-            } else if (!f.isDone() && k + 1 < groups.length && !cache.containsKey(k + 1) && cached < cacheBytes / 2) {
-                // another worker decodes this group: rather than wait, decode the next one, which
-                // an order that moves through the file will want next (row groups in parallel)
-                ahead = k + 1;
-                next = new CompletableFuture<>();
-                cache.put(ahead, next);
-            }
-        }
-        if (ahead >= 0) {
-            fill(ahead, next);
-        }
-        if (mine) {
-            fill(k, f);
-        }
-        try {
-            return f.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("interrupted waiting for row group " + groups[k] + " of " + path);
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof IOException io) {
-                throw io;
-            }
-            if (c instanceof RuntimeException re) {
-                throw re;
-            }
-            if (c instanceof Error err) {
-                throw err;
-            }
-            throw new IOException(c);
-        }
-    }
-
-    /** Decodes entry {@code k} of the groups read into its future (or its failure). */
-    private void fill(int k, CompletableFuture<Decoded> f) {
-        try {
-            Decoded d = decode(groups[k]);
-            f.complete(d);
-            admit(k, d.byteSize);
-        } catch (Throwable e) {
-            synchronized (cache) {
-                cache.remove(k);
-            }
-            f.completeExceptionally(e);
-        }
-    }
-
-    /** Counts a decoded group in and evicts the least recently used others beyond the bound. */
-    private void admit(int k, long bytes) {
-        synchronized (cache) {
-            cached += bytes;
-            var it = cache.entrySet().iterator();
-            while (cached > cacheBytes && it.hasNext()) {
-                Map.Entry<Integer, CompletableFuture<Decoded>> e = it.next();
-                if (e.getKey() == k || !e.getValue().isDone() || e.getValue().isCompletedExceptionally()) {
-                    continue;
-                }
-                cached -= e.getValue().join().byteSize;
-                it.remove();
             }
         }
     }
@@ -636,14 +550,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
 
     @Override
     public void close() throws IOException {
-        synchronized (cache) {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            cache.clear();
-            cached = 0;
-        }
+        cache.close();
         IOException first = null;
         for (ParquetFileReader r; (r = readers.poll()) != null; ) {
             try {
