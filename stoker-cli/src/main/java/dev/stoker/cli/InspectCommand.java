@@ -36,6 +36,10 @@ final class InspectCommand implements Callable<Integer> {
     @Option(names = "--dtype", defaultValue = "uint16", description = "Token type of a raw .bin (default ${DEFAULT-VALUE}).")
     String dtype;
 
+    @Option(names = "--plot", paramLabel = "FILE.png", description = "Draw the distributions (tar shards: sample sizes, labels, "
+            + "samples per shard; Megatron datasets: document lengths) into a PNG; --json then lists the same counts.")
+    Path plot;
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
@@ -50,7 +54,7 @@ final class InspectCommand implements Callable<Integer> {
                 if (!Files.exists(p)) {
                     throw new NoSuchFileException(p.toString());
                 }
-                tars.put(p, dev.stoker.formats.TarSummary.of(p, null));
+                tars.put(p, dev.stoker.formats.TarSummary.of(p, null, plot != null));
             }
         }
         if (tars.size() > 1) {
@@ -64,25 +68,94 @@ final class InspectCommand implements Callable<Integer> {
                 }
             }
         }
+        List<Distribution> drawn = new java.util.ArrayList<>();
         for (Path p : paths) {
             StringWriter w = new StringWriter();
             try (JsonGenerator g = JSON.createGenerator(w)) {
                 g.writeStartObject();
                 g.writeStringField("path", p.toString());
+                List<Distribution> found = plot == null ? null : new java.util.ArrayList<>();
                 if (tars.containsKey(p)) {
                     tar(tars.get(p), g);
+                    if (found != null) {
+                        var t = tars.get(p);
+                        found.add(Distribution.histogram("sampleBytes", "sample sizes", "bytes per sample", t.sampleBytes, 30));
+                        if (!t.labels.isEmpty()) {
+                            found.add(labels(t.labels, "labels (cls)"));
+                        }
+                    }
                 } else {
-                    describe(p, rawType, g);
+                    describe(p, rawType, g, found);
+                }
+                if (found != null) {
+                    g.writeObjectFieldStart("distributions");
+                    for (Distribution d : found) {
+                        d.json(g);
+                    }
+                    g.writeEndObject();
+                    if (!tars.containsKey(p)) {
+                        drawn.addAll(found);
+                    }
                 }
                 g.writeEndObject();
             }
             out.println(json ? w.toString() : Text.of(w.toString()));
             out.flush();
         }
+        if (plot != null) {
+            if (!tars.isEmpty()) {
+                // the shards together: their sample sizes and labels pooled, and samples per shard
+                long[] sizes = tars.values().stream().flatMapToLong(t -> java.util.Arrays.stream(t.sampleBytes)).toArray();
+                Map<String, Long> labels = new java.util.TreeMap<>();
+                Map<String, Long> perShard = new java.util.LinkedHashMap<>();
+                for (var e : tars.entrySet()) {
+                    e.getValue().labels.forEach((k, v) -> labels.merge(k, v, Long::sum));
+                    perShard.put(String.valueOf(e.getKey().getFileName()), e.getValue().samples);
+                }
+                List<Distribution> pooled = new java.util.ArrayList<>();
+                pooled.add(Distribution.histogram("sampleBytes", "sample sizes (" + tars.size() + " shards)", "bytes per sample", sizes, 30));
+                if (!labels.isEmpty()) {
+                    pooled.add(labels(labels, "labels (cls), " + tars.size() + " shards"));
+                }
+                pooled.add(Distribution.categories("samplesPerShard", "samples per shard", "shard", perShard, 60));
+                drawn.addAll(0, pooled);
+            }
+            Distribution.plot(plot, drawn);
+            spec.commandLine().getErr().println("stoker: wrote " + plot);
+        }
         return 0;
     }
 
-    private static void describe(Path p, DType rawType, JsonGenerator g) throws IOException {
+    /**
+     * Samples per label: per value, the most frequent first, for up to 40 values; beyond that,
+     * integer labels as a histogram of the label value (samples per range of classes).
+     */
+    private static Distribution labels(Map<String, Long> counts, String title) {
+        if (counts.size() > 40 && counts.keySet().stream().allMatch(k -> k.matches("-?\\d{1,18}"))) {
+            long total = counts.values().stream().mapToLong(Long::longValue).sum();
+            long[] values = new long[Math.toIntExact(total)];
+            int i = 0;
+            for (var e : counts.entrySet()) {
+                long v = Long.parseLong(e.getKey());
+                for (long c = 0; c < e.getValue(); c++) {
+                    values[i++] = v;
+                }
+            }
+            return Distribution.histogram("labels", title + ": " + counts.size() + " classes, binned", "class (lower edge of the bin)",
+                    values, 40);
+        }
+        return Distribution.categories("labels", title, "label", byCount(counts), 40);
+    }
+
+    /** The most frequent first. */
+    private static Map<String, Long> byCount(Map<String, Long> counts) {
+        Map<String, Long> out = new java.util.LinkedHashMap<>();
+        counts.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .forEach(e -> out.put(e.getKey(), e.getValue()));
+        return out;
+    }
+
+    private static void describe(Path p, DType rawType, JsonGenerator g, List<Distribution> found) throws IOException {
         String name = p.getFileName() == null ? p.toString() : p.getFileName().toString();
         if (name.endsWith(".npy")) {
             try (NpyArray a = Npy.read(p)) {
@@ -163,6 +236,15 @@ final class InspectCommand implements Callable<Integer> {
                 g.writeNumberField("sequences", m.sequences());
                 g.writeNumberField("documents", m.documents());
                 g.writeNumberField("tokens", m.tokens());
+                if (found != null) {
+                    long[] lengths = new long[Math.toIntExact(m.documents())];
+                    for (int d = 0; d < lengths.length; d++) {
+                        for (long i = m.documentStart(d); i < m.documentStart(d + 1); i++) {
+                            lengths[d] += m.sequenceLength(i);
+                        }
+                    }
+                    found.add(Distribution.histogram("documentTokens", "document lengths: " + p.getFileName(), "tokens per document", lengths, 40));
+                }
             }
         } else if (name.endsWith(".bin")) {
             if (!Files.exists(p)) {

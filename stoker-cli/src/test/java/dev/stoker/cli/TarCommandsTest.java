@@ -53,6 +53,29 @@ class TarCommandsTest {
     }
 
     @Test
+    void inspectPlotDrawsTheDistributionsAndJsonListsTheSameCounts() throws IOException {
+        shard("p-0.tar", 10);
+        shard("p-1.tar", 4);
+        Path png = tmp.resolve("dist.png");
+        Path megatron = TokensCommandsTest.fixture("megatron/docs.idx");
+        MainTest.Outcome o = stoker("inspect", "--json", "--plot", png.toString(), tmp.resolve("p-0.tar").toString(),
+                tmp.resolve("p-1.tar").toString(), megatron.toString());
+        assertEquals(0, o.code(), o.err());
+        List<String> lines = o.out().lines().toList();
+        // each sample is 1 byte of jpg and its label's digits: sizes 2 (k0..k9) and 3 (k10..)
+        assertTrue(lines.get(0).contains("\"sampleBytes\":{\"labels\":[\"2\"],\"counts\":[10]}"), lines.get(0));
+        assertTrue(lines.get(0).contains("\"labels\":{\"labels\":["), lines.get(0));
+        assertTrue(lines.get(2).contains("\"documentTokens\""), lines.get(2));
+        java.awt.image.BufferedImage image = javax.imageio.ImageIO.read(png.toFile());
+        assertEquals(900, image.getWidth());
+        assertEquals(4 * 360, image.getHeight(), "sizes, labels and samples per shard of the tar shards, document lengths");
+        MainTest.Outcome none = stoker("inspect", "--plot", tmp.resolve("none.png").toString(),
+                TokensCommandsTest.fixture("npy/b1_na.npy").toString());
+        assertEquals(1, none.code(), none.out());
+        assertTrue(none.err().contains("nothing to plot"), none.err());
+    }
+
+    @Test
     void benchShardsReadsPlainShardsThroughTheIndexAndCompressedOnesAsStreams() throws IOException {
         shard("p-0.tar", 30);
         java.nio.file.Path gz = tmp.resolve("p-1.tar.gz");

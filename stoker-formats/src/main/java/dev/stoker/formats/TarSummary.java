@@ -21,24 +21,39 @@ public final class TarSummary {
     public final List<String> keys = new ArrayList<>();
     public final List<String> warnings = new ArrayList<>();
     public long skippedMembers;
+    /** With distributions: the bytes of each sample (its members' sizes summed), in shard order. */
+    public long[] sampleBytes = new long[0];
+    /** With distributions: samples per value of the {@code cls} field (trimmed text). */
+    public final Map<String, Long> labels = new TreeMap<>();
 
     /** Scans a shard; {@code each} (may be null) sees every sample as key and sorted fields. */
     public static TarSummary of(Path shard, Consumer<String[]> each) throws IOException {
+        return of(shard, each, false);
+    }
+
+    /** As {@link #of(Path, Consumer)}; with {@code distributions}, also sample sizes and labels (reads every member). */
+    public static TarSummary of(Path shard, Consumer<String[]> each, boolean distributions) throws IOException {
         TarSummary s = new TarSummary();
+        long[] sizes = new long[64];
         Set<String> seen = new HashSet<>();
         Set<String> dupes = new java.util.TreeSet<>();
         Set<String> dotted = new java.util.TreeSet<>();
         try (TarReader r = TarReader.open(shard)) {
             String key = null;
             List<String> current = new ArrayList<>();
-            for (TarReader.Member m; (m = r.next(false)) != null; ) {
+            long bytes = 0;
+            for (TarReader.Member m; (m = r.next(distributions)) != null; ) {
                 String[] kf = TarSample.isMeta(m.name()) ? null : TarSample.split(m.name());
                 if (kf == null) {
                     s.skippedMembers++;
                     continue;
                 }
                 if (!kf[0].equals(key)) {
+                    if (key != null && distributions) {
+                        sizes = add(sizes, (int) s.samples, bytes);
+                    }
                     s.finish(key, current, each);
+                    bytes = 0;
                     key = kf[0];
                     current = new ArrayList<>();
                     if (!seen.add(key)) {
@@ -46,11 +61,21 @@ public final class TarSummary {
                     }
                 }
                 current.add(kf[1]);
+                bytes += m.size();
+                if (distributions && kf[1].equals("cls")) {
+                    s.labels.merge(new String(m.data(), java.nio.charset.StandardCharsets.UTF_8).strip(), 1L, Long::sum);
+                }
                 if (kf[1].contains(".")) {
                     dotted.add(m.name());
                 }
             }
+            if (key != null && distributions) {
+                sizes = add(sizes, (int) s.samples, bytes);
+            }
             s.finish(key, current, each);
+        }
+        if (distributions) {
+            s.sampleBytes = java.util.Arrays.copyOf(sizes, (int) s.samples);
         }
         if (!dotted.isEmpty()) {
             s.warnings.add(dotted.size() + " member names have more than one dot (e.g. '" + dotted.iterator().next()
@@ -64,6 +89,14 @@ public final class TarSummary {
             s.warnings.add(s.skippedMembers + " members belong to no sample (no dot in the file name, or __meta__ files)");
         }
         return s;
+    }
+
+    private static long[] add(long[] a, int i, long v) {
+        if (i == a.length) {
+            a = java.util.Arrays.copyOf(a, 2 * a.length);
+        }
+        a[i] = v;
+        return a;
     }
 
     private void finish(String key, List<String> fieldsOfSample, Consumer<String[]> each) {
