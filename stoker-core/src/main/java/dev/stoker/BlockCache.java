@@ -18,8 +18,9 @@ import java.util.function.ToLongFunction;
  * wait for it. A thread that finds its block being decoded decodes the next one instead of
  * waiting, if that one is not cached yet and the cache is less than half full: a pass through
  * the file then keeps every thread decoding. Beyond the byte bound, the least recently used
- * decoded blocks are dropped (the one just decoded is always kept). Decoded values must not be
- * changed once returned.
+ * decoded blocks are dropped (the one just decoded is always kept); "recently" is counted in
+ * decodes, so that a read of a decoded block takes no lock: one array read and one plain write.
+ * Decoded values must not be changed once returned.
  */
 public final class BlockCache<V> {
     /** Decodes block {@code b}. */
@@ -32,7 +33,11 @@ public final class BlockCache<V> {
     private final Decoder<V> decoder;
     private final ToLongFunction<V> bytes;
     private final String name;
-    private final LinkedHashMap<Integer, CompletableFuture<V>> map = new LinkedHashMap<>(16, 0.75f, true);
+    private final LinkedHashMap<Integer, CompletableFuture<V>> map = new LinkedHashMap<>();
+    private final java.util.concurrent.atomic.AtomicReferenceArray<V> ready;
+    /** The decode count when each block was last read: written without synchronization, an approximate age is enough. */
+    private final long[] lastUse;
+    private volatile long decodes;
     private long held;
     private boolean closed;
 
@@ -42,10 +47,21 @@ public final class BlockCache<V> {
         this.limit = limitBytes;
         this.decoder = decoder;
         this.bytes = bytes;
+        this.ready = new java.util.concurrent.atomic.AtomicReferenceArray<>(blocks);
+        this.lastUse = new long[blocks];
     }
 
     /** Block {@code k}, decoded now or earlier. */
     public V get(int k) throws IOException {
+        V v = ready.get(k);
+        if (v != null) {
+            lastUse[k] = decodes;
+            return v;
+        }
+        return load(k);
+    }
+
+    private V load(int k) throws IOException {
         CompletableFuture<V> f;
         CompletableFuture<V> mine = null;
         CompletableFuture<V> ahead = null;
@@ -106,15 +122,23 @@ public final class BlockCache<V> {
                 return; // cleared meanwhile
             }
             held += bytes.applyAsLong(v);
-            var it = map.entrySet().iterator();
-            while (held > limit && it.hasNext()) {
-                Map.Entry<Integer, CompletableFuture<V>> e = it.next();
-                CompletableFuture<V> g = e.getValue();
-                if (e.getKey() == k || !g.isDone()) {
-                    continue;
+            decodes++;
+            lastUse[k] = decodes;
+            ready.set(k, v);
+            while (held > limit) {
+                int oldest = -1;
+                for (Map.Entry<Integer, CompletableFuture<V>> e : map.entrySet()) {
+                    int j = e.getKey();
+                    if (j != k && ready.get(j) != null && (oldest < 0 || lastUse[j] < lastUse[oldest])) {
+                        oldest = j;
+                    }
                 }
-                held -= bytes.applyAsLong(g.join());
-                it.remove();
+                if (oldest < 0) {
+                    break;
+                }
+                held -= bytes.applyAsLong(ready.get(oldest));
+                ready.set(oldest, null);
+                map.remove(oldest);
             }
         }
     }
@@ -131,6 +155,9 @@ public final class BlockCache<V> {
         synchronized (map) {
             map.clear();
             held = 0;
+            for (int i = 0; i < blocks; i++) {
+                ready.set(i, null);
+            }
         }
     }
 
@@ -140,6 +167,9 @@ public final class BlockCache<V> {
             closed = true;
             map.clear();
             held = 0;
+            for (int i = 0; i < blocks; i++) {
+                ready.set(i, null);
+            }
         }
     }
 }
