@@ -21,7 +21,10 @@ public abstract class RetryingSource extends InputStream {
     private long length = -1;
     private boolean closed;
 
-    /** How often and how patiently to retry. */
+    /**
+     * How often and how patiently to retry: {@code attempts} tries in a row may fail without a
+     * byte delivered between them (a transfer that moves forward between failures goes on).
+     */
     public record Retry(int attempts, Duration initialBackoff, Duration maxBackoff) {
         public static Retry standard() {
             return new Retry(6, Duration.ofMillis(100), Duration.ofSeconds(5));
@@ -99,7 +102,7 @@ public abstract class RetryingSource extends InputStream {
             } catch (IOException e) {
                 last = e;
                 closeBody();
-                if (e instanceof Permanent || e instanceof InterruptedIOException) {
+                if (e instanceof Permanent || interrupted(e)) {
                     break;
                 }
                 if (attempt + 1 < retry.attempts()) {
@@ -109,6 +112,11 @@ public abstract class RetryingSource extends InputStream {
         }
         throw new IOException(name + ": failed at byte " + position + " after " + retry.attempts() + " attempts: "
                 + (last == null ? "unknown" : last.getMessage()), last);
+    }
+
+    /** An interrupt, which ends the read; a timeout (an {@link InterruptedIOException} too) is retried. */
+    private static boolean interrupted(IOException e) {
+        return e instanceof InterruptedIOException && !(e instanceof java.net.SocketTimeoutException);
     }
 
     private void backoff(int attempt) throws IOException {

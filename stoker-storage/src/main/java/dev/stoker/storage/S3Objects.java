@@ -4,6 +4,7 @@ import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import software.amazon.awssdk.core.ResponseInputStream;
@@ -93,9 +94,14 @@ public final class S3Objects {
         return null;
     }
 
-    /** A stream of the object's bytes that retries and resumes. */
+    /** A stream of the object's bytes that retries and resumes, each read waiting at most {@link Storage#readTimeout()}. */
     public static RetryingSource open(String location, RetryingSource.Retry retry) {
-        return new Source(Location.parse(location), retry);
+        return open(location, retry, Storage.readTimeout());
+    }
+
+    /** A stream of the object's bytes that retries and resumes; a read that waits longer than {@code timeout} is retried. */
+    public static RetryingSource open(String location, RetryingSource.Retry retry, Duration timeout) {
+        return new Source(Location.parse(location), retry, timeout);
     }
 
     /** Every object under an {@code s3://bucket/prefix} (or matching a glob, see {@link Storage#list}), in key order. */
@@ -139,10 +145,12 @@ public final class S3Objects {
 
     private static final class Source extends RetryingSource {
         private final Location at;
+        private final Duration timeout;
 
-        Source(Location at, Retry retry) {
+        Source(Location at, Retry retry, Duration timeout) {
             super(at.toString(), retry);
             this.at = at;
+            this.timeout = timeout;
         }
 
         @Override
@@ -171,7 +179,7 @@ public final class S3Objects {
             } else if (position == 0 && r.contentLength() != null) {
                 learnLength(r.contentLength());
             }
-            return new Body(in);
+            return new ReadTimeout(new Body(in), timeout);
         }
     }
 
