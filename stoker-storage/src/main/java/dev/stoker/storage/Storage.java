@@ -100,9 +100,27 @@ public final class Storage {
 
     /**
      * Copies the object at {@code location} to {@code target} (replaced), calling {@code progress}
-     * with each chunk; returns the bytes copied, checked against the length the server announced.
+     * with each chunk; returns the bytes copied, checked against the length the server announced
+     * and, where it announced one, the object's digest (computed as the bytes are written, see
+     * {@link RetryingSource}). A copy whose digest does not match is made once more from the start;
+     * if that fails too, the target is deleted and the mismatch thrown.
      */
     static long copy(String location, Path target, java.util.function.LongConsumer progress) throws IOException {
+        try {
+            return copyOnce(location, target, progress);
+        } catch (RetryingSource.DigestMismatch first) {
+            try {
+                // the first copy reported every byte before its end showed the mismatch
+                return copyOnce(location, target, n -> { });
+            } catch (RetryingSource.DigestMismatch again) {
+                Files.deleteIfExists(target);
+                again.addSuppressed(first);
+                throw again;
+            }
+        }
+    }
+
+    private static long copyOnce(String location, Path target, java.util.function.LongConsumer progress) throws IOException {
         long n = 0;
         byte[] buf = new byte[1 << 16];
         try (InputStream in = open(location); java.io.OutputStream out = Files.newOutputStream(target)) {
