@@ -69,7 +69,8 @@ public abstract class RetryingSource extends InputStream {
     /**
      * Opens the object from byte {@code position} to its end. Throws {@link Permanent} for errors
      * no retry can help, any other {@link IOException} for those worth another attempt; reports
-     * the object's full length through {@link #learnLength} when the response tells it.
+     * what the response tells of the whole object: its length ({@link #learnLength}), its version
+     * ({@link #learnVersion}) and its digest ({@link #learnDigest}).
      */
     protected abstract InputStream openAt(long position) throws IOException;
 
