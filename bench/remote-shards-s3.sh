@@ -3,8 +3,10 @@
 # on loopback through the shard cache: cold (empty cache) and warm (every shard cached). The S3
 # server is S3Proxy over the shard folder (dev.stoker.bench.S3Server, in stoker-bench), with
 # signed requests and, by default, ETags that are the shards' MD5s, so cold downloads are checked
-# as they would be from S3 (ETAGS=none: no ETags, size checks only). Each repeat prints samples/s
-# and the server's CPU time during each remote run (utime+stime from /proc); then the medians.
+# as they would be from S3 (ETAGS=none: no ETags, size checks only). The server's JIT is warmed by
+# one untimed download first. Each repeat prints samples/s, the server's CPU time during each
+# remote run, and the CPU time other processes took meanwhile (a shared machine: figures with much
+# of it are suspect); then the medians.
 # Needs the data:
 #   /usr/bin/python3 ../shared/peers/gen_data.py /tmp/stoker-bench --only=W2
 # Usage: [ETAGS=md5|none] [PORT=8098] bench/remote-shards-s3.sh [REPEATS] [DATA_DIR]
@@ -37,22 +39,27 @@ for _ in $(seq 240); do
 done
 grep '^ready' "$tmp/server.log" || { echo "S3 server did not start" >&2; cat "$tmp/server.log" >&2; exit 1; }
 
-ticks=$(getconf CLK_TCK)
-server_cpu() { awk '{print $14 + $15}' /proc/$server/stat; }   # utime + stime, in ticks
+# warm the server's JIT with one untimed download of every shard (staged, so checked too)
+./stoker stage "s3://bucket/images-{000000..000019}.tar" "$tmp/warmup" --json >/dev/null
+rm -rf "$tmp/warmup"
+
+source bench/cpu.sh
 local_src="$data/images/images-{000000..000019}.tar"
 s3_src="s3://bucket/images-{000000..000019}.tar"
 run() { ./stoker bench shards "$1" --transform train224 --batch 64 --workers 2 --json --no-digest --cache-dir "$tmp/c" 2>"$tmp/err" \
-  | python3 -c 'import json,sys; print(round(json.loads(sys.stdin.readline())["samplesPerSec"]))'; }
-secs() { python3 -c "print(f'{($2 - $1) / $ticks:.2f}')"; }
-median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
+  | python3 -c 'import json,sys; print(round(json.loads(sys.stdin.readline())["samplesPerSec"]))' >"$tmp/rate"; }
 L=(); C=(); W=(); CS=(); WS=()
 for r in $(seq "$repeats"); do
-  l=$(run "$local_src")
+  times >"$tmp/t"; m0=$(machine_cpu); k0=$(children_cpu "$tmp/t"); s0=$(pid_cpu $server)
+  run "$local_src"; l=$(cat "$tmp/rate")
   rm -rf "$tmp/c"
-  a=$(server_cpu); c=$(run "$s3_src"); b=$(server_cpu); cstats=$(cat "$tmp/err")
-  w=$(run "$s3_src"); z=$(server_cpu)
+  a=$(pid_cpu $server); run "$s3_src"; c=$(cat "$tmp/rate"); b=$(pid_cpu $server); cstats=$(cat "$tmp/err")
+  run "$s3_src"; w=$(cat "$tmp/rate"); z=$(pid_cpu $server)
+  times >"$tmp/t"; m1=$(machine_cpu); k1=$(children_cpu "$tmp/t")
+  other=$(( (m1 - m0) - (k1 - k0) - (z - s0) ))
   L+=("$l"); C+=("$c"); W+=("$w"); CS+=("$(secs "$a" "$b")"); WS+=("$(secs "$b" "$z")")
-  echo "repeat $r: local $l  cold $c  warm $w samples/s; server CPU cold ${CS[-1]} s, warm ${WS[-1]} s   ($cstats)"
+  echo "repeat $r: local $l  cold $c  warm $w samples/s; server CPU cold ${CS[-1]} s, warm ${WS[-1]} s;" \
+    "other processes $(secs 0 $other) s   ($cstats)"
 done
 echo "median: local $(median "${L[@]}")  cold $(median "${C[@]}")  warm $(median "${W[@]}") samples/s;" \
   "server CPU cold $(median "${CS[@]}") s, warm $(median "${WS[@]}") s (ETags: $etags)"
