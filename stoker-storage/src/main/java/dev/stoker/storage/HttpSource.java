@@ -12,7 +12,9 @@ import java.time.Duration;
 /**
  * An HTTP(S) object as a {@link RetryingSource}: 5xx and 429 responses are retried, and a resumed
  * transfer asks for the rest with a ranged GET (a server that ignores the range has the bytes
- * already delivered skipped).
+ * already delivered skipped). The timeout bounds the wait for the response headers and, through
+ * {@link ReadTimeout}, every read of the body: a body that stalls longer fails the read, which is
+ * retried from the last byte received.
  */
 public final class HttpSource extends RetryingSource {
     private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10))
@@ -58,9 +60,15 @@ public final class HttpSource extends RetryingSource {
             throw new InterruptedIOException(uri + ": interrupted");
         }
         int code = r.statusCode();
+        InputStream body = new ReadTimeout(r.body(), timeout);
         if (code == 200 && position > 0) {
             // the server ignored the range: skip what was already delivered
-            r.body().skipNBytes(position);
+            try {
+                body.skipNBytes(position);
+            } catch (IOException e) {
+                body.close();
+                throw e;
+            }
         } else if (code == 206) {
             r.headers().firstValue("Content-Range").ifPresent(cr -> {
                 int slash = cr.lastIndexOf('/');
@@ -69,7 +77,7 @@ public final class HttpSource extends RetryingSource {
                 }
             });
         } else if (code != 200) {
-            r.body().close();
+            body.close();
             String what = "HTTP " + code;
             if (code == 429 || code >= 500) {
                 throw new IOException(what);
@@ -79,6 +87,6 @@ public final class HttpSource extends RetryingSource {
         if (code == 200) {
             learnLength(r.headers().firstValueAsLong("Content-Length").orElse(-1));
         }
-        return r.body();
+        return body;
     }
 }

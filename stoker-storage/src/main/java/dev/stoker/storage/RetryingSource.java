@@ -1,9 +1,13 @@
 package dev.stoker.storage;
 
+import dev.stoker.CorruptShardException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.HexFormat;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -11,7 +15,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * response, a connection reset, a timeout, a body cut short) is retried with exponential backoff
  * and jitter, and the transfer resumes from the last byte received, so no byte is lost or read
  * twice. After the last attempt the error names the object, the byte offset and the cause.
- * Subclasses say only how to open the object at a byte offset.
+ * Where the server announces a digest of the object (S3's ETag of a single-part object is its
+ * MD5), the bytes are hashed as they are delivered and checked at the end: a mismatch fails with
+ * a {@link DigestMismatch}. Subclasses say only how to open the object at a byte offset.
  */
 public abstract class RetryingSource extends InputStream {
     private final String name;
@@ -20,18 +26,38 @@ public abstract class RetryingSource extends InputStream {
     private long position;
     private long length = -1;
     private boolean closed;
+    private String version;
+    private Digest expected;
+    private MessageDigest digest;
 
-    /** How often and how patiently to retry. */
+    /**
+     * How often and how patiently to retry: {@code attempts} tries in a row may fail without a
+     * byte delivered between them (a transfer that moves forward between failures goes on).
+     */
     public record Retry(int attempts, Duration initialBackoff, Duration maxBackoff) {
         public static Retry standard() {
             return new Retry(6, Duration.ofMillis(100), Duration.ofSeconds(5));
         }
     }
 
-    /** An error no retry can help (not found, forbidden, a bad range). */
+    /** An error no retry can help (not found, forbidden, a bad range, an object that changed mid-read). */
     public static final class Permanent extends IOException {
         public Permanent(String message) {
             super(message);
+        }
+    }
+
+    /** A digest of the whole object as the server announced it: a {@link MessageDigest} algorithm, the value in hex, where it came from. */
+    public record Digest(String algorithm, String hex, String from) {
+    }
+
+    /**
+     * The bytes read do not match the digest the server announced: they were corrupted on the way
+     * (or at rest). Only a fresh download can help, so it is not retried here.
+     */
+    public static final class DigestMismatch extends CorruptShardException {
+        public DigestMismatch(String name, String what) {
+            super(name, -1, what);
         }
     }
 
@@ -43,7 +69,8 @@ public abstract class RetryingSource extends InputStream {
     /**
      * Opens the object from byte {@code position} to its end. Throws {@link Permanent} for errors
      * no retry can help, any other {@link IOException} for those worth another attempt; reports
-     * the object's full length through {@link #learnLength} when the response tells it.
+     * what the response tells of the whole object: its length ({@link #learnLength}), its version
+     * ({@link #learnVersion}) and its digest ({@link #learnDigest}).
      */
     protected abstract InputStream openAt(long position) throws IOException;
 
@@ -51,6 +78,44 @@ public abstract class RetryingSource extends InputStream {
         if (this.length < 0 && length >= 0) {
             this.length = length;
         }
+    }
+
+    /**
+     * The object's version tag (an S3 ETag), from every response: one that differs from the
+     * first means the object was replaced mid-read, and the bytes resumed would belong to another
+     * object, which no retry can mend.
+     */
+    protected final void learnVersion(String tag) throws Permanent {
+        if (tag == null) {
+            return;
+        }
+        if (version == null) {
+            version = tag;
+        } else if (!version.equals(tag)) {
+            throw new Permanent("the object changed during the read (ETag " + version + ", now " + tag + ")");
+        }
+    }
+
+    /**
+     * A digest of the whole object that the response announced, to check every byte against when
+     * the stream ends (across resumed ranges, which continue the same stream). Only the response
+     * at byte 0 can start one; later ones are ignored.
+     */
+    protected final void learnDigest(Digest announced) {
+        if (expected != null || position > 0) {
+            return;
+        }
+        try {
+            digest = MessageDigest.getInstance(announced.algorithm());
+            expected = announced;
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalArgumentException(name + ": unknown digest " + announced.algorithm(), e);
+        }
+    }
+
+    /** The digest the server announced for the whole object, checked at its end; null when none was. */
+    public final Digest announcedDigest() {
+        return expected;
     }
 
     /** The object's length, once a response has told it (-1 before, or if none did). */
@@ -78,8 +143,23 @@ public abstract class RetryingSource extends InputStream {
         if (len == 0) {
             return 0;
         }
+        int n = readRetrying(b, off, len);
+        if (n < 0) {
+            checkDigest();
+            return -1;
+        }
+        if (digest != null) {
+            digest.update(b, off, n);
+        }
+        position += n;
+        return n;
+    }
+
+    private int readRetrying(byte[] b, int off, int len) throws IOException {
         IOException last = null;
-        for (int attempt = 0; attempt < retry.attempts(); attempt++) {
+        int tries = 0;
+        while (tries < retry.attempts()) {
+            tries++;
             try {
                 if (body == null) {
                     if (length >= 0 && position >= length) {
@@ -88,27 +168,44 @@ public abstract class RetryingSource extends InputStream {
                     body = openAt(position);
                 }
                 int n = body.read(b, off, len);
-                if (n < 0) {
-                    if (length >= 0 && position < length) {
-                        throw new IOException("body ended at byte " + position + " of " + length);
-                    }
-                    return -1;
+                if (n < 0 && length >= 0 && position < length) {
+                    throw new IOException("body ended at byte " + position + " of " + length);
                 }
-                position += n;
                 return n;
             } catch (IOException e) {
                 last = e;
                 closeBody();
-                if (e instanceof Permanent || e instanceof InterruptedIOException) {
+                if (e instanceof DigestMismatch m) {
+                    throw m;
+                }
+                if (e instanceof Permanent || interrupted(e)) {
                     break;
                 }
-                if (attempt + 1 < retry.attempts()) {
-                    backoff(attempt);
+                if (tries < retry.attempts()) {
+                    backoff(tries - 1);
                 }
             }
         }
-        throw new IOException(name + ": failed at byte " + position + " after " + retry.attempts() + " attempts: "
+        throw new IOException(name + ": failed at byte " + position + " after " + tries + (tries == 1 ? " attempt: " : " attempts: ")
                 + (last == null ? "unknown" : last.getMessage()), last);
+    }
+
+    /** At the end of the object: the bytes delivered against the digest the server announced, once. */
+    private void checkDigest() throws DigestMismatch {
+        if (digest == null) {
+            return;
+        }
+        String actual = HexFormat.of().formatHex(digest.digest());
+        digest = null;
+        if (!actual.equalsIgnoreCase(expected.hex())) {
+            throw new DigestMismatch(name, expected.algorithm() + " mismatch over " + position + " bytes: expected "
+                    + expected.hex() + " (" + expected.from() + "), got " + actual);
+        }
+    }
+
+    /** An interrupt, which ends the read; a timeout (an {@link InterruptedIOException} too) is retried. */
+    private static boolean interrupted(IOException e) {
+        return e instanceof InterruptedIOException && !(e instanceof java.net.SocketTimeoutException);
     }
 
     private void backoff(int attempt) throws IOException {

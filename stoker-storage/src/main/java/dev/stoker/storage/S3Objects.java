@@ -4,6 +4,7 @@ import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import software.amazon.awssdk.core.ResponseInputStream;
@@ -18,6 +19,7 @@ import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
 import software.amazon.awssdk.services.s3.model.S3Exception;
 import software.amazon.awssdk.services.s3.model.S3Object;
+import software.amazon.awssdk.services.s3.model.ServerSideEncryption;
 
 /**
  * Objects in S3 or an S3-compatible store, named {@code s3://bucket/key}. One client serves the
@@ -93,9 +95,14 @@ public final class S3Objects {
         return null;
     }
 
-    /** A stream of the object's bytes that retries and resumes. */
+    /** A stream of the object's bytes that retries and resumes, each read waiting at most {@link Storage#readTimeout()}. */
     public static RetryingSource open(String location, RetryingSource.Retry retry) {
-        return new Source(Location.parse(location), retry);
+        return open(location, retry, Storage.readTimeout());
+    }
+
+    /** A stream of the object's bytes that retries and resumes; a read that waits longer than {@code timeout} is retried. */
+    public static RetryingSource open(String location, RetryingSource.Retry retry, Duration timeout) {
+        return new Source(Location.parse(location), retry, timeout);
     }
 
     /** Every object under an {@code s3://bucket/prefix} (or matching a glob, see {@link Storage#list}), in key order. */
@@ -139,10 +146,12 @@ public final class S3Objects {
 
     private static final class Source extends RetryingSource {
         private final Location at;
+        private final Duration timeout;
 
-        Source(Location at, Retry retry) {
+        Source(Location at, Retry retry, Duration timeout) {
             super(at.toString(), retry);
             this.at = at;
+            this.timeout = timeout;
         }
 
         @Override
@@ -165,23 +174,56 @@ public final class S3Objects {
                 throw new IOException(e.getMessage(), e);
             }
             GetObjectResponse r = in.response();
+            try {
+                learnVersion(r.eTag());
+            } catch (Permanent e) {
+                in.abort();
+                throw e;
+            }
+            RetryingSource.Digest md5 = md5(r);
+            if (md5 != null) {
+                learnDigest(md5);
+            }
             String range = r.contentRange();
             if (range != null && range.lastIndexOf('/') > 0 && !range.endsWith("*")) {
                 learnLength(Long.parseLong(range.substring(range.lastIndexOf('/') + 1).trim()));
             } else if (position == 0 && r.contentLength() != null) {
                 learnLength(r.contentLength());
             }
-            return new Body(in);
+            return new ReadTimeout(new Body(at.toString(), in), timeout);
         }
     }
 
-    /** A response body whose SDK errors are {@link IOException}s and whose early close aborts the connection. */
-    private static final class Body extends FilterInputStream {
+    /**
+     * The object's MD5 when its ETag is one: a single-part upload's ETag is the hex MD5 of its
+     * bytes, unless the object is encrypted with a KMS or customer key; a multipart upload's
+     * ({@code "hash-parts"}) is a digest of its parts' digests, which cannot be checked without
+     * the part sizes, so it has none.
+     */
+    static RetryingSource.Digest md5(GetObjectResponse r) {
+        String tag = r.eTag() == null ? "" : r.eTag().replace("\"", "");
+        boolean keyed = r.sseCustomerAlgorithm() != null || r.serverSideEncryption() == ServerSideEncryption.AWS_KMS
+                || r.serverSideEncryption() == ServerSideEncryption.AWS_KMS_DSSE;
+        if (keyed || !tag.matches("[0-9a-fA-F]{32}")) {
+            return null;
+        }
+        return new RetryingSource.Digest("MD5", tag.toLowerCase(java.util.Locale.ROOT), "ETag");
+    }
+
+    /**
+     * A response body whose SDK errors are {@link IOException}s and whose early close aborts the
+     * connection. The SDK checks an unranged body against its {@code x-amz-checksum-*} header (the
+     * default since SDK 2.30) and fails its last read on a mismatch: that is a
+     * {@link RetryingSource.DigestMismatch}, not a failure to retry, as every byte was delivered.
+     */
+    static final class Body extends FilterInputStream {
+        private final String name;
         private final ResponseInputStream<GetObjectResponse> response;
         private boolean ended;
 
-        Body(ResponseInputStream<GetObjectResponse> response) {
+        Body(String name, ResponseInputStream<GetObjectResponse> response) {
             super(response);
+            this.name = name;
             this.response = response;
         }
 
@@ -192,6 +234,9 @@ public final class S3Objects {
                 ended |= n < 0;
                 return n;
             } catch (SdkException e) {
+                if (String.valueOf(e.getMessage()).contains("different checksum than expected")) {
+                    throw new RetryingSource.DigestMismatch(name, "the SDK's check of x-amz-checksum failed: " + e.getMessage());
+                }
                 throw new IOException(e.getMessage(), e);
             }
         }

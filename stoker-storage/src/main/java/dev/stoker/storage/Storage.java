@@ -19,17 +19,42 @@ public final class Storage {
     private Storage() {
     }
 
+    /**
+     * How long a remote read waits for its next bytes (and an HTTP request for its response)
+     * before it fails and is retried: the system property {@code stoker.read.timeout} in seconds
+     * ({@code -Dstoker.read.timeout=5}, or {@code 0.5}), 30 by default.
+     */
+    public static Duration readTimeout() {
+        String s = System.getProperty("stoker.read.timeout");
+        if (s == null || s.isBlank()) {
+            return Duration.ofSeconds(30);
+        }
+        double seconds;
+        try {
+            seconds = Double.parseDouble(s.trim());
+        } catch (NumberFormatException e) {
+            seconds = -1;
+        }
+        if (!(seconds > 0 && seconds < 1e9)) {
+            throw new IllegalArgumentException("stoker.read.timeout=" + s + ": expected a positive number of seconds");
+        }
+        return Duration.ofMillis(Math.max(1, Math.round(seconds * 1000)));
+    }
+
     public static boolean isRemote(String location) {
         return location.startsWith("http://") || location.startsWith("https://") || location.startsWith("s3://");
     }
 
-    /** A stream of the object's bytes; remote reads retry and resume (see {@link RetryingSource}). */
+    /**
+     * A stream of the object's bytes; remote reads retry and resume (see {@link RetryingSource}),
+     * and each waits at most {@link #readTimeout()} for its next bytes.
+     */
     public static InputStream open(String location) throws IOException {
         if (location.startsWith("s3://")) {
-            return S3Objects.open(location, RetryingSource.Retry.standard());
+            return S3Objects.open(location, RetryingSource.Retry.standard(), readTimeout());
         }
         if (isRemote(location)) {
-            return new HttpSource(URI.create(location), RetryingSource.Retry.standard(), Duration.ofSeconds(30));
+            return new HttpSource(URI.create(location), RetryingSource.Retry.standard(), readTimeout());
         }
         return Files.newInputStream(localPath(location));
     }
@@ -75,9 +100,27 @@ public final class Storage {
 
     /**
      * Copies the object at {@code location} to {@code target} (replaced), calling {@code progress}
-     * with each chunk; returns the bytes copied, checked against the length the server announced.
+     * with each chunk; returns the bytes copied, checked against the length the server announced
+     * and, where it announced one, the object's digest (computed as the bytes are written, see
+     * {@link RetryingSource}). A copy whose digest does not match is made once more from the start;
+     * if that fails too, the target is deleted and the mismatch thrown.
      */
     static long copy(String location, Path target, java.util.function.LongConsumer progress) throws IOException {
+        try {
+            return copyOnce(location, target, progress);
+        } catch (RetryingSource.DigestMismatch first) {
+            try {
+                // the first copy reported every byte before its end showed the mismatch
+                return copyOnce(location, target, n -> { });
+            } catch (RetryingSource.DigestMismatch again) {
+                Files.deleteIfExists(target);
+                again.addSuppressed(first);
+                throw again;
+            }
+        }
+    }
+
+    private static long copyOnce(String location, Path target, java.util.function.LongConsumer progress) throws IOException {
         long n = 0;
         byte[] buf = new byte[1 << 16];
         try (InputStream in = open(location); java.io.OutputStream out = Files.newOutputStream(target)) {

@@ -10,6 +10,7 @@ import dev.stoker.formats.TarShards;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.time.Duration;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,7 +31,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.checksums.DefaultChecksumAlgorithm;
+import software.amazon.awssdk.checksums.SdkChecksum;
 import software.amazon.awssdk.core.ResponseInputStream;
+import software.amazon.awssdk.core.internal.io.ChecksumValidatingInputStream;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.retries.DefaultRetryStrategy;
@@ -38,6 +42,8 @@ import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.GetObjectRequest;
 import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.S3Exception;
+import software.amazon.awssdk.services.s3.model.ServerSideEncryption;
+import software.amazon.awssdk.utils.BinaryUtils;
 
 /** S3 reads against a real S3-compatible server (S3Proxy on loopback, signed requests) with injected faults. */
 @Timeout(120)
@@ -51,10 +57,17 @@ class S3Test {
 
     static S3Proxy proxy;
     static S3Client s3;
-    /** Per key: how many coming GETs fail with 503, and how many are cut off after 100 kB. */
+    /**
+     * Per key: how many coming GETs fail with 503, are cut off after 100 kB, have a byte of their
+     * body flipped (the 12,345th), or stall after 100 kB (for 5 s).
+     */
     static final Map<String, AtomicInteger> failNext = new ConcurrentHashMap<>();
     static final Map<String, AtomicInteger> cutNext = new ConcurrentHashMap<>();
+    static final Map<String, AtomicInteger> corruptNext = new ConcurrentHashMap<>();
+    static final Map<String, AtomicInteger> stallNext = new ConcurrentHashMap<>();
     static final Map<String, AtomicInteger> gets = new ConcurrentHashMap<>();
+    /** Per key: the Range of each ranged GET, in order. */
+    static final Map<String, List<String>> ranges = new ConcurrentHashMap<>();
 
     @BeforeAll
     static void start() throws Exception {
@@ -65,23 +78,28 @@ class S3Test {
                 if (failNext.getOrDefault(req.key(), new AtomicInteger()).getAndDecrement() > 0) {
                     throw (S3Exception) S3Exception.builder().statusCode(503).message("SlowDown").build();
                 }
-                ResponseInputStream<GetObjectResponse> in = super.getBlob(req);
-                if (cutNext.getOrDefault(req.key(), new AtomicInteger()).getAndDecrement() > 0) {
-                    return new ResponseInputStream<>(in.response(), new FilterInputStream(in) {
-                        long sent;
-
-                        @Override
-                        public int read(byte[] b, int off, int len) throws IOException {
-                            if (sent >= 100_000) {
-                                throw new IOException("injected: connection lost");
-                            }
-                            int n = super.read(b, off, (int) Math.min(len, 100_000 - sent));
-                            sent += Math.max(n, 0);
-                            return n;
-                        }
-                    });
+                if (req.range() != null) {
+                    ranges.computeIfAbsent(req.key(), k -> new java.util.concurrent.CopyOnWriteArrayList<>()).add(req.range());
                 }
-                return in;
+                ResponseInputStream<GetObjectResponse> in = super.getBlob(req);
+                InputStream body = in;
+                if (corruptNext.getOrDefault(req.key(), new AtomicInteger()).getAndDecrement() > 0) {
+                    body = new Faulty(body, 12_345, () -> new IOException("unused"), true);
+                }
+                if (cutNext.getOrDefault(req.key(), new AtomicInteger()).getAndDecrement() > 0) {
+                    body = new Faulty(body, 100_000, () -> new IOException("injected: connection lost"), false);
+                }
+                if (stallNext.getOrDefault(req.key(), new AtomicInteger()).getAndDecrement() > 0) {
+                    body = new Faulty(body, 100_000, () -> {
+                        try {
+                            Thread.sleep(5_000);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        return new IOException("injected: stalled");
+                    }, false);
+                }
+                return body == in ? in : new ResponseInputStream<>(in.response(), body);
             }
         };
         proxy = S3Proxy.builder().blobStore(faulty).endpoint(URI.create("http://127.0.0.1:0"))
@@ -97,6 +115,34 @@ class S3Test {
                 .build();
         S3Objects.useClient(s3);
         s3.createBucket(b -> b.bucket("data"));
+    }
+
+    /** A body that, at byte {@code at}, either flips that byte or fails with {@code failure} (after waiting in it, for a stall). */
+    static final class Faulty extends FilterInputStream {
+        private final long at;
+        private final java.util.function.Supplier<IOException> failure;
+        private final boolean flip;
+        private long sent;
+
+        Faulty(InputStream in, long at, java.util.function.Supplier<IOException> failure, boolean flip) {
+            super(in);
+            this.at = at;
+            this.failure = failure;
+            this.flip = flip;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            if (!flip && sent >= at) {
+                throw failure.get();
+            }
+            int n = super.read(b, off, flip ? len : (int) Math.min(len, at - sent));
+            if (flip && n > 0 && sent <= at && at < sent + n) {
+                b[off + (int) (at - sent)] ^= 0x01;
+            }
+            sent += Math.max(n, 0);
+            return n;
+        }
     }
 
     @AfterAll
@@ -123,6 +169,151 @@ class S3Test {
             assertEquals(data.length, in.length());
         }
         assertEquals(6, gets.get("blob").get(), "2 refused, 3 cut short and resumed, 1 to the end");
+    }
+
+    static String md5(byte[] data) {
+        try {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("MD5").digest(data));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
+    void aBodyThatStallsPastTheReadTimeoutIsResumedFromTheLastByteReceived() throws IOException {
+        byte[] data = StorageTest.random(400_000, 7);
+        put("stalled", data);
+        stallNext.put("stalled", new AtomicInteger(2));
+        ranges.remove("stalled");
+        long t0 = System.nanoTime();
+        try (RetryingSource in = S3Objects.open("s3://data/stalled", FAST, Duration.ofMillis(500))) {
+            assertEquals(StorageTest.sha256(data), StorageTest.sha256(in.readAllBytes()));
+        }
+        long millis = (System.nanoTime() - t0) / 1_000_000;
+        assertTrue(millis < 5_000, "resumed when the read timed out, not when the server gave up: " + millis + " ms");
+        List<String> seen = ranges.get("stalled");
+        assertEquals(2, seen.size(), "two stalls, two resumes: " + seen);
+        assertTrue(seen.get(0).matches("bytes=\\d+-") && !seen.get(0).equals("bytes=0-"), seen.toString());
+    }
+
+    @Test
+    void theBytesAreCheckedAgainstTheMd5InTheETagAcrossResumedRanges() throws IOException {
+        byte[] data = StorageTest.random(300_000, 8);
+        put("checked", data);
+        cutNext.put("checked", new AtomicInteger(2));
+        try (RetryingSource in = S3Objects.open("s3://data/checked", FAST)) {
+            assertArrayEquals(data, in.readAllBytes());
+            assertEquals(new RetryingSource.Digest("MD5", md5(data), "ETag"), in.announcedDigest());
+        }
+        // a byte flipped before the cut is caught at the end, though the rest came in another response
+        cutNext.put("checked", new AtomicInteger(1));
+        corruptNext.put("checked", new AtomicInteger(1));
+        byte[] flipped = data.clone();
+        flipped[12_345] ^= 0x01;
+        try (RetryingSource in = S3Objects.open("s3://data/checked", FAST)) {
+            RetryingSource.DigestMismatch e = assertThrows(RetryingSource.DigestMismatch.class, in::readAllBytes);
+            assertEquals("s3://data/checked: MD5 mismatch over 300000 bytes: expected " + md5(data) + " (ETag), got "
+                    + md5(flipped), e.getMessage());
+        }
+    }
+
+    @Test
+    void aCorruptedDownloadIsTriedOnceMoreThenFailsNamingTheObjectAndBothDigests() throws IOException {
+        byte[] data = StorageTest.random(200_000, 9);
+        put("corrupt/once.tar", data);
+        put("corrupt/twice.tar", data);
+        corruptNext.put("corrupt/once.tar", new AtomicInteger(1));
+        corruptNext.put("corrupt/twice.tar", new AtomicInteger(2));
+        gets.remove("corrupt/once.tar");
+        Path dir = tmp.resolve("cache-corrupt");
+        try (ShardCache cache = new ShardCache(dir, 10_000_000, 1)) {
+            Path p = cache.acquire("s3://data/corrupt/once.tar");
+            assertArrayEquals(data, Files.readAllBytes(p), "the second download was clean");
+            assertEquals(2, gets.get("corrupt/once.tar").get());
+            cache.release("s3://data/corrupt/once.tar");
+
+            IOException e = assertThrows(IOException.class, () -> cache.acquire("s3://data/corrupt/twice.tar"));
+            assertTrue(e instanceof RetryingSource.DigestMismatch, String.valueOf(e));
+            byte[] flipped = data.clone();
+            flipped[12_345] ^= 0x01;
+            assertEquals("s3://data/corrupt/twice.tar: MD5 mismatch over 200000 bytes: expected " + md5(data)
+                    + " (ETag), got " + md5(flipped), e.getMessage());
+            assertEquals(1, e.getSuppressed().length, "the first try's mismatch is kept with it");
+            try (var left = Files.list(dir)) {
+                assertEquals(List.of(), left.map(f -> f.getFileName().toString())
+                        .filter(f -> f.contains("twice") && !f.endsWith(".lock")).toList(), "nothing kept of the corrupt copy");
+            }
+        }
+        corruptNext.put("corrupt/twice.tar", new AtomicInteger(2));
+        Path dest = tmp.resolve("staged-corrupt");
+        IOException e = assertThrows(IOException.class,
+                () -> Stager.stage(Stager.plan("s3://data/corrupt/twice.tar"), dest, n -> { }));
+        assertTrue(e.getMessage().contains("MD5 mismatch"), e.getMessage());
+        try (var left = Files.list(dest)) {
+            assertEquals(0, left.count(), "no partial file left by staging");
+        }
+    }
+
+    @Test
+    void anObjectReplacedBetweenResumedRangesFailsRatherThanMixingTwoVersions() throws IOException {
+        byte[] first = StorageTest.random(300_000, 10);
+        byte[] second = StorageTest.random(300_000, 11);
+        put("replaced", first);
+        cutNext.put("replaced", new AtomicInteger(1));
+        try (RetryingSource in = S3Objects.open("s3://data/replaced", FAST)) {
+            byte[] start = in.readNBytes(50_000); // the first response, cut at 100 kB, is open
+            assertArrayEquals(java.util.Arrays.copyOf(first, 50_000), start);
+            put("replaced", second);
+            IOException e = assertThrows(IOException.class, in::readAllBytes);
+            // the cut (at 100 kB, less what the server had not sent yet), then the resume that found another object
+            assertTrue(in.position() > 50_000 && in.position() <= 100_000, "at " + in.position());
+            assertTrue(e.getMessage().startsWith("s3://data/replaced: failed at byte " + in.position()
+                    + " after 2 attempts: the object changed during the read (ETag \"" + md5(first) + "\", now \""
+                    + md5(second) + "\")"), e.getMessage());
+        }
+    }
+
+    @Test
+    void theSdksOwnChecksumFailureAtTheEndOfABodyIsAMismatchNotSomethingToResume() {
+        // S3Proxy sends no x-amz-checksum headers: the SDK's validating stream is built here as its client builds it
+        byte[] data = StorageTest.random(50_000, 12);
+        byte[] sent = data.clone();
+        sent[777] ^= 0x01;
+        SdkChecksum crc = SdkChecksum.forAlgorithm(DefaultChecksumAlgorithm.CRC32C);
+        crc.update(data, 0, data.length);
+        String expected = BinaryUtils.toBase64(crc.getChecksumBytes());
+        AtomicInteger opens = new AtomicInteger();
+        RetryingSource in = new RetryingSource("s3://data/sdk-checked", FAST) {
+            @Override
+            protected InputStream openAt(long position) {
+                opens.incrementAndGet();
+                learnLength(sent.length);
+                InputStream body = new java.io.ByteArrayInputStream(sent, (int) position, sent.length - (int) position);
+                InputStream checked = new ChecksumValidatingInputStream(body,
+                        SdkChecksum.forAlgorithm(DefaultChecksumAlgorithm.CRC32C), expected);
+                return new S3Objects.Body("s3://data/sdk-checked",
+                        new ResponseInputStream<>(GetObjectResponse.builder().build(), checked));
+            }
+        };
+        try (in) {
+            RetryingSource.DigestMismatch e = assertThrows(RetryingSource.DigestMismatch.class, in::readAllBytes);
+            assertTrue(e.getMessage().startsWith(
+                    "s3://data/sdk-checked: the SDK's check of x-amz-checksum failed: Data read has a different checksum"),
+                    e.getMessage());
+        }
+        assertEquals(1, opens.get(), "not resumed past the end as if nothing were wrong");
+    }
+
+    @Test
+    void onlyAnUnencryptedSinglePartETagIsAnMd5() {
+        String hex = "0123456789abcdef0123456789ABCDEF";
+        assertEquals(new RetryingSource.Digest("MD5", hex.toLowerCase(), "ETag"),
+                S3Objects.md5(GetObjectResponse.builder().eTag("\"" + hex + "\"").build()));
+        assertEquals(null, S3Objects.md5(GetObjectResponse.builder().eTag("\"" + hex + "-12\"").build()), "multipart");
+        assertEquals(null, S3Objects.md5(GetObjectResponse.builder().eTag(hex)
+                .serverSideEncryption(ServerSideEncryption.AWS_KMS).build()), "KMS");
+        assertEquals(null, S3Objects.md5(GetObjectResponse.builder().eTag(hex).sseCustomerAlgorithm("AES256").build()), "SSE-C");
+        assertEquals(null, S3Objects.md5(GetObjectResponse.builder().build()), "no ETag");
     }
 
     @Test

@@ -71,6 +71,102 @@ class StorageTest {
         }
     }
 
+    static byte[] random(int size, long seed) {
+        byte[] data = new byte[size];
+        new java.util.Random(seed).nextBytes(data);
+        return data;
+    }
+
+    static String sha256(byte[] data) {
+        try {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(data));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
+    void aBodyThatTricklesWithinTheReadTimeoutArrivesWholeWithoutARetry() throws IOException {
+        Path root = served();
+        byte[] data = random(160_000, 4);
+        Files.write(root.resolve("slow"), data);
+        Duration timeout = Duration.ofMillis(300);
+        try (TestServer s = new TestServer(root)) {
+            s.trickle.put("slow", new TestServer.Trickle(4_000, 25)); // 40 pieces, 25 ms apart: a second in all
+            long t0 = System.nanoTime();
+            byte[] got;
+            try (InputStream in = new HttpSource(URI.create(s.url("slow")), FAST, timeout)) {
+                got = in.readAllBytes();
+            }
+            long millis = (System.nanoTime() - t0) / 1_000_000;
+            assertEquals(sha256(data), sha256(got));
+            assertTrue(millis > 3 * timeout.toMillis(), "the body took longer than the timeout in all: " + millis + " ms");
+            assertEquals(1, s.requests.get("slow").get(), "no read waited past the timeout, so nothing was retried");
+        }
+    }
+
+    @Test
+    void aBodyThatStallsPastTheReadTimeoutIsResumedFromTheLastByteReceived() throws IOException {
+        Path root = served();
+        byte[] data = random(1_000_003, 5);
+        Files.write(root.resolve("stuck"), data);
+        try (TestServer s = new TestServer(root)) {
+            s.stallAt.put("stuck", new java.util.concurrent.ConcurrentLinkedQueue<>(List.of(250_000, 500_000)));
+            long t0 = System.nanoTime();
+            byte[] got;
+            try (InputStream in = new HttpSource(URI.create(s.url("stuck")), FAST, Duration.ofMillis(300))) {
+                got = in.readAllBytes();
+            }
+            long millis = (System.nanoTime() - t0) / 1_000_000;
+            assertEquals(sha256(data), sha256(got));
+            assertTrue(millis < s.stallMillis, "resumed when the read timed out, not when the server gave up: " + millis + " ms");
+            assertEquals(List.of("bytes=250000-", "bytes=500000-"), s.ranges.get("stuck"), "each retry asks for the rest");
+            assertEquals(3, s.requests.get("stuck").get());
+        }
+    }
+
+    @Test
+    void aBodyThatKeepsStallingFailsNamingUrlOffsetAndTheTimeout() throws IOException {
+        Path root = served();
+        Files.write(root.resolve("stuck"), random(1_000_000, 6));
+        RetryingSource.Retry three = new RetryingSource.Retry(3, Duration.ofMillis(5), Duration.ofMillis(50));
+        try (TestServer s = new TestServer(root)) {
+            // stuck at byte 300,000: each retry gets nothing more
+            s.stallAt.put("stuck", new java.util.concurrent.ConcurrentLinkedQueue<>(java.util.Collections.nCopies(10, 300_000)));
+            IOException e;
+            try (InputStream in = new HttpSource(URI.create(s.url("stuck")), three, Duration.ofMillis(300))) {
+                e = assertThrows(IOException.class, in::readAllBytes);
+            }
+            assertTrue(e.getMessage().startsWith(s.url("stuck")
+                    + ": failed at byte 300000 after 3 attempts: read timed out: no bytes for 300 ms"), e.getMessage());
+            assertTrue(e.getCause() instanceof java.net.SocketTimeoutException, String.valueOf(e.getCause()));
+            assertEquals(List.of("bytes=300000-", "bytes=300000-"), s.ranges.get("stuck"));
+            assertEquals(3, s.requests.get("stuck").get());
+        }
+    }
+
+    @Test
+    void theReadTimeoutIsASystemPropertyInSeconds() {
+        String before = System.getProperty("stoker.read.timeout");
+        try {
+            System.clearProperty("stoker.read.timeout");
+            assertEquals(Duration.ofSeconds(30), Storage.readTimeout());
+            System.setProperty("stoker.read.timeout", "0.25");
+            assertEquals(Duration.ofMillis(250), Storage.readTimeout());
+            System.setProperty("stoker.read.timeout", "soon");
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, Storage::readTimeout);
+            assertTrue(e.getMessage().contains("stoker.read.timeout=soon"), e.getMessage());
+            System.setProperty("stoker.read.timeout", "0");
+            assertThrows(IllegalArgumentException.class, Storage::readTimeout);
+        } finally {
+            if (before == null) {
+                System.clearProperty("stoker.read.timeout");
+            } else {
+                System.setProperty("stoker.read.timeout", before);
+            }
+        }
+    }
+
     static void shards(Path root, int n, int samples) throws IOException {
         for (int i = 0; i < n; i++) {
             try (TarWriter w = new TarWriter(root.resolve("s" + i + ".tar"))) {

@@ -7,13 +7,18 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A real HTTP server on loopback (the JDK's) serving a folder, with ranged GETs and injected
- * faults: bursts of 503, a connection dropped mid-body, missing objects.
+ * faults: bursts of 503, a connection dropped mid-body, a body that trickles or stalls, missing
+ * objects.
  */
 final class TestServer implements AutoCloseable {
     final HttpServer server;
@@ -24,12 +29,22 @@ final class TestServer implements AutoCloseable {
     final Map<String, AtomicInteger> failNext = new ConcurrentHashMap<>();
     /** Path -> how many more full responses are cut after half the body. */
     final Map<String, AtomicInteger> dropNext = new ConcurrentHashMap<>();
+    /** Path -> the Range header of each request that had one, in order. */
+    final Map<String, List<String>> ranges = new ConcurrentHashMap<>();
+    /** Path -> a body sent in small pieces with a pause before each. */
+    final Map<String, Trickle> trickle = new ConcurrentHashMap<>();
+    /** Path -> byte offsets: each response takes the next one, sends the body up to it, then nothing for {@link #stallMillis}. */
+    final Map<String, Queue<Integer>> stallAt = new ConcurrentHashMap<>();
+    volatile long stallMillis = 5_000;
+
+    record Trickle(int pieceBytes, long pauseMillis) {
+    }
 
     TestServer(Path root) throws IOException {
         this.root = root;
         this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         server.createContext("/", this::handle);
-        server.setExecutor(java.util.concurrent.Executors.newFixedThreadPool(4));
+        server.setExecutor(java.util.concurrent.Executors.newCachedThreadPool()); // stalled responses hold threads
         server.start();
     }
 
@@ -56,6 +71,7 @@ final class TestServer implements AutoCloseable {
             int from = 0;
             if (range != null) {
                 rangeRequests.computeIfAbsent(name, k -> new AtomicInteger()).incrementAndGet();
+                ranges.computeIfAbsent(name, k -> new CopyOnWriteArrayList<>()).add(range);
                 from = Integer.parseInt(range.substring("bytes=".length(), range.indexOf('-')));
                 ex.getResponseHeaders().add("Content-Range", "bytes " + from + "-" + (all.length - 1) + "/" + all.length);
                 ex.sendResponseHeaders(206, all.length - from);
@@ -70,7 +86,32 @@ final class TestServer implements AutoCloseable {
                 // cut the connection mid-body
                 throw new IOException("dropped on purpose");
             }
-            out.write(all, from, all.length - from);
+            Integer stall = stallAt.getOrDefault(name, new ArrayDeque<>()).poll();
+            if (stall != null && stall >= from) {
+                out.write(all, from, Math.min(all.length, stall) - from);
+                out.flush();
+                pause(stallMillis);
+                // the client has given up on this response by now and asked for the rest again
+                throw new IOException("stalled on purpose");
+            }
+            Trickle t = trickle.get(name);
+            for (int at = from; t != null && at < all.length; at += t.pieceBytes()) {
+                pause(t.pauseMillis());
+                out.write(all, at, Math.min(t.pieceBytes(), all.length - at));
+                out.flush();
+            }
+            if (t == null) {
+                out.write(all, from, all.length - from);
+            }
+        }
+    }
+
+    private static void pause(long millis) throws IOException {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("server closing");
         }
     }
 
