@@ -280,108 +280,55 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
                 int max = c.descriptor.getMaxDefinitionLevel();
                 boolean[] valid = max > 0 ? new boolean[n] : null;
                 boolean anyNull = false;
-                switch (c.kind) {
-                    case BOOL -> {
-                        boolean[] v = new boolean[n];
-                        for (int r = 0; r < n; r++, cr.consume()) {
-                            if (cr.getCurrentDefinitionLevel() == max) {
-                                v[r] = cr.getBoolean();
-                                if (valid != null) {
-                                    valid[r] = true;
-                                }
-                            } else {
-                                anyNull = true;
-                            }
-                        }
-                        d.values[i] = v;
-                        d.byteSize += n;
-                    }
-                    case INT32, UINT32 -> {
-                        int[] v = new int[n];
-                        for (int r = 0; r < n; r++, cr.consume()) {
-                            if (cr.getCurrentDefinitionLevel() == max) {
-                                v[r] = cr.getInteger();
-                                if (valid != null) {
-                                    valid[r] = true;
-                                }
-                            } else {
-                                anyNull = true;
-                            }
-                        }
-                        d.values[i] = v;
-                        d.byteSize += 4L * n;
-                    }
-                    case INT64, UINT64 -> {
-                        long[] v = new long[n];
-                        for (int r = 0; r < n; r++, cr.consume()) {
-                            if (cr.getCurrentDefinitionLevel() == max) {
-                                v[r] = cr.getLong();
-                                if (valid != null) {
-                                    valid[r] = true;
-                                }
-                            } else {
-                                anyNull = true;
-                            }
-                        }
-                        d.values[i] = v;
-                        d.byteSize += 8L * n;
-                    }
-                    case FLOAT32 -> {
-                        float[] v = new float[n];
-                        for (int r = 0; r < n; r++, cr.consume()) {
-                            if (cr.getCurrentDefinitionLevel() == max) {
-                                v[r] = cr.getFloat();
-                                if (valid != null) {
-                                    valid[r] = true;
-                                }
-                            } else {
-                                anyNull = true;
-                            }
-                        }
-                        d.values[i] = v;
-                        d.byteSize += 4L * n;
-                    }
-                    case FLOAT64, DECIMAL32, DECIMAL64 -> {
-                        double[] v = new double[n];
-                        double unit = c.kind == Kind.FLOAT64 ? 1 : Math.pow(10, -((LogicalTypeAnnotation.DecimalLogicalTypeAnnotation)
-                                c.type.getLogicalTypeAnnotation()).getScale());
-                        for (int r = 0; r < n; r++, cr.consume()) {
-                            if (cr.getCurrentDefinitionLevel() == max) {
-                                v[r] = switch (c.kind) {
-                                    case DECIMAL32 -> cr.getInteger() * unit;
-                                    case DECIMAL64 -> cr.getLong() * unit;
-                                    default -> cr.getDouble();
-                                };
-                                if (valid != null) {
-                                    valid[r] = true;
-                                }
-                            } else {
-                                anyNull = true;
-                            }
-                        }
-                        d.values[i] = v;
-                        d.byteSize += 8L * n;
-                    }
-                    case BYTES -> {
-                        int[] off = new int[n + 1];
-                        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
-                        for (int r = 0; r < n; r++, cr.consume()) {
-                            if (cr.getCurrentDefinitionLevel() == max) {
+                Kind kind = c.kind;
+                boolean[] bools = kind == Kind.BOOL ? new boolean[n] : null;
+                int[] ints = kind == Kind.INT32 || kind == Kind.UINT32 ? new int[n] : null;
+                long[] longs = kind == Kind.INT64 || kind == Kind.UINT64 ? new long[n] : null;
+                float[] floats = kind == Kind.FLOAT32 ? new float[n] : null;
+                double[] doubles = kind == Kind.FLOAT64 || kind == Kind.DECIMAL32 || kind == Kind.DECIMAL64 ? new double[n] : null;
+                double unit = kind == Kind.DECIMAL32 || kind == Kind.DECIMAL64 ? Math.pow(10, -((LogicalTypeAnnotation.DecimalLogicalTypeAnnotation)
+                        c.type.getLogicalTypeAnnotation()).getScale()) : 1;
+                int[] off = kind == Kind.BYTES ? new int[n + 1] : null;
+                java.io.ByteArrayOutputStream out = kind == Kind.BYTES ? new java.io.ByteArrayOutputStream() : null;
+                // one loop for every kind: the switch is on a value fixed for the loop, which the JIT hoists
+                for (int r = 0; r < n; r++, cr.consume()) {
+                    boolean present = cr.getCurrentDefinitionLevel() == max;
+                    if (present) {
+                        switch (kind) {
+                            case BOOL -> bools[r] = cr.getBoolean();
+                            case INT32, UINT32 -> ints[r] = cr.getInteger();
+                            case INT64, UINT64 -> longs[r] = cr.getLong();
+                            case FLOAT32 -> floats[r] = cr.getFloat();
+                            case FLOAT64 -> doubles[r] = cr.getDouble();
+                            case DECIMAL32 -> doubles[r] = cr.getInteger() * unit;
+                            case DECIMAL64 -> doubles[r] = cr.getLong() * unit;
+                            case BYTES -> {
                                 Binary b = cr.getBinary();
                                 out.write(b.getBytesUnsafe(), 0, b.length());
-                                if (valid != null) {
-                                    valid[r] = true;
-                                }
-                            } else {
-                                anyNull = true;
                             }
-                            off[r + 1] = out.size();
                         }
-                        d.offsets[i] = off;
-                        d.bytes[i] = MemorySegment.ofArray(out.toByteArray());
-                        d.byteSize += 4L * (n + 1) + out.size();
+                        if (valid != null) {
+                            valid[r] = true;
+                        }
+                    } else {
+                        anyNull = true;
+                    }
+                    if (off != null) {
+                        off[r + 1] = out.size();
                     }
                 }
+                switch (kind) {
+                    case BOOL -> d.values[i] = bools;
+                    case INT32, UINT32 -> d.values[i] = ints;
+                    case INT64, UINT64 -> d.values[i] = longs;
+                    case FLOAT32 -> d.values[i] = floats;
+                    case FLOAT64, DECIMAL32, DECIMAL64 -> d.values[i] = doubles;
+                    case BYTES -> {
+                        d.offsets[i] = off;
+                        d.bytes[i] = MemorySegment.ofArray(out.toByteArray());
+                    }
+                }
+                d.byteSize += kind == Kind.BYTES ? 4L * (n + 1) + out.size() : (long) n * Math.max(1, kind.dtype.byteSize());
                 if (anyNull && c.validField < 0) {
                     // the statistics said no nulls (or were absent and the column is required)
                     throw new CorruptShardException(path.toString(), -1, "column '" + c.name + "' holds nulls in row group " + g
