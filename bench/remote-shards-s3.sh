@@ -46,20 +46,4 @@ rm -rf "$tmp/warmup"
 source bench/cpu.sh
 local_src="$data/images/images-{000000..000019}.tar"
 s3_src="s3://bucket/images-{000000..000019}.tar"
-run() { ./stoker bench shards "$1" --transform train224 --batch 64 --workers 2 --json --no-digest --cache-dir "$tmp/c" 2>"$tmp/err" \
-  | python3 -c 'import json,sys; print(round(json.loads(sys.stdin.readline())["samplesPerSec"]))' >"$tmp/rate"; }
-L=(); C=(); W=(); CS=(); WS=()
-for r in $(seq "$repeats"); do
-  times >"$tmp/t"; m0=$(machine_cpu); k0=$(children_cpu "$tmp/t"); s0=$(pid_cpu $server)
-  run "$local_src"; l=$(cat "$tmp/rate")
-  rm -rf "$tmp/c"
-  a=$(pid_cpu $server); run "$s3_src"; c=$(cat "$tmp/rate"); b=$(pid_cpu $server); cstats=$(cat "$tmp/err")
-  run "$s3_src"; w=$(cat "$tmp/rate"); z=$(pid_cpu $server)
-  times >"$tmp/t"; m1=$(machine_cpu); k1=$(children_cpu "$tmp/t")
-  other=$(( (m1 - m0) - (k1 - k0) - (z - s0) ))
-  L+=("$l"); C+=("$c"); W+=("$w"); CS+=("$(secs "$a" "$b")"); WS+=("$(secs "$b" "$z")")
-  echo "repeat $r: local $l  cold $c  warm $w samples/s; server CPU cold ${CS[-1]} s, warm ${WS[-1]} s;" \
-    "other processes $(secs 0 $other) s   ($cstats)"
-done
-echo "median: local $(median "${L[@]}")  cold $(median "${C[@]}")  warm $(median "${W[@]}") samples/s;" \
-  "server CPU cold $(median "${CS[@]}") s, warm $(median "${WS[@]}") s (ETags: $etags)"
+compare_remote "$local_src" "$s3_src" " (ETags: $etags)"
