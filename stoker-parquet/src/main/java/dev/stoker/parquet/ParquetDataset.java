@@ -69,7 +69,6 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
     private final long[] starts;
     private final int[][] kept;
     private final long size;
-    private final long cacheBytes;
     private final ConcurrentLinkedQueue<ParquetFileReader> readers = new ConcurrentLinkedQueue<>();
     private final BlockCache<Decoded> cache;
 
@@ -85,7 +84,6 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
      */
     public ParquetDataset(Path path, List<String> columns, Where where, long cacheBytes) throws IOException {
         this.path = path;
-        this.cacheBytes = cacheBytes;
         this.options = options();
         ParquetFileReader first = open(path, null, options);
         try {
@@ -98,17 +96,11 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
             List<Field> fields = new ArrayList<>();
             for (int i = 0; i < names.size(); i++) {
                 String name = names.get(i);
-                if (!file.containsField(name)) {
-                    throw new IllegalArgumentException(path + ": no column '" + name + "' (it has " + columnNames(file) + ")");
-                }
-                Type t = file.getType(name);
-                if (!t.isPrimitive() || t.isRepetition(Type.Repetition.REPEATED)) {
-                    throw new IllegalArgumentException(path + ": column '" + name + "' is nested or repeated; only flat columns can be read");
-                }
+                Type t = flatColumn(file, name, "");
                 projected.add(t);
                 PrimitiveType p = t.asPrimitiveType();
                 boolean nulls = t.isRepetition(Type.Repetition.OPTIONAL) && mayHoldNulls(blocks, name);
-                Column c = new Column(name, p, file.getColumnDescription(new String[] {name}), kind(p, name), fields.size(), nulls ? fields.size() + 1 : -1);
+                Column c = new Column(name, p, file.getColumnDescription(new String[] {name}), kind(p), fields.size(), nulls ? fields.size() + 1 : -1);
                 this.columns[i] = c;
                 fields.add(c.kind == Kind.BYTES ? Field.bytes(name, bytesHint(blocks, name)) : Field.scalar(name, c.kind.dtype));
                 if (nulls) {
@@ -124,14 +116,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
             Where.Bound bound = null;
             ColumnDescriptor filterColumn = null;
             if (where != null) {
-                if (!file.containsField(where.column())) {
-                    throw new IllegalArgumentException(path + ": filter '" + where + "': no column '" + where.column() + "' (it has "
-                            + columnNames(file) + ")");
-                }
-                Type t = file.getType(where.column());
-                if (!t.isPrimitive() || t.isRepetition(Type.Repetition.REPEATED)) {
-                    throw new IllegalArgumentException(path + ": filter '" + where + "': column '" + where.column() + "' is not flat");
-                }
+                Type t = flatColumn(file, where.column(), "filter '" + where + "': ");
                 bound = where.bind(t.asPrimitiveType());
                 filterColumn = file.getColumnDescription(new String[] {where.column()});
             }
@@ -187,7 +172,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
         return path.toString();
     }
 
-    /** The row groups read (after the filter) and in the file. */
+    /** The row groups this dataset reads: those of the file that hold rows and, with a filter, a matching one. */
     public int rowGroups() {
         return groups.length;
     }
@@ -228,7 +213,20 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
     record Column(String name, PrimitiveType type, ColumnDescriptor descriptor, Kind kind, int field, int validField) {
     }
 
-    private static Kind kind(PrimitiveType p, String name) {
+    /** A top-level, non-repeated primitive column of the file; {@code context} prefixes the error. */
+    private Type flatColumn(MessageType file, String name, String context) {
+        if (!file.containsField(name)) {
+            throw new IllegalArgumentException(path + ": " + context + "no column '" + name + "' (it has " + columnNames(file) + ")");
+        }
+        Type t = file.getType(name);
+        if (!t.isPrimitive() || t.isRepetition(Type.Repetition.REPEATED)) {
+            throw new IllegalArgumentException(path + ": " + context + "column '" + name
+                    + "' is nested or repeated; only flat columns can be read");
+        }
+        return t;
+    }
+
+    private static Kind kind(PrimitiveType p) {
         LogicalTypeAnnotation l = p.getLogicalTypeAnnotation();
         boolean unsigned = l instanceof LogicalTypeAnnotation.IntLogicalTypeAnnotation i && !i.isSigned();
         boolean decimal = l instanceof LogicalTypeAnnotation.DecimalLogicalTypeAnnotation;
@@ -338,7 +336,9 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
                 d.byteSize += d.valid[i] != null ? n : 0;
             }
             return d;
-        } catch (RuntimeException e) {
+        } catch (CorruptShardException e) {
+            throw e;
+        } catch (IOException | RuntimeException e) {
             throw new CorruptShardException(path.toString(), offset(g), "row group " + g + " is unreadable: " + describe(e), e);
         } finally {
             readers.add(reader);
@@ -349,11 +349,10 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
     private int[] matching(ParquetFileReader reader, int g, long rows, ColumnDescriptor column, Where where, Where.Bound bound)
             throws IOException {
         try {
-            reader.setRequestedSchema(new MessageType("filter", footer.getFileMetaData().getSchema().getType(where.column())));
+            MessageType only = new MessageType("filter", footer.getFileMetaData().getSchema().getType(where.column()));
+            reader.setRequestedSchema(only);
             PageReadStore pages = reader.readRowGroup(g);
-            ColumnReadStoreImpl store = new ColumnReadStoreImpl(pages, NO_CONVERTER,
-                    new MessageType("filter", footer.getFileMetaData().getSchema().getType(where.column())),
-                    footer.getFileMetaData().getCreatedBy());
+            ColumnReadStoreImpl store = new ColumnReadStoreImpl(pages, NO_CONVERTER, only, footer.getFileMetaData().getCreatedBy());
             ColumnReader cr = store.getColumnReader(column);
             int max = column.getMaxDefinitionLevel();
             int n = Math.toIntExact(rows);
@@ -376,7 +375,9 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
                 }
             }
             return Arrays.copyOf(out, m);
-        } catch (RuntimeException e) {
+        } catch (CorruptShardException e) {
+            throw e;
+        } catch (IOException | RuntimeException e) {
             throw new CorruptShardException(path.toString(), offset(g), "row group " + g + " is unreadable: " + describe(e), e);
         }
     }
