@@ -2,21 +2,42 @@ package dev.stoker;
 
 import java.util.concurrent.atomic.AtomicLongArray;
 
-/** A lock-free set of free buffer numbers {@code [0, n)}: acquire and release allocate nothing. */
+/**
+ * A lock-free set of free buffer numbers {@code [0, size)}, where {@code size} may grow up to a
+ * capacity: acquire and release allocate nothing.
+ */
 final class FreeList {
     private final AtomicLongArray bits;
-    private final int n;
+    private volatile int n;
 
     FreeList(int n) {
-        this.n = n;
-        this.bits = new AtomicLongArray((n + 63) / 64);
+        this(n, n);
+    }
+
+    FreeList(int capacity, int size) {
+        this.bits = new AtomicLongArray((capacity + 63) / 64);
+        this.n = size;
         reset();
     }
 
+    /** Buffer numbers that exist. */
+    int size() {
+        return n;
+    }
+
+    /** Adds the numbers {@code [size, newSize)}, free (one thread grows the list). */
+    void grow(int newSize) {
+        for (int i = n; i < newSize; i++) {
+            release(i);
+        }
+        n = Math.max(n, newSize);
+    }
+
+    /** Every existing number free again. */
     void reset() {
         for (int w = 0; w < bits.length(); w++) {
             int from = w * 64;
-            int count = Math.min(64, n - from);
+            int count = Math.clamp(n - from, 0, 64);
             bits.set(w, count == 64 ? -1L : (1L << count) - 1);
         }
     }

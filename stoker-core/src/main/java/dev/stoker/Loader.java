@@ -36,7 +36,13 @@ import java.util.Objects;
  * the loader's own threads; {@link #stats()} may be read from any thread.
  */
 public final class Loader implements Iterable<Batch>, AutoCloseable {
+    /**
+     * For {@link Builder#workers} and {@link Builder#prefetch}: chosen while the loader runs, from
+     * measured stage times, within the {@link Builder#budget} (NOTE [Autotune] in Tuner).
+     */
+    public static final int AUTO = -1;
     private static final String THREAD_PREFIX = "stoker-worker-";
+    private static final int MAX_AUTO_PREFETCH = 256;
 
     /** The random-access source, or null for a streaming one. */
     final Source source;
@@ -44,8 +50,12 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     final StreamSource<?, ?> stream;
     final Sampler sampler;
     final int batchSize;
+    /** Worker threads: the fixed number, or the CPU budget when the number is tuned. */
     final int workers;
+    /** The prefetch depth: fixed, or the first one when it is tuned (streams: the fixed window). */
     final int prefetch;
+    /** Chooses active workers and prefetch depth; null when both are fixed. */
+    final Tuner tuner;
     final boolean dropLast;
     final long seed;
     final int rank;
@@ -59,8 +69,10 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     final int shuffleWindow;
     final Tracer tracer;
 
+    /** The batch buffers; for a tuned prefetch depth, allocated as the window grows. */
     private final Batch[] buffers;
     private final FreeList free;
+    private final Allocator allocator;
     private final Stats stats = new Stats();
 
     // Where the next pass starts (see LoaderState). Changed by the consumer thread.
@@ -80,8 +92,12 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         this.stream = b.stream;
         this.sampler = b.sampler;
         this.batchSize = b.batchSize;
-        this.workers = b.workers;
-        this.prefetch = b.workers == 0 ? 1 : (b.prefetch > 0 ? b.prefetch : 2 * b.workers);
+        boolean autoWorkers = b.workers == AUTO;
+        boolean autoPrefetch = b.prefetch == AUTO;
+        this.workers = autoWorkers ? b.cores : b.workers;
+        int firstWorkers = autoWorkers ? 1 : workers;
+        int fixedPrefetch = b.prefetch > 0 ? b.prefetch : 2 * workers;
+        this.allocator = b.allocator;
         this.dropLast = b.dropLast;
         this.rank = b.rank;
         this.worldSize = b.worldSize;
@@ -153,13 +169,32 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                 this.done = new long[0];
             }
         }
-        int n = stream != null ? 1 : prefetch + 1;
-        this.buffers = new Batch[n];
-        this.free = new FreeList(n);
+        Batch first = new Batch(schema(), batchSize, allocator, this::release);
+        int maxPrefetch;
+        if (workers == 0) {
+            this.prefetch = 1;
+            maxPrefetch = 1;
+        } else if (stream != null) {
+            this.prefetch = autoPrefetch ? 2 * workers : fixedPrefetch; // rings are not resized while running
+            maxPrefetch = prefetch;
+        } else if (autoPrefetch) {
+            long perBatch = Math.max(1, first.reservedBytes());
+            maxPrefetch = (int) Math.clamp(b.memoryBudget / perBatch - 1, 1, MAX_AUTO_PREFETCH);
+            this.prefetch = Math.min(maxPrefetch, 2 * firstWorkers);
+        } else {
+            this.prefetch = fixedPrefetch;
+            maxPrefetch = prefetch;
+        }
+        this.tuner = workers > 0 && (autoWorkers || autoPrefetch)
+                ? new Tuner(firstWorkers, workers, autoWorkers, prefetch, maxPrefetch, autoPrefetch && stream == null,
+                Runtime.getRuntime().availableProcessors())
+                : null;
+        int capacity = stream != null ? 1 : maxPrefetch + 1;
+        this.buffers = new Batch[capacity];
+        this.free = new FreeList(capacity, 1);
+        buffers[0] = first;
         try {
-            for (int i = 0; i < n; i++) {
-                buffers[i] = new Batch(schema(), batchSize, b.allocator, this::release);
-            }
+            ensureBuffers(stream != null ? 1 : prefetch + 1);
         } catch (RuntimeException | Error e) {
             for (Batch batch : buffers) {
                 if (batch != null) {
@@ -167,6 +202,16 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                 }
             }
             throw e;
+        }
+    }
+
+    /** Makes at least {@code n} buffers exist (consumer thread: a pass grows its window). */
+    void ensureBuffers(int n) {
+        for (int i = free.size(); i < Math.min(n, buffers.length); i++) {
+            Batch batch = new Batch(schema(), batchSize, allocator, this::release);
+            batch.slot = i;
+            buffers[i] = batch;
+            free.grow(i + 1);
         }
     }
 
@@ -267,13 +312,27 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         return free.free();
     }
 
-    /** The prefetch depth in use. */
+    /** The prefetch depth in use now (tuned while running under {@link #AUTO}). */
     public int prefetch() {
-        return prefetch;
+        return tuner != null ? tuner.prefetch() : prefetch;
     }
 
+    /** Workers active now (tuned while running under {@link #AUTO}). */
     public int workers() {
-        return workers;
+        return tuner != null ? tuner.workers() : workers;
+    }
+
+    /** Whether workers or prefetch depth are chosen while running. */
+    public boolean autotuned() {
+        return tuner != null;
+    }
+
+    /**
+     * What the autotuner changed and why, oldest first (at most the last 64 changes); empty when
+     * nothing is tuned or nothing changed.
+     */
+    public java.util.List<String> tuningHistory() {
+        return tuner != null ? tuner.history() : java.util.List.of();
     }
 
     /** Stops the workers (waiting for the samples they are reading) and frees the buffers. Idempotent. */
@@ -291,7 +350,9 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             return;
         }
         for (Batch b : buffers) {
-            b.free();
+            if (b != null) {
+                b.free();
+            }
         }
     }
 
@@ -378,6 +439,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         private int shardBuffer;
         private int shuffleWindow;
         private Tracer tracer;
+        private int cores = Runtime.getRuntime().availableProcessors();
+        private long memoryBudget = 512L << 20;
 
         private Builder(Source source) {
             this.source = source;
@@ -408,19 +471,27 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             return this;
         }
 
-        /** Worker threads; 0 loads on the consumer's thread (default 0). */
+        /**
+         * Worker threads; 0 loads on the consumer's thread (default 0); {@link #AUTO}: between 1
+         * and the budget's cores, chosen while running to keep the consumer from waiting.
+         */
         public Builder workers(int workers) {
-            if (workers < 0 || workers > 1024) {
-                throw new IllegalArgumentException("workers must be in [0, 1024], got " + workers);
+            if ((workers < 0 || workers > 1024) && workers != AUTO) {
+                throw new IllegalArgumentException("workers must be in [0, 1024] or AUTO, got " + workers);
             }
             this.workers = workers;
             return this;
         }
 
-        /** Batches prepared ahead of the consumer (default {@code 2 × workers}; ignored with 0 workers). */
+        /**
+         * Batches prepared ahead of the consumer (default {@code 2 × workers}; ignored with 0
+         * workers); {@link #AUTO}: chosen while running, within the budget's bytes of batch
+         * buffers (a streaming dataset's window of shards is not resized: AUTO is
+         * {@code 2 × workers} there).
+         */
         public Builder prefetch(int prefetch) {
-            if (prefetch < 1 || prefetch > 4096) {
-                throw new IllegalArgumentException("prefetch must be in [1, 4096], got " + prefetch);
+            if ((prefetch < 1 || prefetch > 4096) && prefetch != AUTO) {
+                throw new IllegalArgumentException("prefetch must be in [1, 4096] or AUTO, got " + prefetch);
             }
             this.prefetch = prefetch;
             return this;
@@ -517,6 +588,22 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                 throw new IllegalArgumentException("shuffleWindow must be >= 0, got " + samples);
             }
             this.shuffleWindow = samples;
+            return this;
+        }
+
+        /**
+         * What {@link #AUTO} may use: at most {@code cores} worker threads and {@code bytes} of
+         * batch buffers (default: the available processors and 512 MiB).
+         */
+        public Builder budget(int cores, long bytes) {
+            if (cores < 1 || cores > 1024) {
+                throw new IllegalArgumentException("budget cores must be in [1, 1024], got " + cores);
+            }
+            if (bytes < 1) {
+                throw new IllegalArgumentException("budget bytes must be >= 1, got " + bytes);
+            }
+            this.cores = cores;
+            this.memoryBudget = bytes;
             return this;
         }
 

@@ -4,6 +4,8 @@ import java.util.Iterator;
 
 /** One pass of a loader over (the rest of) an epoch; iterating it is iterating the loader. */
 abstract class Pass implements Iterator<Batch> {
+    /** Workers numbered below this take work; the others wait (NOTE [Autotune] in Tuner). */
+    volatile int active = Integer.MAX_VALUE;
 
     abstract void start();
 
@@ -30,6 +32,24 @@ abstract class Pass implements Iterator<Batch> {
     abstract long windowEnd();
 
     abstract boolean cancelled();
+
+    /** The workers' busy time (fetch, transform, collate) in this pass, summed. */
+    static long busyNanos(PassWorker[] workers) {
+        long n = 0;
+        for (PassWorker w : workers) {
+            n += w.fetchNanos + w.transformNanos + w.collateNanos;
+        }
+        return n;
+    }
+
+    /** The workers' time blocked at the end of the prefetch window in this pass, summed. */
+    static long blockedNanos(PassWorker[] workers) {
+        long n = 0;
+        for (PassWorker w : workers) {
+            n += w.blockedNanos;
+        }
+        return n;
+    }
 
     static String describe(Throwable e) {
         String m = e.getMessage();

@@ -7,7 +7,10 @@ abstract class PassWorker extends WorkerCounters implements Runnable {
     final Thread thread;
     private volatile boolean parked;
 
+    private final int number;
+
     PassWorker(int i) {
+        this.number = i;
         this.thread = new Thread(this, Loader.workerName(i));
         this.thread.setDaemon(true);
     }
@@ -18,15 +21,37 @@ abstract class PassWorker extends WorkerCounters implements Runnable {
      * moves the window before it reads the flag, so no wake-up is lost (NOTE [Window] in Run).
      */
     final boolean awaitWindow(long s, Pass pass) {
+        long t0 = 0;
         while (s >= pass.windowEnd()) {
+            if (t0 == 0) {
+                t0 = System.nanoTime();
+            }
             parked = true;
             if (s >= pass.windowEnd() && !pass.cancelled()) {
                 LockSupport.park(this);
             }
             parked = false;
             if (pass.cancelled()) {
-                return false;
+                break;
             }
+        }
+        if (t0 != 0) {
+            blockedNanos += System.nanoTime() - t0;
+        }
+        return !pass.cancelled();
+    }
+
+    /**
+     * Waits while this worker is not among the pass's active ones (the autotuner lowered their
+     * number); false when the pass was cancelled meanwhile. Woken like {@link #awaitWindow}.
+     */
+    final boolean awaitActive(Pass pass) {
+        while (number >= pass.active && !pass.cancelled()) {
+            parked = true;
+            if (number >= pass.active && !pass.cancelled()) {
+                LockSupport.park(this);
+            }
+            parked = false;
         }
         return !pass.cancelled();
     }

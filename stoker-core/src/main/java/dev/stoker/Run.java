@@ -50,8 +50,10 @@ final class Run extends Pass {
     private final long deliveredBase;
     private final long sequenceBase;
     private final int batchSize;
-    private final int prefetch;
-    private final long spinNanos;
+    private final Tuner tuner;
+    private final int cores = Runtime.getRuntime().availableProcessors();
+    /** Positions below {@code taken + window} may be worked on (the prefetch depth, tuned or fixed). */
+    private volatile int window;
 
     private final AtomicLong claim = new AtomicLong();
     private final AtomicLongArray ready;
@@ -94,17 +96,23 @@ final class Run extends Pass {
         }
         this.deliveredBase = delivered;
         this.sequenceBase = delivered - skip.length;
-        this.prefetch = loader.prefetch;
-        this.spinNanos = loader.workers < Runtime.getRuntime().availableProcessors() ? SPIN_NANOS : 0;
+        this.tuner = loader.tuner;
         this.ready = new AtomicLongArray(buffers.length);
         for (int i = 0; i < buffers.length; i++) {
             ready.set(i, -1);
-            buffers[i].slot = i;
         }
         this.errors = new Throwable[buffers.length];
         this.workers = new Worker[loader.workers];
         for (int i = 0; i < workers.length; i++) {
             workers[i] = new Worker(i);
+        }
+        if (tuner != null) {
+            tuner.restart();
+            loader.ensureBuffers(tuner.prefetch() + 1);
+            this.window = tuner.prefetch();
+            this.active = tuner.workers();
+        } else {
+            this.window = loader.prefetch;
         }
     }
 
@@ -146,7 +154,7 @@ final class Run extends Pass {
 
     @Override
     long windowEnd() {
-        return taken + prefetch;
+        return taken + window;
     }
 
     @Override
@@ -217,7 +225,20 @@ final class Run extends Pass {
         stats.bytes += batch.byteSize();
         batch.delivered = true;
         held = batch;
+        if (tuner != null && tuner.due(t1, stats.batches)
+                && tuner.observe(t1, stats.batches, stats.waitNanos, busyNanos(workers), blockedNanos(workers))) {
+            retune();
+        }
         return batch;
+    }
+
+    /** Takes on the tuner's choices: buffers first, then the wider window, then the workers. */
+    private void retune() {
+        int p = tuner.prefetch();
+        loader.ensureBuffers(p + 1);
+        window = p;
+        active = tuner.workers();
+        PassWorker.wakeParked(workers);
     }
 
     /** A pass stopped by a newer iterator or by close() can not go on: say so instead of hanging. */
@@ -263,7 +284,7 @@ final class Run extends Pass {
     private int awaitReady(long t0) {
         consumer = Thread.currentThread();
         long deadline = loader.timeoutNanos > 0 ? t0 + loader.timeoutNanos : Long.MAX_VALUE;
-        long spinUntil = t0 + spinNanos;
+        long spinUntil = t0 + (Math.min(active, workers.length) < cores ? SPIN_NANOS : 0);
         while (true) {
             int buf = findReady();
             if (buf >= 0) {
@@ -461,6 +482,9 @@ final class Run extends Pass {
         @Override
         public void run() {
             while (!cancelled) {
+                if (!awaitActive(Run.this)) {
+                    return;
+                }
                 long s = claim.getAndIncrement();
                 if (s >= count) {
                     return;

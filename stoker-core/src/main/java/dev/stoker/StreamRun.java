@@ -120,6 +120,10 @@ final class StreamRun extends Pass {
         for (int i = 0; i < workers.length; i++) {
             workers[i] = new Worker(i);
         }
+        if (loader.tuner != null) {
+            loader.tuner.restart();
+            this.active = loader.tuner.workers();
+        }
         this.allCounters = java.util.Arrays.copyOf(workers, workers.length + 1, WorkerCounters[].class);
         allCounters[workers.length] = inlineCounters;
         buffer.slot = 0;
@@ -212,6 +216,12 @@ final class StreamRun extends Pass {
         buffer.delivered = true;
         held = true;
         free.acquire();
+        Tuner tuner = loader.tuner;
+        if (tuner != null && tuner.due(now, stats.batches)
+                && tuner.observe(now, stats.batches, stats.waitNanos, busyNanos(workers), 0)) {
+            active = tuner.workers(); // the window of shards is not resized while running
+            PassWorker.wakeParked(workers);
+        }
         return buffer;
     }
 
@@ -800,6 +810,9 @@ final class StreamRun extends Pass {
         public void run() {
             try {
                 while (!cancelled) {
+                    if (!awaitActive(StreamRun.this)) {
+                        return;
+                    }
                     long m = claim.getAndIncrement();
                     if (m >= shardCount) {
                         // nothing left to read: help with the transforms until the pass ends

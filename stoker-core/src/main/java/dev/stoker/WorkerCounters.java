@@ -7,6 +7,8 @@ class WorkerCounters {
     volatile long collateNanos;
     volatile long skipped;
     volatile long skippedShards;
+    /** Time spent waiting for the prefetch window to move (work ready to do, no room for it). */
+    volatile long blockedNanos;
     /** Guarded by the {@link Stats} lock: true once added to the loader's totals. */
     boolean retired;
 

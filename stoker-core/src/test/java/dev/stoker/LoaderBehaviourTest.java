@@ -290,8 +290,11 @@ class LoaderBehaviourTest {
     void theBuilderRejectsBadOptionsAtOnce() {
         Loader.Builder b = Loader.builder(new SyntheticDataset(10, 8, 0));
         assertThrows(IllegalArgumentException.class, () -> b.batchSize(0));
-        assertThrows(IllegalArgumentException.class, () -> b.workers(-1));
+        assertThrows(IllegalArgumentException.class, () -> b.workers(-2));
         assertThrows(IllegalArgumentException.class, () -> b.prefetch(0));
+        assertThrows(IllegalArgumentException.class, () -> b.prefetch(-2));
+        assertThrows(IllegalArgumentException.class, () -> b.budget(0, 1 << 20));
+        assertThrows(IllegalArgumentException.class, () -> b.budget(2, 0));
         assertThrows(IllegalArgumentException.class, () -> b.worldSize(0));
         assertThrows(IllegalArgumentException.class, () -> b.rank(-1));
         assertThrows(IllegalArgumentException.class, () -> b.timeout(Duration.ZERO));

@@ -9,11 +9,11 @@ final class BenchOptions {
     int batch;
 
     @Option(names = "--workers", paramLabel = "N|auto|A,B,...", defaultValue = "auto",
-            description = "Worker threads; 0 loads on the calling thread; a list runs a sweep (default auto: one per core).")
+            description = "Worker threads; 0 loads on the calling thread; a list runs a sweep (default auto: chosen while running, up to one per core).")
     String workers;
 
     @Option(names = "--prefetch", paramLabel = "N|auto|A,B,...", defaultValue = "auto",
-            description = "Batches prepared ahead; a list runs a sweep (default auto: two per worker).")
+            description = "Batches prepared ahead; a list runs a sweep (default auto: chosen while running, within 512 MiB of batches).")
     String prefetch;
 
     @Option(names = "--seed", defaultValue = "0", description = "Seed of the order (default ${DEFAULT-VALUE}).")

@@ -51,7 +51,20 @@ final class BenchRunner {
         return this;
     }
 
-    record Result(int workers, int prefetch, long batches, LoaderStats stats, double seconds, String digest) {
+    /**
+     * One configuration's outcome; {@code workers} and {@code prefetch} are those in use at the
+     * end, which the autotuner chose where {@code autoWorkers}/{@code autoPrefetch}.
+     */
+    record Result(int workers, int prefetch, boolean autoWorkers, boolean autoPrefetch, List<String> tuning,
+                  long batches, LoaderStats stats, double seconds, String digest) {
+        String workersLabel() {
+            return autoWorkers ? "auto:" + workers : String.valueOf(workers);
+        }
+
+        String prefetchLabel() {
+            return autoPrefetch && workers > 0 ? "auto:" + prefetch : String.valueOf(prefetch);
+        }
+
         double samplesPerSec() {
             return seconds == 0 ? 0 : stats.samples() / seconds;
         }
@@ -62,9 +75,8 @@ final class BenchRunner {
     }
 
     int run(Supplier<Loader.Builder> base) throws IOException {
-        int cores = Runtime.getRuntime().availableProcessors();
-        List<Integer> workerList = parseList("--workers", o.workers, cores);
-        List<Integer> prefetchList = parseList("--prefetch", o.prefetch, -1);
+        List<Integer> workerList = parseList("--workers", o.workers);
+        List<Integer> prefetchList = parseList("--prefetch", o.prefetch);
         boolean sweep = workerList.size() * prefetchList.size() > 1;
         if (sweep && (o.digests != null || o.ids != null || o.stopAfter != null || o.saveState != null || o.resume != null)) {
             throw new Main.UsageException("--digests, --ids, --stop-after, --save-state and --resume take one configuration, not a sweep");
@@ -124,8 +136,8 @@ final class BenchRunner {
         }
         if (sweep && !o.json) {
             Result best = results.stream().max(java.util.Comparator.comparingDouble(Result::samplesPerSec)).orElseThrow();
-            out.printf(Locale.ROOT, "best: workers %d, prefetch %d: %s samples/s, consumer waited %.1f%%%n",
-                    best.workers, best.prefetch, grouped(best.samplesPerSec()), 100 * best.waitFraction());
+            out.printf(Locale.ROOT, "best: workers %s, prefetch %s: %s samples/s, consumer waited %.1f%%%n",
+                    best.workersLabel(), best.prefetchLabel(), grouped(best.samplesPerSec()), 100 * best.waitFraction());
         }
         return 0;
     }
@@ -134,8 +146,8 @@ final class BenchRunner {
             throws IOException {
         b.batchSize(checked("--batch", o.batch, 1)).workers(workers).sampler(sampler)
                 .rank(checked("--rank", o.rank, 0)).worldSize(checked("--world-size", o.worldSize, 1));
-        if (prefetch > 0 && workers > 0) {
-            b.prefetch(prefetch);
+        if (prefetch != 0 && workers != 0) {
+            b.prefetch(prefetch); // a number or Loader.AUTO
         }
         if (o.timeoutMs != null) {
             b.timeout(Duration.ofMillis(o.timeoutMs));
@@ -172,7 +184,7 @@ final class BenchRunner {
             long stepNanos = Math.round(o.stepMs * 1e6);
             long perEpoch = loader.batches();
             me.tongfei.progressbar.ProgressBar bar = !o.json && System.console() != null && perEpoch > 0
-                    ? new me.tongfei.progressbar.ProgressBarBuilder().setTaskName(source + " w" + workers)
+                    ? new me.tongfei.progressbar.ProgressBarBuilder().setTaskName(source + " w" + (workers == Loader.AUTO ? "auto" : String.valueOf(workers)))
                     .setInitialMax(perEpoch * o.epochs).setStyle(me.tongfei.progressbar.ProgressBarStyle.ASCII)
                     .setUnit(" batches", 1).setUpdateIntervalMillis(250).showSpeed().clearDisplayOnFinish().build()
                     : null;
@@ -224,7 +236,9 @@ final class BenchRunner {
             }
             LoaderStats s = loader.stats();
             double seconds = s.wallNanos() / 1e9;
-            return new Result(workers, loader.prefetch(), delivered, s, seconds, hashing ? hex.formatHex(all.digest()) : null);
+            return new Result(loader.workers(), loader.prefetch(), workers == Loader.AUTO,
+                    prefetch == Loader.AUTO && workers != 0, loader.tuningHistory(), delivered, s, seconds,
+                    hashing ? hex.formatHex(all.digest()) : null);
         }
     }
 
@@ -245,12 +259,15 @@ final class BenchRunner {
     private void printRow(Result r) {
         LoaderStats s = r.stats;
         double work = Math.max(1, s.fetchNanos() + s.transformNanos() + s.collateNanos());
-        out.printf(Locale.ROOT, "%-10s %7d %8d %6d %8d %10d %8.3f %12s %9.1f %6.1f   %3.0f%% / %3.0f%% / %3.0f%%%n", source,
-                r.workers, r.prefetch, o.batch, r.batches, s.samples(), r.seconds, grouped(r.samplesPerSec()),
+        out.printf(Locale.ROOT, "%-10s %7s %8s %6d %8d %10d %8.3f %12s %9.1f %6.1f   %3.0f%% / %3.0f%% / %3.0f%%%n", source,
+                r.workersLabel(), r.prefetchLabel(), o.batch, r.batches, s.samples(), r.seconds, grouped(r.samplesPerSec()),
                 r.seconds == 0 ? 0 : s.bytes() / r.seconds / 1e6, 100 * r.waitFraction(),
                 100 * s.fetchNanos() / work, 100 * s.transformNanos() / work, 100 * s.collateNanos() / work);
         if (s.skipped() > 0) {
             out.printf(Locale.ROOT, "%-10s skipped %d bad samples%n", "", s.skipped());
+        }
+        for (String t : r.tuning) {
+            out.printf(Locale.ROOT, "%-10s autotune %s%n", "", t);
         }
         out.printf(Locale.ROOT, "%-10s -> %s%n", "", Diagnosis.of(s, r.workers, r.seconds, o.stepMs,
                 Runtime.getRuntime().availableProcessors()));
@@ -264,6 +281,13 @@ final class BenchRunner {
             g.writeStringField("source", source);
             g.writeNumberField("workers", r.workers);
             g.writeNumberField("prefetch", r.prefetch);
+            g.writeBooleanField("autoWorkers", r.autoWorkers);
+            g.writeBooleanField("autoPrefetch", r.autoPrefetch);
+            g.writeArrayFieldStart("tuning");
+            for (String t : r.tuning) {
+                g.writeString(t);
+            }
+            g.writeEndArray();
             g.writeNumberField("batch", o.batch);
             g.writeNumberField("batches", r.batches);
             g.writeNumberField("samples", s.samples());
@@ -296,12 +320,13 @@ final class BenchRunner {
         return w.toString();
     }
 
-    private static List<Integer> parseList(String option, String value, int auto) {
+    /** Numbers and {@code auto} ({@link Loader#AUTO}). */
+    private static List<Integer> parseList(String option, String value) {
         List<Integer> out = new ArrayList<>();
         for (String part : value.split(",")) {
             String p = part.trim();
             if (p.equals("auto")) {
-                out.add(auto);
+                out.add(Loader.AUTO);
                 continue;
             }
             try {

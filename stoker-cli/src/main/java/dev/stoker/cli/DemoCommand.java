@@ -33,7 +33,9 @@ import picocli.CommandLine.Option;
 /**
  * {@code stoker demo}: the problem Stoker solves, in ten seconds. The same data and the same
  * simulated training step, loaded the naive way (on the training thread, nothing ahead) and the
- * Stoker way (workers and a prefetch window), with throughput and accelerator idle time side by side.
+ * Stoker way (workers and a prefetch window, both autotuned), with throughput, accelerator idle
+ * time and the time a full training run would take side by side; a trace of the Stoker run and a
+ * chart of both are written.
  */
 @Command(name = "demo", description = "Load a generated dataset naively and with Stoker against a simulated training step; compare.")
 final class DemoCommand implements Callable<Integer> {
@@ -56,8 +58,11 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--decode-us", defaultValue = "400", description = "CPU time to decode one sample, like a JPEG (default ${DEFAULT-VALUE} us).")
     double decodeUs;
 
-    @Option(names = "--workers", description = "Stoker's workers (default: one per core).")
+    @Option(names = "--workers", description = "Stoker's workers (default: autotuned, up to one per core).")
     Integer workers;
+
+    /** The run an ETA is given for: 90 epochs of ImageNet-1k's training set. */
+    static final long RUN_SAMPLES = 90L * 1_281_167;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -72,34 +77,57 @@ final class DemoCommand implements Callable<Integer> {
         Files.createDirectories(dir);
         Path file = dir.resolve("demo.rec");
         generate(file, samples);
-        int w = workers != null ? workers : Math.max(1, Runtime.getRuntime().availableProcessors());
-        int prefetch = 2 * w;
+        int w = workers != null ? workers : Loader.AUTO;
+        int prefetch = workers != null ? 2 * workers : Loader.AUTO;
+        Path tracePath = dir.resolve("stoker-trace.json");
+        Path plotPath = dir.resolve("demo.png");
         o.printf(Locale.ROOT, "Stoker demo: %,d records of %d KiB in %s%n", samples, RECORD / 1024, file);
         o.printf(Locale.ROOT, "each sample is checked (CRC32C) and decoded (~%.0f us of CPU, like a small JPEG);%n", decodeUs);
         o.printf(Locale.ROOT, "each batch of %d feeds a simulated training step of %.0f ms.%n%n", batch, stepMs);
 
         try (RecordFile data = new RecordFile(file, Math.round(decodeUs * 1000))) {
-            Outcome naive = run(o, "naive ", data, 0, 1);
-            Outcome stoker = run(o, "stoker", data, w, prefetch);
+            Outcome naive = run(o, "naive ", data, 0, 1, null);
+            ChromeTrace trace = new ChromeTrace(200_000);
+            Outcome stoker = run(o, "stoker", data, w, prefetch, trace);
+            trace.write(tracePath);
+            SweepPlot.write(plotPath, "demo", java.util.List.of(naive.result("naive"), stoker.result("stoker")));
             o.println();
-            o.printf(Locale.ROOT, "%-22s %20s %20s%n", "", "naive", "stoker");
-            o.printf(Locale.ROOT, "%-22s %20s %20s%n", "loading", "training thread", w + " workers, " + prefetch + " ahead");
-            o.printf(Locale.ROOT, "%-22s %20s %20s%n", "throughput", rate(naive), rate(stoker));
-            o.printf(Locale.ROOT, "%-22s %17.1f ms %17.1f ms%n", "time per step", naive.msPerStep(), stoker.msPerStep());
-            o.printf(Locale.ROOT, "%-22s %19.1f%% %19.1f%%%n", "accelerator idle", 100 * naive.stats.waitFraction(),
+            for (String t : stoker.tuning) {
+                o.println("autotune " + t);
+            }
+            String how = (stoker.auto ? "auto: " : "") + stoker.workers + " workers, " + stoker.prefetch + " ahead";
+            double ideal = stepMs <= 0 ? 0 : RUN_SAMPLES / (batch * 1000.0 / stepMs);
+            o.printf(Locale.ROOT, "%n%-26s %20s %26s%n", "", "naive", "stoker");
+            o.printf(Locale.ROOT, "%-26s %20s %26s%n", "loading", "training thread", how);
+            o.printf(Locale.ROOT, "%-26s %20s %26s%n", "throughput", rate(naive), rate(stoker));
+            o.printf(Locale.ROOT, "%-26s %17.1f ms %23.1f ms%n", "time per step", naive.msPerStep(), stoker.msPerStep());
+            o.printf(Locale.ROOT, "%-26s %19.1f%% %25.1f%%%n", "accelerator idle", 100 * naive.stats.waitFraction(),
                     100 * stoker.stats.waitFraction());
-            o.printf(Locale.ROOT, "%-22s %20s %19.2fx%n", "speed-up", "", naive.seconds() / stoker.seconds());
+            o.printf(Locale.ROOT, "%-26s %20s %26s%n", "ETA, 90 ImageNet epochs", eta(naive), eta(stoker));
+            o.printf(Locale.ROOT, "%-26s %20s %25.2fx%n", "speed-up", "", naive.seconds() / stoker.seconds());
+            if (ideal > 0) {
+                o.printf(Locale.ROOT, "(the step alone would take %s: every hour above it is the accelerator waiting for data)%n",
+                        EstimateCommand.duration(ideal));
+            }
             o.printf(Locale.ROOT, "%nSame %s batches both ways (digest %s).%n",
                     naive.digest.equals(stoker.digest) ? "bytes in the same" : "DIFFERENT", stoker.digest.substring(0, 16));
-            o.println("Try: ./stoker bench synthetic --work-us 400 --step-ms 20 --batch 64 --workers 0,1,2");
+            o.println("trace: " + tracePath + " (open in https://ui.perfetto.dev or chrome://tracing)");
+            o.println("plot:  " + plotPath);
+            o.println("Try: ./stoker bench synthetic --work-us 400 --step-ms 20 --batch 64 --workers 0,1,2,auto");
             o.flush();
             return naive.digest.equals(stoker.digest) ? 0 : 1;
         }
     }
 
-    private record Outcome(LoaderStats stats, long batches, String digest) {
+    private record Outcome(LoaderStats stats, long batches, String digest, int workers, int prefetch, boolean auto,
+                           java.util.List<String> tuning) {
         double seconds() {
             return stats.wallNanos() / 1e9;
+        }
+
+        BenchRunner.Result result(String name) {
+            return new BenchRunner.Result(workers, prefetch, auto, auto && workers > 0, tuning, batches, stats,
+                    seconds(), digest);
         }
 
         double msPerStep() {
@@ -111,13 +139,21 @@ final class DemoCommand implements Callable<Integer> {
         return String.format(Locale.ROOT, "%,.0f samples/s", r.stats.samplesPerSecond());
     }
 
-    private Outcome run(PrintWriter o, String label, RecordFile data, int workers, int prefetch) {
+    private static String eta(Outcome r) {
+        double rate = r.stats.samplesPerSecond();
+        return rate <= 0 ? "-" : EstimateCommand.duration(RUN_SAMPLES / rate);
+    }
+
+    private Outcome run(PrintWriter o, String label, RecordFile data, int workers, int prefetch, ChromeTrace trace) {
         java.security.MessageDigest md = BenchRunner.sha256();
         java.security.MessageDigest all = BenchRunner.sha256();
         long stepNanos = Math.round(stepMs * 1e6);
-        String how = workers == 0 ? "on the training thread, nothing ahead" : workers + " workers, " + prefetch + " batches ahead";
-        try (Loader loader = Loader.builder(data).batchSize(batch).workers(workers).prefetch(prefetch)
-                .shuffle(true).seed(1).build()) {
+        Loader.Builder builder = Loader.builder(data).batchSize(batch).workers(workers).prefetch(prefetch)
+                .shuffle(true).seed(1);
+        if (trace != null) {
+            builder.tracer(trace);
+        }
+        try (Loader loader = builder.build()) {
             long total = loader.batches();
             ProgressBar bar = System.console() != null
                     ? new ProgressBarBuilder().setTaskName(label).setInitialMax(total).setStyle(ProgressBarStyle.ASCII)
@@ -142,11 +178,15 @@ final class DemoCommand implements Callable<Integer> {
                 }
             }
             LoaderStats s = loader.stats();
+            String how = workers == 0 ? "on the training thread, nothing ahead"
+                    : (loader.autotuned() ? "autotuned to " : "") + loader.workers() + " workers, " + loader.prefetch()
+                    + " batches ahead";
             if (bar == null) {
                 o.printf(Locale.ROOT, "%s  %d batches in %.2f s (%s)%n", label, n, s.wallNanos() / 1e9, how);
                 o.flush();
             }
-            return new Outcome(s, n, java.util.HexFormat.of().formatHex(all.digest()));
+            return new Outcome(s, n, java.util.HexFormat.of().formatHex(all.digest()), loader.workers(), loader.prefetch(),
+                    loader.autotuned(), loader.tuningHistory());
         }
     }
 

@@ -20,7 +20,7 @@ final class SweepPlot {
         List<Double> rates = new ArrayList<>();
         List<Double> idle = new ArrayList<>();
         for (BenchRunner.Result r : results) {
-            labels.add("w" + r.workers() + " p" + r.prefetch());
+            labels.add("w" + r.workersLabel() + " p" + r.prefetchLabel());
             rates.add(r.samplesPerSec());
             idle.add(100 * r.waitFraction());
         }

@@ -166,6 +166,17 @@ class MainTest {
         assertEquals(0, o.code, o.err + o.out);
         assertTrue(o.out.contains("accelerator idle") && o.out.contains("throughput") && o.out.contains("speed-up"), o.out);
         assertTrue(o.out.contains("Same bytes in the same batches both ways"), o.out);
+        assertTrue(o.out.contains("ETA, 90 ImageNet epochs") && o.out.contains("auto: "), o.out);
+        Path trace = tmp.resolve("stoker-trace.json");
+        Path plot = tmp.resolve("demo.png");
+        assertTrue(o.out.contains("trace: " + trace) && o.out.contains("plot:  " + plot), o.out);
+        try {
+            assertTrue(Files.readString(trace).contains("\"traceEvents\""), "a Chrome trace");
+            byte[] png = Files.readAllBytes(plot);
+            assertTrue(png.length > 1000 && png[1] == 'P' && png[2] == 'N' && png[3] == 'G', "a PNG");
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
     }
 
     private static void count(Path ids, Map<Long, Integer> seen) throws IOException {
