@@ -15,7 +15,7 @@ trap 'rm -rf "$out"' EXIT
 cd "$root"
 ./stoker --version >/dev/null
 . bin/jdk.sh
-cp stoker-cli/target/stoker-cli.jar "$out/"   # a fixed build: edits made meanwhile do not trigger a rebuild
+cp -r stoker-cli/target/stoker-cli.jar stoker-cli/target/lib "$out/"   # a fixed build: edits made meanwhile do not rebuild it
 st() { "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -jar "$out/stoker-cli.jar" "$@"; }
 
 declare -A cmd=(

@@ -13,32 +13,55 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A local directory of downloaded shards within a byte limit. {@link #acquire} returns the local
- * copy of a shard (downloading it if needed) and pins it until {@link #release}; a pinned shard is
- * never evicted. Because a loader knows its order in advance, {@link #plan} tells the cache which
+ * A local directory of downloaded shards within a byte limit that every process using the
+ * directory keeps together. {@link #acquire} returns the local copy of a shard (downloading it if
+ * needed) and pins it until {@link #release}; a pinned shard is never evicted, by this process or
+ * any other. Because a loader knows its order in advance, {@link #plan} tells the cache which
  * shards come next: eviction removes the unpinned shard whose next use lies furthest ahead (those
- * not needed again first), and {@link #prefetch} downloads ahead in parallel. Downloads go to a
- * temporary file, are checked against the announced size, and are renamed into place; a file lock
- * per shard lets several processes share one cache and download each shard once.
+ * not needed again first, then the least recently used), and {@link #prefetch} downloads ahead in
+ * parallel. Downloads go to a temporary file, are checked against the announced size (and digest,
+ * where the source gives one), and are renamed into place; each shard is downloaded once however
+ * many processes want it.
+ *
+ * <p>NOTE [Shared budget]: the directory is the ledger. Complete shards ({@code KEY.shard}) and
+ * reservations ({@code KEY.reserve}: the size of a download in progress, written once the source
+ * has announced it and before any byte lands) add up to the bytes in use. Every reservation,
+ * eviction and completion happens under an exclusive lock on {@code .cache.lock} (a file lock
+ * between processes, a lock between the threads of one), after a fresh scan of the directory, so
+ * the sum stays within the limit whoever downloads. A downloader holds an exclusive lock on
+ * {@code KEY.lock} (others wanting the same shard wait on it, then find it present), so a
+ * reservation whose {@code KEY.lock} is free was left by a process that died: the scan removes it
+ * and its partial file. A shard in use is pinned by a shared lock on {@code KEY.pin}; an evicting
+ * process deletes a shard only after taking an exclusive lock on its pin file without waiting,
+ * and a pinning process checks that the shard still exists after its lock is granted. POSIX
+ * locks belong to a process and closing any descriptor of a file drops them all, so within one
+ * process each pin file has one shared channel (a table), and lock files are opened only by the
+ * thread that holds the process-wide lock for them.
  */
 public final class ShardCache implements AutoCloseable {
+    private static final String LEDGER = ".cache.lock";
+    private static final long WAIT_FOR_ROOM_NANOS = TimeUnit.SECONDS.toNanos(60);
+
     private final Path dir;
     private final long maxBytes;
     private final ExecutorService downloads;
-    private final Map<String, Entry> entries = new LinkedHashMap<>(16, 0.75f, true);
+    /** This cache's pins per shard key. */
+    private final Map<String, Integer> pins = new HashMap<>();
     private final Map<String, CompletableFuture<Path>> inFlight = new HashMap<>();
     /** Per shard key, its positions in the planned order, ascending; {@code now} is the position reached. */
     private final Map<String, int[]> uses = new HashMap<>();
     private int now;
-    private long used;
 
     // stats
     private long hits;
@@ -46,19 +69,12 @@ public final class ShardCache implements AutoCloseable {
     private long bytesDownloaded;
     private long evictions;
     private long waitNanos;
+    private long used;
 
-    private static final class Entry {
-        final Path path;
-        final long size;
-        int pins;
-
-        Entry(Path path, long size) {
-            this.path = path;
-            this.size = size;
-        }
-    }
-
-    /** What the cache did. */
+    /**
+     * What the cache did; {@code usedBytes} is what the directory held (shards and reservations,
+     * every process's) when this cache last changed it.
+     */
     public record Stats(long hits, long misses, long bytesDownloaded, long evictions, long waitNanos, long usedBytes) {
     }
 
@@ -66,20 +82,14 @@ public final class ShardCache implements AutoCloseable {
         if (maxBytes < 1 || parallelDownloads < 1) {
             throw new IllegalArgumentException("maxBytes and parallelDownloads must be >= 1");
         }
-        this.dir = Files.createDirectories(dir);
+        this.dir = Files.createDirectories(dir).toAbsolutePath().normalize();
         this.maxBytes = maxBytes;
         this.downloads = Executors.newFixedThreadPool(parallelDownloads, r -> {
             Thread t = new Thread(r, "stoker-download");
             t.setDaemon(true);
             return t;
         });
-        try (var files = Files.list(this.dir)) {
-            for (Path p : files.filter(p -> p.getFileName().toString().endsWith(".shard")).toList()) {
-                long size = Files.size(p);
-                entries.put(p.getFileName().toString(), new Entry(p, size));
-                used += size;
-            }
-        }
+        this.used = ledger(() -> scan(null).used);
     }
 
     /**
@@ -103,7 +113,7 @@ public final class ShardCache implements AutoCloseable {
     }
 
     /** The next planned use of a shard at or after the position reached; MAX_VALUE when none. */
-    private int nextUse(String k) {
+    private synchronized int nextUse(String k) {
         int[] at = uses.get(k);
         if (at == null) {
             return Integer.MAX_VALUE;
@@ -116,51 +126,81 @@ public final class ShardCache implements AutoCloseable {
     /** Starts downloading a shard if it is neither cached nor coming. */
     public synchronized void prefetch(String location) {
         String k = key(location);
-        if (!entries.containsKey(k) && !inFlight.containsKey(k)) {
-            inFlight.put(k, CompletableFuture.supplyAsync(() -> download(location, k), downloads));
+        if (!Files.exists(dir.resolve(k))) {
+            downloadOf(location, k);
         }
+    }
+
+    /** The download of shard {@code k}, started if none is running; it leaves the table when done (caller holds this). */
+    private CompletableFuture<Path> downloadOf(String location, String k) {
+        CompletableFuture<Path> f = inFlight.get(k);
+        if (f == null) {
+            CompletableFuture<Path> started = CompletableFuture.supplyAsync(() -> download(location, k), downloads);
+            inFlight.put(k, started);
+            started.whenComplete((p, e) -> {
+                synchronized (this) {
+                    inFlight.remove(k, started);
+                }
+            });
+            f = started;
+        }
+        return f;
     }
 
     /** The local copy of a shard, pinned until {@link #release}. */
     public Path acquire(String location) throws IOException {
         String k = key(location);
-        CompletableFuture<Path> f;
-        synchronized (this) {
-            Entry e = entries.get(k);
-            if (e != null) {
-                e.pins++;
-                hits++;
-                return e.path;
-            }
-            misses++;
-            f = inFlight.computeIfAbsent(k, x -> CompletableFuture.supplyAsync(() -> download(location, k), downloads));
-        }
+        Path target = dir.resolve(k);
         long t0 = System.nanoTime();
-        try {
-            f.join();
-        } catch (java.util.concurrent.CompletionException e) {
+        boolean counted = false;
+        while (true) {
+            CompletableFuture<Path> f;
             synchronized (this) {
-                inFlight.remove(k);
+                if (pinHere(k)) {
+                    if (!counted) {
+                        hits++;
+                    }
+                    touch(target);
+                    return target;
+                }
+                if (!counted) {
+                    misses++;
+                    counted = true;
+                }
+                f = downloadOf(location, k);
             }
-            Throwable c = e.getCause();
-            throw c instanceof IOException io ? io : c instanceof java.io.UncheckedIOException u ? u.getCause()
-                    : new IOException(location + ": " + c, c);
-        }
-        synchronized (this) {
-            waitNanos += System.nanoTime() - t0;
-            Entry e = entries.get(k);
-            if (e == null) {
-                throw new IOException(location + ": downloaded, then evicted before use (the cache is too small)");
+            try {
+                f.join();
+            } catch (java.util.concurrent.CompletionException e) {
+                Throwable c = e.getCause();
+                throw c instanceof IOException io ? io : c instanceof java.io.UncheckedIOException u ? u.getCause()
+                        : new IOException(location + ": " + c, c);
             }
-            e.pins++;
-            return e.path;
+            synchronized (this) {
+                waitNanos += System.nanoTime() - t0;
+                if (pinHere(k)) {
+                    touch(target);
+                    return target;
+                }
+            }
+            if (System.nanoTime() - t0 > WAIT_FOR_ROOM_NANOS) {
+                throw new IOException(location + ": downloaded, then evicted before use, again and again (the cache of "
+                        + maxBytes + " bytes is too small for what its processes read at once)");
+            }
+            // another process evicted it between the download and the pin: fetch it again
         }
     }
 
     public synchronized void release(String location) {
-        Entry e = entries.get(key(location));
-        if (e != null && e.pins > 0) {
-            e.pins--;
+        String k = key(location);
+        Integer n = pins.get(k);
+        if (n != null) {
+            if (n == 1) {
+                pins.remove(k);
+            } else {
+                pins.put(k, n - 1);
+            }
+            Pins.unpin(dir.resolve(k + ".pin"));
         }
     }
 
@@ -168,90 +208,285 @@ public final class ShardCache implements AutoCloseable {
         return new Stats(hits, misses, bytesDownloaded, evictions, waitNanos, used);
     }
 
-    /** File locks are per process: threads of one process (two caches on one folder) meet here first. */
-    private static final java.util.concurrent.ConcurrentHashMap<Path, Object> PROCESS_LOCKS = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Pins shard {@code k} if it is present; false if it is not (caller holds this). */
+    private boolean pinHere(String k) throws IOException {
+        if (!Pins.pin(dir.resolve(k + ".pin"), dir.resolve(k))) {
+            return false;
+        }
+        pins.merge(k, 1, Integer::sum);
+        return true;
+    }
+
+    /** Marks a shard as just used, for the least-recently-used order every process sees. */
+    private static void touch(Path shard) {
+        try {
+            Files.setLastModifiedTime(shard, java.nio.file.attribute.FileTime.from(java.time.Instant.now()));
+        } catch (IOException e) {
+            // only the tie-break order suffers
+        }
+    }
 
     private Path download(String location, String k) {
-        Path lockPath = dir.resolve(k + ".lock").toAbsolutePath().normalize();
-        synchronized (PROCESS_LOCKS.computeIfAbsent(lockPath, x -> new Object())) {
-            return downloadLocked(location, k, lockPath);
-        }
-    }
-
-    private Path downloadLocked(String location, String k, Path lockPath) {
-        Path target = dir.resolve(k);
+        Path lockPath = dir.resolve(k + ".lock");
+        ReentrantLock local = Locks.of(lockPath);
+        local.lock();
         try (FileChannel lockFile = FileChannel.open(lockPath, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
              FileLock lock = lockFile.lock()) {
-            long size;
-            boolean downloaded = false;
+            Path target = dir.resolve(k);
             if (Files.exists(target)) {
-                size = Files.size(target); // another process downloaded it while we waited for the lock
-            } else {
-                Path tmp = Files.createTempFile(dir, "." + k, ".partial");
-                try {
-                    size = Storage.copy(location, tmp, n -> { });
-                    makeRoom(size, k); // reserves the bytes, so parallel downloads cannot overfill the cache
-                    try {
-                        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-                    } catch (IOException | RuntimeException e) {
-                        synchronized (this) {
-                            used -= size;
-                        }
-                        throw e;
-                    }
-                    downloaded = true;
-                } finally {
-                    Files.deleteIfExists(tmp);
-                }
+                return target; // another process downloaded it while we waited for the lock
             }
-            synchronized (this) {
-                if (!entries.containsKey(k)) {
-                    entries.put(k, new Entry(target, size));
-                    if (!downloaded) {
-                        used += size;
+            removePartials(k); // left by a process that died: we hold the shard's lock
+            Path tmp = Files.createTempFile(dir, "." + k + ".", ".partial");
+            Path reserve = dir.resolve(k + ".reserve");
+            long[] reserved = {-1};
+            try {
+                long size = Storage.copy(location, tmp, n -> { }, announced -> {
+                    if (announced >= 0 && reserved[0] != announced) {
+                        reserve(k, announced, reserve);
+                        reserved[0] = announced;
                     }
-                } else if (downloaded) {
-                    used -= size;
+                });
+                if (reserved[0] != size) {
+                    reserve(k, size, reserve); // the source announced no size: reserved once it is known
                 }
-                if (downloaded) {
+                ledger(() -> {
+                    Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                    Files.deleteIfExists(reserve);
+                    return null;
+                });
+                synchronized (this) {
                     bytesDownloaded += size;
                 }
-                inFlight.remove(k);
+                return target;
+            } finally {
+                Files.deleteIfExists(tmp);
+                if (Files.deleteIfExists(reserve)) {
+                    ledger(() -> scan(null)); // refresh the stats after giving the reservation back
+                }
             }
-            return target;
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
+        } finally {
+            local.unlock();
         }
     }
 
-    /** Evicts unpinned shards, furthest next use first, until {@code size} more bytes fit, and reserves them. */
-    private synchronized void makeRoom(long size, String incoming) throws IOException {
+    /**
+     * Makes room for {@code size} bytes of shard {@code k} and records the reservation, under the
+     * ledger lock; waits for other processes' pins to go when every shard is in use.
+     */
+    private void reserve(String k, long size, Path reserve) throws IOException {
         if (size > maxBytes) {
             throw new IOException("a shard of " + size + " bytes does not fit a cache of " + maxBytes + " bytes");
         }
-        while (used + size > maxBytes) {
-            Map.Entry<String, Entry> victim = null;
-            int victimUse = -1;
-            for (Map.Entry<String, Entry> e : entries.entrySet()) {
-                if (e.getValue().pins > 0 || e.getKey().equals(incoming)) {
-                    continue;
+        long deadline = System.nanoTime() + WAIT_FOR_ROOM_NANOS;
+        while (true) {
+            boolean done = ledger(() -> {
+                Scan sc = scan(k);
+                long inUse = sc.used;
+                List<Scan.Shard> order = new ArrayList<>(sc.shards);
+                // furthest next use first (never again: first of all), then least recently used
+                order.sort(java.util.Comparator.comparingInt((Scan.Shard x) -> nextUse(x.key)).reversed()
+                        .thenComparingLong(x -> x.modified));
+                for (int i = 0; inUse + size > maxBytes && i < order.size(); i++) {
+                    Scan.Shard victim = order.get(i);
+                    if (!victim.key.equals(k) && Pins.evict(dir.resolve(victim.key + ".pin"), dir.resolve(victim.key))) {
+                        inUse -= victim.size;
+                        synchronized (this) {
+                            evictions++;
+                        }
+                    }
                 }
-                int use = nextUse(e.getKey()); // not needed again: first to go
-                if (use > victimUse) { // ties: the least recently used, which the access order lists first
-                    victimUse = use;
-                    victim = e;
+                if (inUse + size > maxBytes) {
+                    return false;
                 }
+                Files.writeString(reserve, Long.toString(size), StandardCharsets.US_ASCII);
+                synchronized (this) {
+                    used = inUse + size;
+                }
+                return true;
+            });
+            if (done) {
+                return;
             }
-            if (victim == null) {
-                throw new IOException("the cache of " + maxBytes + " bytes is full of shards in use; a shard of " + size
-                        + " bytes does not fit");
+            if (System.nanoTime() > deadline) {
+                throw new IOException("the cache of " + maxBytes + " bytes in " + dir + " is full of shards in use; a shard of "
+                        + size + " bytes does not fit");
             }
-            Files.deleteIfExists(victim.getValue().path);
-            used -= victim.getValue().size;
-            entries.remove(victim.getKey());
-            evictions++;
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
         }
-        used += size;
+    }
+
+    /** What the directory holds: complete shards, and the bytes of live reservations. */
+    private record Scan(List<Shard> shards, long used) {
+        record Shard(String key, long size, long modified) {
+        }
+    }
+
+    /**
+     * Reads the ledger (caller holds the ledger lock): shards and live reservations other than
+     * {@code except}'s; reservations and partial files of dead downloads are removed.
+     */
+    private Scan scan(String except) throws IOException {
+        List<Scan.Shard> shards = new ArrayList<>();
+        long used = 0;
+        List<Path> files;
+        try (var list = Files.list(dir)) {
+            files = list.toList();
+        }
+        for (Path p : files) {
+            String name = p.getFileName().toString();
+            try {
+                if (name.endsWith(".shard") && !name.startsWith(".")) {
+                    var attrs = Files.readAttributes(p, java.nio.file.attribute.BasicFileAttributes.class);
+                    shards.add(new Scan.Shard(name, attrs.size(), attrs.lastModifiedTime().to(TimeUnit.MICROSECONDS)));
+                    used += attrs.size();
+                } else if (name.endsWith(".reserve")) {
+                    String k = name.substring(0, name.length() - ".reserve".length());
+                    if (k.equals(except)) {
+                        continue;
+                    }
+                    if (downloading(k)) {
+                        used += Long.parseLong(Files.readString(p, StandardCharsets.US_ASCII).trim());
+                    } else {
+                        Files.deleteIfExists(p);
+                        removePartials(k);
+                    }
+                }
+            } catch (java.nio.file.NoSuchFileException | NumberFormatException e) {
+                // gone meanwhile, or a reservation being written: its writer holds the ledger, so not this one
+            }
+        }
+        synchronized (this) {
+            this.used = used;
+        }
+        return new Scan(shards, used);
+    }
+
+    /** Whether some thread or process is downloading shard {@code k} now (holds its lock). */
+    private boolean downloading(String k) throws IOException {
+        Path lockPath = dir.resolve(k + ".lock");
+        ReentrantLock local = Locks.of(lockPath);
+        if (!local.tryLock()) {
+            return true; // a thread of this process
+        }
+        try (FileChannel ch = FileChannel.open(lockPath, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+            FileLock l = ch.tryLock();
+            if (l == null) {
+                return true; // another process
+            }
+            l.release();
+            return false;
+        } finally {
+            local.unlock();
+        }
+    }
+
+    private void removePartials(String k) throws IOException {
+        try (var list = Files.list(dir)) {
+            for (Path p : list.filter(p -> {
+                String n = p.getFileName().toString();
+                return n.startsWith("." + k + ".") && n.endsWith(".partial");
+            }).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    private interface LedgerWork<T> {
+        T run() throws IOException;
+    }
+
+    /**
+     * Runs {@code work} holding the ledger lock: this process's threads, then other processes.
+     * Never nested: a second channel on the file would drop the lock when closed.
+     */
+    private <T> T ledger(LedgerWork<T> work) throws IOException {
+        Path lockPath = dir.resolve(LEDGER);
+        ReentrantLock local = Locks.of(lockPath);
+        local.lock();
+        try (FileChannel ch = FileChannel.open(lockPath, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+             FileLock lock = ch.lock()) {
+            return work.run();
+        } finally {
+            local.unlock();
+        }
+    }
+
+    /** One lock per lock file in this process: file locks are per process, so threads meet here first. */
+    private static final class Locks {
+        private static final ConcurrentHashMap<Path, ReentrantLock> LOCKS = new ConcurrentHashMap<>();
+
+        static ReentrantLock of(Path p) {
+            return LOCKS.computeIfAbsent(p, x -> new ReentrantLock());
+        }
+    }
+
+    /**
+     * This process's pins: one channel and one shared lock per pin file, counted, so that no
+     * second descriptor of a pinned file is ever closed (that would drop the lock).
+     */
+    private static final class Pins {
+        private record Pin(FileChannel channel, FileLock lock, int[] count) {
+        }
+
+        private static final Map<Path, Pin> TABLE = new HashMap<>();
+
+        /** Pins {@code shard} through {@code pinFile} if the shard exists. */
+        static synchronized boolean pin(Path pinFile, Path shard) throws IOException {
+            Pin p = TABLE.get(pinFile);
+            if (p != null) {
+                p.count[0]++;
+                return true;
+            }
+            if (!Files.exists(shard)) {
+                return false; // not cached: no pin file for it (checked again once the lock is granted)
+            }
+            FileChannel ch = FileChannel.open(pinFile, StandardOpenOption.CREATE, StandardOpenOption.READ,
+                    StandardOpenOption.WRITE);
+            try {
+                FileLock lock = ch.lock(0, 1, true); // waits only while another process deletes the shard
+                if (!Files.exists(shard)) {
+                    ch.close();
+                    return false;
+                }
+                TABLE.put(pinFile, new Pin(ch, lock, new int[] {1}));
+                return true;
+            } catch (IOException | RuntimeException e) {
+                ch.close();
+                throw e;
+            }
+        }
+
+        static synchronized void unpin(Path pinFile) {
+            Pin p = TABLE.get(pinFile);
+            if (p != null && --p.count[0] == 0) {
+                TABLE.remove(pinFile);
+                try {
+                    p.channel.close(); // releases the lock
+                } catch (IOException e) {
+                    // the lock goes with the descriptor
+                }
+            }
+        }
+
+        /** Deletes {@code shard} unless some thread or process pins it; true if deleted. */
+        static synchronized boolean evict(Path pinFile, Path shard) throws IOException {
+            if (TABLE.containsKey(pinFile)) {
+                return false;
+            }
+            try (FileChannel ch = FileChannel.open(pinFile, StandardOpenOption.CREATE, StandardOpenOption.READ,
+                    StandardOpenOption.WRITE)) {
+                FileLock lock = ch.tryLock(0, 1, false);
+                if (lock == null) {
+                    return false;
+                }
+                Files.deleteIfExists(shard);
+                lock.release();
+                return true;
+            }
+        }
     }
 
     /** The cache's file name for a location: a hash, then the original name. */
@@ -266,12 +501,22 @@ public final class ShardCache implements AutoCloseable {
     }
 
     /** Shards cached now (for tests and stats). */
-    synchronized List<String> cached() {
-        return new ArrayList<>(entries.keySet());
+    synchronized List<String> cached() throws IOException {
+        try (var list = Files.list(dir)) {
+            return list.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".shard") && !n.startsWith("."))
+                    .sorted().toList();
+        }
     }
 
+    /** Stops the downloads and gives back the pins this cache still holds. Idempotent. */
     @Override
-    public void close() {
+    public synchronized void close() {
         downloads.shutdownNow();
+        pins.forEach((k, n) -> {
+            for (int i = 0; i < n; i++) {
+                Pins.unpin(dir.resolve(k + ".pin"));
+            }
+        });
+        pins.clear();
     }
 }

@@ -106,12 +106,24 @@ public final class Storage {
      * if that fails too, the target is deleted and the mismatch thrown.
      */
     static long copy(String location, Path target, java.util.function.LongConsumer progress) throws IOException {
+        return copy(location, target, progress, n -> { });
+    }
+
+    /** Told the object's size once the source has announced it, before any byte is written. */
+    interface SizeKnown {
+        /** {@code bytes}: the announced length, or -1 when the source announced none. */
+        void accept(long bytes) throws IOException;
+    }
+
+    /** {@link #copy}, telling {@code sizeKnown} the object's size before the first byte is written. */
+    static long copy(String location, Path target, java.util.function.LongConsumer progress, SizeKnown sizeKnown)
+            throws IOException {
         try {
-            return copyOnce(location, target, progress);
+            return copyOnce(location, target, progress, sizeKnown);
         } catch (RetryingSource.DigestMismatch first) {
             try {
                 // the first copy reported every byte before its end showed the mismatch
-                return copyOnce(location, target, n -> { });
+                return copyOnce(location, target, n -> { }, sizeKnown);
             } catch (RetryingSource.DigestMismatch again) {
                 Files.deleteIfExists(target);
                 again.addSuppressed(first);
@@ -120,14 +132,24 @@ public final class Storage {
         }
     }
 
-    private static long copyOnce(String location, Path target, java.util.function.LongConsumer progress) throws IOException {
+    private static long copyOnce(String location, Path target, java.util.function.LongConsumer progress,
+                                 SizeKnown sizeKnown) throws IOException {
         long n = 0;
         byte[] buf = new byte[1 << 16];
+        boolean told = false;
         try (InputStream in = open(location); java.io.OutputStream out = Files.newOutputStream(target)) {
             for (int r; (r = in.read(buf)) > 0; ) {
+                if (!told) {
+                    // the first response has told the length (remote), or the file has one (local)
+                    told = true;
+                    sizeKnown.accept(in instanceof RetryingSource s ? s.length() : Files.size(localPath(location)));
+                }
                 out.write(buf, 0, r);
                 n += r;
                 progress.accept(r);
+            }
+            if (!told) {
+                sizeKnown.accept(0);
             }
             long announced = in instanceof RetryingSource s ? s.length() : -1;
             if (announced >= 0 && announced != n) {

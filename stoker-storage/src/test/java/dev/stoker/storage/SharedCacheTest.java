@@ -1,0 +1,187 @@
+package dev.stoker.storage;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Several processes (real JVMs) on one cache directory keep one byte budget (NOTE [Shared budget]). */
+@Timeout(180)
+class SharedCacheTest {
+    @TempDir
+    Path tmp;
+
+    /**
+     * A cache client in its own process. Arguments: cache directory, byte limit, hold milliseconds,
+     * then URLs. Each URL is acquired, held, hashed at the end of the hold (so that a file deleted
+     * under it would show), and released; prints {@code pinned URL} when the first is pinned and
+     * {@code URL SHA256} per URL.
+     */
+    public static void main(String[] args) throws Exception {
+        Path dir = Path.of(args[0]);
+        long limit = Long.parseLong(args[1]);
+        long hold = Long.parseLong(args[2]);
+        try (ShardCache cache = new ShardCache(dir, limit, 2)) {
+            for (int i = 3; i < args.length; i++) {
+                Path p = cache.acquire(args[i]);
+                System.out.println("pinned " + args[i]);
+                System.out.flush();
+                Thread.sleep(hold);
+                System.out.println(args[i] + " " + sha256(p));
+                System.out.flush();
+                cache.release(args[i]);
+            }
+        }
+    }
+
+    static String sha256(Path p) throws Exception {
+        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(p)));
+    }
+
+    private static Process client(Path cache, long limit, long holdMillis, List<String> urls) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
+                System.getProperty("java.class.path"), SharedCacheTest.class.getName(), cache.toString(),
+                Long.toString(limit), Long.toString(holdMillis)));
+        cmd.addAll(urls);
+        return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    }
+
+    /** Bytes of shards and partial downloads in the directory now. */
+    private static long onDisk(Path dir) {
+        long n = 0;
+        try (var list = Files.list(dir)) {
+            for (Path p : list.toList()) {
+                String name = p.getFileName().toString();
+                if (name.endsWith(".shard") || name.endsWith(".partial")) {
+                    try {
+                        n += Files.size(p);
+                    } catch (IOException gone) {
+                        // deleted or renamed meanwhile
+                    }
+                }
+            }
+        } catch (IOException e) {
+            // the directory is being created
+        }
+        return n;
+    }
+
+    @Test
+    void processesSharingACacheStayWithinOneBudgetAndReadWholeShards() throws Exception {
+        Path root = Files.createDirectories(tmp.resolve("served"));
+        StorageTest.shards(root, 8, 60); // about 130 KB each
+        long shardSize = Files.size(root.resolve("s0.tar"));
+        long limit = 3 * shardSize + shardSize / 2;
+        Path cache = tmp.resolve("cache");
+        Map<String, String> expected = new ConcurrentHashMap<>();
+        try (TestServer s = new TestServer(root)) {
+            List<String> a = new ArrayList<>();
+            List<String> b = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                a.add(s.url("s" + i + ".tar"));
+                b.add(s.url("s" + (7 - i) + ".tar"));
+                expected.put(s.url("s" + i + ".tar"), sha256(root.resolve("s" + i + ".tar")));
+            }
+            AtomicLong most = new AtomicLong();
+            AtomicBoolean sampling = new AtomicBoolean(true);
+            Thread sampler = Thread.ofPlatform().start(() -> {
+                while (sampling.get()) {
+                    most.accumulateAndGet(onDisk(cache), Math::max);
+                    Thread.onSpinWait();
+                }
+            });
+            Process pa = client(cache, limit, 20, a);
+            Process pb = client(cache, limit, 20, b);
+            List<String> outA = lines(pa);
+            List<String> outB = lines(pb);
+            sampling.set(false);
+            sampler.join();
+            assertEquals(0, pa.waitFor(), String.join("\n", outA));
+            assertEquals(0, pb.waitFor(), String.join("\n", outB));
+            for (List<String> out : List.of(outA, outB)) {
+                List<String> digests = out.stream().filter(l -> !l.startsWith("pinned ")).toList();
+                assertEquals(8, digests.size(), String.join("\n", out));
+                for (String l : digests) {
+                    String[] f = l.split(" ");
+                    assertEquals(expected.get(f[0]), f[1], "whole, unchanged bytes of " + f[0]);
+                }
+            }
+            assertTrue(most.get() > 0, "the sampler saw the cache fill");
+            assertTrue(most.get() <= limit, "at most " + limit + " bytes on disk at any time, saw " + most.get());
+        }
+        try (var list = Files.list(cache)) {
+            assertFalse(list.anyMatch(p -> p.toString().endsWith(".reserve") || p.toString().endsWith(".partial")),
+                    "no reservation or partial file is left behind");
+        }
+    }
+
+    @Test
+    void aShardPinnedByAnotherProcessIsNotEvictedUnderIt() throws Exception {
+        Path root = Files.createDirectories(tmp.resolve("served"));
+        StorageTest.shards(root, 2, 60);
+        long shardSize = Files.size(root.resolve("s0.tar"));
+        Path dir = tmp.resolve("cache");
+        try (TestServer s = new TestServer(root)) {
+            String held = s.url("s0.tar");
+            Process p = client(dir, shardSize + shardSize / 2, 1500, List.of(held));
+            BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+            assertEquals("pinned " + held, r.readLine());
+            long t0 = System.nanoTime();
+            try (ShardCache cache = new ShardCache(dir, shardSize + shardSize / 2, 1)) {
+                Path got = cache.acquire(s.url("s1.tar")); // room only once the other process lets s0 go
+                long waited = (System.nanoTime() - t0) / 1_000_000;
+                assertEquals(sha256(root.resolve("s1.tar")), sha256(got));
+                assertTrue(waited >= 800, "waited " + waited + " ms for the pin to go");
+                cache.release(s.url("s1.tar"));
+                assertEquals(1, cache.stats().evictions());
+            }
+            String line = r.readLine();
+            assertEquals(held + " " + sha256(root.resolve("s0.tar")), line, "the holder read its whole shard");
+            assertEquals(0, p.waitFor());
+        }
+    }
+
+    @Test
+    void aReservationLeftByADeadProcessIsReclaimed() throws Exception {
+        Path root = Files.createDirectories(tmp.resolve("served"));
+        StorageTest.shards(root, 1, 60);
+        long shardSize = Files.size(root.resolve("s0.tar"));
+        Path dir = Files.createDirectories(tmp.resolve("cache"));
+        try (TestServer s = new TestServer(root)) {
+            String k = ShardCache.key(s.url("s9.tar"));
+            Files.writeString(dir.resolve(k + ".reserve"), Long.toString(10 * shardSize));
+            Files.write(dir.resolve("." + k + ".123.partial"), new byte[1000]);
+            try (ShardCache cache = new ShardCache(dir, 2 * shardSize, 1)) {
+                Path got = cache.acquire(s.url("s0.tar"));
+                assertEquals(shardSize, Files.size(got));
+                assertTrue(cache.stats().usedBytes() <= 2 * shardSize);
+                cache.release(s.url("s0.tar"));
+            }
+            assertFalse(Files.exists(dir.resolve(k + ".reserve")));
+            assertFalse(Files.exists(dir.resolve("." + k + ".123.partial")));
+        }
+    }
+
+    private static List<String> lines(Process p) throws IOException {
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            return r.lines().toList();
+        }
+    }
+}
