@@ -2,7 +2,9 @@
 # Autotuned workers and prefetch (--workers auto --prefetch auto, the CLI's default) against the
 # best point of a manual sweep (workers 0..4 x prefetch 2, 8), on W1-W3 and on synthetic mixes
 # of per-sample work and accelerator step. Target: auto within 10% of the best point's samples/s
-# and within 2 points of its consumer wait. Medians of REPEATS runs per configuration.
+# and within 2 points of its consumer wait. Every configuration runs in a JVM of its own, so
+# each pays the same start-up; medians of REPEATS runs per configuration. The raw results stay
+# in /tmp/stoker-autotune.jsonl.
 # W1-W3 need the shared data: /usr/bin/python3 ../shared/peers/gen_data.py /tmp/stoker-bench
 # Usage: bench/autotune.sh [REPEATS] [DATA_DIR] [WORKLOAD,...]
 set -euo pipefail
@@ -19,9 +21,9 @@ cp -r stoker-cli/target/stoker-cli.jar stoker-cli/target/lib "$out/"   # a fixed
 st() { "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -jar "$out/stoker-cli.jar" "$@"; }
 
 declare -A cmd=(
-  [W1]="tokens $data/tokens/train.bin --seq-len 1024 --batch 32 --epochs 4"
+  [W1]="tokens $data/tokens/train.bin --seq-len 1024 --batch 32 --epochs 20"
   [W2]="shards $data/images/images-{000000..000019}.tar --transform train224 --batch 64"
-  [W3]="folder $data/small-files --transform train224 --batch 64"
+  [W3]="folder $data/small-files --transform train224 --batch 64 --epochs 3"
   [S1]="synthetic --samples 64000 --batch 64 --work-us 100"
   [S2]="synthetic --samples 64000 --batch 64 --work-us 100 --step-ms 3.84"
   [S3]="synthetic --samples 32000 --batch 64 --work-us 20 --step-ms 4"
@@ -30,11 +32,15 @@ declare -A cmd=(
 for r in $(seq "$repeats"); do
   for w in ${only//,/ }; do
     # shellcheck disable=SC2086
-    st bench ${cmd[$w]} --workers 0,1,2,3,4 --prefetch 2,8 --json --no-digest | sed "s/^{/{\"workload\":\"$w\",/" >>"$out/runs.jsonl"
-    # shellcheck disable=SC2086
-    st bench ${cmd[$w]} --workers auto --prefetch auto --json --no-digest | sed "s/^{/{\"workload\":\"$w\",/" >>"$out/runs.jsonl"
+    st bench ${cmd[$w]} --workers 2 --prefetch 2 --json --no-digest >/dev/null   # warm-up: page cache, not counted
+    for c in "auto auto" "0 2" "1 2" "1 8" "2 2" "2 8" "3 2" "3 8" "4 2" "4 8"; do
+      set -- $c
+      # shellcheck disable=SC2086
+      st bench ${cmd[$w]} --workers "$1" --prefetch "$2" --json --no-digest | sed "s/^{/{\"workload\":\"$w\",/" >>"$out/runs.jsonl"
+    done
   done
 done
+cp "$out/runs.jsonl" /tmp/stoker-autotune.jsonl
 python3 - "$out/runs.jsonl" "$only" <<'PY'
 import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]

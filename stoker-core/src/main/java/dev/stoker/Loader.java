@@ -42,7 +42,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
      */
     public static final int AUTO = -1;
     private static final String THREAD_PREFIX = "stoker-worker-";
-    private static final int MAX_AUTO_PREFETCH = 256;
+    private static final int MAX_AUTO_PREFETCH = 64;
 
     /** The random-access source, or null for a streaming one. */
     final Source source;
@@ -179,7 +179,9 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             maxPrefetch = prefetch;
         } else if (autoPrefetch) {
             long perBatch = Math.max(1, first.reservedBytes());
-            maxPrefetch = (int) Math.clamp(b.memoryBudget / perBatch - 1, 1, MAX_AUTO_PREFETCH);
+            // within the memory budget, and at most four batches per worker thread: deeper windows
+            // cost cache footprint and measured no gain here (BENCHMARKS.md, autotuning)
+            maxPrefetch = (int) Math.clamp(Math.min(b.memoryBudget / perBatch - 1, 4L * workers), 1, MAX_AUTO_PREFETCH);
             this.prefetch = Math.min(maxPrefetch, 2 * firstWorkers);
         } else {
             this.prefetch = fixedPrefetch;
@@ -486,8 +488,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         /**
          * Batches prepared ahead of the consumer (default {@code 2 × workers}; ignored with 0
          * workers); {@link #AUTO}: chosen while running, within the budget's bytes of batch
-         * buffers (a streaming dataset's window of shards is not resized: AUTO is
-         * {@code 2 × workers} there).
+         * buffers and at most four batches per worker thread (a streaming dataset's window of
+         * shards is not resized: AUTO is {@code 2 × workers} there).
          */
         public Builder prefetch(int prefetch) {
             if ((prefetch < 1 || prefetch > 4096) && prefetch != AUTO) {

@@ -57,6 +57,13 @@ final class Run extends Pass {
 
     private final AtomicLong claim = new AtomicLong();
     private final AtomicLongArray ready;
+    /**
+     * Ordered hand-off: position {@code s} is ready in buffer {@code slotOf[s % length] - 1}. At
+     * most {@code window} positions past {@code taken} are in flight and the window is smaller
+     * than the number of buffers, so no two of them share an entry; the consumer finds its batch
+     * in one read, however deep the window (a tuned one can be hundreds).
+     */
+    private final java.util.concurrent.atomic.AtomicIntegerArray slotOf;
     private final Throwable[] errors;
     private final Worker[] workers;
     private volatile long taken;
@@ -102,6 +109,7 @@ final class Run extends Pass {
             ready.set(i, -1);
         }
         this.errors = new Throwable[buffers.length];
+        this.slotOf = new java.util.concurrent.atomic.AtomicIntegerArray(buffers.length);
         this.workers = new Worker[loader.workers];
         for (int i = 0; i < workers.length; i++) {
             workers[i] = new Worker(i);
@@ -210,6 +218,7 @@ final class Run extends Pass {
                     t0, t1, 0, 0, 0);
         }
         ready.set(buf, -1);
+        slotOf.set((int) (taken % buffers.length), 0);
         Batch batch = buffers[buf];
         taken = taken + 1;
         PassWorker.wakeParked(workers);
@@ -327,16 +336,12 @@ final class Run extends Pass {
     private int findReady() {
         if (loader.ordered) {
             long s = taken;
-            for (int i = 0; i < buffers.length; i++) {
-                if (ready.get(i) == s) {
-                    return i;
-                }
-            }
-            return -1;
+            int b = slotOf.get((int) (s % buffers.length)) - 1;
+            return b >= 0 && ready.get(b) == s ? b : -1;
         }
         int best = -1;
         long bestSeq = Long.MAX_VALUE;
-        for (int i = 0; i < buffers.length; i++) {
+        for (int i = 0, n = free.size(); i < n; i++) {
             long s = ready.get(i);
             if (s >= 0 && s < bestSeq) {
                 bestSeq = s;
@@ -516,6 +521,7 @@ final class Run extends Pass {
                     return;
                 }
                 ready.set(buf, s);
+                slotOf.set((int) (s % buffers.length), buf + 1);
                 if (consumerParked) {
                     LockSupport.unpark(consumer);
                 }
