@@ -19,8 +19,9 @@ import java.util.concurrent.TimeUnit;
  * workers needed are {@code ceil(1.1 P / C)} (all of the budget when {@code C} is nearly 0), but
  * a jump goes no further than the machine's cores: past them, workers are added one at a time.
  * A model can be wrong (workers share cores with each other and with the consumer), so every
- * change is a trial: after one interval to settle, the next is compared with the interval before
- * the change. A raise that does not buy {@link #GAIN} more rate is undone and not tried again for
+ * change is a trial: after one interval to settle, the mean rate of the next
+ * {@link #JUDGED_INTERVALS} is compared with that of the two intervals before the change (single
+ * intervals are too noisy to judge a few percent by). A raise that does not buy {@link #GAIN} more rate is undone and not tried again for
  * a back-off that doubles each time; a lowering that costs rate is undone the same way.
  * <ul>
  *   <li>The consumer waits (more than {@link #WAIT_HIGH} of its time) while workers sit blocked
@@ -44,6 +45,8 @@ final class Tuner {
     static final double WAIT_HIGH = 0.03;
     static final double WAIT_LOW = 0.01;
     static final double GAIN = 1.03;
+    /** Intervals a change is measured over before it is judged (after one to settle). */
+    static final int JUDGED_INTERVALS = 2;
     private static final int FIRST_BACKOFF = 4;
     private static final int LONGEST_BACKOFF = 128;
     private static final int MAX_HISTORY = 64;
@@ -65,7 +68,12 @@ final class Tuner {
     private long blocked0;
     private boolean settling;
     private double lastRate;
+    /** The rate of the interval before the last, for a steadier base to judge a change against. */
+    private double previousRate = -1;
     private boolean decided;
+    /** Intervals measured for the trial so far, and their rates summed. */
+    private int judged;
+    private double judgedSum;
 
     // the change on trial, if any
     private Kind trial;
@@ -158,6 +166,8 @@ final class Tuner {
      */
     boolean decide(long now, double rate, double wait, double busyCores, double blocked, double workerPerBatch,
                    double consumerPerBatch) {
+        double before = lastRate;
+        previousRate = decided ? before : -1;
         lastRate = rate;
         decided = true;
         if (settling) {
@@ -165,7 +175,11 @@ final class Tuner {
             return false;
         }
         if (trial != null) {
-            return judge(now, rate, wait);
+            judgedSum += rate;
+            if (++judged < JUDGED_INTERVALS) {
+                return false;
+            }
+            return judge(now, judgedSum / judged, wait);
         }
         for (int i = 0; i < blockedFor.length; i++) {
             blockedFor[i] = Math.max(0, blockedFor[i] - 1);
@@ -238,7 +252,9 @@ final class Tuner {
         trial = kind;
         trialFromWorkers = workers;
         trialFromPrefetch = prefetch;
-        trialBaseRate = rate;
+        trialBaseRate = previousRate > 0 ? (rate + previousRate) / 2 : rate;
+        judged = 0;
+        judgedSum = 0;
         settling = true;
         apply(now, w, p, why);
         return true;

@@ -37,6 +37,7 @@ class AutotuneTest {
         assertTrue(t.decide(0, 100, 0.9, 1.0, 0, 6 * MS, 0));
         assertEquals(2, t.workers());
         t.decide(0, 200, 0.9, 2.0, 0, 6 * MS, 0);
+        t.decide(0, 200, 0.9, 2.0, 0, 6 * MS, 0);
         t.decide(0, 200, 0.9, 2.0, 0, 6 * MS, 0); // kept: twice the rate
         assertTrue(t.decide(0, 200, 0.9, 2.0, 0, 6 * MS, 0));
         assertEquals(3, t.workers(), "past the cores, one at a time");
@@ -55,6 +56,7 @@ class AutotuneTest {
         t.decide(0, 100, 0.5, 1.0, 0, 6 * MS, 3 * MS);
         assertEquals(3, t.workers());
         assertFalse(t.decide(0, 101, 0.5, 2.0, 0, 6 * MS, 3 * MS), "the first interval after a change settles");
+        assertFalse(t.decide(0, 101, 0.5, 2.0, 0, 6 * MS, 3 * MS), "judged over two intervals");
         assertTrue(t.decide(0, 101, 0.5, 2.0, 0, 6 * MS, 3 * MS), "1% more is not worth two workers");
         assertEquals(1, t.workers());
         assertEquals(2, t.prefetch());
@@ -73,6 +75,7 @@ class AutotuneTest {
     void aRaiseThatPaysIsKept() {
         Tuner t = tuner();
         t.decide(0, 100, 0.5, 1.0, 0, 6 * MS, 3 * MS);
+        t.decide(0, 150, 0.2, 2.0, 0, 6 * MS, 3 * MS);
         t.decide(0, 150, 0.2, 2.0, 0, 6 * MS, 3 * MS);
         assertFalse(t.decide(0, 150, 0.2, 2.0, 0, 6 * MS, 3 * MS));
         assertEquals(3, t.workers());
@@ -98,6 +101,7 @@ class AutotuneTest {
         assertTrue(t.decide(0, 100, 0.001, 0.5, 0, 5 * MS, 10 * MS), "three calm intervals, 0.5 cores busy of 3");
         assertEquals(2, t.workers());
         t.decide(0, 80, 0.2, 0.5, 0, 5 * MS, 10 * MS); // settles
+        assertFalse(t.decide(0, 80, 0.2, 0.5, 0, 5 * MS, 10 * MS));
         assertTrue(t.decide(0, 80, 0.2, 0.5, 0, 5 * MS, 10 * MS), "the rate fell: undone");
         assertEquals(3, t.workers());
     }
@@ -109,6 +113,7 @@ class AutotuneTest {
             t.decide(0, 100, 0, 0.3, 0, 1 * MS, 10 * MS);
         }
         assertEquals(1, t.workers());
+        t.decide(0, 100, 0, 0.3, 0, 1 * MS, 10 * MS);
         t.decide(0, 100, 0, 0.3, 0, 1 * MS, 10 * MS);
         assertFalse(t.decide(0, 100, 0, 0.3, 0, 1 * MS, 10 * MS));
         assertEquals(1, t.workers());
