@@ -51,12 +51,12 @@ final class Tuner {
     private static final int LONGEST_BACKOFF = 128;
     private static final int MAX_HISTORY = 64;
 
-    final int maxWorkers;
+    private final int maxWorkers;
     /** The machine's cores: how far one jump of the model may go. */
     private final int cores;
-    final int maxPrefetch;
-    final boolean tunesWorkers;
-    final boolean tunesPrefetch;
+    private final int maxPrefetch;
+    private final boolean tunesWorkers;
+    private final boolean tunesPrefetch;
     private volatile int workers;
     private volatile int prefetch;
 
@@ -222,11 +222,6 @@ final class Tuner {
             calm = 0;
         }
         return false;
-    }
-
-    /** The rate of the last interval, in batches per second. */
-    double lastRate() {
-        return lastRate;
     }
 
     private boolean judge(long now, double rate, double wait) {
