@@ -18,7 +18,7 @@ cd "$root"
 ./stoker --version >/dev/null
 . bin/jdk.sh
 cp -r stoker-cli/target/stoker-cli.jar stoker-cli/target/lib "$out/"   # a fixed build: edits made meanwhile do not rebuild it
-st() { "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -jar "$out/stoker-cli.jar" "$@"; }
+st() { "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED --add-modules=jdk.incubator.vector -jar "$out/stoker-cli.jar" "$@"; }
 
 declare -A cmd=(
   [W1]="tokens $data/tokens/train.bin --seq-len 1024 --batch 32 --epochs 20"

@@ -17,6 +17,8 @@ import java.nio.ByteOrder;
  * float32 one.
  */
 public final class Resampler {
+    /** Pixels of room past a row's end: more than two of the widest vectors' lanes. */
+    private static final int ROOM = 64;
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private int[] xStart = new int[0];
@@ -30,8 +32,18 @@ public final class Resampler {
     private float[] rows = new float[0];
     private byte[] line = new byte[0];
     private float[] lineF = new float[0];
-    private float[] acc = new float[0];
     private float[] plane = new float[0];
+    private int[] hIndex = new int[0];
+    private float[] hWeight = new float[0];
+    private final ResampleKernels kernels;
+
+    public Resampler() {
+        this(ResampleKernels.best());
+    }
+
+    Resampler(ResampleKernels kernels) {
+        this.kernels = kernels;
+    }
 
     /**
      * Writes crop {@code c} of {@code img}, resized to {@code size}² (and mirrored if the crop says
@@ -53,82 +65,35 @@ public final class Resampler {
         if (rows.length < 3 * rowsNeeded * size) {
             rows = new float[3 * rowsNeeded * size];
         }
-        if (line.length < 3 * W) {
-            line = new byte[3 * W];
-            lineF = new float[3 * W];
-        }
         MemorySegment px = img.pixels();
         // horizontal pass: the crop's rows, each resampled to `size` pixels (mirrored if flipped)
         // into three planes of rows; the row is widened to floats once, only over the columns the
-        // filters touch, and the common two-tap case (enlarging) has a loop of its own
+        // filters touch
         int x0 = xStart[0];
         int x1 = xStart[size - 1] + xCount[size - 1];
-        int from = 3 * x0;
-        int len = 3 * (x1 - x0);
+        int taps = rowTaps(size, c.flip());
+        kernels.prepare(hIndex, taps, size);
+        // room past a row's last pixel for zero taps and whole-vector reads
+        int stride = W + taps + ROOM;
+        if (line.length < 3 * (W + ROOM)) {
+            line = new byte[3 * (W + ROOM)];
+        }
+        if (lineF.length < 3 * stride) {
+            lineF = new float[3 * stride];
+        }
         int planeRows = rowsNeeded * size;
-        boolean flip = c.flip();
         for (int iy = y0; iy < y1; iy++) {
-            MemorySegment.copy(px, ValueLayout.JAVA_BYTE, 3L * iy * W + from, line, from, len);
-            for (int i = from; i < from + len; i++) {
-                lineF[i] = line[i] & 0xFF;
-            }
-            int base = (iy - y0) * size;
-            for (int ox = 0; ox < size; ox++) {
-                int p = 3 * xStart[ox];
-                int n = xCount[ox];
-                int wb = ox * xTaps;
-                int o = base + (flip ? size - 1 - ox : ox);
-                if (n == 2) {
-                    float w0 = xWeight[wb];
-                    float w1 = xWeight[wb + 1];
-                    rows[o] = w0 * lineF[p] + w1 * lineF[p + 3];
-                    rows[planeRows + o] = w0 * lineF[p + 1] + w1 * lineF[p + 4];
-                    rows[2 * planeRows + o] = w0 * lineF[p + 2] + w1 * lineF[p + 5];
-                    continue;
-                }
-                float r = 0;
-                float g = 0;
-                float b = 0;
-                for (int k = 0; k < n; k++) {
-                    float w = xWeight[wb + k];
-                    r += w * lineF[p];
-                    g += w * lineF[p + 1];
-                    b += w * lineF[p + 2];
-                    p += 3;
-                }
-                rows[o] = r;
-                rows[planeRows + o] = g;
-                rows[2 * planeRows + o] = b;
-            }
+            MemorySegment.copy(px, ValueLayout.JAVA_BYTE, 3L * (iy * W + x0), line, 3 * x0, 3 * (x1 - x0));
+            kernels.widen(line, x0, x1 - x0, lineF, stride);
+            kernels.filter(lineF, stride, hIndex, hWeight, taps, size, rows, (iy - y0) * size, planeRows);
         }
-        // vertical pass, plane by plane: each output row is a weighted sum of whole intermediate
-        // rows, rounded and clamped; contiguous loops, which the JIT vectorizes
-        if (acc.length < size) {
-            acc = new float[size];
-        }
+        // vertical pass, plane by plane: each output row a weighted sum of whole intermediate rows
         for (int ch = 0; ch < 3; ch++) {
             int src = ch * planeRows;
             int dst = ch * size * size;
             for (int oy = 0; oy < size; oy++) {
-                int n = yCount[oy];
-                int wb = oy * yTaps;
-                int base0 = src + (yStart[oy] - y0) * size;
-                float w0 = yWeight[wb];
-                for (int i = 0; i < size; i++) {
-                    acc[i] = w0 * rows[base0 + i] + 0.5f;
-                }
-                for (int k = 1; k < n; k++) {
-                    float w = yWeight[wb + k];
-                    int base = base0 + k * size;
-                    for (int i = 0; i < size; i++) {
-                        acc[i] += w * rows[base + i];
-                    }
-                }
-                int o = dst + oy * size;
-                for (int i = 0; i < size; i++) {
-                    // round half up and clamp, as PIL does; the weights sum to one, so only rounding can overshoot
-                    planes[o + i] = (byte) ((int) Math.min(255f, Math.max(0f, acc[i])) - 128);
-                }
+                kernels.column(rows, src + (yStart[oy] - y0) * size, yWeight, oy * yTaps, yCount[oy], size, planes,
+                        dst + oy * size);
             }
         }
     }
@@ -152,6 +117,31 @@ public final class Resampler {
             }
             MemorySegment.copy(f, 0, out, F32, offset + 4L * base, planeSize);
         }
+    }
+
+    /**
+     * The horizontal taps in {@link ResampleKernels}' layout, in output order (mirrored if flipped),
+     * every pixel padded with zero weights to the most taps any has; returns that number.
+     */
+    private int rowTaps(int size, boolean flip) {
+        int taps = 0;
+        for (int o = 0; o < size; o++) {
+            taps = Math.max(taps, xCount[o]);
+        }
+        if (hIndex.length < size) {
+            hIndex = new int[size];
+        }
+        if (hWeight.length < taps * size) {
+            hWeight = new float[taps * size];
+        }
+        for (int o = 0; o < size; o++) {
+            int ox = flip ? size - 1 - o : o;
+            hIndex[o] = xStart[ox];
+            for (int k = 0; k < taps; k++) {
+                hWeight[k * size + o] = k < xCount[ox] ? xWeight[ox * xTaps + k] : 0f;
+            }
+        }
+        return taps;
     }
 
     /** Filter taps for one axis: output pixel o covers [start, start + count) with normalized weights. */
