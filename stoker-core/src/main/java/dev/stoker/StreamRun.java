@@ -57,6 +57,8 @@ final class StreamRun extends Pass {
     private boolean failed;
     private long lastMark = -1;
     private long pendingWait;
+    /** Samples the consumer will take before it delivers (the rest of a batch or block): how long it can sleep. */
+    private int consumerNeed = 1;
     private final Item item = new Item();
 
     // NOTE [Two-tier shuffle]: with a shuffle window, the consumer takes the stream (already in
@@ -267,6 +269,7 @@ final class StreamRun extends Pass {
         long collate = 0;
         Item item = this.item;
         while (batch.rows < loader.batchSize) {
+            consumerNeed = loader.batchSize - batch.rows;
             try {
                 if (!nextSample(item, t0)) {
                     break;
@@ -369,7 +372,11 @@ final class StreamRun extends Pass {
         blockStartOffset = streamOffset;
         int n = 0;
         Item t = new Item();
-        while (n < shuffleWindow && take(t, t0)) {
+        while (n < shuffleWindow) {
+            consumerNeed = shuffleWindow - n;
+            if (!take(t, t0)) {
+                break;
+            }
             blockValues[n] = t.value;
             blockShard[n] = t.shard;
             blockOffset[n] = t.offset;
@@ -518,6 +525,15 @@ final class StreamRun extends Pass {
     // an earlier or later use of the ring. A worker with nothing to do parks as "idle" and is woken
     // by whatever could give it work: a new raw sample, the window moving, room in its ring.
 
+    // NOTE [Hand-off]: waking a parked thread costs microseconds of CPU on both sides, as much as
+    // reading a cheap sample, so the rings wake threads for runs of samples, not for each one.
+    // A consumer that finds its next sample missing parks until the samples it still needs for
+    // the batch (or shuffle block) are appended, at most half a ring (`wakeAt`); a shard's end and
+    // a finished transform (samples that cost far more than a wake-up) wake it at once. A reader
+    // resting on a full ring is woken when a quarter of it is free again (`wakeRoom`). Before
+    // parking, either side re-checks what it waits for after publishing that it parks, so no
+    // wake-up is lost; the condition it was woken for is re-checked, never assumed.
+
     /** One shard position's samples: read by one worker, transformed by any, taken by the consumer. */
     final class Ring {
         private final int capacity;
@@ -536,10 +552,16 @@ final class StreamRun extends Pass {
         /** The consumer drops the rest of this shard (SKIP_SHARD after a failed transform). */
         volatile boolean abandoned;
         private volatile boolean consumerParked;
+        /** While the consumer is parked: the sequence number whose append wakes it (NOTE [Hand-off]). */
+        private volatile long wakeAt = Long.MAX_VALUE;
         Throwable error;
+
+        /** Room (free slots) at which a reader waiting for room is woken: a run of appends per wake-up. */
+        private final int wakeRoom;
 
         Ring(int capacity) {
             this.capacity = capacity;
+            this.wakeRoom = Math.max(1, capacity / 4);
             values = new Object[capacity];
             errors = new Throwable[capacity];
             offsets = new long[capacity];
@@ -581,7 +603,7 @@ final class StreamRun extends Pass {
                 done.set(i, t + 1);
             }
             tail = t + 1;
-            if (source.transform == null && consumerParked) {
+            if (source.transform == null && consumerParked && t >= wakeAt) {
                 LockSupport.unpark(consumer);
             }
         }
@@ -636,7 +658,9 @@ final class StreamRun extends Pass {
                     values[i] = null;
                     errors[i] = null;
                     head = h + 1;
-                    run.wakeIdle(); // room in the ring
+                    if (tail - h - 1 == capacity - wakeRoom) {
+                        run.wakeIdle(); // room in the ring for a run of samples (NOTE [Hand-off])
+                    }
                     if (abandoned) {
                         item.error = null;
                         continue;
@@ -647,6 +671,9 @@ final class StreamRun extends Pass {
                     return false;
                 }
                 run.checkCurrent();
+                // sleep until the samples this batch still needs are in (at most half the ring),
+                // or the shard ends; a transformed sample wakes it as soon as it is done
+                wakeAt = head + Math.max(1, Math.min(run.consumerNeed, capacity / 2)) - 1;
                 consumerParked = true;
                 if (!(head < tail && done.get((int) (head % capacity)) == head + 1) && !(fetched && head == tail)) {
                     long now = System.nanoTime();
