@@ -23,6 +23,9 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
     private final int seqLen;
     private final boolean skipBad;
     private final List<Range> shards = new ArrayList<>();
+    // windows travel from a reader through the loader to the collator, which copies them into the
+    // batch and returns them here: the steady state allocates none (a full pool lets them go)
+    private final java.util.concurrent.ArrayBlockingQueue<long[]> windows = new java.util.concurrent.ArrayBlockingQueue<>(1024);
 
     private record Range(Path path, long start, long end) {
     }
@@ -115,7 +118,8 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
 
             @Override
             public long[] next() throws IOException {
-                long[] window = new long[seqLen];
+                long[] pooled = windows.poll();
+                long[] window = pooled != null ? pooled : new long[seqLen];
                 int filled = 0;
                 while (filled < seqLen) {
                     if (bytes) {
@@ -127,6 +131,7 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
                                 continue;
                             }
                             if (!docs.nextLine()) {
+                                windows.offer(window);
                                 return null; // the partial window at the end of the shard is dropped
                             }
                             pendingBytes = docs.bytes();
@@ -146,6 +151,7 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
                     if (pendingAt == pending.length) {
                         String doc = docs.next();
                         if (doc == null) {
+                            windows.offer(window);
                             return null; // the partial window at the end of the shard is dropped
                         }
                         pending = encode(doc, eot);
@@ -175,8 +181,11 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
         return out;
     }
 
-    /** Writes a window as field {@code tokens} (int64: one bulk copy; or int32) of a row. */
-    public static dev.stoker.Collator<long[]> collator(int seqLen, dev.stoker.DType out) {
+    /**
+     * Writes a window as field {@code tokens} (int64: one bulk copy; or int32) of a row, then
+     * hands the window back to this dataset's readers for reuse.
+     */
+    public dev.stoker.Collator<long[]> collator(dev.stoker.DType out) {
         dev.stoker.Schema schema = dev.stoker.Schema.of(dev.stoker.Field.tensor("tokens", out, seqLen));
         return new dev.stoker.Collator<>() {
             @Override
@@ -195,6 +204,7 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
                         col.set(TokenCopy.I32, at + 4L * i, (int) w[i]);
                     }
                 }
+                windows.offer(w);
             }
         };
     }

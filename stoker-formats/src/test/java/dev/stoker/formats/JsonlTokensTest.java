@@ -66,7 +66,7 @@ class JsonlTokensTest {
             int seq = 64;
             JsonlTokens t = new JsonlTokens(List.of(p), Tokenizer.named("bytes"), "text", seq, 1 << 20, false);
             assertEquals(1, t.shards());
-            try (Loader l = Loader.builder(t, JsonlTokens.collator(seq, DType.INT64)).batchSize(8).workers(2).build()) {
+            try (Loader l = Loader.builder(t, t.collator(DType.INT64)).batchSize(8).workers(2).build()) {
                 List<Long> want = stream(0, 500);
                 List<Long> got = delivered(l, seq);
                 assertEquals(want.size() / seq * seq, got.size(), "whole windows; the remainder is dropped");
@@ -81,10 +81,10 @@ class JsonlTokensTest {
         JsonlTokens t = new JsonlTokens(List.of(p), Tokenizer.named("bytes"), "text", 16, 4096, false);
         assertTrue(t.shards() > 10, "shards: " + t.shards());
         List<Long> ref;
-        try (Loader l = Loader.builder(t, JsonlTokens.collator(16, DType.INT64)).batchSize(4).build()) {
+        try (Loader l = Loader.builder(t, t.collator(DType.INT64)).batchSize(4).build()) {
             ref = delivered(l, 16);
         }
-        try (Loader l = Loader.builder(t, JsonlTokens.collator(16, DType.INT64)).batchSize(4).workers(2).prefetch(5).build()) {
+        try (Loader l = Loader.builder(t, t.collator(DType.INT64)).batchSize(4).workers(2).prefetch(5).build()) {
             assertEquals(ref, delivered(l, 16), "the same windows for any worker count");
         }
         long separators = ref.stream().filter(x -> x == 256).count();
@@ -101,7 +101,7 @@ class JsonlTokensTest {
         Files.writeString(p, b);
         long offset = b.indexOf("{\"text\": oops}");
         JsonlTokens t = new JsonlTokens(List.of(p), Tokenizer.named("bytes"), "text", 8, 512, false);
-        try (Loader l = Loader.builder(t, JsonlTokens.collator(8, DType.INT64)).batchSize(4).workers(2).build()) {
+        try (Loader l = Loader.builder(t, t.collator(DType.INT64)).batchSize(4).workers(2).build()) {
             LoaderException e = assertThrows(LoaderException.class, () -> delivered(l, 8));
             assertTrue(e.getMessage().contains("malformed JSON") && e.getMessage().contains("at byte " + offset), e.getMessage());
         }
