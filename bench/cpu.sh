@@ -23,7 +23,7 @@ compare_remote() {
     times >"$tmp/t"; m0=$(machine_cpu); k0=$(children_cpu "$tmp/t"); s0=$(pid_cpu $server)
     run "$1"; l=$(cat "$tmp/rate")
     rm -rf "$tmp/c"
-    a=$(pid_cpu $server); run "$2"; c=$(cat "$tmp/rate"); b=$(pid_cpu $server); cstats=$(cat "$tmp/err")
+    a=$(pid_cpu $server); run "$2"; c=$(cat "$tmp/rate"); b=$(pid_cpu $server); cstats=$(grep -v "incubator modules" "$tmp/err")
     run "$2"; w=$(cat "$tmp/rate"); z=$(pid_cpu $server)
     times >"$tmp/t"; m1=$(machine_cpu); k1=$(children_cpu "$tmp/t")
     other=$(( (m1 - m0) - (k1 - k0) - (z - s0) ))

@@ -63,6 +63,25 @@ class SharedCacheTest {
         return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
     }
 
+    /**
+     * {@link #onDisk}, holding the cache's ledger lock (as the clients' reservations, evictions
+     * and commits do), so the listing is one state of the ledger: without it, a shard listed just
+     * before its eviction and the partial download that replaced it, read a moment later, would
+     * both be counted though they were never on disk together. Partial files still grow meanwhile,
+     * within their reservations.
+     */
+    private static long onDiskUnderLedger(Path dir) {
+        if (!Files.isDirectory(dir)) {
+            return 0;
+        }
+        try (var ch = java.nio.channels.FileChannel.open(dir.resolve(".cache.lock"), java.nio.file.StandardOpenOption.CREATE,
+                java.nio.file.StandardOpenOption.WRITE); var lock = ch.lock()) {
+            return onDisk(dir);
+        } catch (IOException e) {
+            return 0; // the directory is being created
+        }
+    }
+
     /** Bytes of shards and partial downloads in the directory now. */
     private static long onDisk(Path dir) {
         long n = 0;
@@ -103,8 +122,8 @@ class SharedCacheTest {
             AtomicBoolean sampling = new AtomicBoolean(true);
             Thread sampler = Thread.ofPlatform().start(() -> {
                 while (sampling.get()) {
-                    most.accumulateAndGet(onDisk(cache), Math::max);
-                    Thread.onSpinWait();
+                    most.accumulateAndGet(onDiskUnderLedger(cache), Math::max);
+                    java.util.concurrent.locks.LockSupport.parkNanos(200_000);
                 }
             });
             Process pa = client(cache, limit, 20, a);
