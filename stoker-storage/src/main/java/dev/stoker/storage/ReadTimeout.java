@@ -13,9 +13,9 @@ import java.util.concurrent.TimeUnit;
  * server or network that stalls mid-body) closes the body and fails with a
  * {@link SocketTimeoutException}, which {@link RetryingSource} retries, resuming at the last byte
  * received. A body that trickles, however slowly, never times out as long as each read brings
- * something within the limit. S3 bodies need this: the SDK's timeouts end when the response
- * headers arrive (or bound the whole call), and a body that stalls after them would block its
- * reader for good. HTTP bodies use the socket's read timeout instead ({@link HttpSource}).
+ * something within the limit. S3 bodies (through the AWS SDK) are read through it, so that the
+ * limit is the same whatever the SDK's client does; HTTP bodies use the socket's read timeout
+ * instead ({@link HttpSource}).
  */
 final class ReadTimeout extends InputStream {
     // NOTE [Watchdog]: each read arms a timer on one shared scheduler thread and disarms it when
