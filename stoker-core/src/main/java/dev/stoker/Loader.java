@@ -67,6 +67,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     final long length;
     final int shardBuffer;
     final int shuffleWindow;
+    /** The shuffle window's byte budget (0: none). */
+    final long shuffleBytes;
     final Tracer tracer;
 
     /** The batch buffers; for a tuned prefetch depth, allocated as the window grows. */
@@ -107,7 +109,9 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         this.ordered = b.ordered;
         this.length = sampler.length(source != null ? source.size() : stream.shards());
         this.shardBuffer = b.shardBuffer > 0 ? b.shardBuffer : Math.max(64, 2 * b.batchSize);
-        this.shuffleWindow = b.shuffleWindow;
+        this.shuffleBytes = b.shuffleBytes;
+        // a budget in bytes alone: as many samples as fit
+        this.shuffleWindow = b.shuffleWindow == 0 && b.shuffleBytes > 0 ? Integer.MAX_VALUE : b.shuffleWindow;
         this.tracer = b.tracer;
         if (shuffleWindow > 0 && stream == null) {
             throw new IllegalArgumentException("shuffleWindow is for streaming datasets; a random-access dataset "
@@ -440,6 +444,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         private LoaderState resume;
         private int shardBuffer;
         private int shuffleWindow;
+        private long shuffleBytes;
         private Tracer tracer;
         private int cores = Runtime.getRuntime().availableProcessors();
         private long memoryBudget = 512L << 20;
@@ -590,6 +595,22 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                 throw new IllegalArgumentException("shuffleWindow must be >= 0, got " + samples);
             }
             this.shuffleWindow = samples;
+            return this;
+        }
+
+        /**
+         * For a {@link StreamingDataset}: bounds the shuffle window's block in bytes as well (alone,
+         * it sets the window: as many samples as fit). A block ends at the sample that brings its
+         * samples' sizes ({@link Sized#of}: after the transform) to {@code bytes} or more, so it
+         * holds at most {@code bytes} plus one sample. Sizes depend only on the samples, so blocks
+         * and their orders are still a pure function of the stream, and resume is exact. 0: no
+         * byte bound.
+         */
+        public Builder shuffleWindowBytes(long bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("shuffleWindowBytes must be >= 0, got " + bytes);
+            }
+            this.shuffleBytes = bytes;
             return this;
         }
 

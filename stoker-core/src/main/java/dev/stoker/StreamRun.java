@@ -62,11 +62,13 @@ final class StreamRun extends Pass {
     private final Item item = new Item();
 
     // NOTE [Two-tier shuffle]: with a shuffle window, the consumer takes the stream (already in
-    // the epoch's shuffled shard order: tier one) in blocks of `shuffleWindow` samples and hands
-    // each block out in a keyed random order (tier two). A block is a pure function of where it
+    // the epoch's shuffled shard order: tier one) in blocks of `shuffleWindow` samples (or fewer:
+    // a block also ends at the sample that brings it to `shuffleBytes`) and hands each block out
+    // in a keyed random order (tier two). A block is a pure function of where it
     // starts in the stream, and its order of (seed, epoch, rank, that start), so a state holding
     // the block's start and how many of it were delivered resumes exactly.
     private final int shuffleWindow;
+    private final long shuffleBytes;
     private final long skipInFirstBlock;
     private Object[] blockValues = new Object[0];
     private int[] blockShard = new int[0];
@@ -110,6 +112,7 @@ final class StreamRun extends Pass {
         this.streamShard = firstShard;
         this.streamOffset = sampleInShard;
         this.shuffleWindow = loader.shuffleWindow;
+        this.shuffleBytes = loader.shuffleBytes;
         this.skipInFirstBlock = shuffleWindow > 0 ? blockEmitted : 0;
         this.positionEmitted = skipInFirstBlock;
         this.deliveredBase = delivered;
@@ -360,22 +363,28 @@ final class StreamRun extends Pass {
         return true;
     }
 
-    /** Takes the next block of up to shuffleWindow samples from the stream; false if none is left. */
+    /** Takes the next block of up to shuffleWindow samples (and shuffleBytes) from the stream; false if none is left. */
     private boolean fillBlock(long t0) {
-        if (blockValues.length < shuffleWindow) {
-            blockValues = new Object[shuffleWindow];
-            blockShard = new int[shuffleWindow];
-            blockOffset = new long[shuffleWindow];
-            blockPosition = new long[shuffleWindow];
-        }
         blockStartShard = streamShard;
         blockStartOffset = streamOffset;
         int n = 0;
+        long bytes = 0;
         Item t = new Item();
-        while (n < shuffleWindow) {
+        while (n < shuffleWindow && (shuffleBytes == 0 || bytes < shuffleBytes)) {
             consumerNeed = shuffleWindow - n;
             if (!take(t, t0)) {
                 break;
+            }
+            if (n == blockValues.length) {
+                // grown as filled: a window bounded in bytes has no sample count to size it by
+                int cap = (int) Math.min(shuffleWindow, Math.max(16, 2L * n));
+                blockValues = java.util.Arrays.copyOf(blockValues, cap);
+                blockShard = java.util.Arrays.copyOf(blockShard, cap);
+                blockOffset = java.util.Arrays.copyOf(blockOffset, cap);
+                blockPosition = java.util.Arrays.copyOf(blockPosition, cap);
+            }
+            if (shuffleBytes > 0) {
+                bytes += Sized.of(t.value);
             }
             blockValues[n] = t.value;
             blockShard[n] = t.shard;

@@ -388,6 +388,94 @@ class StreamingTest {
         }
     }
 
+    /** A sample of 1..40 bytes (a function of its value), for windows bounded in bytes. */
+    record Weighed(long v) implements Sized {
+        @Override
+        public long byteSize() {
+            return 1 + Math.floorMod(v * 0x9E3779B97F4A7C15L, 40);
+        }
+    }
+
+    static final Transform<Long, Weighed> WEIGH = (v, ctx) -> new Weighed(v);
+    static final Collator<Weighed> WEIGHED = new Collator<>() {
+        private final Schema schema = Schema.of(Field.scalar("v", DType.INT64));
+
+        @Override
+        public Schema schema() {
+            return schema;
+        }
+
+        @Override
+        public void write(Weighed w, Row row) {
+            row.putLong(0, 0, w.v());
+        }
+    };
+
+    @Test
+    void aShuffleWindowBoundedInBytesHoldsAtMostItsBudgetPlusOneSampleAndResumesExactly() {
+        SplittableRandom r = new SplittableRandom(25);
+        for (int i = 0; i < 40; i++) {
+            Config c = random(r);
+            long budget = r.nextLong(1, 400);
+            int samples = r.nextBoolean() ? 0 : r.nextInt(1, 40); // 0: the bytes alone bound the window
+            int rank = r.nextInt(c.world);
+            Shards d = new Shards(c.shards, c.dataSeed, -1, -1);
+            java.util.function.BiFunction<Integer, Integer, Loader.Builder> builder = (w, p) ->
+                    Loader.builder(d, WEIGH, WEIGHED).batchSize(c.batch()).workers(w).prefetch(p).worldSize(c.world())
+                            .rank(rank).seed(c.seed()).shuffle(c.shuffle()).tail(c.tail()).dropLast(c.dropLast())
+                            .shuffleWindow(samples).shuffleWindowBytes(budget);
+            List<List<Long>> plain;
+            try (Loader l = c.builder(d, rank).build()) {
+                plain = take(l, Long.MAX_VALUE);
+            }
+            List<List<Long>> full;
+            try (Loader l = builder.apply(0, 1).build()) {
+                full = take(l, Long.MAX_VALUE);
+            }
+            List<Long> a = new ArrayList<>();
+            plain.forEach(a::addAll);
+            List<Long> b = new ArrayList<>();
+            full.forEach(b::addAll);
+            if (!c.dropLast()) {
+                assertEquals(a.stream().sorted().toList(), b.stream().sorted().toList(), "the same samples: " + c);
+            }
+            // a block holds at most the budget plus one sample, and every sample is at least a byte
+            long most = Math.min(samples == 0 ? Long.MAX_VALUE : samples, budget + 1);
+            if (new java.util.HashSet<>(a).size() == a.size()) {
+                for (int k = 0; k < b.size(); k++) {
+                    int from = a.indexOf(b.get(k));
+                    if (from >= 0) {
+                        assertTrue(Math.abs(from - k) < most, "moved less than a block: " + c + " budget " + budget);
+                    }
+                }
+            }
+            try (Loader l = builder.apply(r.nextInt(1, 7), r.nextInt(1, 7)).build()) {
+                assertEquals(full, take(l, Long.MAX_VALUE), "the same for any worker count: " + c);
+            }
+            if (full.isEmpty()) {
+                continue;
+            }
+            int k = r.nextInt(full.size());
+            String saved;
+            try (Loader l = builder.apply(c.workers(), c.prefetch()).build()) {
+                assertEquals(full.subList(0, k), take(l, k));
+                saved = l.state().toJson();
+            }
+            try (Loader l = builder.apply(r.nextInt(0, 7), r.nextInt(1, 7)).resume(LoaderState.fromJson(saved)).build()) {
+                assertEquals(full.subList(k, full.size()), take(l, Long.MAX_VALUE), c + " resumed after " + k);
+            }
+        }
+    }
+
+    @Test
+    void aShuffleWindowInBytesNamesASampleWhoseSizeItCannotTell() {
+        Shards d = new Shards(3, 8, -1, -1);
+        try (Loader l = Loader.builder(d, VALUE).batchSize(4).workers(1).shuffleWindowBytes(100).build()) {
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> take(l, Long.MAX_VALUE));
+            assertTrue(e.getMessage().contains("java.lang.Long") && e.getMessage().contains("dev.stoker.Sized"), e.getMessage());
+        }
+    }
+
     @Test
     void statsReportHowFarTheShuffleMovedSamples() {
         Shards d = new Shards(30, 8, -1, -1);

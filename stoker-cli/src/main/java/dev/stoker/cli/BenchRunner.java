@@ -155,6 +155,9 @@ final class BenchRunner {
         if (o.shuffleWindow > 0) {
             b.shuffleWindow(o.shuffleWindow);
         }
+        if (o.shuffleWindowBytes > 0) {
+            b.shuffleWindowBytes(o.shuffleWindowBytes);
+        }
         ChromeTrace trace = o.trace == null ? null : new ChromeTrace(2_000_000);
         if (trace != null) {
             b.tracer(trace);

@@ -3,6 +3,7 @@ package dev.stoker.cli;
 import static dev.stoker.cli.MainTest.field;
 import static dev.stoker.cli.MainTest.stoker;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.stoker.formats.TarWriter;
@@ -94,6 +95,14 @@ class TarCommandsTest {
                 "--batch", "8", "--order", "sequential", "--json");
         assertEquals(field(ordered.out().strip(), "digest"), field(stream.out().strip(), "digest"),
                 "the same bytes in the same order either way");
+        // a shuffle window of ~40 bytes (samples of 4-6 bytes: key, one byte of jpg, the label)
+        MainTest.Outcome window = stoker("bench", "shards", gz.toString(), "--transform", "none", "--batch", "8",
+                "--order", "sequential", "--shuffle-window-bytes", "40", "--json");
+        assertEquals(0, window.code(), window.err());
+        assertEquals("30", field(window.out().strip(), "samples"));
+        double moved = Double.parseDouble(field(window.out().strip(), "meanDisplacement"));
+        assertTrue(moved > 0 && moved < 10, "samples moved within blocks of about eight: " + moved);
+        assertNotEquals(field(stream.out().strip(), "digest"), field(window.out().strip(), "digest"));
     }
 
     @Test

@@ -9,7 +9,17 @@ import java.util.Map;
  * {@code cls}, {@code seg.png}) to its bytes, in archive order. For a random-access shard the
  * bytes are slices of the mapped file; do not keep them past the shard's life.
  */
-public record TarSample(String key, String url, Map<String, MemorySegment> fields) {
+public record TarSample(String key, String url, Map<String, MemorySegment> fields) implements dev.stoker.Sized {
+
+    /** The bytes of its fields (and key), as a shuffle window bounded in bytes counts them. */
+    @Override
+    public long byteSize() {
+        long n = key.length();
+        for (MemorySegment f : fields.values()) {
+            n += f.byteSize();
+        }
+        return n;
+    }
 
     /** The bytes of a field; an exception names the sample and the fields it has. */
     public MemorySegment field(String name) {

@@ -34,7 +34,11 @@ public final class ImagePipeline {
     public static final float[] STD = {0.229f, 0.224f, 0.225f};
 
     /** What the transform hands the collator: the resampled image as uint8 planes R, G, B of size², and the label. */
-    public record Prepared(byte[] chw, long label) {
+    public record Prepared(byte[] chw, long label) implements dev.stoker.Sized {
+        @Override
+        public long byteSize() {
+            return chw.length + 8L;
+        }
     }
 
     private final int size;

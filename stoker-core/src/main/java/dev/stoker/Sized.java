@@ -1,0 +1,29 @@
+package dev.stoker;
+
+/**
+ * A sample that tells how many bytes it holds, for a shuffle window bounded in bytes
+ * ({@link Loader.Builder#shuffleWindowBytes}). Arrays of primitives and memory segments are
+ * measured without it.
+ */
+public interface Sized {
+    /** The bytes this sample keeps in memory (its payload; a few bytes either way do not matter). */
+    long byteSize();
+
+    /** The size of a sample: {@link Sized}, a primitive array or a {@link java.lang.foreign.MemorySegment}. */
+    static long of(Object sample) {
+        return switch (sample) {
+            case null -> 0;
+            case Sized s -> s.byteSize();
+            case byte[] a -> a.length;
+            case short[] a -> 2L * a.length;
+            case char[] a -> 2L * a.length;
+            case int[] a -> 4L * a.length;
+            case float[] a -> 4L * a.length;
+            case long[] a -> 8L * a.length;
+            case double[] a -> 8L * a.length;
+            case java.lang.foreign.MemorySegment m -> m.byteSize();
+            default -> throw new IllegalStateException("a shuffle window bounded in bytes needs the size of each sample, "
+                    + "and a " + sample.getClass().getName() + " does not tell it: implement dev.stoker.Sized");
+        };
+    }
+}
