@@ -537,8 +537,9 @@ final class StreamRun extends Pass {
     // NOTE [Hand-off]: waking a parked thread costs microseconds of CPU on both sides, as much as
     // reading a cheap sample, so the rings wake threads for runs of samples, not for each one.
     // A consumer that finds its next sample missing parks until the samples it still needs for
-    // the batch (or shuffle block) are appended, at most half a ring (`wakeAt`); a shard's end and
-    // a finished transform (samples that cost far more than a wake-up) wake it at once. A reader
+    // the batch (or shuffle block) are in, at most half a ring (`wakeAt`), or the shard ends;
+    // transforms finish out of order, so once the last of those is done, every earlier one that
+    // finishes wakes it again until it has them all. A reader
     // resting on a full ring is woken when a quarter of it is free again (`wakeRoom`). Before
     // parking, either side re-checks what it waits for after publishing that it parks, so no
     // wake-up is lost; the condition it was woken for is re-checked, never assumed.
@@ -648,7 +649,12 @@ final class StreamRun extends Pass {
             h.nanos[Source.TRANSFORM] += System.nanoTime() - t0;
             done.set(i, c + 1);
             if (consumerParked) {
-                LockSupport.unpark(consumer);
+                // transforms finish out of order: wake the consumer when the last sample it waits
+                // for is done, and after that at each one done before it (NOTE [Hand-off])
+                long w = wakeAt;
+                if (c >= w || done.get((int) (w % capacity)) == w + 1) {
+                    LockSupport.unpark(consumer);
+                }
             }
             return true;
         }
@@ -681,7 +687,7 @@ final class StreamRun extends Pass {
                 }
                 run.checkCurrent();
                 // sleep until the samples this batch still needs are in (at most half the ring),
-                // or the shard ends; a transformed sample wakes it as soon as it is done
+                // or the shard ends
                 wakeAt = head + Math.max(1, Math.min(run.consumerNeed, capacity / 2)) - 1;
                 consumerParked = true;
                 if (!(head < tail && done.get((int) (head % capacity)) == head + 1) && !(fetched && head == tail)) {
