@@ -70,7 +70,10 @@ public final class S3Objects {
     }
 
     private static S3Client fromEnvironment() {
+        // the JDK's HttpURLConnection under the SDK: a download costs a fraction of the CPU of the
+        // Apache client's (see HttpSource), and CPU is what a download takes from decoding
         var b = S3Client.builder()
+                .httpClientBuilder(software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient.builder())
                 .overrideConfiguration(o -> o.retryStrategy(DefaultRetryStrategy.doNotRetry()));
         String endpoint = firstSet(System.getProperty("stoker.s3.endpoint"), System.getenv("STOKER_S3_ENDPOINT"),
                 System.getenv("AWS_ENDPOINT_URL_S3"), System.getenv("AWS_ENDPOINT_URL"));
