@@ -54,16 +54,21 @@ abstract class ResampleKernels {
      */
     abstract void column(float[] rows, int from, float[] weight, int wb, int n, int size, byte[] out, int at);
 
+    /** {@link #widen}, one pixel at a time, for pixels {@code [from, to)}. */
+    static void widenPixels(byte[] in, int from, int to, float[] out, int stride) {
+        for (int x = from; x < to; x++) {
+            out[x] = in[3 * x] & 0xFF;
+            out[stride + x] = in[3 * x + 1] & 0xFF;
+            out[2 * stride + x] = in[3 * x + 2] & 0xFF;
+        }
+    }
+
     static final class Scalar extends ResampleKernels {
         private float[] acc = new float[0];
 
         @Override
         void widen(byte[] in, int x0, int n, float[] out, int stride) {
-            for (int x = x0; x < x0 + n; x++) {
-                out[x] = in[3 * x] & 0xFF;
-                out[stride + x] = in[3 * x + 1] & 0xFF;
-                out[2 * stride + x] = in[3 * x + 2] & 0xFF;
-            }
+            widenPixels(in, x0, x0 + n, out, stride);
         }
 
         @Override

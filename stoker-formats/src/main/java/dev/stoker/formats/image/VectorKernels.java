@@ -91,11 +91,7 @@ final class VectorKernels extends ResampleKernels {
                         .and(0xFF).convert(VectorOperators.I2F, 0)).intoArray(out, c * stride + x);
             }
         }
-        for (; x < x0 + n; x++) {
-            out[x] = in[3 * x] & 0xFF;
-            out[stride + x] = in[3 * x + 1] & 0xFF;
-            out[2 * stride + x] = in[3 * x + 2] & 0xFF;
-        }
+        widenPixels(in, x, x0 + n, out, stride);
     }
 
     @Override
