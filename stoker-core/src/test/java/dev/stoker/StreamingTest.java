@@ -344,47 +344,57 @@ class StreamingTest {
             int window = r.nextInt(1, 40);
             int rank = r.nextInt(c.world);
             Shards d = new Shards(c.shards, c.dataSeed, -1, -1);
-            List<List<Long>> plain;
-            try (Loader l = c.builder(d, rank).build()) {
-                plain = take(l, Long.MAX_VALUE);
-            }
-            List<List<Long>> full;
-            try (Loader l = c.with(0, 1).builder(d, rank).shuffleWindow(window).build()) {
-                full = take(l, Long.MAX_VALUE);
-            }
-            List<Long> a = new ArrayList<>();
-            plain.forEach(a::addAll);
-            List<Long> b = new ArrayList<>();
-            full.forEach(b::addAll);
-            if (!c.dropLast) {
-                assertEquals(a.stream().sorted().toList(), b.stream().sorted().toList(), "the same samples: " + c);
-            }
-            if (new java.util.HashSet<>(a).size() == a.size()) { // (padding repeats shards: positions are then ambiguous)
-                for (int k = 0; k < b.size(); k++) {
-                    int from = a.indexOf(b.get(k));
-                    if (from < 0) {
-                        assertTrue(c.dropLast, "only drop-last leaves out samples");
-                        continue;
-                    }
-                    assertTrue(Math.abs(from - k) < window, "moved less than a window: " + c + " window " + window);
+            checkShuffleWindow(c, d, rank, window, "window " + window, r,
+                    (w, p) -> c.with(w, p).builder(d, rank).shuffleWindow(window));
+        }
+    }
+
+    /**
+     * The order of {@code windowed(workers, prefetch)} against the plain stream of {@code c}: the
+     * same samples, each moved fewer than {@code most} places, the same batches for any worker
+     * count, and a resume from a random batch that continues exactly.
+     */
+    static void checkShuffleWindow(Config c, Shards d, int rank, long most, String window, SplittableRandom r,
+                                   java.util.function.BiFunction<Integer, Integer, Loader.Builder> windowed) {
+        List<List<Long>> plain;
+        try (Loader l = c.builder(d, rank).build()) {
+            plain = take(l, Long.MAX_VALUE);
+        }
+        List<List<Long>> full;
+        try (Loader l = windowed.apply(0, 1).build()) {
+            full = take(l, Long.MAX_VALUE);
+        }
+        List<Long> a = new ArrayList<>();
+        plain.forEach(a::addAll);
+        List<Long> b = new ArrayList<>();
+        full.forEach(b::addAll);
+        if (!c.dropLast) {
+            assertEquals(a.stream().sorted().toList(), b.stream().sorted().toList(), "the same samples: " + c);
+        }
+        if (new java.util.HashSet<>(a).size() == a.size()) { // (padding repeats shards: positions are then ambiguous)
+            for (int k = 0; k < b.size(); k++) {
+                int from = a.indexOf(b.get(k));
+                if (from < 0) {
+                    assertTrue(c.dropLast, "only drop-last leaves out samples");
+                    continue;
                 }
+                assertTrue(Math.abs(from - k) < most, "moved less than a window: " + c + " " + window);
             }
-            try (Loader l = c.with(r.nextInt(1, 7), r.nextInt(1, 7)).builder(d, rank).shuffleWindow(window).build()) {
-                assertEquals(full, take(l, Long.MAX_VALUE), "the same for any worker count: " + c);
-            }
-            if (full.isEmpty()) {
-                continue;
-            }
-            int k = r.nextInt(full.size());
-            String saved;
-            try (Loader l = c.builder(d, rank).shuffleWindow(window).build()) {
-                assertEquals(full.subList(0, k), take(l, k));
-                saved = l.state().toJson();
-            }
-            try (Loader l = c.with(r.nextInt(0, 7), r.nextInt(1, 7)).builder(d, rank).shuffleWindow(window)
-                    .resume(LoaderState.fromJson(saved)).build()) {
-                assertEquals(full.subList(k, full.size()), take(l, Long.MAX_VALUE), c + " resumed after " + k + " from " + saved);
-            }
+        }
+        try (Loader l = windowed.apply(r.nextInt(1, 7), r.nextInt(1, 7)).build()) {
+            assertEquals(full, take(l, Long.MAX_VALUE), "the same for any worker count: " + c);
+        }
+        if (full.isEmpty()) {
+            return;
+        }
+        int k = r.nextInt(full.size());
+        String saved;
+        try (Loader l = windowed.apply(c.workers, c.prefetch).build()) {
+            assertEquals(full.subList(0, k), take(l, k));
+            saved = l.state().toJson();
+        }
+        try (Loader l = windowed.apply(r.nextInt(0, 7), r.nextInt(1, 7)).resume(LoaderState.fromJson(saved)).build()) {
+            assertEquals(full.subList(k, full.size()), take(l, Long.MAX_VALUE), c + " resumed after " + k + " from " + saved);
         }
     }
 
@@ -420,50 +430,12 @@ class StreamingTest {
             int samples = r.nextBoolean() ? 0 : r.nextInt(1, 40); // 0: the bytes alone bound the window
             int rank = r.nextInt(c.world);
             Shards d = new Shards(c.shards, c.dataSeed, -1, -1);
-            java.util.function.BiFunction<Integer, Integer, Loader.Builder> builder = (w, p) ->
-                    Loader.builder(d, WEIGH, WEIGHED).batchSize(c.batch()).workers(w).prefetch(p).worldSize(c.world())
-                            .rank(rank).seed(c.seed()).shuffle(c.shuffle()).tail(c.tail()).dropLast(c.dropLast())
-                            .shuffleWindow(samples).shuffleWindowBytes(budget);
-            List<List<Long>> plain;
-            try (Loader l = c.builder(d, rank).build()) {
-                plain = take(l, Long.MAX_VALUE);
-            }
-            List<List<Long>> full;
-            try (Loader l = builder.apply(0, 1).build()) {
-                full = take(l, Long.MAX_VALUE);
-            }
-            List<Long> a = new ArrayList<>();
-            plain.forEach(a::addAll);
-            List<Long> b = new ArrayList<>();
-            full.forEach(b::addAll);
-            if (!c.dropLast()) {
-                assertEquals(a.stream().sorted().toList(), b.stream().sorted().toList(), "the same samples: " + c);
-            }
             // a block holds at most the budget plus one sample, and every sample is at least a byte
             long most = Math.min(samples == 0 ? Long.MAX_VALUE : samples, budget + 1);
-            if (new java.util.HashSet<>(a).size() == a.size()) {
-                for (int k = 0; k < b.size(); k++) {
-                    int from = a.indexOf(b.get(k));
-                    if (from >= 0) {
-                        assertTrue(Math.abs(from - k) < most, "moved less than a block: " + c + " budget " + budget);
-                    }
-                }
-            }
-            try (Loader l = builder.apply(r.nextInt(1, 7), r.nextInt(1, 7)).build()) {
-                assertEquals(full, take(l, Long.MAX_VALUE), "the same for any worker count: " + c);
-            }
-            if (full.isEmpty()) {
-                continue;
-            }
-            int k = r.nextInt(full.size());
-            String saved;
-            try (Loader l = builder.apply(c.workers(), c.prefetch()).build()) {
-                assertEquals(full.subList(0, k), take(l, k));
-                saved = l.state().toJson();
-            }
-            try (Loader l = builder.apply(r.nextInt(0, 7), r.nextInt(1, 7)).resume(LoaderState.fromJson(saved)).build()) {
-                assertEquals(full.subList(k, full.size()), take(l, Long.MAX_VALUE), c + " resumed after " + k);
-            }
+            checkShuffleWindow(c, d, rank, most, "budget " + budget + " samples " + samples, r, (w, p) ->
+                    Loader.builder(d, WEIGH, WEIGHED).batchSize(c.batch).workers(w).prefetch(p).worldSize(c.world)
+                            .rank(rank).seed(c.seed).shuffle(c.shuffle).tail(c.tail).dropLast(c.dropLast)
+                            .shuffleWindow(samples).shuffleWindowBytes(budget));
         }
     }
 
