@@ -4,19 +4,20 @@ import dev.stoker.CorruptShardException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.concurrent.ThreadLocalRandom;
+import software.amazon.awssdk.checksums.DefaultChecksumAlgorithm;
+import software.amazon.awssdk.checksums.SdkChecksum;
+import software.amazon.awssdk.checksums.spi.ChecksumAlgorithm;
 
 /**
  * A remote object read as a stream that survives the network: a transient failure (a 5xx or 429
  * response, a connection reset, a timeout, a body cut short) is retried with exponential backoff
  * and jitter, and the transfer resumes from the last byte received, so no byte is lost or read
  * twice. After the last attempt the error names the object, the byte offset and the cause.
- * Where the server announces a digest of the object (S3's ETag of a single-part object is its
- * MD5), the bytes are hashed as they are delivered and checked at the end: a mismatch fails with
+ * Where the server announces a digest of the object (an S3 object's full-object checksum, or the
+ * ETag of a single-part object, its MD5), the bytes are hashed as they are delivered and checked at the end: a mismatch fails with
  * a {@link DigestMismatch}. Subclasses say only how to open the object at a byte offset.
  */
 public abstract class RetryingSource extends InputStream {
@@ -28,7 +29,7 @@ public abstract class RetryingSource extends InputStream {
     private boolean closed;
     private String version;
     private Digest expected;
-    private MessageDigest digest;
+    private SdkChecksum digest;
 
     /**
      * How often and how patiently to retry: {@code attempts} tries in a row may fail without a
@@ -47,8 +48,24 @@ public abstract class RetryingSource extends InputStream {
         }
     }
 
-    /** A digest of the whole object as the server announced it: a {@link MessageDigest} algorithm, the value in hex, where it came from. */
+    /**
+     * A digest of the whole object as the server announced it: the algorithm ({@code MD5},
+     * {@code CRC32}, {@code CRC32C}, {@code CRC64NVME}, {@code SHA1} or {@code SHA256}), the value
+     * in hex, where it came from.
+     */
     public record Digest(String algorithm, String hex, String from) {
+        SdkChecksum start() {
+            ChecksumAlgorithm a = switch (algorithm) {
+                case "MD5" -> DefaultChecksumAlgorithm.MD5;
+                case "CRC32" -> DefaultChecksumAlgorithm.CRC32;
+                case "CRC32C" -> DefaultChecksumAlgorithm.CRC32C;
+                case "CRC64NVME" -> DefaultChecksumAlgorithm.CRC64NVME;
+                case "SHA1" -> DefaultChecksumAlgorithm.SHA1;
+                case "SHA256" -> DefaultChecksumAlgorithm.SHA256;
+                default -> throw new IllegalArgumentException("unknown digest " + algorithm);
+            };
+            return SdkChecksum.forAlgorithm(a);
+        }
     }
 
     /**
@@ -105,12 +122,8 @@ public abstract class RetryingSource extends InputStream {
         if (expected != null || position > 0) {
             return;
         }
-        try {
-            digest = MessageDigest.getInstance(announced.algorithm());
-            expected = announced;
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalArgumentException(name + ": unknown digest " + announced.algorithm(), e);
-        }
+        digest = announced.start();
+        expected = announced;
     }
 
     /** The digest the server announced for the whole object, checked at its end; null when none was. */
@@ -195,7 +208,7 @@ public abstract class RetryingSource extends InputStream {
         if (digest == null) {
             return;
         }
-        String actual = HexFormat.of().formatHex(digest.digest());
+        String actual = HexFormat.of().formatHex(digest.getChecksumBytes());
         digest = null;
         if (!actual.equalsIgnoreCase(expected.hex())) {
             throw new DigestMismatch(name, expected.algorithm() + " mismatch over " + position + " bytes: expected "

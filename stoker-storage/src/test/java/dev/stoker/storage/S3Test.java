@@ -34,7 +34,6 @@ import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.checksums.DefaultChecksumAlgorithm;
 import software.amazon.awssdk.checksums.SdkChecksum;
 import software.amazon.awssdk.core.ResponseInputStream;
-import software.amazon.awssdk.core.internal.io.ChecksumValidatingInputStream;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.retries.DefaultRetryStrategy;
@@ -42,8 +41,7 @@ import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.GetObjectRequest;
 import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.S3Exception;
-import software.amazon.awssdk.services.s3.model.ServerSideEncryption;
-import software.amazon.awssdk.utils.BinaryUtils;
+import software.amazon.awssdk.services.s3.model.ChecksumType;
 
 /** S3 reads against a real S3-compatible server (S3Proxy on loopback, signed requests) with injected faults. */
 @Timeout(120)
@@ -66,6 +64,8 @@ class S3Test {
     static final Map<String, AtomicInteger> corruptNext = new ConcurrentHashMap<>();
     static final Map<String, AtomicInteger> stallNext = new ConcurrentHashMap<>();
     static final Map<String, AtomicInteger> gets = new ConcurrentHashMap<>();
+    /** Per key: the base64 CRC32C that full GETs announce. */
+    static final Map<String, String> checksumOf = new ConcurrentHashMap<>();
     /** Per key: the Range of each ranged GET, in order. */
     static final Map<String, List<String>> ranges = new ConcurrentHashMap<>();
 
@@ -99,7 +99,14 @@ class S3Test {
                         return new IOException("injected: stalled");
                     }, false);
                 }
-                return body == in ? in : new ResponseInputStream<>(in.response(), body);
+                GetObjectResponse response = in.response();
+                String crc = checksumOf.get(req.key());
+                if (crc != null && req.range() == null) {
+                    // S3 keeps the checksum an upload was sent with and returns it (x-amz-checksum-mode);
+                    // S3Proxy's filesystem store does not keep it, so it is added to the response here
+                    response = response.toBuilder().checksumCRC32C(crc).checksumType(ChecksumType.FULL_OBJECT).build();
+                }
+                return body == in && response == in.response() ? in : new ResponseInputStream<>(response, body);
             }
         };
         proxy = S3Proxy.builder().blobStore(faulty).endpoint(URI.create("http://127.0.0.1:0"))
@@ -273,54 +280,77 @@ class S3Test {
         }
     }
 
-    @Test
-    void theSdksOwnChecksumFailureAtTheEndOfABodyIsAMismatchNotSomethingToResume() {
-        // S3Proxy sends no x-amz-checksum headers: the SDK's validating stream is built here as its client builds it
-        byte[] data = StorageTest.random(50_000, 12);
-        byte[] sent = data.clone();
-        sent[777] ^= 0x01;
+    static String crc32c(byte[] data) {
         SdkChecksum crc = SdkChecksum.forAlgorithm(DefaultChecksumAlgorithm.CRC32C);
         crc.update(data, 0, data.length);
-        String expected = BinaryUtils.toBase64(crc.getChecksumBytes());
-        AtomicInteger opens = new AtomicInteger();
-        RetryingSource in = new RetryingSource("s3://data/sdk-checked", FAST) {
-            @Override
-            protected InputStream openAt(long position) {
-                opens.incrementAndGet();
-                learnLength(sent.length);
-                InputStream body = new java.io.ByteArrayInputStream(sent, (int) position, sent.length - (int) position);
-                InputStream checked = new ChecksumValidatingInputStream(body,
-                        SdkChecksum.forAlgorithm(DefaultChecksumAlgorithm.CRC32C), expected);
-                return new S3Objects.Body("s3://data/sdk-checked",
-                        new ResponseInputStream<>(GetObjectResponse.builder().build(), checked));
-            }
-        };
-        try (in) {
-            RetryingSource.DigestMismatch e = assertThrows(RetryingSource.DigestMismatch.class, in::readAllBytes);
-            assertTrue(e.getMessage().startsWith(
-                    "s3://data/sdk-checked: the SDK's check of x-amz-checksum failed: Data read has a different checksum"),
-                    e.getMessage());
-        }
-        assertEquals(1, opens.get(), "not resumed past the end as if nothing were wrong");
+        return java.util.HexFormat.of().formatHex(crc.getChecksumBytes());
     }
 
     @Test
-    void onlyAnUnencryptedSinglePartETagIsAnMd5() {
+    void aFullObjectChecksumIsCheckedInsteadOfTheETagAcrossResumedRanges() throws IOException {
+        byte[] data = StorageTest.random(250_000, 12);
+        put("crc", data);
+        checksumOf.put("crc", java.util.Base64.getEncoder().encodeToString(java.util.HexFormat.of().parseHex(crc32c(data))));
+        cutNext.put("crc", new AtomicInteger(1));
+        try (RetryingSource in = S3Objects.open("s3://data/crc", FAST)) {
+            assertArrayEquals(data, in.readAllBytes());
+            assertEquals(new RetryingSource.Digest("CRC32C", crc32c(data), "x-amz-checksum-crc32c"), in.announcedDigest());
+        }
+        cutNext.put("crc", new AtomicInteger(1));
+        corruptNext.put("crc", new AtomicInteger(1));
+        byte[] flipped = data.clone();
+        flipped[12_345] ^= 0x01;
+        try (RetryingSource in = S3Objects.open("s3://data/crc", FAST)) {
+            RetryingSource.DigestMismatch e = assertThrows(RetryingSource.DigestMismatch.class, in::readAllBytes);
+            assertEquals("s3://data/crc: CRC32C mismatch over 250000 bytes: expected " + crc32c(data)
+                    + " (x-amz-checksum-crc32c), got " + crc32c(flipped), e.getMessage());
+        }
+    }
+
+    @Test
+    void onlyAFullObjectChecksumOrAnUnencryptedSinglePartETagIsAnnounced() {
         String hex = "0123456789abcdef0123456789ABCDEF";
+        assertEquals(new RetryingSource.Digest("MD5", hex.toLowerCase(), "ETag"), announced("ETag", "\"" + hex + "\""));
+        assertEquals(null, announced("ETag", "\"" + hex + "-12\""), "multipart");
+        assertEquals(null, announced("ETag", hex, "x-amz-server-side-encryption", "aws:kms"), "KMS");
+        assertEquals(null, announced("ETag", hex, "x-amz-server-side-encryption", "aws:kms:dsse"), "KMS, dual-layer");
         assertEquals(new RetryingSource.Digest("MD5", hex.toLowerCase(), "ETag"),
-                S3Objects.md5(GetObjectResponse.builder().eTag("\"" + hex + "\"").build()));
-        assertEquals(null, S3Objects.md5(GetObjectResponse.builder().eTag("\"" + hex + "-12\"").build()), "multipart");
-        assertEquals(null, S3Objects.md5(GetObjectResponse.builder().eTag(hex)
-                .serverSideEncryption(ServerSideEncryption.AWS_KMS).build()), "KMS");
-        assertEquals(null, S3Objects.md5(GetObjectResponse.builder().eTag(hex).sseCustomerAlgorithm("AES256").build()), "SSE-C");
-        assertEquals(null, S3Objects.md5(GetObjectResponse.builder().build()), "no ETag");
+                announced("ETag", hex, "x-amz-server-side-encryption", "AES256"), "S3-managed keys keep the MD5");
+        assertEquals(null, announced("ETag", hex, "x-amz-server-side-encryption-customer-algorithm", "AES256"), "SSE-C");
+        assertEquals(null, announced(), "no ETag");
+        assertEquals(new RetryingSource.Digest("CRC32", "0a0b0c0d", "x-amz-checksum-crc32"),
+                announced("ETag", hex, "x-amz-checksum-crc32", "CgsMDQ=="), "a checksum before the ETag");
+        assertEquals(new RetryingSource.Digest("CRC64NVME", "0102030405060708", "x-amz-checksum-crc64nvme"),
+                announced("x-amz-checksum-crc32", "CgsMDQ==", "x-amz-checksum-crc64nvme", "AQIDBAUGBwg=",
+                        "x-amz-checksum-type", "FULL_OBJECT"));
+        assertEquals(null, announced("x-amz-checksum-crc32c", "CgsMDQ==-3", "x-amz-checksum-type", "COMPOSITE"),
+                "a multipart upload's checksum of its parts' checksums");
+    }
+
+    /** What S3Objects.announced makes of a response with these headers (name, value, ...; looked up regardless of case). */
+    static RetryingSource.Digest announced(String... headers) {
+        return S3Objects.announced(name -> {
+            for (int i = 0; i < headers.length; i += 2) {
+                if (headers[i].equalsIgnoreCase(name)) {
+                    return headers[i + 1];
+                }
+            }
+            return null;
+        });
+    }
+
+    @Test
+    void anS3ErrorIsNamedByItsCode() {
+        assertEquals(" NoSuchKey", S3Objects.errorCode(
+                "<?xml version=\"1.0\"?><Error><Code>NoSuchKey</Code><Message>The key does not exist</Message></Error>"));
+        assertEquals("", S3Objects.errorCode(""));
     }
 
     @Test
     void aMissingObjectFailsAtOnceNamingIt() {
         gets.remove("nope");
         IOException e = assertThrows(IOException.class, () -> S3Objects.open("s3://data/nope", FAST).readAllBytes());
-        assertTrue(e.getMessage().contains("s3://data/nope") && e.getMessage().contains("404"), e.getMessage());
+        assertTrue(e.getMessage().contains("s3://data/nope") && e.getMessage().contains("S3 404 NoSuchKey"), e.getMessage());
         assertEquals(1, gets.getOrDefault("nope", new AtomicInteger(1)).get(), "no retry for a missing object");
     }
 
