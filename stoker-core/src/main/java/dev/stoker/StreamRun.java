@@ -365,6 +365,7 @@ final class StreamRun extends Pass {
 
     /** Takes the next block of up to shuffleWindow samples (and shuffleBytes) from the stream; false if none is left. */
     private boolean fillBlock(long t0) {
+        closeSpent(); // every sample of the blocks before this one went out (NOTE [Spent readers])
         blockStartShard = streamShard;
         blockStartOffset = streamOffset;
         int n = 0;
@@ -466,7 +467,46 @@ final class StreamRun extends Pass {
             item.shardPosition = m;
             return true;
         }
+        retire(inline.detach());
         return false;
+    }
+
+    // NOTE [Spent readers]: a sample may borrow memory from its shard's reader (a tar member is a
+    // slice of the mapped shard; a remote shard stays pinned in the cache while its reader is
+    // open), so a reader is closed only once every sample it returned is done with: when the
+    // consumer has taken the shard's last sample (each sample taken is collated before the next
+    // is taken), or, with a shuffle window, when the blocks holding its samples have all gone out
+    // (the next block starts filling). The reader that finished a shard hands it over with its
+    // ring; the consumer closes it. Stopping closes whatever is left.
+    private final java.util.ArrayList<StreamingDataset.ShardReader<?>> spentReaders = new java.util.ArrayList<>();
+
+    /** Consumer: a finished shard's reader, closed now, or when its samples' shuffle block is out. */
+    private void retire(StreamingDataset.ShardReader<?> reader) {
+        if (reader == null) {
+            return;
+        }
+        if (shuffleWindow == 0) {
+            closeQuietly(reader);
+        } else {
+            spentReaders.add(reader);
+        }
+    }
+
+    private void closeSpent() {
+        for (var r : spentReaders) {
+            closeQuietly(r);
+        }
+        spentReaders.clear();
+    }
+
+    private static void closeQuietly(StreamingDataset.ShardReader<?> reader) {
+        if (reader != null) {
+            try {
+                reader.close();
+            } catch (Exception ignored) {
+                // the shard is finished with; a failure to close it loses no sample
+            }
+        }
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})
@@ -513,6 +553,11 @@ final class StreamRun extends Pass {
             stats.retire(w);
         }
         inline.close();
+        for (Ring r : rings) {
+            closeQuietly(r.spent);
+            r.spent = null;
+        }
+        closeSpent();
         inline.publish();
         stats.retire(inlineCounters);
         stats.addStages(consumerNanos);
@@ -561,6 +606,8 @@ final class StreamRun extends Pass {
         private volatile boolean fetched;
         /** The consumer drops the rest of this shard (SKIP_SHARD after a failed transform). */
         volatile boolean abandoned;
+        /** The position's reader once it is finished (before {@code fetched}), for the consumer to close. */
+        private StreamingDataset.ShardReader<?> spent;
         private volatile boolean consumerParked;
         /** While the consumer is parked: the sequence number whose append wakes it (NOTE [Hand-off]). */
         private volatile long wakeAt = Long.MAX_VALUE;
@@ -589,6 +636,8 @@ final class StreamRun extends Pass {
          * window moves, so before any reader can open it) and returns why its reader stopped early.
          */
         Throwable release() {
+            retire(spent);
+            spent = null;
             Throwable e = error;
             error = null;
             abandoned = false;
@@ -618,9 +667,13 @@ final class StreamRun extends Pass {
             }
         }
 
-        /** Reader: no more samples for this position; {@code e} is the reason it stopped early, if any. */
-        void finish(Throwable e) {
+        /**
+         * Reader: no more samples for this position; {@code e} is the reason it stopped early, if
+         * any; {@code reader} is for the consumer to close once the samples are done with.
+         */
+        void finish(Throwable e, StreamingDataset.ShardReader<?> reader) {
             error = e;
+            spent = reader;
             fetched = true;
             if (consumerParked) {
                 LockSupport.unpark(consumer);
@@ -759,7 +812,10 @@ final class StreamRun extends Pass {
             offset = 0;
         }
 
-        /** The next sample of the shard into {@code item}; false at its end or when its rest is skipped. */
+        /**
+         * The next sample of the shard into {@code item}; false at its end or when its rest is
+         * skipped. The reader stays open (its samples may borrow its memory): see {@link #detach}.
+         */
         boolean next(Item item) {
             try {
                 if (reader == null) {
@@ -803,22 +859,28 @@ final class StreamRun extends Pass {
                     item.offset = at;
                     return true;
                 }
-                close();
                 return false;
             } catch (LoaderException e) {
-                close();
                 throw e;
             } catch (Exception e) {
-                close();
                 if (loader.errorPolicy == ErrorPolicy.FAIL) {
                     throw shardError(shard, offset, e);
                 }
                 counters.skippedShards++;
                 return false;
             } catch (Error e) {
-                close();
                 throw shardError(shard, offset, e);
             }
+        }
+
+        /**
+         * The reader, no longer this cursor's: the caller closes it once the shard's samples are
+         * done with (NOTE [Spent readers]); null if none was opened.
+         */
+        StreamingDataset.ShardReader<?> detach() {
+            var r = reader;
+            reader = null;
+            return r;
         }
 
         void publish() {
@@ -826,14 +888,7 @@ final class StreamRun extends Pass {
         }
 
         void close() {
-            if (reader != null) {
-                try {
-                    reader.close();
-                } catch (Exception ignored) {
-                    // the shard is finished with; a failure to close it loses no sample
-                }
-                reader = null;
-            }
+            closeQuietly(detach());
         }
     }
 
@@ -916,9 +971,13 @@ final class StreamRun extends Pass {
             } catch (Throwable e) {
                 error = e; // every failure reaches the consumer, in order
             }
-            cursor.close();
             publish();
-            ring.finish(error);
+            if (cancelled) {
+                cursor.close(); // the consumer has stopped: no sample of it will be used
+                ring.finish(error, null);
+            } else {
+                ring.finish(error, cursor.detach());
+            }
         }
 
         /** Parks until woken (or briefly); {@code ready} is checked after the flag is set, so no wake-up is lost. */

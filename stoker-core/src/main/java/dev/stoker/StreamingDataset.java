@@ -36,7 +36,12 @@ public interface StreamingDataset<T> {
         return getClass().getSimpleName();
     }
 
-    /** The samples of one shard, in order. */
+    /**
+     * The samples of one shard, in order. A loader closes a reader only once every sample it
+     * returned is done with (collated into a batch, or dropped), possibly on another thread than
+     * the one that read it; so a sample may borrow the reader's memory (a slice of a mapped file)
+     * until then.
+     */
     interface ShardReader<T> extends AutoCloseable {
 
         /** The next sample, or {@code null} at the end of the shard. */

@@ -421,6 +421,95 @@ class StreamingTest {
         }
     };
 
+    /** A sample that borrows from its reader: collating it after the reader closed is a violation. */
+    record Lent(long v, java.util.concurrent.atomic.AtomicBoolean readerClosed) {
+    }
+
+    /** {@link Shards} whose samples are {@link Lent}s; counts readers opened and closed, and late collations. */
+    static final class Lending implements StreamingDataset<Lent> {
+        final Shards inner;
+        final java.util.concurrent.atomic.AtomicInteger opened = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicInteger closed = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicInteger late = new java.util.concurrent.atomic.AtomicInteger();
+        final Collator<Lent> collator = new Collator<>() {
+            private final Schema schema = Schema.of(Field.scalar("v", DType.INT64));
+
+            @Override
+            public Schema schema() {
+                return schema;
+            }
+
+            @Override
+            public void write(Lent s, Row row) {
+                if (s.readerClosed().get()) {
+                    late.incrementAndGet();
+                }
+                row.putLong(0, 0, s.v());
+            }
+        };
+
+        Lending(Shards inner) {
+            this.inner = inner;
+        }
+
+        @Override
+        public int shards() {
+            return inner.shards();
+        }
+
+        @Override
+        public ShardReader<Lent> open(int shard) throws IOException {
+            ShardReader<Long> r = inner.open(shard);
+            var isClosed = new java.util.concurrent.atomic.AtomicBoolean();
+            opened.incrementAndGet();
+            return new ShardReader<>() {
+                @Override
+                public Lent next() throws IOException {
+                    Long v = r.next();
+                    return v == null ? null : new Lent(v, isClosed);
+                }
+
+                @Override
+                public void close() throws IOException {
+                    if (isClosed.compareAndSet(false, true)) {
+                        closed.incrementAndGet();
+                    }
+                    r.close();
+                }
+            };
+        }
+    }
+
+    @Test
+    void aReaderIsClosedOnlyOnceEverySampleItReturnedIsCollatedAndAllAreClosedAtTheEnd() {
+        SplittableRandom r = new SplittableRandom(27);
+        for (int i = 0; i < 60; i++) {
+            Config c = random(r);
+            int window = r.nextBoolean() ? 0 : r.nextInt(1, 60);
+            boolean transform = r.nextBoolean();
+            long stopAfter = r.nextInt(3) == 0 ? r.nextInt(0, 6) : Long.MAX_VALUE;
+            Lending d = new Lending(new Shards(c.shards, c.dataSeed, -1, -1));
+            Transform<Lent, Lent> same = (s, ctx) -> s; // the transform's output still borrows
+            var b = (transform ? Loader.builder(d, same, d.collator) : Loader.builder(d, d.collator))
+                    .batchSize(c.batch).workers(c.workers).prefetch(c.prefetch).worldSize(c.world)
+                    .rank(r.nextInt(c.world)).seed(c.seed).shuffle(c.shuffle).shardBuffer(r.nextInt(1, 8));
+            if (window > 0) {
+                b.shuffleWindow(window);
+            }
+            String what = c + " window " + window + " transform " + transform + " stop after " + stopAfter;
+            long batches = 0;
+            try (Loader l = b.build()) {
+                Iterator<Batch> it = l.iterator();
+                while (batches < stopAfter && it.hasNext()) {
+                    it.next();
+                    batches++;
+                }
+            }
+            assertEquals(0, d.late.get(), "samples collated after their reader closed: " + what);
+            assertEquals(d.opened.get(), d.closed.get(), "every reader opened is closed: " + what);
+        }
+    }
+
     @Test
     void aShuffleWindowBoundedInBytesHoldsAtMostItsBudgetPlusOneSampleAndResumesExactly() {
         SplittableRandom r = new SplittableRandom(25);

@@ -43,8 +43,14 @@ public final class TarReader implements AutoCloseable {
         this.shard = shard;
     }
 
-    /** Opens a tar file, decompressing it if its first bytes say gzip, zstd or lz4. */
+    /**
+     * Opens a tar file, decompressing it if its first bytes say gzip, zstd or lz4. A plain tar
+     * is read through a mapping (one copy of each member out of the page cache, no system call).
+     */
     public static TarReader open(Path path) throws IOException {
+        if (Files.isRegularFile(path) && Compression.of(firstBytes(path)) == null) {
+            return new TarReader(new MappedInputStream(path), path.toString());
+        }
         InputStream raw = Files.newInputStream(path);
         try {
             return new TarReader(decompress(raw, path.toString()), path.toString());
@@ -54,26 +60,58 @@ public final class TarReader implements AutoCloseable {
         }
     }
 
+    private static byte[] firstBytes(Path path) throws IOException {
+        try (InputStream in = Files.newInputStream(path)) {
+            return in.readNBytes(4);
+        }
+    }
+
+    /** The compressions a shard's first bytes can announce. */
+    private enum Compression {
+        GZIP, ZSTD, LZ4;
+
+        static Compression of(byte[] m) {
+            if (m.length >= 2 && (m[0] & 0xFF) == 0x1F && (m[1] & 0xFF) == 0x8B) {
+                return GZIP;
+            }
+            if (m.length == 4 && (m[0] & 0xFF) == 0x28 && (m[1] & 0xFF) == 0xB5 && (m[2] & 0xFF) == 0x2F && (m[3] & 0xFF) == 0xFD) {
+                return ZSTD;
+            }
+            if (m.length == 4 && (m[0] & 0xFF) == 0x04 && (m[1] & 0xFF) == 0x22 && (m[2] & 0xFF) == 0x4D && (m[3] & 0xFF) == 0x18) {
+                return LZ4;
+            }
+            return null;
+        }
+    }
+
     /** Wraps a stream in the decompressor its magic bytes call for (none for a plain tar). */
     public static InputStream decompress(InputStream raw, String name) throws IOException {
         BufferedInputStream in = new BufferedInputStream(raw, 1 << 16);
         in.mark(4);
         byte[] m = in.readNBytes(4);
         in.reset();
-        if (m.length >= 2 && (m[0] & 0xFF) == 0x1F && (m[1] & 0xFF) == 0x8B) {
-            return new GZIPInputStream(in, 1 << 16);
+        Compression c = Compression.of(m);
+        if (c == null) {
+            return in;
         }
-        if (m.length == 4 && (m[0] & 0xFF) == 0x28 && (m[1] & 0xFF) == 0xB5 && (m[2] & 0xFF) == 0x2F && (m[3] & 0xFF) == 0xFD) {
-            return new ZstdInputStream(in);
-        }
-        if (m.length == 4 && (m[0] & 0xFF) == 0x04 && (m[1] & 0xFF) == 0x22 && (m[2] & 0xFF) == 0x4D && (m[3] & 0xFF) == 0x18) {
-            return new LZ4FrameInputStream(in);
-        }
-        return in;
+        return switch (c) {
+            case GZIP -> new GZIPInputStream(in, 1 << 16);
+            case ZSTD -> new ZstdInputStream(in);
+            case LZ4 -> new LZ4FrameInputStream(in);
+        };
     }
 
     public String shard() {
         return shard;
+    }
+
+    /**
+     * The whole archive as a mapped segment when it is a plain file read through a mapping (a
+     * member's data is then its slice at {@link Member#dataOffset()}, and need not be read);
+     * null otherwise. Valid until {@link #close()}.
+     */
+    public java.lang.foreign.MemorySegment mapped() {
+        return in instanceof MappedInputStream m ? m.segment() : null;
     }
 
     /** The next regular file with its data, or null at the end of the archive. */

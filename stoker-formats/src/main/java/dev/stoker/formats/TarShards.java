@@ -10,7 +10,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * WebDataset tar shards read as a stream: each shard front to back (plain, gzip, zstd or lz4),
+ * WebDataset tar shards read as a stream: each shard front to back (plain, gzip, zstd or lz4; a
+ * plain one through a mapping, its samples' fields slices of it, valid until the shard's reader
+ * is closed),
  * members grouped into samples as WebDataset groups them: consecutive members with the same key
  * form one sample; a field seen twice in one sample is an error. Works on any shard, compressed
  * or not; for exact resume without replaying a shard use {@link TarDataset} on plain tars.
@@ -43,8 +45,12 @@ public final class TarShards implements StreamingDataset<TarSample> {
         return samples(reader);
     }
 
-    /** The samples of a tar reader, grouped by key. */
+    /**
+     * The samples of a tar reader, grouped by key. A plain tar file's fields are slices of its
+     * mapping (no copy), valid until the reader is closed; others are read into arrays.
+     */
     static ShardReader<TarSample> samples(TarReader reader) {
+        MemorySegment mapped = reader.mapped();
         return new ShardReader<>() {
             private TarReader.Member pending;
 
@@ -54,7 +60,7 @@ public final class TarShards implements StreamingDataset<TarSample> {
                 long keyAt = -1;
                 Map<String, MemorySegment> fields = new LinkedHashMap<>();
                 while (true) {
-                    TarReader.Member m = pending != null ? pending : reader.next();
+                    TarReader.Member m = pending != null ? pending : reader.next(mapped == null);
                     pending = null;
                     if (m == null) {
                         return key == null ? null : new TarSample(key, reader.shard(), fields);
@@ -74,7 +80,8 @@ public final class TarShards implements StreamingDataset<TarSample> {
                         key = kf[0];
                         keyAt = m.headerOffset();
                     }
-                    if (fields.put(kf[1], MemorySegment.ofArray(m.data())) != null) {
+                    MemorySegment data = mapped != null ? mapped.asSlice(m.dataOffset(), m.size()) : MemorySegment.ofArray(m.data());
+                    if (fields.put(kf[1], data) != null) {
                         throw new CorruptShardException(reader.shard(), m.headerOffset(), "duplicate field '" + kf[1]
                                 + "' in sample '" + key + "' (which starts at byte " + keyAt + ")");
                     }
