@@ -39,6 +39,7 @@ public final class Main implements Runnable {
     /** Runs the command line and returns the exit code (used by tests). */
     public static int run(String[] args, PrintWriter out, PrintWriter err) {
         CommandLine cl = new CommandLine(new Main());
+        helpEverywhere(cl); // every command takes --help (and --version), as the usage hints say
         cl.setOut(out);
         cl.setErr(err);
         cl.setExitCodeExceptionMapper(Main::exitCode);
@@ -64,6 +65,13 @@ public final class Main implements Runnable {
             return exitCode(t);
         });
         return cl.execute(args);
+    }
+
+    private static void helpEverywhere(CommandLine c) {
+        c.getCommandSpec().mixinStandardHelpOptions(true);
+        for (CommandLine sub : c.getSubcommands().values()) {
+            helpEverywhere(sub);
+        }
     }
 
     private static boolean hasDebug(CommandLine.ParseResult parsed) {

@@ -61,6 +61,37 @@ class MainTest {
     }
 
     @Test
+    void theHelpTheUsageHintPointsAtExistsForEveryCommand() {
+        java.util.ArrayDeque<java.util.List<String>> todo = new java.util.ArrayDeque<>();
+        todo.add(java.util.List.of());
+        int checked = 0;
+        while (!todo.isEmpty()) {
+            java.util.List<String> cmd = todo.poll();
+            java.util.List<String> args = new java.util.ArrayList<>(cmd);
+            args.add("--help");
+            Outcome o = stoker(args.toArray(String[]::new));
+            assertEquals(0, o.code, cmd + ": " + o.err);
+            assertTrue(o.out.startsWith("Usage: " + String.join(" ", java.util.stream.Stream.concat(
+                    java.util.stream.Stream.of("stoker"), cmd.stream()).toList())), cmd + ": " + o.out);
+            checked++;
+            // the subcommands it lists, below its "Commands:" heading
+            String[] parts = o.out.split("Commands:\\R", 2);
+            if (parts.length == 2) {
+                for (String line : parts[1].split("\\R")) {
+                    Matcher m = Pattern.compile("^  (\\w[\\w-]*)\\s").matcher(line);
+                    if (m.find() && !m.group(1).equals("help")) {
+                        java.util.List<String> sub = new java.util.ArrayList<>(cmd);
+                        sub.add(m.group(1));
+                        todo.add(sub);
+                    }
+                }
+            }
+        }
+        assertTrue(checked > 15, "every command and subcommand: " + checked);
+        assertTrue(stoker("bench", "shards", "--help").out.contains("--transform"), "the command's own options");
+    }
+
+    @Test
     void aBadStateFileExitsOneWithOneLineAndNoStackTrace() throws IOException {
         Path state = tmp.resolve("state.json");
         Files.writeString(state, "{\"version\":1,\"sampler\":\"shuffle\"");
