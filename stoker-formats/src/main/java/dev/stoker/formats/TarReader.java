@@ -8,7 +8,6 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.zip.GZIPInputStream;
 import net.jpountz.lz4.LZ4FrameInputStream;
 
 /**
@@ -95,7 +94,7 @@ public final class TarReader implements AutoCloseable {
             return in;
         }
         return switch (c) {
-            case GZIP -> new GZIPInputStream(in, 1 << 16);
+            case GZIP -> Gunzip.open(in);
             case ZSTD -> new ZstdInputStream(in);
             case LZ4 -> new LZ4FrameInputStream(in);
         };

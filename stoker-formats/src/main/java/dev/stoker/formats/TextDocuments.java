@@ -12,7 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.zip.GZIPInputStream;
 
 /**
  * Documents of a text file, read front to back: a {@code .txt} file is one document; a
@@ -80,7 +79,7 @@ public final class TextDocuments implements AutoCloseable {
             raw.close();
             throw e;
         }
-        this.compressed = body instanceof GZIPInputStream || body instanceof ZstdInputStream;
+        this.compressed = body != counted && !(body instanceof BufferedInputStream);
         // decompression runs on a thread of its own, ahead of the parsing
         this.in = compressed ? new ReadAhead(body, 4, 1 << 20) : body;
     }
@@ -90,7 +89,7 @@ public final class TextDocuments implements AutoCloseable {
         byte[] magic = in.readNBytes(4);
         in.reset();
         if (magic.length >= 2 && (magic[0] & 0xFF) == 0x1F && (magic[1] & 0xFF) == 0x8B) {
-            return new GZIPInputStream(in, 1 << 16);
+            return Gunzip.open(in);
         }
         if (magic.length == 4 && (magic[0] & 0xFF) == 0x28 && (magic[1] & 0xFF) == 0xB5 && (magic[2] & 0xFF) == 0x2F
                 && (magic[3] & 0xFF) == 0xFD) {
