@@ -141,9 +141,7 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
                             continue;
                         }
                         int take = Math.min(seqLen - filled, pendingLength - pendingAt);
-                        for (int i = 0; i < take; i++) {
-                            window[filled + i] = pendingBytes[pendingAt + i] & 0xFF;
-                        }
+                        widen(pendingBytes, pendingAt, window, filled, take);
                         pendingAt += take;
                         filled += take;
                         continue;
@@ -172,6 +170,16 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
                 docs.close();
             }
         };
+    }
+
+    /**
+     * Bytes as unsigned tokens. A method of its own: the JIT vectorizes this loop reliably here,
+     * not inside the reader's (measured: the loop took twice the JSON parsing's time inlined there).
+     */
+    static void widen(byte[] src, int from, long[] dst, int at, int n) {
+        for (int i = 0; i < n; i++) {
+            dst[at + i] = src[from + i] & 0xFF;
+        }
     }
 
     private int[] encode(String doc, int eot) {
