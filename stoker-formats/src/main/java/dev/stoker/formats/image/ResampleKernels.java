@@ -1,8 +1,5 @@
 package dev.stoker.formats.image;
 
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-
 /**
  * The inner loops of {@link Resampler}: widening a row of interleaved RGB bytes to three planes
  * of floats, the horizontal pass over such a row, and one output row of the vertical pass. Two
@@ -57,22 +54,6 @@ abstract class ResampleKernels {
      */
     abstract void column(float[] rows, int from, float[] weight, int wb, int n, int size, byte[] out, int at);
 
-    /**
-     * {@code n} stored bytes {@code in[from...]} (each {@code v - 128}) as float32
-     * {@code b * m + a} (a multiply, then an add: two roundings) into {@code out} at byte
-     * {@code at}, little-endian.
-     */
-    abstract void normalize(byte[] in, int from, int n, float m, float a, MemorySegment out, long at);
-
-    /** {@link #normalize} one value at a time, for {@code in[from, to)}. */
-    static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
-
-    static void normalizeValues(byte[] in, int from, int to, float m, float a, MemorySegment out, long at) {
-        for (int i = from; i < to; i++, at += 4) {
-            out.set(F32, at, in[i] * m + a);
-        }
-    }
-
     /** {@link #widen}, one pixel at a time, for pixels {@code [from, to)}. */
     static void widenPixels(byte[] in, int from, int to, float[] out, int stride) {
         for (int x = from; x < to; x++) {
@@ -84,20 +65,6 @@ abstract class ResampleKernels {
 
     static final class Scalar extends ResampleKernels {
         private float[] acc = new float[0];
-        private float[] values = new float[0];
-
-        @Override
-        void normalize(byte[] in, int from, int n, float m, float a, MemorySegment out, long at) {
-            // into an array, then one bulk copy: faster than a store per value into the segment
-            if (values.length < n) {
-                values = new float[n];
-            }
-            float[] f = values;
-            for (int i = 0; i < n; i++) {
-                f[i] = in[from + i] * m + a;
-            }
-            MemorySegment.copy(f, 0, out, F32, at, n);
-        }
 
         @Override
         void widen(byte[] in, int x0, int n, float[] out, int stride) {

@@ -2,6 +2,7 @@ package dev.stoker.formats.image;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 
 /**
  * Resamples a crop of an RGB image to {@code size × size} with an antialiased bilinear (triangle)
@@ -18,6 +19,7 @@ import java.lang.foreign.ValueLayout;
 public final class Resampler {
     /** Pixels of room past a row's end: more than two of the widest vectors' lanes. */
     private static final int ROOM = 64;
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private int[] xStart = new int[0];
     private int[] xCount = new int[0];
@@ -30,6 +32,7 @@ public final class Resampler {
     private float[] rows = new float[0];
     private byte[] line = new byte[0];
     private float[] lineF = new float[0];
+    private float[] plane = new float[0];
     private int[] hIndex = new int[0];
     private float[] hWeight = new float[0];
     private final ResampleKernels kernels;
@@ -101,11 +104,18 @@ public final class Resampler {
      */
     public void normalize(byte[] planes, int size, float[] mean, float[] std, MemorySegment out, long offset) {
         int planeSize = size * size;
+        if (plane.length < planeSize) {
+            plane = new float[planeSize];
+        }
+        float[] f = plane;
         for (int ch = 0; ch < 3; ch++) {
             float m = 1f / (255f * std[ch]);
             float a = 128 * m - mean[ch] / std[ch];
             int base = ch * planeSize;
-            kernels.normalize(planes, base, planeSize, m, a, out, offset + 4L * base);
+            for (int i = 0; i < planeSize; i++) {
+                f[i] = planes[base + i] * m + a;
+            }
+            MemorySegment.copy(f, 0, out, F32, offset + 4L * base, planeSize);
         }
     }
 

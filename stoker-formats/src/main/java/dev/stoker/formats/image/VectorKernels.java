@@ -1,8 +1,5 @@
 package dev.stoker.formats.image;
 
-import java.lang.foreign.MemorySegment;
-import java.nio.ByteOrder;
-
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
@@ -41,17 +38,6 @@ final class VectorKernels extends ResampleKernels {
 
     static ResampleKernels create() {
         return new VectorKernels();
-    }
-
-    @Override
-    void normalize(byte[] in, int from, int n, float m, float a, MemorySegment out, long at) {
-        // L bytes widened to L floats: one pass, read 1 byte and written 4 per value
-        int i = 0;
-        for (; i <= n - L; i += L) {
-            FloatVector f = (FloatVector) ByteVector.fromArray(NARROW, in, from + i).convertShape(VectorOperators.B2F, F, 0);
-            f.mul(m).add(a).intoMemorySegment(out, at + 4L * i, ByteOrder.LITTLE_ENDIAN);
-        }
-        normalizeValues(in, from + i, from + n, m, a, out, at + 4L * i);
     }
 
     @SuppressWarnings("unchecked")
