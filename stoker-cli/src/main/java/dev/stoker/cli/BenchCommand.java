@@ -230,7 +230,8 @@ final class BenchCommand implements Runnable {
     }
 
     @Command(name = "shards", description = "WebDataset tar shards (brace patterns, local paths or http(s):// and s3:// URLs); "
-            + "local plain tars are read at random through an index, remote shards stream through a local shard cache.")
+            + "local plain tars are read at random through an index (--stream: as a stream), remote shards stream through a "
+            + "local shard cache.")
     static final class ShardsBench implements java.util.concurrent.Callable<Integer> {
         @CommandLine.Parameters(paramLabel = "PATTERN", arity = "1..*",
                 description = "Shards, e.g. images-{000000..000019}.tar, https://host/images-{000000..000019}.tar, "
@@ -243,6 +244,11 @@ final class BenchCommand implements Runnable {
         @Option(names = "--cache-size", paramLabel = "BYTES", defaultValue = "10000000000",
                 description = "The shard cache's limit in bytes (default ${DEFAULT-VALUE}).")
         long cacheSize;
+
+        @Option(names = "--stream", description = "Read local shards as a stream, as remote ones are read (shard order "
+                + "shuffled, each shard front to back; --shuffle-window shuffles samples within a window, and implies it), "
+                + "rather than at random through the index.")
+        boolean stream;
 
         @Mixin
         ImageOptions image;
@@ -272,7 +278,8 @@ final class BenchCommand implements Runnable {
                     throw new Main.UsageException(e.getMessage());
                 }
             }
-            if (shards.stream().anyMatch(ShardsBench::compressed)) {
+            if (stream || options.shuffleWindow > 0 || options.shuffleWindowBytes > 0
+                    || shards.stream().anyMatch(ShardsBench::compressed)) {
                 // compressed shards are read as streams: shard order shuffled, --shuffle-window for samples
                 return image.run(new dev.stoker.formats.TarShards(shards), options, spec.commandLine().getOut(), "shards");
             }

@@ -103,6 +103,15 @@ class TarCommandsTest {
         double moved = Double.parseDouble(field(window.out().strip(), "meanDisplacement"));
         assertTrue(moved > 0 && moved < 10, "samples moved within blocks of about eight: " + moved);
         assertNotEquals(field(stream.out().strip(), "digest"), field(window.out().strip(), "digest"));
+        // a plain shard read as a stream on request (or for a shuffle window): the stream's order and bytes
+        MainTest.Outcome streamed = stoker("bench", "shards", tmp.resolve("p-0.tar").toString(), "--stream", "--transform",
+                "none", "--batch", "8", "--order", "sequential", "--json");
+        assertEquals(0, streamed.code(), streamed.err());
+        assertEquals(field(stream.out().strip(), "digest"), field(streamed.out().strip(), "digest"));
+        MainTest.Outcome plainWindow = stoker("bench", "shards", tmp.resolve("p-0.tar").toString(), "--transform", "none",
+                "--batch", "8", "--order", "sequential", "--shuffle-window-bytes", "40", "--json");
+        assertEquals(0, plainWindow.code(), plainWindow.err());
+        assertEquals(field(window.out().strip(), "digest"), field(plainWindow.out().strip(), "digest"));
     }
 
     @Test
