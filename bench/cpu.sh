@@ -12,25 +12,27 @@ children_cpu() { awk -v t="$ticks" 'NR == 2 {split($1, u, /[ms]/); split($2, s, 
 secs() { awk -v a="$1" -v b="$2" -v t="$ticks" 'BEGIN {printf "%.2f", (b - a) / t}'; }
 median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
 
-# W2 from local disk, then from REMOTE through the shard cache cold (emptied first) and warm, REPEATS
-# times, with the server's CPU and what other processes took per repeat; needs ./stoker, $repeats,
-# $server (the server's pid) and $tmp. Usage: compare_remote LOCAL REMOTE [SUFFIX for the median line]
+# W2 from local disk (through the index, then as a stream: the order remote shards are read in), then
+# from REMOTE through the shard cache cold (emptied first) and warm, REPEATS times, with the server's
+# CPU and what other processes took per repeat; needs ./stoker, $repeats, $server (the server's pid)
+# and $tmp. Usage: compare_remote LOCAL REMOTE [SUFFIX for the median line]
 compare_remote() {
-  run() { ./stoker bench shards "$1" --transform train224 --batch 64 --workers 2 --json --no-digest --cache-dir "$tmp/c" 2>"$tmp/err" \
+  run() { ./stoker bench shards "$@" --transform train224 --batch 64 --workers 2 --json --no-digest --cache-dir "$tmp/c" 2>"$tmp/err" \
     | python3 -c 'import json,sys; print(round(json.loads(sys.stdin.readline())["samplesPerSec"]))' >"$tmp/rate"; }
-  L=(); C=(); W=(); CS=(); WS=()
+  L=(); S=(); C=(); W=(); CS=(); WS=()
   for r in $(seq "$repeats"); do
     times >"$tmp/t"; m0=$(machine_cpu); k0=$(children_cpu "$tmp/t"); s0=$(pid_cpu $server)
     run "$1"; l=$(cat "$tmp/rate")
+    run "$1" --stream; st=$(cat "$tmp/rate")
     rm -rf "$tmp/c"
     a=$(pid_cpu $server); run "$2"; c=$(cat "$tmp/rate"); b=$(pid_cpu $server); cstats=$(grep -v "incubator modules" "$tmp/err")
     run "$2"; w=$(cat "$tmp/rate"); z=$(pid_cpu $server)
     times >"$tmp/t"; m1=$(machine_cpu); k1=$(children_cpu "$tmp/t")
     other=$(( (m1 - m0) - (k1 - k0) - (z - s0) ))
-    L+=("$l"); C+=("$c"); W+=("$w"); CS+=("$(secs "$a" "$b")"); WS+=("$(secs "$b" "$z")")
-    echo "repeat $r: local $l  cold $c  warm $w samples/s; server CPU cold ${CS[-1]} s, warm ${WS[-1]} s;" \
+    L+=("$l"); S+=("$st"); C+=("$c"); W+=("$w"); CS+=("$(secs "$a" "$b")"); WS+=("$(secs "$b" "$z")")
+    echo "repeat $r: local $l  local streamed $st  cold $c  warm $w samples/s; server CPU cold ${CS[-1]} s, warm ${WS[-1]} s;" \
       "other processes $(secs 0 $other) s   ($cstats)"
   done
-  echo "median: local $(median "${L[@]}")  cold $(median "${C[@]}")  warm $(median "${W[@]}") samples/s;" \
+  echo "median: local $(median "${L[@]}")  local streamed $(median "${S[@]}")  cold $(median "${C[@]}")  warm $(median "${W[@]}") samples/s;" \
     "server CPU cold $(median "${CS[@]}") s, warm $(median "${WS[@]}") s${3:-}"
 }
