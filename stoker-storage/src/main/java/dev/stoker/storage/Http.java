@@ -54,6 +54,26 @@ final class Http {
         }
     }
 
+    /**
+     * The object's size from the response to a HEAD request on {@code c} (disconnected after);
+     * errors name the object and the status ({@code protocol + " " + code}).
+     */
+    static long headSize(HttpURLConnection c, String name, String protocol) throws IOException {
+        try {
+            int code = c.getResponseCode();
+            if (code != 200) {
+                throw new IOException(name + ": " + protocol + " " + code);
+            }
+            long n = c.getContentLengthLong();
+            if (n < 0) {
+                throw new IOException(name + ": the server does not tell the size (no Content-Length)");
+            }
+            return n;
+        } finally {
+            c.disconnect();
+        }
+    }
+
     /** A failed response as an error: worth retrying (408, 429, 5xx) or {@link RetryingSource.Permanent}. */
     static IOException failure(int code, String what) {
         return code == 408 || code == 429 || code >= 500 ? new IOException(what) : new RetryingSource.Permanent(what);

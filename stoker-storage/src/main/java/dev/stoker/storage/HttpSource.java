@@ -28,20 +28,7 @@ public final class HttpSource extends RetryingSource {
 
     /** The object's size from a HEAD request. */
     static long size(URI uri) throws IOException {
-        HttpURLConnection c = Http.connect(uri, "HEAD", 30_000);
-        try {
-            int code = c.getResponseCode();
-            if (code != 200) {
-                throw new IOException(uri + ": HTTP " + code);
-            }
-            long n = c.getContentLengthLong();
-            if (n < 0) {
-                throw new IOException(uri + ": the server does not tell the size (no Content-Length)");
-            }
-            return n;
-        } finally {
-            c.disconnect();
-        }
+        return Http.headSize(Http.connect(uri, "HEAD", 30_000), uri.toString(), "HTTP");
     }
 
     @Override

@@ -213,21 +213,7 @@ public final class S3Objects {
 
     /** The object's size in bytes. */
     static long size(String location) throws IOException {
-        Location at = Location.parse(location);
-        HttpURLConnection c = access().open("HEAD", at, b -> b, 30_000);
-        try {
-            int code = c.getResponseCode();
-            if (code != 200) {
-                throw new IOException(location + ": S3 " + code);
-            }
-            long n = c.getContentLengthLong();
-            if (n < 0) {
-                throw new IOException(location + ": no Content-Length in the HEAD response");
-            }
-            return n;
-        } finally {
-            c.disconnect();
-        }
+        return Http.headSize(access().open("HEAD", Location.parse(location), b -> b, 30_000), location, "S3");
     }
 
     private static final class Source extends RetryingSource {
