@@ -407,19 +407,23 @@ class StreamingTest {
     }
 
     static final Transform<Long, Weighed> WEIGH = (v, ctx) -> new Weighed(v);
-    static final Collator<Weighed> WEIGHED = new Collator<>() {
-        private final Schema schema = Schema.of(Field.scalar("v", DType.INT64));
+    static final Collator<Weighed> WEIGHED = int64(Weighed::v);
 
-        @Override
-        public Schema schema() {
-            return schema;
-        }
+    /** Field {@code v} (int64) of a sample, as {@code value} tells it. */
+    static <T> Collator<T> int64(java.util.function.ToLongFunction<T> value) {
+        Schema schema = Schema.of(Field.scalar("v", DType.INT64));
+        return new Collator<>() {
+            @Override
+            public Schema schema() {
+                return schema;
+            }
 
-        @Override
-        public void write(Weighed w, Row row) {
-            row.putLong(0, 0, w.v());
-        }
-    };
+            @Override
+            public void write(T s, Row row) {
+                row.putLong(0, 0, value.applyAsLong(s));
+            }
+        };
+    }
 
     /** A sample that borrows from its reader: collating it after the reader closed is a violation. */
     record Lent(long v, java.util.concurrent.atomic.AtomicBoolean readerClosed) {
@@ -431,22 +435,12 @@ class StreamingTest {
         final java.util.concurrent.atomic.AtomicInteger opened = new java.util.concurrent.atomic.AtomicInteger();
         final java.util.concurrent.atomic.AtomicInteger closed = new java.util.concurrent.atomic.AtomicInteger();
         final java.util.concurrent.atomic.AtomicInteger late = new java.util.concurrent.atomic.AtomicInteger();
-        final Collator<Lent> collator = new Collator<>() {
-            private final Schema schema = Schema.of(Field.scalar("v", DType.INT64));
-
-            @Override
-            public Schema schema() {
-                return schema;
+        final Collator<Lent> collator = int64(s -> {
+            if (s.readerClosed().get()) {
+                late.incrementAndGet();
             }
-
-            @Override
-            public void write(Lent s, Row row) {
-                if (s.readerClosed().get()) {
-                    late.incrementAndGet();
-                }
-                row.putLong(0, 0, s.v());
-            }
-        };
+            return s.v();
+        });
 
         Lending(Shards inner) {
             this.inner = inner;

@@ -207,20 +207,29 @@ class S3Test {
     void theBytesAreCheckedAgainstTheMd5InTheETagAcrossResumedRanges() throws IOException {
         byte[] data = StorageTest.random(300_000, 8);
         put("checked", data);
-        cutNext.put("checked", new AtomicInteger(2));
-        try (RetryingSource in = S3Objects.open("s3://data/checked", FAST)) {
+        checkedAcrossRanges("checked", data, "MD5", S3Test::md5, "ETag");
+    }
+
+    /**
+     * {@code key} (holding {@code data}) read through a cut connection announces {@code algorithm}
+     * from {@code from}; a byte flipped before the cut is caught at the end, though the rest came in
+     * another response, in an error naming both digests.
+     */
+    static void checkedAcrossRanges(String key, byte[] data, String algorithm, java.util.function.Function<byte[], String> digest,
+                                    String from) throws IOException {
+        cutNext.put(key, new AtomicInteger(2));
+        try (RetryingSource in = S3Objects.open("s3://data/" + key, FAST)) {
             assertArrayEquals(data, in.readAllBytes());
-            assertEquals(new RetryingSource.Digest("MD5", md5(data), "ETag"), in.announcedDigest());
+            assertEquals(new RetryingSource.Digest(algorithm, digest.apply(data), from), in.announcedDigest());
         }
-        // a byte flipped before the cut is caught at the end, though the rest came in another response
-        cutNext.put("checked", new AtomicInteger(1));
-        corruptNext.put("checked", new AtomicInteger(1));
+        cutNext.put(key, new AtomicInteger(1));
+        corruptNext.put(key, new AtomicInteger(1));
         byte[] flipped = data.clone();
         flipped[12_345] ^= 0x01;
-        try (RetryingSource in = S3Objects.open("s3://data/checked", FAST)) {
+        try (RetryingSource in = S3Objects.open("s3://data/" + key, FAST)) {
             RetryingSource.DigestMismatch e = assertThrows(RetryingSource.DigestMismatch.class, in::readAllBytes);
-            assertEquals("s3://data/checked: MD5 mismatch over 300000 bytes: expected " + md5(data) + " (ETag), got "
-                    + md5(flipped), e.getMessage());
+            assertEquals("s3://data/" + key + ": " + algorithm + " mismatch over " + data.length + " bytes: expected "
+                    + digest.apply(data) + " (" + from + "), got " + digest.apply(flipped), e.getMessage());
         }
     }
 
@@ -291,20 +300,7 @@ class S3Test {
         byte[] data = StorageTest.random(250_000, 12);
         put("crc", data);
         checksumOf.put("crc", java.util.Base64.getEncoder().encodeToString(java.util.HexFormat.of().parseHex(crc32c(data))));
-        cutNext.put("crc", new AtomicInteger(1));
-        try (RetryingSource in = S3Objects.open("s3://data/crc", FAST)) {
-            assertArrayEquals(data, in.readAllBytes());
-            assertEquals(new RetryingSource.Digest("CRC32C", crc32c(data), "x-amz-checksum-crc32c"), in.announcedDigest());
-        }
-        cutNext.put("crc", new AtomicInteger(1));
-        corruptNext.put("crc", new AtomicInteger(1));
-        byte[] flipped = data.clone();
-        flipped[12_345] ^= 0x01;
-        try (RetryingSource in = S3Objects.open("s3://data/crc", FAST)) {
-            RetryingSource.DigestMismatch e = assertThrows(RetryingSource.DigestMismatch.class, in::readAllBytes);
-            assertEquals("s3://data/crc: CRC32C mismatch over 250000 bytes: expected " + crc32c(data)
-                    + " (x-amz-checksum-crc32c), got " + crc32c(flipped), e.getMessage());
-        }
+        checkedAcrossRanges("crc", data, "CRC32C", S3Test::crc32c, "x-amz-checksum-crc32c");
     }
 
     @Test
