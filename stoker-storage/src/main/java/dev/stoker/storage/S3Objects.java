@@ -98,6 +98,9 @@ public final class S3Objects {
                 signed = SIGNER.sign(r -> r.identity(identity).request(request)
                         .putProperty(AwsV4HttpSigner.SERVICE_SIGNING_NAME, "s3")
                         .putProperty(AwsV4HttpSigner.REGION_NAME, region.id())
+                        // S3 signs the path as sent: encoded once, never normalized (unlike other services)
+                        .putProperty(AwsV4HttpSigner.DOUBLE_URL_ENCODE, false)
+                        .putProperty(AwsV4HttpSigner.NORMALIZE_PATH, false)
                         .putProperty(AwsV4HttpSigner.PAYLOAD_SIGNING_ENABLED, false)).request();
             } catch (SdkException | java.util.concurrent.CompletionException | java.net.URISyntaxException e) {
                 throw new IOException("cannot sign a request: " + e.getMessage(), e);
