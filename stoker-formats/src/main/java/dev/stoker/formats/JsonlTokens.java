@@ -14,10 +14,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Shards: an uncompressed file is cut into ranges of about {@code shardBytes}, each starting
  * just after a newline, so that several workers read one file in parallel; a compressed file
- * ({@code .gz}, {@code .zst}) is one shard. A sample is a {@code long[seqLen]}, so that collating it
- * into an int64 batch is one bulk copy.
+ * ({@code .gz}, {@code .zst}) is one shard. A sample is a {@link Window}.
  */
-public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
+public final class JsonlTokens implements dev.stoker.StreamingDataset<JsonlTokens.Window> {
     private final Tokenizer tokenizer;
     private final String field;
     private final int seqLen;
@@ -25,7 +24,9 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
     private final List<Range> shards = new ArrayList<>();
     // windows travel from a reader through the loader to the collator, which copies them into the
     // batch and returns them here: the steady state allocates none (a full pool lets them go)
-    private final java.util.concurrent.ArrayBlockingQueue<long[]> windows = new java.util.concurrent.ArrayBlockingQueue<>(1024);
+    private final java.util.concurrent.ArrayBlockingQueue<Window> windows = new java.util.concurrent.ArrayBlockingQueue<>(1024);
+    /** The bytes tokenizer: windows of bytes (NOTE [Byte windows]). */
+    private final boolean asBytes;
 
     private record Range(Path path, long start, long end) {
     }
@@ -39,6 +40,7 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
         this.field = field;
         this.seqLen = seqLen;
         this.skipBad = skipBad;
+        this.asBytes = tokenizer.name().equals("bytes");
         for (Path f : files) {
             String name = f.getFileName().toString();
             long size = Files.size(f);
@@ -103,12 +105,54 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
         return shards.isEmpty() ? "jsonl" : shards.get(0).path.toString();
     }
 
+    /**
+     * A window of {@code seqLen} tokens. The bytes tokenizer's are kept as its bytes with the
+     * positions of its end-of-text tokens, an eighth of the memory of int64 tokens: the window
+     * crosses from a reader's core to the consumer's and back to a reader (pooled), and moving
+     * 8 KB of cache lines each way cost more than widening into the batch (NOTE [Byte windows]).
+     * Other tokenizers' are int64 tokens.
+     */
+    public static final class Window {
+        private final long[] tokens;
+        private final byte[] bytes;
+        private int[] eots = new int[4];
+        private int eotCount;
+
+        Window(int seqLen, boolean asBytes) {
+            this.tokens = asBytes ? null : new long[seqLen];
+            this.bytes = asBytes ? new byte[seqLen] : null;
+        }
+
+        public int length() {
+            return tokens != null ? tokens.length : bytes.length;
+        }
+
+        /** Token {@code i} (a byte window's end-of-text token is {@code eot}). */
+        public long token(int i, long eot) {
+            if (tokens != null) {
+                return tokens[i];
+            }
+            for (int k = 0; k < eotCount; k++) {
+                if (eots[k] == i) {
+                    return eot;
+                }
+            }
+            return bytes[i] & 0xFF;
+        }
+
+        private void addEot(int at) {
+            if (eotCount == eots.length) {
+                eots = java.util.Arrays.copyOf(eots, 2 * eotCount);
+            }
+            eots[eotCount++] = at;
+        }
+    }
+
     @Override
-    public ShardReader<long[]> open(int shard) throws IOException {
+    public ShardReader<Window> open(int shard) throws IOException {
         Range r = shards.get(shard);
         TextDocuments docs = new TextDocuments(r.path, field, skipBad, new AtomicLong(), r.start, r.end);
         int eot = tokenizer.endOfText();
-        boolean bytes = tokenizer.name().equals("bytes");
         return new ShardReader<>() {
             private int[] pending = new int[0];
             private int pendingAt;
@@ -117,21 +161,23 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
             private boolean eotDue;
 
             @Override
-            public long[] next() throws IOException {
-                long[] pooled = windows.poll();
-                long[] window = pooled != null ? pooled : new long[seqLen];
+            public Window next() throws IOException {
+                Window pooled = windows.poll();
+                Window w = pooled != null ? pooled : new Window(seqLen, asBytes);
+                w.eotCount = 0;
                 int filled = 0;
                 while (filled < seqLen) {
-                    if (bytes) {
-                        // the bytes tokenizer: widen the UTF-8 bytes straight into the window
+                    if (asBytes) {
+                        // the bytes tokenizer: the UTF-8 bytes are the tokens
                         if (pendingAt == pendingLength) {
                             if (eotDue) {
-                                window[filled++] = eot;
+                                w.addEot(filled);
+                                w.bytes[filled++] = 0;
                                 eotDue = false;
                                 continue;
                             }
                             if (!docs.nextLine()) {
-                                windows.offer(window);
+                                windows.offer(w);
                                 return null; // the partial window at the end of the shard is dropped
                             }
                             pendingBytes = docs.bytes();
@@ -141,7 +187,7 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
                             continue;
                         }
                         int take = Math.min(seqLen - filled, pendingLength - pendingAt);
-                        widen(pendingBytes, pendingAt, window, filled, take);
+                        System.arraycopy(pendingBytes, pendingAt, w.bytes, filled, take);
                         pendingAt += take;
                         filled += take;
                         continue;
@@ -149,7 +195,7 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
                     if (pendingAt == pending.length) {
                         String doc = docs.next();
                         if (doc == null) {
-                            windows.offer(window);
+                            windows.offer(w);
                             return null; // the partial window at the end of the shard is dropped
                         }
                         pending = encode(doc, eot);
@@ -157,12 +203,12 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
                     }
                     int take = Math.min(seqLen - filled, pending.length - pendingAt);
                     for (int i = 0; i < take; i++) {
-                        window[filled + i] = pending[pendingAt + i];
+                        w.tokens[filled + i] = pending[pendingAt + i];
                     }
                     pendingAt += take;
                     filled += take;
                 }
-                return window;
+                return w;
             }
 
             @Override
@@ -172,16 +218,6 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
         };
     }
 
-    /**
-     * Bytes as unsigned tokens. A method of its own: the JIT vectorizes this loop reliably here,
-     * not inside the reader's (measured: the loop took twice the JSON parsing's time inlined there).
-     */
-    static void widen(byte[] src, int from, long[] dst, int at, int n) {
-        for (int i = 0; i < n; i++) {
-            dst[at + i] = src[from + i] & 0xFF;
-        }
-    }
-
     private int[] encode(String doc, int eot) {
         int[] t = tokenizer.encode(doc);
         int[] out = java.util.Arrays.copyOf(t, t.length + 1);
@@ -189,12 +225,22 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
         return out;
     }
 
+    // NOTE [Byte windows]: with the bytes tokenizer a window is 1 KB of bytes (plus a few
+    // end-of-text positions) rather than 8 KB of int64 tokens. A reader fills it, the consumer
+    // widens it into the batch row through a small array of its own (in its L1 cache: the widening
+    // loop vectorizes, the copy into the row is one bulk copy) and hands it back to the pool. With
+    // int64 windows, the reader's writes into a window the consumer had just read and the
+    // consumer's reads of a window another core had just written moved 128 cache lines across
+    // cores each way per window; the reader's widening loop was then its largest cost in a profile.
+
     /**
-     * Writes a window as field {@code tokens} (int64: one bulk copy; or int32) of a row, then
-     * hands the window back to this dataset's readers for reuse.
+     * Writes a window as field {@code tokens} (int64 or int32) of a row, then hands the window
+     * back to this dataset's readers for reuse.
      */
-    public dev.stoker.Collator<long[]> collator(dev.stoker.DType out) {
+    public dev.stoker.Collator<Window> collator(dev.stoker.DType out) {
         dev.stoker.Schema schema = dev.stoker.Schema.of(dev.stoker.Field.tensor("tokens", out, seqLen));
+        long eot = tokenizer.endOfText();
+        ThreadLocal<long[]> wide = ThreadLocal.withInitial(() -> new long[seqLen]);
         return new dev.stoker.Collator<>() {
             @Override
             public dev.stoker.Schema schema() {
@@ -202,18 +248,33 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<long[]> {
             }
 
             @Override
-            public void write(long[] w, dev.stoker.Row row) {
+            public void write(Window w, dev.stoker.Row row) {
                 java.lang.foreign.MemorySegment col = row.column(0);
                 long at = row.offset(0);
+                long[] t = w.tokens;
+                if (t == null) {
+                    t = wide.get();
+                    widen(w.bytes, t, seqLen);
+                    for (int k = 0; k < w.eotCount; k++) {
+                        t[w.eots[k]] = eot;
+                    }
+                }
                 if (out == dev.stoker.DType.INT64) {
-                    java.lang.foreign.MemorySegment.copy(w, 0, col, TokenCopy.I64, at, w.length);
+                    java.lang.foreign.MemorySegment.copy(t, 0, col, TokenCopy.I64, at, seqLen);
                 } else {
-                    for (int i = 0; i < w.length; i++) {
-                        col.set(TokenCopy.I32, at + 4L * i, (int) w[i]);
+                    for (int i = 0; i < seqLen; i++) {
+                        col.set(TokenCopy.I32, at + 4L * i, (int) t[i]);
                     }
                 }
                 windows.offer(w);
             }
         };
+    }
+
+    /** Bytes as unsigned tokens (a loop the JIT vectorizes). */
+    static void widen(byte[] src, long[] dst, int n) {
+        for (int i = 0; i < n; i++) {
+            dst[i] = src[i] & 0xFF;
+        }
     }
 }

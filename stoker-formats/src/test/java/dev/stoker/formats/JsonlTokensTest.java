@@ -76,6 +76,42 @@ class JsonlTokensTest {
     }
 
     @Test
+    void int32BatchesHoldTheSameTokensAndOtherTokenizersPackTheirIds() throws IOException {
+        Path p = write("b.jsonl", 300);
+        int seq = 48;
+        JsonlTokens bytes = new JsonlTokens(List.of(p), Tokenizer.named("bytes"), "text", seq, 1 << 20, false);
+        List<Long> wide;
+        try (Loader l = Loader.builder(bytes, bytes.collator(DType.INT64)).batchSize(5).workers(2).build()) {
+            wide = delivered(l, seq);
+        }
+        List<Long> narrow = new ArrayList<>();
+        try (Loader l = Loader.builder(bytes, bytes.collator(DType.INT32)).batchSize(5).workers(2).build()) {
+            for (Batch b : l) {
+                for (long i = 0; i < (long) b.size() * seq; i++) {
+                    narrow.add((long) b.data(0).get(ValueLayout.JAVA_INT_UNALIGNED, 4 * i));
+                }
+            }
+        }
+        assertEquals(wide, narrow);
+        assertTrue(wide.contains(256L) && wide.size() >= 10 * seq, "end-of-text tokens and whole windows");
+
+        Tokenizer gpt2 = Tokenizer.named("gpt2");
+        List<Long> want = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            for (int t : gpt2.encode("doc " + i + " " + "é".repeat(i % 7))) {
+                want.add((long) t);
+            }
+            want.add((long) gpt2.endOfText());
+        }
+        JsonlTokens ids = new JsonlTokens(List.of(p), gpt2, "text", seq, 1 << 20, false);
+        try (Loader l = Loader.builder(ids, ids.collator(DType.INT64)).batchSize(5).workers(2).build()) {
+            List<Long> got = delivered(l, seq);
+            assertEquals(want.size() / seq * seq, got.size());
+            assertEquals(want.subList(0, got.size()), got);
+        }
+    }
+
+    @Test
     void rangesOfAPlainFileAreReadInParallelAndCoverEveryLine() throws IOException {
         Path p = write("big.jsonl", 5000);
         JsonlTokens t = new JsonlTokens(List.of(p), Tokenizer.named("bytes"), "text", 16, 4096, false);
