@@ -48,7 +48,11 @@ public final class TarReader implements AutoCloseable {
      */
     public static TarReader open(Path path) throws IOException {
         if (Files.isRegularFile(path) && Compression.of(firstBytes(path)) == null) {
-            return new TarReader(new MappedInputStream(path), path.toString());
+            try {
+                return new TarReader(new MappedInputStream(path), path.toString());
+            } catch (IOException | UnsupportedOperationException e) {
+                // a file system that cannot map it: read it as a stream
+            }
         }
         InputStream raw = Files.newInputStream(path);
         try {
