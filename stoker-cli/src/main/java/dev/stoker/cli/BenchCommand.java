@@ -162,7 +162,7 @@ final class BenchCommand implements Runnable {
             }
             dev.stoker.formats.JsonlTokens data = new dev.stoker.formats.JsonlTokens(paths, tok, field, seqLen,
                     shardKb << 10, skipBad);
-            dev.stoker.Collator<long[]> collator = data.collator(TokensSource.outType(outDtype));
+            dev.stoker.Collator<dev.stoker.formats.JsonlTokens.Window> collator = data.collator(TokensSource.outType(outDtype));
             return new BenchRunner(options, spec.commandLine().getOut(), "jsonl", seqLen)
                     .run(() -> dev.stoker.Loader.builder(data, collator).shardBuffer(shardBuffer));
         }
