@@ -55,6 +55,11 @@ public interface Collator<T> {
 
     /** Scalar longs as an int64 field. */
     static Collator<Long> int64(String name) {
+        return int64(name, Long::longValue);
+    }
+
+    /** One long of each sample, as {@code value} tells it, as an int64 field. */
+    static <T> Collator<T> int64(String name, java.util.function.ToLongFunction<? super T> value) {
         Schema schema = Schema.of(Field.scalar(name, DType.INT64));
         return new Collator<>() {
             @Override
@@ -63,8 +68,8 @@ public interface Collator<T> {
             }
 
             @Override
-            public void write(Long sample, Row row) {
-                row.putLong(0, 0, sample);
+            public void write(T sample, Row row) {
+                row.putLong(0, 0, value.applyAsLong(sample));
             }
         };
     }

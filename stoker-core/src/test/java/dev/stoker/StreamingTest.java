@@ -407,23 +407,7 @@ class StreamingTest {
     }
 
     static final Transform<Long, Weighed> WEIGH = (v, ctx) -> new Weighed(v);
-    static final Collator<Weighed> WEIGHED = int64(Weighed::v);
-
-    /** Field {@code v} (int64) of a sample, as {@code value} tells it. */
-    static <T> Collator<T> int64(java.util.function.ToLongFunction<T> value) {
-        Schema schema = Schema.of(Field.scalar("v", DType.INT64));
-        return new Collator<>() {
-            @Override
-            public Schema schema() {
-                return schema;
-            }
-
-            @Override
-            public void write(T s, Row row) {
-                row.putLong(0, 0, value.applyAsLong(s));
-            }
-        };
-    }
+    static final Collator<Weighed> WEIGHED = Collator.int64("v", Weighed::v);
 
     /** A sample that borrows from its reader: collating it after the reader closed is a violation. */
     record Lent(long v, java.util.concurrent.atomic.AtomicBoolean readerClosed) {
@@ -435,7 +419,7 @@ class StreamingTest {
         final java.util.concurrent.atomic.AtomicInteger opened = new java.util.concurrent.atomic.AtomicInteger();
         final java.util.concurrent.atomic.AtomicInteger closed = new java.util.concurrent.atomic.AtomicInteger();
         final java.util.concurrent.atomic.AtomicInteger late = new java.util.concurrent.atomic.AtomicInteger();
-        final Collator<Lent> collator = int64(s -> {
+        final Collator<Lent> collator = Collator.int64("v", s -> {
             if (s.readerClosed().get()) {
                 late.incrementAndGet();
             }
