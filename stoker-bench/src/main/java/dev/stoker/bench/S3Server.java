@@ -1,11 +1,13 @@
 package dev.stoker.bench;
 
+import dev.stoker.storage.Crc64Nvme;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
@@ -16,6 +18,7 @@ import org.gaul.s3proxy.auth.AuthenticationType;
 import org.gaul.s3proxy.blobstore.ForwardingBlobStore;
 import org.gaul.s3proxy.nio2blob.FilesystemNio2BlobStore;
 import software.amazon.awssdk.core.ResponseInputStream;
+import software.amazon.awssdk.services.s3.model.ChecksumType;
 import software.amazon.awssdk.services.s3.model.GetObjectRequest;
 import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.HeadObjectRequest;
@@ -26,22 +29,25 @@ import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
  * {@code s3://} shards without a network: the directory's files are the objects of one bucket.
  * Requests are signed with the credentials in {@code AWS_ACCESS_KEY_ID} and
  * {@code AWS_SECRET_ACCESS_KEY} (any values; unsigned requests are refused).
- * Usage: {@code S3Server DIR [PORT] [BUCKET] [--etags=md5|none]} (defaults 8098, {@code bucket}, md5).
- * With {@code md5}, each object's ETag is the MD5 of its bytes (computed once at start, as S3
- * gives a single-part upload), so readers can check what they download; with {@code none} no
- * ETag is sent. Prints {@code ready URL} when it serves, then serves until killed.
+ * Usage: {@code S3Server DIR [PORT] [BUCKET] [--etags=md5|none] [--checksums=crc64nvme|none]}
+ * (defaults 8098, {@code bucket}, md5, crc64nvme). As S3 serves a single-part upload: each
+ * object's ETag is the MD5 of its bytes, and a full GET carries its full-object CRC64NVME (the
+ * checksum S3 computes for every object it stores since 2025), both computed once at start, so
+ * readers can check what they download; {@code none} leaves either out. Prints
+ * {@code ready URL} when it serves, then serves until killed.
  */
 public final class S3Server {
     public static void main(String[] args) throws Exception {
         List<String> positional = Stream.of(args).filter(a -> !a.startsWith("--")).toList();
         if (positional.isEmpty()) {
-            System.err.println("usage: S3Server DIR [PORT] [BUCKET] [--etags=md5|none]");
+            System.err.println("usage: S3Server DIR [PORT] [BUCKET] [--etags=md5|none] [--checksums=crc64nvme|none]");
             System.exit(2);
         }
         Path dir = Path.of(positional.get(0)).toAbsolutePath();
         int port = positional.size() > 1 ? Integer.parseInt(positional.get(1)) : 8098;
         String bucket = positional.size() > 2 ? positional.get(2) : "bucket";
         boolean md5 = !List.of(args).contains("--etags=none");
+        boolean crc = !List.of(args).contains("--checksums=none");
         String identity = System.getenv("AWS_ACCESS_KEY_ID");
         String secret = System.getenv("AWS_SECRET_ACCESS_KEY");
         if (identity == null || secret == null) {
@@ -58,12 +64,17 @@ public final class S3Server {
         root.toFile().deleteOnExit();
         root.resolve(bucket).toFile().deleteOnExit();
 
-        Map<String, String> etags = md5 ? md5s(dir) : Map.of();
+        Map<String, String> etags = md5 ? digests(dir, "MD5") : Map.of();
+        Map<String, String> crcs = crc ? digests(dir, "CRC64NVME") : Map.of();
         var store = new ForwardingBlobStore(new FilesystemNio2BlobStore(root.toString())) {
             @Override
             public ResponseInputStream<GetObjectResponse> getBlob(GetObjectRequest req) {
                 ResponseInputStream<GetObjectResponse> in = super.getBlob(req);
-                return new ResponseInputStream<>(in.response().toBuilder().eTag(etags.get(req.key())).build(), in);
+                var response = in.response().toBuilder().eTag(etags.get(req.key()));
+                if (req.range() == null && crcs.containsKey(req.key())) {
+                    response.checksumCRC64NVME(crcs.get(req.key())).checksumType(ChecksumType.FULL_OBJECT);
+                }
+                return new ResponseInputStream<>(response.build(), in);
             }
 
             @Override
@@ -83,23 +94,33 @@ public final class S3Server {
             System.exit(1);
         }
         System.out.println("ready http://127.0.0.1:" + proxy.getPort() + " s3://" + bucket + "/ -> " + dir
-                + (md5 ? " (ETags: MD5 of " + etags.size() + " objects)" : " (no ETags)"));
+                + (md5 ? " (ETags: MD5 of " + etags.size() + " objects" : " (no ETags")
+                + (crc ? "; checksums: CRC64NVME of " + crcs.size() + ")" : "; no checksums)"));
         Thread.currentThread().join();
     }
 
-    /** The MD5 of every file in {@code dir}, in hex and quoted, by name. */
-    private static Map<String, String> md5s(Path dir) throws IOException {
+    /**
+     * Per file in {@code dir}, by name: its MD5 in hex and quoted (an ETag), or its CRC64NVME in
+     * base64 (an {@code x-amz-checksum-crc64nvme}).
+     */
+    private static Map<String, String> digests(Path dir, String algorithm) throws IOException {
         Map<String, String> out = new HashMap<>();
         byte[] buf = new byte[1 << 20];
         try (Stream<Path> files = Files.list(dir)) {
             for (Path f : files.filter(Files::isRegularFile).sorted().toList()) {
-                MessageDigest md = newMd5();
+                MessageDigest md = algorithm.equals("MD5") ? newMd5() : null;
+                Crc64Nvme crc = new Crc64Nvme();
                 try (InputStream in = Files.newInputStream(f)) {
                     for (int n; (n = in.read(buf)) > 0; ) {
-                        md.update(buf, 0, n);
+                        if (md != null) {
+                            md.update(buf, 0, n);
+                        } else {
+                            crc.update(buf, 0, n);
+                        }
                     }
                 }
-                out.put(f.getFileName().toString(), "\"" + HexFormat.of().formatHex(md.digest()) + "\"");
+                out.put(f.getFileName().toString(), md != null ? "\"" + HexFormat.of().formatHex(md.digest()) + "\""
+                        : Base64.getEncoder().encodeToString(crc.getChecksumBytes()));
             }
         }
         return out;

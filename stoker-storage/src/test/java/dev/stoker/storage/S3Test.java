@@ -64,8 +64,8 @@ class S3Test {
     static final Map<String, AtomicInteger> corruptNext = new ConcurrentHashMap<>();
     static final Map<String, AtomicInteger> stallNext = new ConcurrentHashMap<>();
     static final Map<String, AtomicInteger> gets = new ConcurrentHashMap<>();
-    /** Per key: the base64 CRC32C that full GETs announce. */
-    static final Map<String, String> checksumOf = new ConcurrentHashMap<>();
+    /** Per key: the full-object checksum that full GETs announce, CRC32C or CRC64NVME (base64). */
+    static final Map<String, Map.Entry<String, String>> checksumOf = new ConcurrentHashMap<>();
     /** Per key: the Range of each ranged GET, in order. */
     static final Map<String, List<String>> ranges = new ConcurrentHashMap<>();
 
@@ -100,11 +100,13 @@ class S3Test {
                     }, false);
                 }
                 GetObjectResponse response = in.response();
-                String crc = checksumOf.get(req.key());
+                Map.Entry<String, String> crc = checksumOf.get(req.key());
                 if (crc != null && req.range() == null) {
-                    // S3 keeps the checksum an upload was sent with and returns it (x-amz-checksum-mode);
-                    // S3Proxy's filesystem store does not keep it, so it is added to the response here
-                    response = response.toBuilder().checksumCRC32C(crc).checksumType(ChecksumType.FULL_OBJECT).build();
+                    // S3 keeps the checksum an upload was sent with (CRC64NVME when it was sent with
+                    // none) and returns it (x-amz-checksum-mode); S3Proxy's filesystem store does
+                    // not keep it, so it is added to the response here
+                    var b = response.toBuilder().checksumType(ChecksumType.FULL_OBJECT);
+                    response = (crc.getKey().equals("CRC32C") ? b.checksumCRC32C(crc.getValue()) : b.checksumCRC64NVME(crc.getValue())).build();
                 }
                 return body == in && response == in.response() ? in : new ResponseInputStream<>(response, body);
             }
@@ -299,8 +301,20 @@ class S3Test {
     void aFullObjectChecksumIsCheckedInsteadOfTheETagAcrossResumedRanges() throws IOException {
         byte[] data = StorageTest.random(250_000, 12);
         put("crc", data);
-        checksumOf.put("crc", java.util.Base64.getEncoder().encodeToString(java.util.HexFormat.of().parseHex(crc32c(data))));
+        checksumOf.put("crc", Map.entry("CRC32C", java.util.Base64.getEncoder().encodeToString(java.util.HexFormat.of().parseHex(crc32c(data)))));
         checkedAcrossRanges("crc", data, "CRC32C", S3Test::crc32c, "x-amz-checksum-crc32c");
+    }
+
+    static String crc64nvme(byte[] data) {
+        return String.format("%016x", Crc64NvmeTest.reference(data, 0, data.length));
+    }
+
+    @Test
+    void theCrc64nvmeS3ComputesForEveryObjectIsCheckedAcrossResumedRanges() throws IOException {
+        byte[] data = StorageTest.random(260_000, 13);
+        put("crc64", data);
+        checksumOf.put("crc64", Map.entry("CRC64NVME", java.util.Base64.getEncoder().encodeToString(java.util.HexFormat.of().parseHex(crc64nvme(data)))));
+        checkedAcrossRanges("crc64", data, "CRC64NVME", S3Test::crc64nvme, "x-amz-checksum-crc64nvme");
     }
 
     @Test
