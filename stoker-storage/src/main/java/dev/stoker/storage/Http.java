@@ -42,7 +42,7 @@ final class Http {
 
     /** The start of an error response's body (the rest is skipped, so that the connection can be reused); "" if none. */
     static String errorBody(HttpURLConnection c) {
-        try (InputStream err = c.getErrorStream()) {
+        try (InputStream err = c.getResponseCode() >= 400 ? c.getErrorStream() : c.getInputStream()) {
             if (err == null) {
                 return "";
             }

@@ -10,6 +10,8 @@ import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -80,24 +82,55 @@ public final class S3Objects {
     /**
      * How object requests reach the store: the objects' URLs, the credentials and region to sign
      * with. The signer is thread-safe and holds no state.
+     *
+     * <p>A bucket in another region than the configured one answers with a redirect (301 or 307,
+     * or 400 to a request signed for the wrong region) that names its region in
+     * {@code x-amz-bucket-region}: the request is made again, addressed and signed for that
+     * region, which is kept for the bucket's later requests (as the SDK's cross-region access
+     * does). Datasets are often read from a public bucket in another region.
      */
-    private record Access(S3Utilities urls, IdentityProvider<? extends AwsCredentialsIdentity> credentials, Region region) {
+    private record Access(S3Utilities urls, IdentityProvider<? extends AwsCredentialsIdentity> credentials, Region region,
+                          Map<String, Region> bucketRegions) {
         private static final AwsV4HttpSigner SIGNER = AwsV4HttpSigner.create();
 
-        /** A connection for {@code method} on the object, its headers (and {@code extra} ones) signed. */
+        Access(S3Utilities urls, IdentityProvider<? extends AwsCredentialsIdentity> credentials, Region region) {
+            this(urls, credentials, region, new ConcurrentHashMap<>());
+        }
+
+        /**
+         * The response to {@code method} on the object, its headers (and {@code extra} ones)
+         * signed: the connection, its status read ({@link HttpURLConnection#getResponseCode}).
+         */
         HttpURLConnection open(String method, Location at, UnaryOperator<SdkHttpRequest.Builder> extra, int readMillis)
                 throws IOException {
+            for (int attempt = 1; ; attempt++) {
+                Region r = bucketRegions.getOrDefault(at.bucket(), region);
+                HttpURLConnection c = connect(method, at, r, extra, readMillis);
+                int code = c.getResponseCode();
+                String elsewhere = c.getHeaderField("x-amz-bucket-region");
+                if (attempt < 3 && (code == 301 || code == 307 || code == 400) && elsewhere != null
+                        && !elsewhere.isBlank() && !elsewhere.trim().equals(r.id())) {
+                    Http.errorBody(c); // read to its end, so that the connection can be reused
+                    bucketRegions.put(at.bucket(), Region.of(elsewhere.trim()));
+                    continue;
+                }
+                return c;
+            }
+        }
+
+        private HttpURLConnection connect(String method, Location at, Region r, UnaryOperator<SdkHttpRequest.Builder> extra,
+                                          int readMillis) throws IOException {
             URI uri;
             AwsCredentialsIdentity identity;
             SdkHttpRequest signed;
             try {
-                uri = urls.getUrl(b -> b.bucket(at.bucket()).key(at.key())).toURI();
+                uri = urls.getUrl(b -> b.bucket(at.bucket()).key(at.key()).region(r)).toURI();
                 SdkHttpRequest request = extra.apply(SdkHttpRequest.builder().method(SdkHttpMethod.fromValue(method)).uri(uri))
                         .build();
                 identity = credentials.resolveIdentity().join();
-                signed = SIGNER.sign(r -> r.identity(identity).request(request)
+                signed = SIGNER.sign(q -> q.identity(identity).request(request)
                         .putProperty(AwsV4HttpSigner.SERVICE_SIGNING_NAME, "s3")
-                        .putProperty(AwsV4HttpSigner.REGION_NAME, region.id())
+                        .putProperty(AwsV4HttpSigner.REGION_NAME, r.id())
                         // S3 signs the path as sent: encoded once, never normalized (unlike other services)
                         .putProperty(AwsV4HttpSigner.DOUBLE_URL_ENCODE, false)
                         .putProperty(AwsV4HttpSigner.NORMALIZE_PATH, false)
@@ -106,6 +139,7 @@ public final class S3Objects {
                 throw new IOException("cannot sign a request: " + e.getMessage(), e);
             }
             HttpURLConnection c = Http.connect(uri, method, readMillis);
+            c.setInstanceFollowRedirects(false); // the signature holds for this host only: see open
             signed.forEachHeader((name, values) -> {
                 if (!name.equalsIgnoreCase("Host")) { // the connection sends the same one itself
                     c.setRequestProperty(name, String.join(",", values));
@@ -129,6 +163,7 @@ public final class S3Objects {
             var b = S3Client.builder()
                     .httpClientBuilder(software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient.builder())
                     .overrideConfiguration(o -> o.retryStrategy(DefaultRetryStrategy.doNotRetry()))
+                    .crossRegionAccessEnabled(true)
                     .region(region());
             if (endpoint != null) {
                 b.endpointOverride(endpoint).forcePathStyle(true);
@@ -237,7 +272,8 @@ public final class S3Objects {
             }, millis);
             int code = c.getResponseCode();
             if (code != 200 && code != 206) {
-                throw Http.failure(code, "S3 " + code + errorCode(Http.errorBody(c)));
+                throw Http.failure(code, "S3 " + code + errorCode(Http.errorBody(c))
+                        + (code == 301 ? " (the bucket is in another region, which the answer does not name: set AWS_REGION to it)" : ""));
             }
             try {
                 learnVersion(c.getHeaderField("ETag"));
