@@ -43,6 +43,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     public static final int AUTO = -1;
     private static final String THREAD_PREFIX = "stoker-worker-";
     private static final int MAX_AUTO_PREFETCH = 64;
+    /** Batch buffers of a streaming pass with workers: one delivered, one ready, one being collated. */
+    private static final int STREAM_BATCHES = 3;
 
     /** The random-access source, or null for a streaming one. */
     final Source source;
@@ -195,12 +197,15 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                 ? new Tuner(firstWorkers, workers, autoWorkers, prefetch, maxPrefetch, autoPrefetch && stream == null,
                 Runtime.getRuntime().availableProcessors())
                 : null;
-        int capacity = stream != null ? 1 : maxPrefetch + 1;
+        // a streaming pass with workers collates on a thread of its own, a few batches ahead (NOTE
+        // [Background collation] in StreamRun): three buffers, two within a tight memory budget
+        int capacity = stream == null ? maxPrefetch + 1
+                : workers == 0 ? 1 : (int) Math.clamp(b.memoryBudget / Math.max(1, first.reservedBytes()), 2, STREAM_BATCHES);
         this.buffers = new Batch[capacity];
         this.free = new FreeList(capacity, 1);
         buffers[0] = first;
         try {
-            ensureBuffers(stream != null ? 1 : prefetch + 1);
+            ensureBuffers(stream != null ? capacity : prefetch + 1);
         } catch (RuntimeException | Error e) {
             for (Batch batch : buffers) {
                 if (batch != null) {
@@ -240,9 +245,10 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     /**
      * A loader over a streaming dataset: the sampler orders its shards, ranks split the shards,
      * {@code prefetch} is the number of shards read ahead (each into a ring of
-     * {@link Builder#shardBuffer} samples, whose transforms any free worker takes on), and the
-     * consumer's thread collates batches from the rings in order: keep a streaming collator to
-     * copying, and put costly work in the transform.
+     * {@link Builder#shardBuffer} samples, whose transforms any free worker takes on), and a
+     * collator thread collates batches from the rings in order, a few ahead of the consumer (on
+     * the consumer's thread without workers): keep a streaming collator to copying, and put
+     * costly work in the transform.
      */
     public static <T> Builder builder(StreamingDataset<T> dataset, Collator<? super T> collator) {
         return new Builder(new StreamSource<>(dataset, null, collator));
@@ -264,7 +270,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         stopRun();
         Pass p = stream == null
                 ? new Run(this, buffers, free, epoch, segmentStart, rankOffset, done, delivered)
-                : new StreamRun(this, stream, buffers[0], free, epoch, segmentStart, rankOffset, sampleInShard, blockEmitted,
+                : new StreamRun(this, stream, buffers, free, epoch, segmentStart, rankOffset, sampleInShard, blockEmitted,
                 delivered);
         run = p;
         p.start();

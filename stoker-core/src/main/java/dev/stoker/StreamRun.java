@@ -18,12 +18,24 @@ import java.util.concurrent.locks.LockSupport;
  * on worker timing, and memory is bounded by {@code prefetch × ring capacity} samples. The
  * position after a batch is (shard position, sample offset in that shard); resuming reopens that
  * shard and skips the offset.
+ *
+ * <p>NOTE [Background collation]: with workers, the rings are drained and the batches collated by
+ * a collator thread of the pass, into a few buffers ahead of the consumer, so that the caller's
+ * thread (the training loop) only takes finished batches, as it does from a map-style pass;
+ * without workers, everything runs on the caller's thread. The collator is the only thread that
+ * takes samples from the rings, fills batches, closes spent readers and keeps the shuffle
+ * window; the consumer moves the delivered position when it takes a batch, so a state, a stop or
+ * a failure never counts a batch that was collated but not delivered. Collating on the caller's
+ * thread cost a training loop its collation time every step: W2 streamed with a 20 ms step ran
+ * 15% slower than from the index (BENCHMARKS.md).
  */
 final class StreamRun extends Pass {
     private final Loader loader;
     private final StreamSource<?, ?> source;
     private final Stats stats;
-    private final Batch buffer;
+    /** The batch prepared or delivered now (with a collator, one of {@code pool}). */
+    private Batch buffer;
+    private final Batch[] pool;
     private final FreeList free;
     private final long epoch;
     private final Order order;
@@ -61,6 +73,25 @@ final class StreamRun extends Pass {
     private int consumerNeed = 1;
     private final Item item = new Item();
 
+    // the filling side (the collator thread, or the consumer's without one)
+    private final Thread collator;
+    private volatile boolean collatorParked;
+    /** Stopping: the collator stops before the workers do, since a worker that stops closes its reader. */
+    private volatile boolean collatorStop;
+    /** One per buffer, by slot: a filled batch with where the stream stands after it. */
+    private final Filled[] filled;
+    /** Filled batches in order, from the collator to the consumer (single producer, single consumer). */
+    private final Filled[] readyRing;
+    private volatile long readyHead;
+    private volatile long readyTail;
+    private volatile boolean consumerWaiting;
+    private volatile Thread caller;
+    private long fillShard;
+    private long fillOffset;
+    private long fillCount;
+    private long fillDisplacement;
+    private long fillDisplaced;
+
     // NOTE [Two-tier shuffle]: with a shuffle window, the consumer takes the stream (already in
     // the epoch's shuffled shard order: tier one) in blocks of `shuffleWindow` samples (or fewer:
     // a block also ends at the sample that brings it to `shuffleBytes`) and hands each block out
@@ -91,12 +122,13 @@ final class StreamRun extends Pass {
     private long displacement;
     private long displacedSamples;
 
-    StreamRun(Loader loader, StreamSource<?, ?> source, Batch buffer, FreeList free, long epoch, long segmentStart,
+    StreamRun(Loader loader, StreamSource<?, ?> source, Batch[] buffers, FreeList free, long epoch, long segmentStart,
               long rankOffset, long sampleInShard, long blockEmitted, long delivered) {
         this.loader = loader;
         this.source = source;
         this.stats = loader.statsSink();
-        this.buffer = buffer;
+        this.pool = java.util.Arrays.copyOf(buffers, free.size());
+        this.buffer = buffers[0];
         this.free = free;
         this.epoch = epoch;
         this.order = loader.sampler.order(source.shards(), loader.seed, epoch);
@@ -109,6 +141,8 @@ final class StreamRun extends Pass {
         this.current = firstShard;
         this.positionShard = firstShard;
         this.positionOffset = sampleInShard;
+        this.fillShard = firstShard;
+        this.fillOffset = sampleInShard;
         this.streamShard = firstShard;
         this.streamOffset = sampleInShard;
         this.shuffleWindow = loader.shuffleWindow;
@@ -131,7 +165,18 @@ final class StreamRun extends Pass {
         }
         this.allCounters = java.util.Arrays.copyOf(workers, workers.length + 1, WorkerCounters[].class);
         allCounters[workers.length] = inlineCounters;
-        buffer.slot = 0;
+        this.filled = new Filled[pool.length];
+        for (int i = 0; i < pool.length; i++) {
+            pool[i].slot = i;
+            filled[i] = new Filled();
+        }
+        this.readyRing = new Filled[pool.length];
+        if (workers.length > 0 && pool.length > 1) {
+            this.collator = new Thread(this::collate, "stoker-collator");
+            collator.setDaemon(true);
+        } else {
+            this.collator = null;
+        }
     }
 
     /** At most this many shard positions are announced to {@link StreamingDataset#plan} (endless streams). */
@@ -146,6 +191,9 @@ final class StreamRun extends Pass {
         source.dataset.plan(upcoming);
         for (Worker w : workers) {
             w.thread.start();
+        }
+        if (collator != null) {
+            collator.start();
         }
     }
 
@@ -220,7 +268,9 @@ final class StreamRun extends Pass {
         delivered++;
         buffer.delivered = true;
         held = true;
-        free.acquire();
+        if (collator == null) {
+            free.acquire(); // the collator took its buffers from the list already
+        }
         Tuner tuner = loader.tuner;
         if (tuner != null && tuner.due(now, stats.batches)
                 && tuner.observe(now, stats.batches, stats.waitNanos, busyNanos(workers), 0)) {
@@ -231,22 +281,25 @@ final class StreamRun extends Pass {
     }
 
     private void checkCurrent() {
-        if (cancelled) {
+        if (cancelled || collatorStop) {
             throw new IllegalStateException("this iterator is stale: the loader was closed or a newer iterator() took over");
         }
     }
 
-    /** Tells the workers to stop, without waiting for them (a worker may be stuck in a read). */
+    /** Tells the workers (and the collator) to stop, without waiting for them (one may be stuck in a read). */
     private void cancel() {
         cancelled = true;
         PassWorker.wakeAll(workers);
+        if (collator != null) {
+            LockSupport.unpark(collator);
+        }
     }
 
     @Override
     void release(Batch b) {
         if (held && b == buffer) {
             held = false;
-            free.release(0);
+            giveBack(b);
         }
     }
 
@@ -254,35 +307,173 @@ final class StreamRun extends Pass {
         if (held) {
             buffer.delivered = false;
             held = false;
-            free.release(0);
+            giveBack(buffer);
         }
     }
 
-    /** Fills the buffer with the next batch; false at the end of the epoch. */
+    /** A buffer the consumer is done with: free for the collator to fill again. */
+    private void giveBack(Batch b) {
+        free.release(b.slot);
+        if (collatorParked) {
+            LockSupport.unpark(collator);
+        }
+    }
+
+    /** Takes the next batch (or, without a collator, fills the buffer with it); false at the end of the epoch. */
     private boolean prepare() {
         long t0 = System.nanoTime();
         if (lastMark < 0) {
             lastMark = t0;
         }
-        consumer = Thread.currentThread();
-        Batch batch = buffer;
-        batch.reset(epoch, deliveredBase + delivered);
-        long shard = positionShard;
-        long offset = positionOffset;
-        long collate = 0;
-        Item item = this.item;
-        while (batch.rows < loader.batchSize) {
-            consumerNeed = loader.batchSize - batch.rows;
+        Filled f;
+        if (collator == null) {
+            consumer = Thread.currentThread();
+            f = filled[0];
             try {
-                if (!nextSample(item, t0)) {
-                    break;
-                }
+                fill(buffer, f, t0);
             } catch (LoaderException e) {
                 // the samples taken for this batch are gone from the rings: end the pass here,
                 // at the last batch delivered, so that a new iterator resumes exactly
                 failed = true;
                 cancel();
                 throw e;
+            }
+        } else {
+            f = awaitFilled();
+            if (f.error != null) {
+                // as above; the collator has stopped at the failure
+                failed = true;
+                cancel();
+                if (f.error instanceof Error e) {
+                    throw e;
+                }
+                throw f.error instanceof RuntimeException r ? r : new IllegalStateException(f.error);
+            }
+            buffer = f.batch;
+        }
+        if (f.end) {
+            finish();
+            return false;
+        }
+        preparedShard = f.shard;
+        preparedOffset = f.offset;
+        preparedEmitted = f.emitted;
+        consumerNanos[Source.COLLATE] += f.collateNanos;
+        displacement += f.displacement;
+        displacedSamples += f.displaced;
+        if (f.skipped > 0) {
+            stats.addSkipped(f.skipped, 0);
+        }
+        pendingWait = System.nanoTime() - t0 - (collator == null ? f.collateNanos : 0);
+        prepared = true;
+        return true;
+    }
+
+    /** A batch filled by the collator, with where the stream stands after it (or why it stopped). */
+    static final class Filled {
+        Batch batch;
+        long shard;
+        long offset;
+        long emitted;
+        long collateNanos;
+        long displacement;
+        long displaced;
+        long skipped;
+        Throwable error;
+        boolean end;
+    }
+
+    /** The collator thread: fills free buffers with the next batches, in order, until the epoch ends or fails. */
+    private void collate() {
+        consumer = Thread.currentThread();
+        while (!cancelled && !collatorStop) {
+            int slot = awaitFreeBuffer();
+            if (slot < 0) {
+                return;
+            }
+            Filled f = filled[slot];
+            try {
+                fill(pool[slot], f, System.nanoTime());
+            } catch (Throwable e) {
+                f.batch = pool[slot];
+                f.error = e;
+            }
+            long t = readyTail;
+            readyRing[(int) (t % readyRing.length)] = f;
+            readyTail = t + 1;
+            Thread waiting = caller;
+            if (consumerWaiting && waiting != null) {
+                LockSupport.unpark(waiting);
+            }
+            if (f.end || f.error != null) {
+                return;
+            }
+        }
+    }
+
+    /** Collator: a free buffer's slot, now taken; -1 once the pass is cancelled. */
+    private int awaitFreeBuffer() {
+        while (!cancelled && !collatorStop) {
+            int slot = free.acquire();
+            if (slot >= 0) {
+                return slot;
+            }
+            collatorParked = true;
+            if ((slot = free.acquire()) >= 0) { // re-checked after publishing that it parks
+                collatorParked = false;
+                return slot;
+            }
+            if (!cancelled && !collatorStop) {
+                LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(100));
+            }
+            collatorParked = false;
+        }
+        return -1;
+    }
+
+    /** Consumer: the next filled batch, waiting for the collator. */
+    private Filled awaitFilled() {
+        caller = Thread.currentThread();
+        while (true) {
+            long h = readyHead;
+            if (h < readyTail) {
+                int i = (int) (h % readyRing.length);
+                Filled f = readyRing[i];
+                readyRing[i] = null;
+                readyHead = h + 1;
+                if (f.end || f.error != null) {
+                    free.release(f.batch.slot);
+                }
+                return f;
+            }
+            checkCurrent();
+            consumerWaiting = true;
+            if (readyHead == readyTail) { // re-checked after publishing that it waits
+                LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(100));
+            }
+            consumerWaiting = false;
+        }
+    }
+
+    /**
+     * Fills {@code batch} with the next samples of the pass, collated, and tells in {@code f}
+     * where the stream stands after them ({@code f.end} when none was left).
+     */
+    private void fill(Batch batch, Filled f, long t0) {
+        f.batch = batch;
+        f.error = null;
+        f.end = false;
+        f.skipped = 0;
+        batch.reset(epoch, deliveredBase + fillCount);
+        long shard = fillShard;
+        long offset = fillOffset;
+        long collate = 0;
+        Item item = this.item;
+        while (batch.rows < loader.batchSize) {
+            checkCurrent(); // a stopping collator takes no further sample
+            consumerNeed = loader.batchSize - batch.rows;
+            if (!nextSample(item, t0)) {
+                break;
             }
             long c0 = System.nanoTime();
             shard = item.shardPosition;
@@ -293,39 +484,39 @@ final class StreamRun extends Pass {
                 batch.commitRow();
             } catch (Exception e) {
                 if (loader.errorPolicy == ErrorPolicy.FAIL) {
-                    failed = true;
-                    cancel();
                     throw sampleError(item.shard, item.offset, e);
                 }
                 batch.abandonRow();
-                stats.addSkipped(1, 0);
+                f.skipped++;
             } catch (Error e) {
-                failed = true;
-                cancel();
                 throw sampleError(item.shard, item.offset, e);
             }
             collate += System.nanoTime() - c0;
         }
-        consumerNanos[Source.COLLATE] += collate;
+        f.collateNanos = collate;
         inline.publish();
+        f.displacement = fillDisplacement;
+        f.displaced = fillDisplaced;
+        fillDisplacement = 0;
+        fillDisplaced = 0;
         if (batch.rows == 0 || loader.dropLast && batch.rows < loader.batchSize) {
-            finish();
-            return false;
+            f.end = true;
+            return;
         }
         if (shuffleWindow > 0) {
             // the position is the block's start and how much of it went out (or the next block's start)
             boolean exhausted = blockEmitted == blockSize;
-            preparedShard = exhausted ? afterBlockShard : blockStartShard;
-            preparedOffset = exhausted ? afterBlockOffset : blockStartOffset;
-            preparedEmitted = exhausted ? 0 : blockEmitted;
+            f.shard = exhausted ? afterBlockShard : blockStartShard;
+            f.offset = exhausted ? afterBlockOffset : blockStartOffset;
+            f.emitted = exhausted ? 0 : blockEmitted;
         } else {
-            preparedShard = shard;
-            preparedOffset = offset;
-            preparedEmitted = 0;
+            f.shard = shard;
+            f.offset = offset;
+            f.emitted = 0;
+            fillShard = shard;
+            fillOffset = offset;
         }
-        pendingWait = System.nanoTime() - t0 - collate;
-        prepared = true;
-        return true;
+        fillCount++;
     }
 
     /** A sample handed from a worker (or the inline reader) to the consumer. */
@@ -343,7 +534,7 @@ final class StreamRun extends Pass {
             if (!take(out, t0)) {
                 return false;
             }
-            displacedSamples++;
+            fillDisplaced++;
             return true;
         }
         if (!blockFilled || blockEmitted >= blockSize) {
@@ -357,8 +548,8 @@ final class StreamRun extends Pass {
         out.offset = blockOffset[k];
         out.shardPosition = blockPosition[k];
         blockValues[k] = null;
-        displacement += Math.abs(blockEmitted - k);
-        displacedSamples++;
+        fillDisplacement += Math.abs(blockEmitted - k);
+        fillDisplaced++;
         blockEmitted++;
         return true;
     }
@@ -546,8 +737,15 @@ final class StreamRun extends Pass {
 
     @Override
     boolean stop(boolean closing) {
-        cancel();
         boolean stopped = true;
+        if (collator != null) {
+            collatorStop = true;
+            LockSupport.unpark(collator);
+            if (collator.getState() != Thread.State.NEW) {
+                stopped = Run.joinWorker(collator, closing); // before a worker that stops closes its reader
+            }
+        }
+        cancel();
         for (Worker w : workers) {
             stopped &= Run.joinWorker(w.thread, closing);
             stats.retire(w);
