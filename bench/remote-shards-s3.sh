@@ -11,7 +11,7 @@
 # of it are suspect); then the medians.
 # Needs the data:
 #   /usr/bin/python3 ../shared/peers/gen_data.py /tmp/stoker-bench --only=W2
-# Usage: [ETAGS=md5|none] [CHECKSUMS=crc64nvme|none] [PORT=8098] bench/remote-shards-s3.sh [REPEATS] [DATA_DIR]
+# Usage: [ETAGS=md5|none] [CHECKSUMS=crc64nvme|none] [PORT=8098] [STEP_MS=0] bench/remote-shards-s3.sh [REPEATS] [DATA_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 repeats=${1:-3}

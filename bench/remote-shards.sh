@@ -6,7 +6,7 @@
 # processes took meanwhile (a shared machine: figures with much of it are suspect); then the
 # medians. Needs the data:
 #   /usr/bin/python3 ../shared/peers/gen_data.py /tmp/stoker-bench --only=W2
-# Usage: [PORT=8099] bench/remote-shards.sh [REPEATS] [DATA_DIR]
+# Usage: [PORT=8099] [STEP_MS=0] bench/remote-shards.sh [REPEATS] [DATA_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 repeats=${1:-3}

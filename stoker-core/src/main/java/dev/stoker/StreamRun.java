@@ -13,8 +13,8 @@ import java.util.concurrent.locks.LockSupport;
  * (at most {@code prefetch} ahead of the one the consumer reads) and read each shard's samples
  * into a bounded ring of its own; the transforms of a ring's samples are claimed one by one by
  * any worker with nothing better to do, earliest ring first (NOTE [Helping]), so one shard keeps
- * every worker busy; the consumer drains the rings in position order and collates the samples
- * into batches. So batch contents depend only on the shard order and the shards' contents, never
+ * every worker busy; the rings' consumer (the collator thread, NOTE [Background collation])
+ * drains them in position order and collates the samples into batches. So batch contents depend only on the shard order and the shards' contents, never
  * on worker timing, and memory is bounded by {@code prefetch × ring capacity} samples. The
  * position after a batch is (shard position, sample offset in that shard); resuming reopens that
  * shard and skips the offset.
@@ -51,6 +51,7 @@ final class StreamRun extends Pass {
     private final AtomicLong claim;
     private volatile long current;
     private volatile boolean cancelled;
+    /** The thread that takes samples from the rings (they wake it): the collator, or the caller's without one. */
     private volatile Thread consumer;
 
     // consumer side
