@@ -1,6 +1,7 @@
 package dev.stoker;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -11,6 +12,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -124,6 +126,34 @@ class StreamingTest {
                 assertEquals(reference, take(l, Long.MAX_VALUE), other.toString());
             }
         }
+    }
+
+    @Test
+    void withWorkersTheCallersThreadOnlyTakesFinishedBatchesAndASlowCallerGetsTheSameOnes() {
+        Shards d = new Shards(40, 5, -1, -1);
+        List<List<Long>> reference;
+        try (Loader l = Loader.builder(d, Collator.int64("v", Long::longValue)).batchSize(7).workers(0).build()) {
+            reference = take(l, Long.MAX_VALUE);
+        }
+        Set<Thread> collating = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        Collator<Long> recording = Collator.int64("v", v -> {
+            collating.add(Thread.currentThread());
+            return v;
+        });
+        try (Loader l = Loader.builder(d, recording).batchSize(7).workers(2).prefetch(2).shardBuffer(3).build()) {
+            List<List<Long>> slow = new ArrayList<>();
+            for (Batch b : l) {
+                List<Long> v = new ArrayList<>();
+                for (int r = 0; r < b.size(); r++) {
+                    v.add(b.data(0).get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * r));
+                }
+                slow.add(v);
+                java.util.concurrent.locks.LockSupport.parkNanos(2_000_000); // a training step: the collator runs ahead
+            }
+            assertEquals(reference, slow);
+        }
+        assertEquals(1, collating.size(), "one collator thread: " + collating);
+        assertFalse(collating.contains(Thread.currentThread()), "the caller's thread collated");
     }
 
     @Test
