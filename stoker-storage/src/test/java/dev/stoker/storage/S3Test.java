@@ -297,12 +297,20 @@ class S3Test {
         return java.util.HexFormat.of().formatHex(crc.getChecksumBytes());
     }
 
+    /**
+     * {@code key}, holding {@code data}, announces its full-object {@code algorithm} checksum
+     * ({@code hex} of the bytes): it is checked instead of the ETag, across resumed ranges.
+     */
+    static void fullObjectChecksumChecked(String key, byte[] data, String algorithm,
+                                          java.util.function.Function<byte[], String> hex) throws IOException {
+        put(key, data);
+        checksumOf.put(key, Map.entry(algorithm, java.util.Base64.getEncoder().encodeToString(java.util.HexFormat.of().parseHex(hex.apply(data)))));
+        checkedAcrossRanges(key, data, algorithm, hex, "x-amz-checksum-" + algorithm.toLowerCase(java.util.Locale.ROOT));
+    }
+
     @Test
     void aFullObjectChecksumIsCheckedInsteadOfTheETagAcrossResumedRanges() throws IOException {
-        byte[] data = StorageTest.random(250_000, 12);
-        put("crc", data);
-        checksumOf.put("crc", Map.entry("CRC32C", java.util.Base64.getEncoder().encodeToString(java.util.HexFormat.of().parseHex(crc32c(data)))));
-        checkedAcrossRanges("crc", data, "CRC32C", S3Test::crc32c, "x-amz-checksum-crc32c");
+        fullObjectChecksumChecked("crc", StorageTest.random(250_000, 12), "CRC32C", S3Test::crc32c);
     }
 
     static String crc64nvme(byte[] data) {
@@ -311,10 +319,7 @@ class S3Test {
 
     @Test
     void theCrc64nvmeS3ComputesForEveryObjectIsCheckedAcrossResumedRanges() throws IOException {
-        byte[] data = StorageTest.random(260_000, 13);
-        put("crc64", data);
-        checksumOf.put("crc64", Map.entry("CRC64NVME", java.util.Base64.getEncoder().encodeToString(java.util.HexFormat.of().parseHex(crc64nvme(data)))));
-        checkedAcrossRanges("crc64", data, "CRC64NVME", S3Test::crc64nvme, "x-amz-checksum-crc64nvme");
+        fullObjectChecksumChecked("crc64", StorageTest.random(260_000, 13), "CRC64NVME", S3Test::crc64nvme);
     }
 
     @Test
