@@ -338,9 +338,24 @@ final class StreamRun extends Pass {
                 failed = true;
                 cancel();
                 throw e;
+            } finally {
+                consumerNanos[Source.COLLATE] += f.collateNanos;
+                if (f.skipped > 0) {
+                    stats.addSkipped(f.skipped, 0);
+                }
             }
         } else {
-            f = awaitFilled();
+            try {
+                f = awaitFilled(t0);
+            } catch (LoaderException e) {
+                failed = true; // timed out: as above
+                cancel();
+                throw e;
+            }
+            consumerNanos[Source.COLLATE] += f.collateNanos;
+            if (f.skipped > 0) {
+                stats.addSkipped(f.skipped, 0);
+            }
             if (f.error != null) {
                 // as above; the collator has stopped at the failure
                 failed = true;
@@ -359,12 +374,8 @@ final class StreamRun extends Pass {
         preparedShard = f.shard;
         preparedOffset = f.offset;
         preparedEmitted = f.emitted;
-        consumerNanos[Source.COLLATE] += f.collateNanos;
         displacement += f.displacement;
         displacedSamples += f.displaced;
-        if (f.skipped > 0) {
-            stats.addSkipped(f.skipped, 0);
-        }
         pendingWait = System.nanoTime() - t0 - (collator == null ? f.collateNanos : 0);
         prepared = true;
         return true;
@@ -432,8 +443,9 @@ final class StreamRun extends Pass {
         return -1;
     }
 
-    /** Consumer: the next filled batch, waiting for the collator. */
-    private Filled awaitFilled() {
+    /** Consumer: the next filled batch, waiting for the collator (since {@code t0}, within the loader's timeout). */
+    private Filled awaitFilled(long t0) {
+        long deadline = loader.timeoutNanos > 0 ? t0 + loader.timeoutNanos : Long.MAX_VALUE;
         caller = Thread.currentThread();
         while (true) {
             long h = readyHead;
@@ -448,9 +460,13 @@ final class StreamRun extends Pass {
                 return f;
             }
             checkCurrent();
+            long now = System.nanoTime();
+            if (now >= deadline) {
+                throw timeout(now - t0);
+            }
             consumerWaiting = true;
             if (readyHead == readyTail) { // re-checked after publishing that it waits
-                LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(100));
+                LockSupport.parkNanos(this, Math.min(deadline - now, TimeUnit.MILLISECONDS.toNanos(100)));
             }
             consumerWaiting = false;
         }
@@ -465,10 +481,10 @@ final class StreamRun extends Pass {
         f.error = null;
         f.end = false;
         f.skipped = 0;
+        f.collateNanos = 0;
         batch.reset(epoch, deliveredBase + fillCount);
         long shard = fillShard;
         long offset = fillOffset;
-        long collate = 0;
         Item item = this.item;
         while (batch.rows < loader.batchSize) {
             checkCurrent(); // a stopping collator takes no further sample
@@ -491,10 +507,10 @@ final class StreamRun extends Pass {
                 f.skipped++;
             } catch (Error e) {
                 throw sampleError(item.shard, item.offset, e);
+            } finally {
+                f.collateNanos += System.nanoTime() - c0;
             }
-            collate += System.nanoTime() - c0;
         }
-        f.collateNanos = collate;
         inline.publish();
         f.displacement = fillDisplacement;
         f.displaced = fillDisplaced;
@@ -738,15 +754,21 @@ final class StreamRun extends Pass {
 
     @Override
     boolean stop(boolean closing) {
-        boolean stopped = true;
         if (collator != null) {
             collatorStop = true;
             LockSupport.unpark(collator);
-            if (collator.getState() != Thread.State.NEW) {
-                stopped = Run.joinWorker(collator, closing); // before a worker that stops closes its reader
+            if (collator.getState() != Thread.State.NEW && !Run.joinWorker(collator, closing)) {
+                // stuck in a collate call: its samples may borrow from the readers, and it keeps
+                // the spent ones; leave those open (the loader leaks its buffers the same way)
+                cancel();
+                for (Worker w : workers) {
+                    Run.joinWorker(w.thread, closing);
+                }
+                return false;
             }
         }
         cancel();
+        boolean stopped = true;
         for (Worker w : workers) {
             stopped &= Run.joinWorker(w.thread, closing);
             stats.retire(w);
@@ -913,7 +935,9 @@ final class StreamRun extends Pass {
 
         /** Consumer: the next sample in order; false when the position is finished and drained. */
         boolean take(Item item, StreamRun run, long t0) {
-            long deadline = loader.timeoutNanos > 0 ? t0 + loader.timeoutNanos : Long.MAX_VALUE;
+            // with a collator, the consumer's own wait is what the timeout bounds (awaitFilled): the
+            // collator may start a batch a training step or two before the consumer asks for it
+            long deadline = loader.timeoutNanos > 0 && run.collator == null ? t0 + loader.timeoutNanos : Long.MAX_VALUE;
             while (true) {
                 long h = head;
                 if (h < tail && done.get((int) (h % capacity)) == h + 1) {

@@ -156,6 +156,95 @@ class StreamingTest {
         assertFalse(collating.contains(Thread.currentThread()), "the caller's thread collated");
     }
 
+    /** Shards of {@code size} samples whose opening takes {@code openMillis} (shard 0 opens at once). */
+    record SlowToOpen(int count, int size, long openMillis) implements StreamingDataset<Long> {
+        @Override
+        public int shards() {
+            return count;
+        }
+
+        @Override
+        public String shardName(int shard) {
+            return String.format("slow-%06d.tar", shard);
+        }
+
+        @Override
+        public ShardReader<Long> open(int shard) {
+            if (shard > 0) {
+                java.util.concurrent.locks.LockSupport.parkNanos(openMillis * 1_000_000);
+            }
+            return new ShardReader<>() {
+                int next;
+
+                @Override
+                public Long next() {
+                    return next < size ? (long) shard << 20 | next++ : null;
+                }
+
+                @Override
+                public void close() {
+                }
+            };
+        }
+    }
+
+    @Test
+    void theTimeoutBoundsTheConsumersWaitNotTheCollatorsWorkAhead() {
+        // each batch is a shard that takes 300 ms to open; the consumer steps for 400 ms, so it
+        // never waits, though the collator waits 300 ms for each shard: no timeout at 200 ms
+        try (Loader l = Loader.builder(new SlowToOpen(5, 8, 300), Collator.int64("v")).batchSize(8).workers(2).prefetch(1)
+                .timeout(java.time.Duration.ofMillis(200)).build()) {
+            int batches = 0;
+            for (Batch b : l) {
+                batches++;
+                java.util.concurrent.locks.LockSupport.parkNanos(400_000_000L);
+            }
+            assertEquals(5, batches);
+        }
+        // a consumer that does wait longer than the timeout gets the error, naming the shard
+        try (Loader l = Loader.builder(new SlowToOpen(5, 8, 3_000), Collator.int64("v")).batchSize(8).workers(2).prefetch(1)
+                .timeout(java.time.Duration.ofMillis(200)).build()) {
+            Iterator<Batch> it = l.iterator();
+            it.next();
+            LoaderTimeoutException e = assertThrows(LoaderTimeoutException.class, it::next);
+            assertTrue(e.getMessage().contains("timed out after") && e.getMessage().contains("slow-000001.tar"), e.getMessage());
+        }
+    }
+
+    @Test
+    void samplesSkippedInTheLastFillOfTheEpochAreCounted() {
+        // every sample of the last shard fails to collate: the fill that finds the epoch's end
+        // skipped them all, and they still count
+        Collator<Long> failingLast = new Collator<>() {
+            final Collator<Long> inner = Collator.int64("v");
+
+            @Override
+            public Schema schema() {
+                return inner.schema();
+            }
+
+            @Override
+            public void write(Long v, Row row) throws Exception {
+                if (v >>> 20 == 2) {
+                    throw new IllegalArgumentException("sample " + v);
+                }
+                inner.write(v, row);
+            }
+        };
+        for (int workers : new int[] {0, 2}) {
+            try (Loader l = Loader.builder(new SlowToOpen(3, 8, 0), failingLast).batchSize(8).workers(workers)
+                    .errorPolicy(ErrorPolicy.SKIP_SAMPLE).build()) {
+                int batches = 0;
+                for (Batch b : l) {
+                    batches++;
+                }
+                assertEquals(2, batches, "workers " + workers);
+                assertEquals(8, l.stats().skipped(), "workers " + workers);
+                assertEquals(16, l.stats().samples(), "workers " + workers);
+            }
+        }
+    }
+
     @Test
     void everySampleOfEveryShardOncePerEpochAcrossRanks() {
         SplittableRandom r = new SplittableRandom(22);
