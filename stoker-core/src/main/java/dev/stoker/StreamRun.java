@@ -25,9 +25,11 @@ import java.util.concurrent.locks.LockSupport;
  * without workers, everything runs on the caller's thread. The collator is the only thread that
  * takes samples from the rings, fills batches, closes spent readers and keeps the shuffle
  * window; the consumer moves the delivered position when it takes a batch, so a state, a stop or
- * a failure never counts a batch that was collated but not delivered. Collating on the caller's
- * thread cost a training loop its collation time every step: W2 streamed with a 20 ms step ran
- * 15% slower than from the index (BENCHMARKS.md).
+ * a failure never counts a batch that was collated but not delivered; the loader's timeout bounds
+ * the consumer's wait for a batch, not the collator's (which may start one a training step or two
+ * before it is asked for). Collating on the caller's thread cost a training loop its collation
+ * time every step: W2 streamed with a 20 ms step ran 15% slower than from the index
+ * (BENCHMARKS.md).
  */
 final class StreamRun extends Pass {
     private final Loader loader;
