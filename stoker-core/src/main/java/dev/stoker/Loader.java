@@ -64,6 +64,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     final int worldSize;
     final Partition.Tail tail;
     final long timeoutNanos;
+    /** A streaming pass's collator thread: null to decide while running, else always or never (tests). */
+    final Boolean collatorThread;
     final ErrorPolicy errorPolicy;
     final boolean ordered;
     final long length;
@@ -107,6 +109,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         this.worldSize = b.worldSize;
         this.tail = b.tail;
         this.timeoutNanos = b.timeout == null ? 0 : b.timeout.toNanos();
+        this.collatorThread = b.collatorThread;
         this.errorPolicy = b.errorPolicy;
         this.ordered = b.ordered;
         this.length = sampler.length(source != null ? source.size() : stream.shards());
@@ -444,6 +447,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         private int worldSize = 1;
         private Partition.Tail tail = Partition.Tail.PAD;
         private Duration timeout;
+        private Boolean collatorThread;
         private ErrorPolicy errorPolicy = ErrorPolicy.FAIL;
         private boolean ordered = true;
         private Allocator allocator = Allocator.offHeap();
@@ -554,6 +558,12 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         }
 
         /** The longest the consumer waits for one batch before a {@link LoaderTimeoutException} (default: forever). */
+        /** Tests: a streaming pass with workers always (true) or never (false) collates on a thread of its own. */
+        Builder collatorThread(Boolean always) {
+            this.collatorThread = always;
+            return this;
+        }
+
         public Builder timeout(Duration timeout) {
             if (timeout.isNegative() || timeout.isZero()) {
                 throw new IllegalArgumentException("timeout must be positive, got " + timeout);

@@ -19,17 +19,21 @@ import java.util.concurrent.locks.LockSupport;
  * position after a batch is (shard position, sample offset in that shard); resuming reopens that
  * shard and skips the offset.
  *
- * <p>NOTE [Background collation]: with workers, the rings are drained and the batches collated by
- * a collator thread of the pass, into a few buffers ahead of the consumer, so that the caller's
- * thread (the training loop) only takes finished batches, as it does from a map-style pass;
- * without workers, everything runs on the caller's thread. The collator is the only thread that
- * takes samples from the rings, fills batches, closes spent readers and keeps the shuffle
- * window; the consumer moves the delivered position when it takes a batch, so a state, a stop or
- * a failure never counts a batch that was collated but not delivered; the loader's timeout bounds
- * the consumer's wait for a batch, not the collator's (which may start one a training step or two
- * before it is asked for). Collating on the caller's thread cost a training loop its collation
- * time every step: W2 streamed with a 20 ms step ran 15% slower than from the index
- * (BENCHMARKS.md).
+ * <p>NOTE [Background collation]: a pass starts out collating on the caller's thread, in
+ * {@code hasNext()}. Once it sees the caller spend time away between batches (a training step:
+ * on average at least {@code AWAY_NANOS} over {@code SWITCH_BATCHES} batches whose collation took
+ * at least {@code COLLATE_NANOS} each), and it has workers, it hands the rings to a collator
+ * thread of its own, which collates into a few buffers ahead, so that the training loop only
+ * takes finished batches, as it does from a map-style pass: collating on the caller's thread
+ * cost a training loop its collation time every step (W2 streamed with a 20 ms step ran 15%
+ * slower than from the index). A caller that is never away (a benchmark of the loader alone)
+ * keeps collating itself: a thread in between would only add a hand-off per batch (W4, 32 small
+ * windows a batch, ran 20% slower with one). Only one thread at a time takes samples from the
+ * rings, fills batches, closes spent readers and keeps the shuffle window: the caller's until the
+ * switch, which happens between batches, the collator's after. The consumer moves the delivered
+ * position when it takes a batch, so a state, a stop or a failure never counts a batch that was
+ * collated but not delivered; the loader's timeout bounds the consumer's wait for a batch, not
+ * the collator's (which may start one a training step or two before it is asked for).
  */
 final class StreamRun extends Pass {
     private final Loader loader;
@@ -77,7 +81,20 @@ final class StreamRun extends Pass {
     private final Item item = new Item();
 
     // the filling side (the collator thread, or the consumer's without one)
-    private final Thread collator;
+    private volatile Thread collator;
+    /** The collator thread fills (set once, by the consumer, before that thread starts). */
+    private volatile boolean background;
+    /** A collator thread may be started: with workers and more than one buffer, unless the loader says never. */
+    private final boolean mayCollateAhead;
+    private long lastHandedOut = -1;
+    private long awaySum;
+    private long collateSum;
+    private int observed;
+    /** Caller away between batches, on average, for the switch to a collator thread (NOTE [Background collation]). */
+    static final long AWAY_NANOS = 200_000;
+    /** Collation per batch, on average, for the switch: below it, a collator saves less than its hand-offs cost. */
+    static final long COLLATE_NANOS = 20_000;
+    static final int SWITCH_BATCHES = 8;
     private volatile boolean collatorParked;
     /** Stopping: the collator stops before the workers do, since a worker that stops closes its reader. */
     private volatile boolean collatorStop;
@@ -174,12 +191,7 @@ final class StreamRun extends Pass {
             filled[i] = new Filled();
         }
         this.readyRing = new Filled[pool.length];
-        if (workers.length > 0 && pool.length > 1) {
-            this.collator = new Thread(this::collate, "stoker-collator");
-            collator.setDaemon(true);
-        } else {
-            this.collator = null;
-        }
+        this.mayCollateAhead = workers.length > 0 && pool.length > 1 && !Boolean.FALSE.equals(loader.collatorThread);
     }
 
     /** At most this many shard positions are announced to {@link StreamingDataset#plan} (endless streams). */
@@ -195,8 +207,32 @@ final class StreamRun extends Pass {
         for (Worker w : workers) {
             w.thread.start();
         }
-        if (collator != null) {
-            collator.start();
+        if (mayCollateAhead && Boolean.TRUE.equals(loader.collatorThread)) {
+            collateAhead();
+        }
+    }
+
+    /** Consumer, between batches: from now on a collator thread fills them (NOTE [Background collation]). */
+    private void collateAhead() {
+        background = true;
+        collator = new Thread(this::collate, "stoker-collator");
+        collator.setDaemon(true);
+        collator.start();
+    }
+
+    /** Consumer, before it prepares a batch: whether the caller's time away calls for a collator thread. */
+    private void considerCollatingAhead(long now) {
+        if (background || !mayCollateAhead || lastHandedOut < 0) {
+            return;
+        }
+        awaySum += now - lastHandedOut;
+        if (++observed == SWITCH_BATCHES) {
+            if (awaySum >= AWAY_NANOS * SWITCH_BATCHES && collateSum >= COLLATE_NANOS * SWITCH_BATCHES) {
+                collateAhead();
+            }
+            observed = 0;
+            awaySum = 0;
+            collateSum = 0;
         }
     }
 
@@ -244,6 +280,7 @@ final class StreamRun extends Pass {
         }
         checkCurrent();
         releaseHeld();
+        considerCollatingAhead(System.nanoTime());
         return prepare();
     }
 
@@ -271,8 +308,8 @@ final class StreamRun extends Pass {
         delivered++;
         buffer.delivered = true;
         held = true;
-        if (collator == null) {
-            free.acquire(); // the collator took its buffers from the list already
+        if (!background) {
+            free.acquire(); // the collator takes its buffers from the list itself
         }
         Tuner tuner = loader.tuner;
         if (tuner != null && tuner.due(now, stats.batches)
@@ -280,6 +317,7 @@ final class StreamRun extends Pass {
             active = tuner.workers(); // the window of shards is not resized while running
             PassWorker.wakeParked(workers);
         }
+        lastHandedOut = System.nanoTime();
         return buffer;
     }
 
@@ -329,7 +367,7 @@ final class StreamRun extends Pass {
             lastMark = t0;
         }
         Filled f;
-        if (collator == null) {
+        if (!background) {
             consumer = Thread.currentThread();
             f = filled[0];
             try {
@@ -342,6 +380,7 @@ final class StreamRun extends Pass {
                 throw e;
             } finally {
                 consumerNanos[Source.COLLATE] += f.collateNanos;
+                collateSum += f.collateNanos;
                 if (f.skipped > 0) {
                     stats.addSkipped(f.skipped, 0);
                 }
@@ -378,7 +417,7 @@ final class StreamRun extends Pass {
         preparedEmitted = f.emitted;
         displacement += f.displacement;
         displacedSamples += f.displaced;
-        pendingWait = System.nanoTime() - t0 - (collator == null ? f.collateNanos : 0);
+        pendingWait = System.nanoTime() - t0 - (background ? 0 : f.collateNanos);
         prepared = true;
         return true;
     }
@@ -939,7 +978,7 @@ final class StreamRun extends Pass {
         boolean take(Item item, StreamRun run, long t0) {
             // with a collator, the consumer's own wait is what the timeout bounds (awaitFilled): the
             // collator may start a batch a training step or two before the consumer asks for it
-            long deadline = loader.timeoutNanos > 0 && run.collator == null ? t0 + loader.timeoutNanos : Long.MAX_VALUE;
+            long deadline = loader.timeoutNanos > 0 && !run.background ? t0 + loader.timeoutNanos : Long.MAX_VALUE;
             while (true) {
                 long h = head;
                 if (h < tail && done.get((int) (h % capacity)) == h + 1) {

@@ -78,8 +78,11 @@ class StreamingTest {
     record Config(int shards, long dataSeed, int batch, int workers, int prefetch, int world, long seed, boolean shuffle,
                   Partition.Tail tail, boolean dropLast) {
         Loader.Builder builder(StreamingDataset<Long> d, int rank) {
+            // half the configurations collate on a thread of their own from the start (NOTE
+            // [Background collation]); the rest on the caller's, which is never away here
             return Loader.builder(d, VALUE).batchSize(batch).workers(workers).prefetch(prefetch).worldSize(world)
-                    .rank(rank).seed(seed).shuffle(shuffle).tail(tail).dropLast(dropLast);
+                    .rank(rank).seed(seed).shuffle(shuffle).tail(tail).dropLast(dropLast)
+                    .collatorThread((seed & 1) == 0 ? Boolean.TRUE : null);
         }
 
         Config with(int w, int p) {
@@ -129,31 +132,51 @@ class StreamingTest {
     }
 
     @Test
-    void withWorkersTheCallersThreadOnlyTakesFinishedBatchesAndASlowCallerGetsTheSameOnes() {
-        Shards d = new Shards(40, 5, -1, -1);
+    void aCallerAwayForTrainingStepsHandsCollationToAThreadAndGetsTheSameBatches() {
+        Shards d = new Shards(60, 5, -1, -1);
         List<List<Long>> reference;
         try (Loader l = Loader.builder(d, Collator.int64("v", Long::longValue)).batchSize(7).workers(0).build()) {
             reference = take(l, Long.MAX_VALUE);
         }
-        Set<Thread> collating = java.util.concurrent.ConcurrentHashMap.newKeySet();
-        Collator<Long> recording = Collator.int64("v", v -> {
-            collating.add(Thread.currentThread());
-            return v;
-        });
-        try (Loader l = Loader.builder(d, recording).batchSize(7).workers(2).prefetch(2).shardBuffer(3).build()) {
-            List<List<Long>> slow = new ArrayList<>();
-            for (Batch b : l) {
-                List<Long> v = new ArrayList<>();
-                for (int r = 0; r < b.size(); r++) {
-                    v.add(b.data(0).get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * r));
+        for (boolean away : new boolean[] {true, false}) {
+            // collating a sample takes 10 us: 70 us a batch, past the switch's threshold
+            List<Thread> collatedBy = java.util.Collections.synchronizedList(new ArrayList<>());
+            Collator<Long> slow = Collator.int64("v", v -> {
+                collatedBy.add(Thread.currentThread());
+                long until = System.nanoTime() + 10_000;
+                while (System.nanoTime() < until) {
+                    Thread.onSpinWait();
                 }
-                slow.add(v);
-                java.util.concurrent.locks.LockSupport.parkNanos(2_000_000); // a training step: the collator runs ahead
+                return v;
+            });
+            try (Loader l = Loader.builder(d, slow).batchSize(7).workers(2).prefetch(2).shardBuffer(3).build()) {
+                List<List<Long>> got = new ArrayList<>();
+                for (Batch b : l) {
+                    List<Long> v = new ArrayList<>();
+                    for (int r = 0; r < b.size(); r++) {
+                        v.add(b.data(0).get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * r));
+                    }
+                    got.add(v);
+                    if (away) {
+                        java.util.concurrent.locks.LockSupport.parkNanos(2_000_000); // a training step
+                    }
+                }
+                assertEquals(reference, got, "away " + away);
             }
-            assertEquals(reference, slow);
+            int samples = collatedBy.size();
+            Thread caller = Thread.currentThread();
+            int byCaller = (int) collatedBy.stream().filter(t -> t == caller).count();
+            if (away) {
+                // the first batches on the caller's thread, then all on one collator thread
+                int first = 7 * (StreamRun.SWITCH_BATCHES + 1);
+                assertTrue(byCaller >= 7 * StreamRun.SWITCH_BATCHES && byCaller <= first, byCaller + " of " + samples);
+                assertTrue(collatedBy.subList(0, byCaller).stream().allMatch(t -> t == caller));
+                assertEquals(1, collatedBy.subList(byCaller, samples).stream().distinct().count());
+                assertTrue(samples - byCaller > samples / 2, "most batches collated ahead");
+            } else {
+                assertEquals(samples, byCaller, "a caller that is never away collates itself");
+            }
         }
-        assertEquals(1, collating.size(), "one collator thread: " + collating);
-        assertFalse(collating.contains(Thread.currentThread()), "the caller's thread collated");
     }
 
     /** Shards of {@code size} samples whose opening takes {@code openMillis} (shard 0 opens at once). */
@@ -193,7 +216,7 @@ class StreamingTest {
         // each batch is a shard that takes 300 ms to open; the consumer steps for 400 ms, so it
         // never waits, though the collator waits 300 ms for each shard: no timeout at 200 ms
         try (Loader l = Loader.builder(new SlowToOpen(5, 8, 300), Collator.int64("v")).batchSize(8).workers(2).prefetch(1)
-                .timeout(java.time.Duration.ofMillis(200)).build()) {
+                .timeout(java.time.Duration.ofMillis(200)).collatorThread(true).build()) {
             int batches = 0;
             for (Batch b : l) {
                 batches++;
@@ -203,7 +226,7 @@ class StreamingTest {
         }
         // a consumer that does wait longer than the timeout gets the error, naming the shard
         try (Loader l = Loader.builder(new SlowToOpen(5, 8, 3_000), Collator.int64("v")).batchSize(8).workers(2).prefetch(1)
-                .timeout(java.time.Duration.ofMillis(200)).build()) {
+                .timeout(java.time.Duration.ofMillis(200)).collatorThread(true).build()) {
             Iterator<Batch> it = l.iterator();
             it.next();
             LoaderTimeoutException e = assertThrows(LoaderTimeoutException.class, it::next);
@@ -231,8 +254,10 @@ class StreamingTest {
                 inner.write(v, row);
             }
         };
-        for (int workers : new int[] {0, 2}) {
-            try (Loader l = Loader.builder(new SlowToOpen(3, 8, 0), failingLast).batchSize(8).workers(workers)
+        for (int mode = 0; mode < 3; mode++) { // no workers; workers, collating on the caller's thread; on a collator
+            String workers = mode == 0 ? "0" : mode == 1 ? "2" : "2 and a collator";
+            try (Loader l = Loader.builder(new SlowToOpen(3, 8, 0), failingLast).batchSize(8).workers(mode == 0 ? 0 : 2)
+                    .collatorThread(mode == 2 ? Boolean.TRUE : null)
                     .errorPolicy(ErrorPolicy.SKIP_SAMPLE).build()) {
                 int batches = 0;
                 for (Batch b : l) {
@@ -589,7 +614,8 @@ class StreamingTest {
             Transform<Lent, Lent> same = (s, ctx) -> s; // the transform's output still borrows
             var b = (transform ? Loader.builder(d, same, d.collator) : Loader.builder(d, d.collator))
                     .batchSize(c.batch).workers(c.workers).prefetch(c.prefetch).worldSize(c.world)
-                    .rank(r.nextInt(c.world)).seed(c.seed).shuffle(c.shuffle).shardBuffer(r.nextInt(1, 8));
+                    .rank(r.nextInt(c.world)).seed(c.seed).shuffle(c.shuffle).shardBuffer(r.nextInt(1, 8))
+                    .collatorThread((c.seed & 1) == 0 ? Boolean.TRUE : null);
             if (window > 0) {
                 b.shuffleWindow(window);
             }
