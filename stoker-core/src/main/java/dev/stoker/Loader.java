@@ -200,8 +200,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                 ? new Tuner(firstWorkers, workers, autoWorkers, prefetch, maxPrefetch, autoPrefetch && stream == null,
                 Runtime.getRuntime().availableProcessors())
                 : null;
-        // a streaming pass with workers collates on a thread of its own, a few batches ahead (NOTE
-        // [Background collation] in StreamRun): three buffers, two within a tight memory budget
+        // a streaming pass with workers may collate on a thread of its own, a few batches ahead
+        // (NOTE [Background collation] in StreamRun): three buffers, two within a tight budget
         int capacity = stream == null ? maxPrefetch + 1
                 : workers == 0 ? 1 : (int) Math.clamp(b.memoryBudget / Math.max(1, first.reservedBytes()), 2, STREAM_BATCHES);
         this.buffers = new Batch[capacity];
@@ -248,10 +248,11 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     /**
      * A loader over a streaming dataset: the sampler orders its shards, ranks split the shards,
      * {@code prefetch} is the number of shards read ahead (each into a ring of
-     * {@link Builder#shardBuffer} samples, whose transforms any free worker takes on), and a
-     * collator thread collates batches from the rings in order, a few ahead of the consumer (on
-     * the consumer's thread without workers): keep a streaming collator to copying, and put
-     * costly work in the transform.
+     * {@link Builder#shardBuffer} samples, whose transforms any free worker takes on), and
+     * batches are collated from the rings in order: on the consumer's thread, or, once the
+     * consumer is seen spending time between batches (a training step), on a collator thread a
+     * few batches ahead. Keep a streaming collator to copying, and put costly work in the
+     * transform.
      */
     public static <T> Builder builder(StreamingDataset<T> dataset, Collator<? super T> collator) {
         return new Builder(new StreamSource<>(dataset, null, collator));
