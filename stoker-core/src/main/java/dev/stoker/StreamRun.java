@@ -407,6 +407,10 @@ final class StreamRun extends Pass {
                 throw f.error instanceof RuntimeException r ? r : new IllegalStateException(f.error);
             }
             buffer = f.batch;
+            Tracer tracer = loader.tracer;
+            if (tracer != null && !f.end) {
+                tracer.span(Thread.currentThread().getName(), "wait for a batch", t0, System.nanoTime(), 0, 0, 0);
+            }
         }
         if (f.end) {
             finish();
@@ -560,6 +564,11 @@ final class StreamRun extends Pass {
         if (batch.rows == 0 || loader.dropLast && batch.rows < loader.batchSize) {
             f.end = true;
             return;
+        }
+        Tracer tracer = loader.tracer;
+        if (tracer != null) { // the samples' fetch and transform ran on the workers, per shard: not this batch's
+            tracer.span(Thread.currentThread().getName(), "batch " + (deliveredBase + fillCount), t0, System.nanoTime(), 0, 0,
+                    f.collateNanos);
         }
         if (shuffleWindow > 0) {
             // the position is the block's start and how much of it went out (or the next block's start)

@@ -271,6 +271,30 @@ class StreamingTest {
     }
 
     @Test
+    void aTraceHasEachBatchOnTheThreadThatCollatedItAndTheConsumersWaits() {
+        Shards d = new Shards(20, 9, -1, -1);
+        String caller = Thread.currentThread().getName();
+        for (Boolean collator : new Boolean[] {null, true}) {
+            List<String> spans = java.util.Collections.synchronizedList(new ArrayList<>());
+            Tracer tracer = (thread, what, start, end, fetch, transform, collate) -> {
+                if (end >= start) {
+                    spans.add(thread + "|" + what);
+                }
+            };
+            int batches;
+            try (Loader l = Loader.builder(d, VALUE).batchSize(5).workers(2).collatorThread(collator).tracer(tracer).build()) {
+                batches = take(l, Long.MAX_VALUE).size();
+            }
+            String filler = collator == null ? caller : "stoker-collator";
+            for (int k = 0; k < batches; k++) {
+                assertTrue(spans.contains(filler + "|batch " + k), "batch " + k + " on " + filler + ": " + spans);
+            }
+            assertEquals(collator == null ? batches : 2L * batches, spans.size(), spans.toString());
+            assertEquals(collator == null ? 0 : batches, spans.stream().filter(x -> x.equals(caller + "|wait for a batch")).count());
+        }
+    }
+
+    @Test
     void everySampleOfEveryShardOncePerEpochAcrossRanks() {
         SplittableRandom r = new SplittableRandom(22);
         for (int i = 0; i < 80; i++) {
