@@ -13,11 +13,11 @@ import java.util.concurrent.locks.LockSupport;
  * (at most {@code prefetch} ahead of the one the consumer reads) and read each shard's samples
  * into a bounded ring of its own; the transforms of a ring's samples are claimed one by one by
  * any worker with nothing better to do, earliest ring first (NOTE [Helping]), so one shard keeps
- * every worker busy; the rings' consumer (the collator thread, NOTE [Background collation])
- * drains them in position order and collates the samples into batches. So batch contents depend only on the shard order and the shards' contents, never
- * on worker timing, and memory is bounded by {@code prefetch × ring capacity} samples. The
- * position after a batch is (shard position, sample offset in that shard); resuming reopens that
- * shard and skips the offset.
+ * every worker busy; one thread (the caller's, or a collator's: NOTE [Background collation])
+ * drains the rings in position order and collates the samples into batches. So batch contents
+ * depend only on the shard order and the shards' contents, never on worker timing, and memory is
+ * bounded by {@code prefetch × ring capacity} samples. The position after a batch is (shard
+ * position, sample offset in that shard); resuming reopens that shard and skips the offset.
  *
  * <p>NOTE [Background collation]: a pass starts out collating on the caller's thread, in
  * {@code hasNext()}. Once it sees the caller spend time away between batches (a training step:
@@ -57,7 +57,7 @@ final class StreamRun extends Pass {
     private final AtomicLong claim;
     private volatile long current;
     private volatile boolean cancelled;
-    /** The thread that takes samples from the rings (they wake it): the collator, or the caller's without one. */
+    /** The thread that takes samples from the rings (they wake it): the caller's, or the collator after the switch. */
     private volatile Thread consumer;
 
     // consumer side
@@ -379,11 +379,8 @@ final class StreamRun extends Pass {
                 cancel();
                 throw e;
             } finally {
-                consumerNanos[Source.COLLATE] += f.collateNanos;
+                count(f);
                 collateSum += f.collateNanos;
-                if (f.skipped > 0) {
-                    stats.addSkipped(f.skipped, 0);
-                }
             }
         } else {
             try {
@@ -393,10 +390,7 @@ final class StreamRun extends Pass {
                 cancel();
                 throw e;
             }
-            consumerNanos[Source.COLLATE] += f.collateNanos;
-            if (f.skipped > 0) {
-                stats.addSkipped(f.skipped, 0);
-            }
+            count(f);
             if (f.error != null) {
                 // as above; the collator has stopped at the failure
                 failed = true;
@@ -424,6 +418,14 @@ final class StreamRun extends Pass {
         pendingWait = System.nanoTime() - t0 - (background ? 0 : f.collateNanos);
         prepared = true;
         return true;
+    }
+
+    /** Consumer: a fill's collation time and skipped samples into the stats, whether it ended, failed or filled a batch. */
+    private void count(Filled f) {
+        consumerNanos[Source.COLLATE] += f.collateNanos;
+        if (f.skipped > 0) {
+            stats.addSkipped(f.skipped, 0);
+        }
     }
 
     /** A batch filled by the collator, with where the stream stands after it (or why it stopped). */
@@ -732,13 +734,13 @@ final class StreamRun extends Pass {
     // NOTE [Spent readers]: a sample may borrow memory from its shard's reader (a tar member is a
     // slice of the mapped shard; a remote shard stays pinned in the cache while its reader is
     // open), so a reader is closed only once every sample it returned is done with: when the
-    // consumer has taken the shard's last sample (each sample taken is collated before the next
-    // is taken), or, with a shuffle window, when the blocks holding its samples have all gone out
+    // collating thread has taken the shard's last sample (each sample taken is collated before
+    // the next is taken), or, with a shuffle window, when the blocks holding its samples have all gone out
     // (the next block starts filling). The reader that finished a shard hands it over with its
-    // ring; the consumer closes it. Stopping closes whatever is left.
+    // ring; the collating thread closes it. Stopping closes whatever is left.
     private final java.util.ArrayList<StreamingDataset.ShardReader<?>> spentReaders = new java.util.ArrayList<>();
 
-    /** Consumer: a finished shard's reader, closed now, or when its samples' shuffle block is out. */
+    /** Collating thread: a finished shard's reader, closed now, or when its samples' shuffle block is out. */
     private void retire(StreamingDataset.ShardReader<?> reader) {
         if (reader == null) {
             return;

@@ -64,8 +64,9 @@ public final class S3Server {
         root.toFile().deleteOnExit();
         root.resolve(bucket).toFile().deleteOnExit();
 
-        Map<String, String> etags = md5 ? digests(dir, "MD5") : Map.of();
-        Map<String, String> crcs = crc ? digests(dir, "CRC64NVME") : Map.of();
+        Map<String, String> etags = new HashMap<>();
+        Map<String, String> crcs = new HashMap<>();
+        digests(dir, md5 ? etags : null, crc ? crcs : null);
         var store = new ForwardingBlobStore(new FilesystemNio2BlobStore(root.toString())) {
             @Override
             public ResponseInputStream<GetObjectResponse> getBlob(GetObjectRequest req) {
@@ -100,30 +101,38 @@ public final class S3Server {
     }
 
     /**
-     * Per file in {@code dir}, by name: its MD5 in hex and quoted (an ETag), or its CRC64NVME in
-     * base64 (an {@code x-amz-checksum-crc64nvme}).
+     * Per file in {@code dir}, by name, in one read of it: its MD5 in hex and quoted (an ETag) into
+     * {@code md5s}, its CRC64NVME in base64 (an {@code x-amz-checksum-crc64nvme}) into {@code crcs};
+     * either may be null.
      */
-    private static Map<String, String> digests(Path dir, String algorithm) throws IOException {
-        Map<String, String> out = new HashMap<>();
+    private static void digests(Path dir, Map<String, String> md5s, Map<String, String> crcs) throws IOException {
+        if (md5s == null && crcs == null) {
+            return;
+        }
         byte[] buf = new byte[1 << 20];
         try (Stream<Path> files = Files.list(dir)) {
             for (Path f : files.filter(Files::isRegularFile).sorted().toList()) {
-                MessageDigest md = algorithm.equals("MD5") ? newMd5() : null;
+                MessageDigest md = newMd5();
                 Crc64Nvme crc = new Crc64Nvme();
                 try (InputStream in = Files.newInputStream(f)) {
                     for (int n; (n = in.read(buf)) > 0; ) {
-                        if (md != null) {
+                        if (md5s != null) {
                             md.update(buf, 0, n);
-                        } else {
+                        }
+                        if (crcs != null) {
                             crc.update(buf, 0, n);
                         }
                     }
                 }
-                out.put(f.getFileName().toString(), md != null ? "\"" + HexFormat.of().formatHex(md.digest()) + "\""
-                        : Base64.getEncoder().encodeToString(crc.getChecksumBytes()));
+                String name = f.getFileName().toString();
+                if (md5s != null) {
+                    md5s.put(name, "\"" + HexFormat.of().formatHex(md.digest()) + "\"");
+                }
+                if (crcs != null) {
+                    crcs.put(name, Base64.getEncoder().encodeToString(crc.getChecksumBytes()));
+                }
             }
         }
-        return out;
     }
 
     private static MessageDigest newMd5() {
