@@ -14,13 +14,13 @@ import java.util.concurrent.ArrayBlockingQueue;
 
 /**
  * JPEG decoding through libjpeg-turbo's TurboJPEG API (Debian's {@code libturbojpeg0}), called
- * with the FFM API: into RGB, optionally scaled down in the DCT domain (1/2, 1/4, 1/8...) when
+ * with the FFM API: into RGBX ({@link Image}), optionally scaled down in the DCT domain (1/2, 1/4, 1/8...) when
  * the caller needs fewer pixels. Without the library, {@code javax.imageio} decodes instead, with
  * one warning. Thread-safe: decompressor handles come from a small pool.
  */
 public final class Jpeg {
     private static final System.Logger LOG = System.getLogger(Jpeg.class.getName());
-    private static final int TJPF_RGB = 0;
+    private static final int TJPF_RGBX = 2;
     private static final Native NATIVE = Native.load();
     private static volatile boolean warned;
 
@@ -33,7 +33,7 @@ public final class Jpeg {
     }
 
     /**
-     * Decodes {@code jpeg} into {@code into} (RGB, 3 bytes a pixel, row-major), at the smallest
+     * Decodes {@code jpeg} into {@code into} (RGBX, {@link Image#PIXEL_BYTES} a pixel, row-major), at the smallest
      * DCT scale whose size is still at least {@code minWidth} × {@code minHeight} (0: full size).
      * {@code into} grows as needed; its image is valid until the next decode into it.
      */
@@ -82,10 +82,11 @@ public final class Jpeg {
         for (int y = 0; y < h; y++) {
             for (int x = 0; x < w; x++) {
                 int rgb = img.getRGB(x, y);
-                long at = 3L * (y * (long) w + x);
+                long at = (long) Image.PIXEL_BYTES * (y * (long) w + x);
                 px.set(ValueLayout.JAVA_BYTE, at, (byte) (rgb >> 16));
                 px.set(ValueLayout.JAVA_BYTE, at + 1, (byte) (rgb >> 8));
                 px.set(ValueLayout.JAVA_BYTE, at + 2, (byte) rgb);
+                px.set(ValueLayout.JAVA_BYTE, at + 3, (byte) 0xFF);
             }
         }
     }
@@ -213,7 +214,7 @@ public final class Jpeg {
                     }
                 }
                 into.reset(sw, sh);
-                int rc = (int) decompress.invokeExact(h, src, jpeg.byteSize(), into.pixels(), sw, 0, sh, TJPF_RGB, 0);
+                int rc = (int) decompress.invokeExact(h, src, jpeg.byteSize(), into.pixels(), sw, 0, sh, TJPF_RGBX, 0);
                 if (rc != 0) {
                     // fatal errors and warnings alike (a truncated file only warns): never hand on a
                     // half-decoded image as if it were whole

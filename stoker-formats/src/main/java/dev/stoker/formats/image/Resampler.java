@@ -20,6 +20,8 @@ public final class Resampler {
     /** Pixels of room past a row's end: more than two of the widest vectors' lanes. */
     private static final int ROOM = 64;
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    /** An RGBX pixel of {@link Image} as one int, R in its low byte. */
+    private static final ValueLayout.OfInt PIXEL = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private int[] xStart = new int[0];
     private int[] xCount = new int[0];
@@ -30,8 +32,10 @@ public final class Resampler {
     private int xTaps;
     private int yTaps;
     private float[] rows = new float[0];
-    private byte[] line = new byte[0];
-    private float[] lineF = new float[0];
+    private int[] line = new int[0];
+    private float[] lineR = new float[0];
+    private float[] lineG = new float[0];
+    private float[] lineB = new float[0];
     private float[] plane = new float[0];
     private int[] hIndex = new int[0];
     private float[] hWeight = new float[0];
@@ -67,25 +71,27 @@ public final class Resampler {
         }
         MemorySegment px = img.pixels();
         // horizontal pass: the crop's rows, each resampled to `size` pixels (mirrored if flipped)
-        // into three planes of rows; the row is widened to floats once, only over the columns the
-        // filters touch
+        // into three planes of rows; the row is split into channel planes of floats once, only
+        // over the columns the filters touch
         int x0 = xStart[0];
         int x1 = xStart[size - 1] + xCount[size - 1];
         int taps = rowTaps(size, c.flip());
         kernels.prepare(hIndex, taps, size);
         // room past a row's last pixel for zero taps and whole-vector reads
-        int stride = W + taps + ROOM;
-        if (line.length < 3 * (W + ROOM)) {
-            line = new byte[3 * (W + ROOM)];
+        int planeLength = W + taps + ROOM;
+        if (line.length < W) {
+            line = new int[W];
         }
-        if (lineF.length < 3 * stride) {
-            lineF = new float[3 * stride];
+        if (lineR.length < planeLength) {
+            lineR = new float[planeLength];
+            lineG = new float[planeLength];
+            lineB = new float[planeLength];
         }
         int planeRows = rowsNeeded * size;
         for (int iy = y0; iy < y1; iy++) {
-            MemorySegment.copy(px, ValueLayout.JAVA_BYTE, 3L * (iy * W + x0), line, 3 * x0, 3 * (x1 - x0));
-            kernels.widen(line, x0, x1 - x0, lineF, stride);
-            kernels.filter(lineF, stride, hIndex, hWeight, taps, size, rows, (iy - y0) * size, planeRows);
+            MemorySegment.copy(px, PIXEL, (long) Image.PIXEL_BYTES * ((long) iy * W + x0), line, x0, x1 - x0);
+            ResampleKernels.widen(line, x0, x1 - x0, lineR, lineG, lineB);
+            kernels.filter(lineR, lineG, lineB, hIndex, hWeight, taps, size, rows, (iy - y0) * size, planeRows);
         }
         // vertical pass, plane by plane: each output row a weighted sum of whole intermediate rows
         for (int ch = 0; ch < 3; ch++) {

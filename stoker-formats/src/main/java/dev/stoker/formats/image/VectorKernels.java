@@ -1,56 +1,35 @@
 package dev.stoker.formats.image;
 
-import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
  * {@link ResampleKernels} on the Vector API, in vectors of the machine's preferred width
- * ({@code L} floats). Widening splits the interleaved bytes into planes with one byte permute
- * per channel. The horizontal pass works on {@code L} output pixels at a time: when their taps
- * fall within {@code 2 L} consecutive source pixels (always, unless the crop shrinks by more than
- * about 1.9), each tap is a two-vector permute of the source loaded there, with the permutation
- * built once per image in {@link #prepare}; otherwise a gather, which is several times slower. The
- * vertical pass keeps its sums in registers and narrows to bytes in the same loop.
+ * ({@code L} floats). The horizontal pass works on {@code L} output pixels at a time: when their
+ * taps fall within {@code 2 L} consecutive source pixels (always, unless the crop shrinks by more
+ * than about 1.9), each tap is a two-vector permute of the source loaded there, with the
+ * permutation built once per image in {@link #prepare}; otherwise a gather, which is several times
+ * slower. The vertical pass keeps its sums in registers. Only loads, stores, permutes and fused
+ * multiply-adds: no conversions between lane types, whose Java fallbacks (what runs until the JIT
+ * has compiled a kernel) are the slowest to run and to compile (NOTE [Vector API]).
  */
 final class VectorKernels extends ResampleKernels {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
     private static final int L = F.length();
-    private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, F.vectorShape());
-    /** Bytes in a vector as wide as F's: 4 L, of which a row's L pixels take 3 L. */
-    private static final VectorSpecies<Byte> BYTES = VectorSpecies.of(byte.class, F.vectorShape());
-    /** Bytes in a vector of L lanes: the narrowed result of a vertical sum. */
-    private static final VectorSpecies<Byte> NARROW = VectorSpecies.of(byte.class,
-            jdk.incubator.vector.VectorShape.forBitSize(8 * L));
-    private static final VectorShuffle<Byte>[] CHANNEL = channelShuffles();
 
     /** For block j and tap k, lanes (j * taps + k) * L ...: source pixel - the block's first, as floats. */
     private float[] permutation = new float[0];
     /** Block j's first source pixel (the lowest: mirrored blocks run backwards). */
     private int[] blockBase = new int[0];
     private boolean permutes;
+    /** One output row's sums, before {@link #narrow}. */
+    private float[] sums = new float[0];
 
     private VectorKernels() {
     }
 
     static ResampleKernels create() {
         return new VectorKernels();
-    }
-
-    @SuppressWarnings("unchecked")
-    private static VectorShuffle<Byte>[] channelShuffles() {
-        VectorShuffle<Byte>[] s = new VectorShuffle[3];
-        for (int c = 0; c < 3; c++) {
-            int[] lanes = new int[BYTES.length()];
-            for (int l = 0; l < L; l++) {
-                lanes[l] = 3 * l + c;
-            }
-            s[c] = VectorShuffle.fromArray(BYTES, lanes, 0);
-        }
-        return s;
     }
 
     @Override
@@ -81,32 +60,18 @@ final class VectorKernels extends ResampleKernels {
     }
 
     @Override
-    void widen(byte[] in, int x0, int n, float[] out, int stride) {
-        int x = x0;
-        // a vector reads 4 L bytes from 3 x: stop where that would pass the row's end
-        for (int last = Math.min(x0 + n - L, (in.length - BYTES.length()) / 3); x <= last; x += L) {
-            ByteVector b = ByteVector.fromArray(BYTES, in, 3 * x);
-            for (int c = 0; c < 3; c++) {
-                ((FloatVector) ((IntVector) b.rearrange(CHANNEL[c]).convertShape(VectorOperators.B2I, I, 0))
-                        .and(0xFF).convert(VectorOperators.I2F, 0)).intoArray(out, c * stride + x);
-            }
-        }
-        widenPixels(in, x, x0 + n, out, stride);
-    }
-
-    @Override
-    void filter(float[] row, int stride, int[] index, float[] weight, int taps, int size, float[] out, int at,
+    void filter(float[] rs, float[] gs, float[] bs, int[] index, float[] weight, int taps, int size, float[] out, int at,
                 int planeStride) {
         int o = 0;
         if (permutes) {
             for (int j = 0; o <= size - L; o += L, j++) {
                 int base = blockBase[j];
-                FloatVector r1 = FloatVector.fromArray(F, row, base);
-                FloatVector r2 = FloatVector.fromArray(F, row, base + L);
-                FloatVector g1 = FloatVector.fromArray(F, row, stride + base);
-                FloatVector g2 = FloatVector.fromArray(F, row, stride + base + L);
-                FloatVector b1 = FloatVector.fromArray(F, row, 2 * stride + base);
-                FloatVector b2 = FloatVector.fromArray(F, row, 2 * stride + base + L);
+                FloatVector r1 = FloatVector.fromArray(F, rs, base);
+                FloatVector r2 = FloatVector.fromArray(F, rs, base + L);
+                FloatVector g1 = FloatVector.fromArray(F, gs, base);
+                FloatVector g2 = FloatVector.fromArray(F, gs, base + L);
+                FloatVector b1 = FloatVector.fromArray(F, bs, base);
+                FloatVector b2 = FloatVector.fromArray(F, bs, base + L);
                 FloatVector r = FloatVector.zero(F);
                 FloatVector g = r;
                 FloatVector b = r;
@@ -124,10 +89,11 @@ final class VectorKernels extends ResampleKernels {
         } else {
             for (; o <= size - L; o += L) {
                 for (int c = 0; c < 3; c++) {
+                    float[] plane = c == 0 ? rs : c == 1 ? gs : bs;
                     FloatVector acc = FloatVector.zero(F);
                     for (int k = 0; k < taps; k++) {
                         FloatVector w = FloatVector.fromArray(F, weight, k * size + o);
-                        acc = FloatVector.fromArray(F, row, c * stride + k, index, o).fma(w, acc);
+                        acc = FloatVector.fromArray(F, plane, k, index, o).fma(w, acc);
                     }
                     acc.intoArray(out, at + c * planeStride + o);
                 }
@@ -135,9 +101,10 @@ final class VectorKernels extends ResampleKernels {
         }
         for (; o < size; o++) {
             for (int c = 0; c < 3; c++) {
+                float[] plane = c == 0 ? rs : c == 1 ? gs : bs;
                 float s = 0;
                 for (int k = 0; k < taps; k++) {
-                    s = Math.fma(row[c * stride + index[o] + k], weight[k * size + o], s);
+                    s = Math.fma(plane[index[o] + k], weight[k * size + o], s);
                 }
                 out[at + c * planeStride + o] = s;
             }
@@ -146,22 +113,24 @@ final class VectorKernels extends ResampleKernels {
 
     @Override
     void column(float[] rows, int from, float[] weight, int wb, int n, int size, byte[] out, int at) {
+        if (sums.length < size) {
+            sums = new float[size];
+        }
         int i = 0;
         for (int last = size - L; i <= last; i += L) {
             FloatVector acc = FloatVector.broadcast(F, 0.5f);
             for (int k = 0; k < n; k++) {
                 acc = FloatVector.fromArray(F, rows, from + k * size + i).fma(FloatVector.broadcast(F, weight[wb + k]), acc);
             }
-            // round half up (the 0.5 above, then truncation) and clamp, as PIL does
-            ((ByteVector) ((IntVector) acc.max(0f).min(255f).convert(VectorOperators.F2I, 0)).sub(128)
-                    .convertShape(VectorOperators.I2B, NARROW, 0)).intoArray(out, at + i);
+            acc.intoArray(sums, i);
         }
         for (; i < size; i++) {
             float acc = 0.5f;
             for (int k = 0; k < n; k++) {
                 acc = Math.fma(rows[from + k * size + i], weight[wb + k], acc);
             }
-            out[at + i] = (byte) ((int) Math.min(255f, Math.max(0f, acc)) - 128);
+            sums[i] = acc;
         }
+        narrow(sums, size, out, at);
     }
 }

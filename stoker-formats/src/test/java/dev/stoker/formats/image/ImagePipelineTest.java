@@ -68,8 +68,11 @@ public class ImagePipelineTest {
         assertEquals(256, fast.width());
         assertEquals(192, fast.height());
         long diff = 0;
-        for (long i = 0; i < 3L * 256 * 192; i++) {
-            diff += Math.abs((fast.pixels().get(ValueLayout.JAVA_BYTE, i) & 0xFF) - (slow.pixels().get(ValueLayout.JAVA_BYTE, i) & 0xFF));
+        for (long p = 0; p < 256 * 192; p++) {
+            for (int ch = 0; ch < 3; ch++) {
+                long i = Image.PIXEL_BYTES * p + ch;
+                diff += Math.abs((fast.pixels().get(ValueLayout.JAVA_BYTE, i) & 0xFF) - (slow.pixels().get(ValueLayout.JAVA_BYTE, i) & 0xFF));
+            }
         }
         assertTrue(diff / (3.0 * 256 * 192) < 2.0, "mean absolute difference " + diff / (3.0 * 256 * 192));
         if (Jpeg.native_()) {
@@ -121,7 +124,7 @@ public class ImagePipelineTest {
         for (int ch = 0; ch < 3; ch++) {
             for (int y = 0; y < 32; y++) {
                 for (int x = 0; x < 32; x++) {
-                    int v = img.pixels().get(ValueLayout.JAVA_BYTE, 3L * (y * 32 + x) + ch) & 0xFF;
+                    int v = img.pixels().get(ValueLayout.JAVA_BYTE, (long) Image.PIXEL_BYTES * (y * 32 + x) + ch) & 0xFF;
                     float want = (v / 255f - ImagePipeline.MEAN[ch]) / ImagePipeline.STD[ch];
                     float got = out.get(ValueLayout.JAVA_FLOAT_UNALIGNED, 4L * ((ch * 32 + y) * 32 + x));
                     assertEquals(want, got, 1e-4, "ch " + ch + " at " + x + "," + y);

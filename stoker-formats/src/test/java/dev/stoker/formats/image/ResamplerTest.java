@@ -97,7 +97,7 @@ class ResamplerTest {
             for (int x = 0; x < w; x++) {
                 for (int k = 0; k < 3; k++) {
                     int v = smooth ? (x * 7 + y * 3 + k * 50) & 0xFF : r.nextInt(256);
-                    img.pixels().set(ValueLayout.JAVA_BYTE, 3L * (y * w + x) + k, (byte) v);
+                    img.pixels().set(ValueLayout.JAVA_BYTE, (long) Image.PIXEL_BYTES * (y * w + x) + k, (byte) v);
                 }
             }
         }
@@ -113,7 +113,7 @@ class ResamplerTest {
             }
             for (int x = 0; x < img.width(); x++) {
                 if (wx[x] != 0) {
-                    int v = img.pixels().get(ValueLayout.JAVA_BYTE, 3L * (y * img.width() + x) + k) & 0xFF;
+                    int v = img.pixels().get(ValueLayout.JAVA_BYTE, (long) Image.PIXEL_BYTES * (y * img.width() + x) + k) & 0xFF;
                     s += wy[y] * wx[x] * v;
                 }
             }
