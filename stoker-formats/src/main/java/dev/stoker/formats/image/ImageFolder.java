@@ -4,6 +4,8 @@ import dev.stoker.Dataset;
 import dev.stoker.formats.TarSample;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,6 +30,8 @@ public final class ImageFolder implements Dataset<TarSample> {
     private final List<String> classes = new ArrayList<>();
     private final List<Path> files = new ArrayList<>();
     private final int[] labels;
+    /** Characters of a file's path before its path below root. */
+    private final int prefix;
 
     public ImageFolder(Path root) throws IOException {
         this.root = root;
@@ -53,6 +57,24 @@ public final class ImageFolder implements Dataset<TarSample> {
             throw new IOException(root + ": no images (expected root/CLASS/IMAGE.jpg)");
         }
         this.labels = lab.stream().mapToInt(Integer::intValue).toArray();
+        this.prefix = files.getFirst().toString().length() - root.relativize(files.getFirst()).toString().length();
+    }
+
+    /** The whole file, read straight into an array of its size. */
+    private static byte[] read(Path p) throws IOException {
+        try (FileChannel ch = FileChannel.open(p)) {
+            long size = ch.size();
+            if (size > Integer.MAX_VALUE - 16) {
+                throw new IOException(p + ": " + size + " bytes, too large for an image");
+            }
+            ByteBuffer b = ByteBuffer.allocate((int) size);
+            while (b.hasRemaining()) {
+                if (ch.read(b) < 0) {
+                    throw new IOException(p + ": ended at byte " + b.position() + " of " + size + " (the file shrank while read)");
+                }
+            }
+            return b.array();
+        }
     }
 
     private static boolean isImage(Path p) {
@@ -81,11 +103,12 @@ public final class ImageFolder implements Dataset<TarSample> {
     @Override
     public TarSample get(long index) throws IOException {
         Path p = files.get(Math.toIntExact(index));
-        String rel = root.relativize(p).toString();
+        // the files were found below root, so their paths start with root's and a separator
+        String rel = p.toString().substring(prefix);
         int dot = rel.lastIndexOf('.');
         String ext = rel.substring(dot + 1).toLowerCase(Locale.ROOT);
         Map<String, MemorySegment> fields = new LinkedHashMap<>();
-        fields.put(ext, MemorySegment.ofArray(Files.readAllBytes(p)));
+        fields.put(ext, MemorySegment.ofArray(read(p)));
         fields.put("cls", MemorySegment.ofArray(Integer.toString(labels[(int) index]).getBytes(StandardCharsets.US_ASCII)));
         return new TarSample(rel.substring(0, dot), root.toString(), fields);
     }

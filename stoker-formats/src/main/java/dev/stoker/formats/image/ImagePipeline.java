@@ -55,6 +55,9 @@ public final class ImagePipeline {
         this.size = size;
         this.train = train;
         this.schema = Schema.of(Field.tensor("image", DType.FLOAT32, 3, size, size), Field.scalar("label", DType.INT64));
+        // load libjpeg-turbo and bind its functions now, as building a pipeline should, rather
+        // than in the first sample, where one worker does it (60-80 ms) while the others wait
+        Jpeg.native_();
     }
 
     public static ImagePipeline train(int size) {
