@@ -4,6 +4,8 @@
 # normalize to float32 CHW, batch 64. One run, one machine. Needs ../shared/peers, Debian's
 # python3-torch python3-torchvision python3-pil, libturbojpeg0, and the data:
 #   /usr/bin/python3 ../shared/peers/gen_data.py /tmp/stoker-bench --only=W2,W3
+# Two measures, each taken the same way on both sides: after the first batch (the peer's headline,
+# rate_steady in torch_peer.py) and the whole epoch, start-up included.
 # Usage: bench/images-vs-torch.sh [REPEATS] [DATA_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,18 +38,24 @@ def load(n):
         return [json.loads(l) for l in f if l.strip()]
 torch = [r for r in load("torch.jsonl") if r.get("workload") in ("W2", "W3")]
 stoker = load("stoker.jsonl")
+# Two measures, each the same for both sides (torch_peer.py's docstring): after the first batch
+# (its headline "median", rate_steady: from the first batch's arrival to the end, the first
+# batch's samples left out) and the whole epoch (rate, start-up included)
+measures = (("after the first batch (the peer's headline)", "median", "samplesPerSecAfterFirst"),
+            ("whole epoch, start-up included", "rate_incl_startup_median", "samplesPerSec"))
 for w in ("W2", "W3"):
-    print("\n%s samples/s (medians)" % w)
-    bt = bs = 0
-    for nw in (0, 1, 2):
-        t = [r["median"] for r in torch if r["workload"] == w and r["num_workers"] == nw]
-        s = statistics.median([r["samplesPerSec"] for r in stoker if r["workload"] == w and r["workers"] == nw])
-        t = t[0] if t else float("nan")
-        bt, bs = max(bt, t), max(bs, s)
-        print("  workers %d: torch %8.0f   stoker %8.0f   ratio %.2fx" % (nw, t, s, s / t))
-    print("  best/best: %.2fx" % (bs / bt))
-    if w == "W3":
-        s3 = statistics.median([r["samplesPerSec"] for r in stoker if r["workload"] == "W3x3"])
-        print("  Stoker workers 2, three epochs: %8.0f   against the best torch epoch: %.2fx" % (s3, s3 / bt))
+    for title, tk, sk in measures:
+        print("\n%s samples/s, %s (medians)" % (w, title))
+        bt = bs = 0
+        for nw in (0, 1, 2):
+            t = [r[tk] for r in torch if r["workload"] == w and r["num_workers"] == nw]
+            s = statistics.median([r[sk] for r in stoker if r["workload"] == w and r["workers"] == nw])
+            t = t[0] if t else float("nan")
+            bt, bs = max(bt, t), max(bs, s)
+            print("  workers %d: torch %8.0f   stoker %8.0f   ratio %.2fx" % (nw, t, s, s / t))
+        print("  best/best: %.2fx" % (bs / bt))
+        if w == "W3":
+            s3 = statistics.median([r[sk] for r in stoker if r["workload"] == "W3x3"])
+            print("  Stoker workers 2, three epochs: %8.0f   against the best torch epoch: %.2fx" % (s3, s3 / bt))
 PY
 rm -rf "$out"

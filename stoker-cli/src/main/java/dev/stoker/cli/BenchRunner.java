@@ -56,7 +56,7 @@ final class BenchRunner {
      * end, which the autotuner chose where {@code autoWorkers}/{@code autoPrefetch}.
      */
     record Result(int workers, int prefetch, boolean autoWorkers, boolean autoPrefetch, List<String> tuning,
-                  long batches, LoaderStats stats, double seconds, String digest) {
+                  long batches, LoaderStats stats, double seconds, String digest, FirstBatch first) {
         String workersLabel() {
             return autoWorkers ? "auto:" + workers : String.valueOf(workers);
         }
@@ -72,6 +72,17 @@ final class BenchRunner {
         double waitFraction() {
             return seconds == 0 ? 0 : Math.min(1, stats.waitNanos() / 1e9 / seconds);
         }
+    }
+
+    /**
+     * The consumer's clock around the first batch, as the PyTorch peer reports it
+     * ({@code ../shared/peers/torch_peer.py}: its headline rate is {@code rate_steady}): the
+     * seconds from the first request to the first batch, and samples/s from that batch's arrival
+     * to the last, the first batch's samples left out. A fresh process's start-up (worker
+     * threads or processes, and for Stoker the JIT's first compilations) weighs on the first.
+     */
+    record FirstBatch(double seconds, double samplesPerSecAfter) {
+        static final FirstBatch NONE = new FirstBatch(Double.NaN, Double.NaN);
     }
 
     int run(Supplier<Loader.Builder> base) throws IOException {
@@ -180,6 +191,9 @@ final class BenchRunner {
         MessageDigest all = sha256();
         HexFormat hex = HexFormat.of();
         long delivered = 0;
+        long firstAt = 0;
+        long firstSamples = 0;
+        long startedAt = System.nanoTime();
         try (loader;
              BufferedWriter digests = o.digests == null ? null : Files.newBufferedWriter(o.digests, StandardCharsets.UTF_8);
              BufferedWriter ids = o.ids == null ? null : Files.newBufferedWriter(o.ids, StandardCharsets.UTF_8)) {
@@ -200,6 +214,10 @@ final class BenchRunner {
                     }
                     Batch batch = it.next();
                     delivered++;
+                    if (delivered == 1) {
+                        firstAt = System.nanoTime();
+                        firstSamples = batch.size();
+                    }
                     if (hashing) {
                         batch.digest(md);
                         byte[] d = md.digest();
@@ -227,6 +245,7 @@ final class BenchRunner {
                     }
                 }
             }
+            long endedAt = System.nanoTime();
             if (bar != null) {
                 bar.close();
             }
@@ -239,9 +258,11 @@ final class BenchRunner {
             }
             LoaderStats s = loader.stats();
             double seconds = s.wallNanos() / 1e9;
+            FirstBatch first = delivered < 2 ? FirstBatch.NONE : new FirstBatch((firstAt - startedAt) / 1e9,
+                    (s.samples() - firstSamples) / ((endedAt - firstAt) / 1e9));
             return new Result(loader.workers(), loader.prefetch(), workers == Loader.AUTO,
                     prefetch == Loader.AUTO && workers != 0, loader.tuningHistory(), delivered, s, seconds,
-                    hashing ? hex.formatHex(all.digest()) : null);
+                    hashing ? hex.formatHex(all.digest()) : null, first);
         }
     }
 
@@ -296,6 +317,10 @@ final class BenchRunner {
             g.writeNumberField("samples", s.samples());
             g.writeNumberField("seconds", r.seconds);
             g.writeNumberField("samplesPerSec", r.samplesPerSec());
+            if (!Double.isNaN(r.first.seconds())) {
+                g.writeNumberField("firstBatchSeconds", r.first.seconds());
+                g.writeNumberField("samplesPerSecAfterFirst", r.first.samplesPerSecAfter());
+            }
             g.writeNumberField("bytesPerSec", r.seconds == 0 ? 0 : s.bytes() / r.seconds);
             if (tokensPerSample > 0) {
                 g.writeNumberField("tokensPerSec", r.samplesPerSec() * tokensPerSample);

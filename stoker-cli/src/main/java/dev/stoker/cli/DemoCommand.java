@@ -127,7 +127,7 @@ final class DemoCommand implements Callable<Integer> {
 
         BenchRunner.Result result(String name) {
             return new BenchRunner.Result(workers, prefetch, auto, auto && workers > 0, tuning, batches, stats,
-                    seconds(), digest);
+                    seconds(), digest, BenchRunner.FirstBatch.NONE);
         }
 
         double msPerStep() {

@@ -118,6 +118,22 @@ class MainTest {
     }
 
     @Test
+    void theRateAfterTheFirstBatchLeavesItsSamplesAndTimeOut() {
+        // two batches of 500 and a 20 ms step after each: after the first batch's arrival, 500
+        // samples in at least 40 ms (at most 12,500 samples/s; 25,000 if the first batch's counted)
+        Outcome o = stoker("bench", "synthetic", "--samples", "1000", "--batch", "500", "--workers", "1", "--step-ms", "20",
+                "--json", "--no-digest");
+        assertEquals(0, o.code, o.err);
+        String line = o.out.strip();
+        double after = Double.parseDouble(field(line, "samplesPerSecAfterFirst"));
+        double first = Double.parseDouble(field(line, "firstBatchSeconds"));
+        assertTrue(after > 0 && after <= 500 / 0.040, line);
+        assertTrue(first > 0 && first < Double.parseDouble(field(line, "seconds")), line);
+        Outcome one = stoker("bench", "synthetic", "--samples", "100", "--batch", "100", "--workers", "1", "--json");
+        assertFalse(one.out.contains("samplesPerSecAfterFirst"), "one batch: no rate after it");
+    }
+
+    @Test
     void theDigestsFileHasOneHashPerBatchAndMatchesTheJsonDigest() throws Exception {
         Path digests = tmp.resolve("d.txt");
         Outcome o = stoker("bench", "synthetic", "--samples", "1000", "--batch", "100", "--workers", "2", "--json",
