@@ -42,7 +42,7 @@ stoker = load("stoker.jsonl")
 # (its headline "median", rate_steady: from the first batch's arrival to the end, the first
 # batch's samples left out) and the whole epoch (rate, start-up included)
 measures = (("after the first batch (the peer's headline)", "median", "samplesPerSecAfterFirst"),
-            ("whole epoch, start-up included", "rate_incl_startup_median", "samplesPerSec"))
+            ("whole epoch, start-up included", "rate_incl_startup_median", "samplesPerSecFromStart"))
 for w in ("W2", "W3"):
     for title, tk, sk in measures:
         print("\n%s samples/s, %s (medians)" % (w, title))

@@ -47,7 +47,7 @@ public class JpegDecodeBench {
     @Setup
     public void setUp() throws IOException {
         try (var files = Files.list(Path.of(dir))) {
-            jpegs = files.sorted().filter(p -> p.toString().endsWith(".jpg")).limit(1000).map(p -> {
+            jpegs = files.sorted().filter(p -> p.toString().toLowerCase(java.util.Locale.ROOT).endsWith(".jpg")).limit(1000).map(p -> {
                 try {
                     byte[] b = Files.readAllBytes(p);
                     MemorySegment s = Arena.global().allocate(b.length);
@@ -57,6 +57,9 @@ public class JpegDecodeBench {
                     throw new java.io.UncheckedIOException(e);
                 }
             }).toArray(MemorySegment[]::new);
+        }
+        if (jpegs.length == 0) {
+            throw new IllegalArgumentException(dir + ": no .jpg files");
         }
     }
 

@@ -75,14 +75,15 @@ final class BenchRunner {
     }
 
     /**
-     * The consumer's clock around the first batch, as the PyTorch peer reports it
-     * ({@code ../shared/peers/torch_peer.py}: its headline rate is {@code rate_steady}): the
-     * seconds from the first request to the first batch, and samples/s from that batch's arrival
-     * to the last, the first batch's samples left out. A fresh process's start-up (worker
-     * threads or processes, and for Stoker the JIT's first compilations) weighs on the first.
+     * The consumer's clock, as the PyTorch peer reads it ({@code ../shared/peers/torch_peer.py}):
+     * the seconds from the first request (before the first {@code iterator()}) to the first
+     * batch; samples/s from that batch's arrival to the end of the loop, the first batch's
+     * samples left out (the peer's headline, {@code rate_steady}); and samples/s from the first
+     * request to the end of the loop (the peer's {@code rate}). A fresh process's start-up (worker
+     * threads or processes, and for Stoker the JIT's first compilations) weighs on the first batch.
      */
-    record FirstBatch(double seconds, double samplesPerSecAfter) {
-        static final FirstBatch NONE = new FirstBatch(Double.NaN, Double.NaN);
+    record FirstBatch(double seconds, double samplesPerSecAfter, double samplesPerSecFromStart) {
+        static final FirstBatch NONE = new FirstBatch(Double.NaN, Double.NaN, Double.NaN);
     }
 
     int run(Supplier<Loader.Builder> base) throws IOException {
@@ -259,7 +260,7 @@ final class BenchRunner {
             LoaderStats s = loader.stats();
             double seconds = s.wallNanos() / 1e9;
             FirstBatch first = delivered < 2 ? FirstBatch.NONE : new FirstBatch((firstAt - startedAt) / 1e9,
-                    (s.samples() - firstSamples) / ((endedAt - firstAt) / 1e9));
+                    (s.samples() - firstSamples) / ((endedAt - firstAt) / 1e9), s.samples() / ((endedAt - startedAt) / 1e9));
             return new Result(loader.workers(), loader.prefetch(), workers == Loader.AUTO,
                     prefetch == Loader.AUTO && workers != 0, loader.tuningHistory(), delivered, s, seconds,
                     hashing ? hex.formatHex(all.digest()) : null, first);
@@ -320,6 +321,7 @@ final class BenchRunner {
             if (!Double.isNaN(r.first.seconds())) {
                 g.writeNumberField("firstBatchSeconds", r.first.seconds());
                 g.writeNumberField("samplesPerSecAfterFirst", r.first.samplesPerSecAfter());
+                g.writeNumberField("samplesPerSecFromStart", r.first.samplesPerSecFromStart());
             }
             g.writeNumberField("bytesPerSec", r.seconds == 0 ? 0 : s.bytes() / r.seconds);
             if (tokensPerSample > 0) {

@@ -128,7 +128,9 @@ class MainTest {
         double after = Double.parseDouble(field(line, "samplesPerSecAfterFirst"));
         double first = Double.parseDouble(field(line, "firstBatchSeconds"));
         assertTrue(after > 0 && after <= 500 / 0.040, line);
+        double fromStart = Double.parseDouble(field(line, "samplesPerSecFromStart"));
         assertTrue(first > 0 && first < Double.parseDouble(field(line, "seconds")), line);
+        assertTrue(fromStart > 0 && fromStart <= 1000 / 0.040 && fromStart < after * 2, line);
         Outcome one = stoker("bench", "synthetic", "--samples", "100", "--batch", "100", "--workers", "1", "--json");
         assertFalse(one.out.contains("samplesPerSecAfterFirst"), "one batch: no rate after it");
     }

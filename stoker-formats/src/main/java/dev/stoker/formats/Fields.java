@@ -18,8 +18,9 @@ import java.util.Map;
 /**
  * Decoders for the fields of a {@link TarSample}, by what WebDataset's field names mean:
  * {@code cls} (an ASCII integer), {@code txt} (UTF-8 text), {@code json}, {@code npy}. Images
- * ({@code jpg}, {@code png}) decode through {@code dev.stoker.formats.image}. Every error names
- * the shard, the sample and the field.
+ * ({@code jpg}, {@code png}) decode through {@code dev.stoker.formats.image}: {@code
+ * Image.decode(sample.field("jpg"), image, name)}, then {@code image.rgb()} or {@code copyRgb}
+ * for uint8 HWC. Every error names the shard, the sample and the field.
  */
 public final class Fields {
     private static final JsonFactory JSON = new JsonFactory();

@@ -1,7 +1,9 @@
 package dev.stoker.formats.image;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /**
  * A decoded RGB image in off-heap memory, HWC uint8 with four bytes a pixel (R, G, B and one
@@ -27,8 +29,43 @@ public final class Image {
         this.height = h;
     }
 
+    /** The pixels, {@link #PIXEL_BYTES} a pixel, row-major; valid until the next decode into this image. */
     public MemorySegment pixels() {
         return pixels;
+    }
+
+    /**
+     * Decodes an encoded image (a field's bytes) into {@code into}: JPEG (by its first bytes)
+     * through libjpeg-turbo where it is installed, anything else javax.imageio reads (PNG, ...)
+     * through javax.imageio. {@code name} (shard, sample and field) goes into every error.
+     */
+    public static void decode(MemorySegment encoded, Image into, String name) throws IOException {
+        boolean jpeg = encoded.byteSize() >= 2 && encoded.get(ValueLayout.JAVA_BYTE, 0) == (byte) 0xFF
+                && encoded.get(ValueLayout.JAVA_BYTE, 1) == (byte) 0xD8;
+        if (jpeg) {
+            Jpeg.decode(encoded, 0, 0, into, name);
+        } else {
+            Jpeg.decodeImageIo(encoded, into, name);
+        }
+    }
+
+    /** Writes the image as uint8 RGB, HWC (3 bytes a pixel, row-major), at {@code out[offset...]}. */
+    public void copyRgb(MemorySegment out, long offset) {
+        long n = (long) width * height;
+        for (long p = 0; p < n; p++) {
+            long from = PIXEL_BYTES * p;
+            long to = offset + 3 * p;
+            out.set(ValueLayout.JAVA_BYTE, to, pixels.get(ValueLayout.JAVA_BYTE, from));
+            out.set(ValueLayout.JAVA_BYTE, to + 1, pixels.get(ValueLayout.JAVA_BYTE, from + 1));
+            out.set(ValueLayout.JAVA_BYTE, to + 2, pixels.get(ValueLayout.JAVA_BYTE, from + 2));
+        }
+    }
+
+    /** The image as a new array of uint8 RGB, HWC: {@code height * width * 3} bytes. */
+    public byte[] rgb() {
+        byte[] b = new byte[Math.multiplyExact(3, Math.multiplyExact(width, height))];
+        copyRgb(MemorySegment.ofArray(b), 0);
+        return b;
     }
 
     public int width() {

@@ -4,8 +4,6 @@ import dev.stoker.Dataset;
 import dev.stoker.formats.TarSample;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -60,23 +58,6 @@ public final class ImageFolder implements Dataset<TarSample> {
         this.prefix = files.getFirst().toString().length() - root.relativize(files.getFirst()).toString().length();
     }
 
-    /** The whole file, read straight into an array of its size. */
-    private static byte[] read(Path p) throws IOException {
-        try (FileChannel ch = FileChannel.open(p)) {
-            long size = ch.size();
-            if (size > Integer.MAX_VALUE - 16) {
-                throw new IOException(p + ": " + size + " bytes, too large for an image");
-            }
-            ByteBuffer b = ByteBuffer.allocate((int) size);
-            while (b.hasRemaining()) {
-                if (ch.read(b) < 0) {
-                    throw new IOException(p + ": ended at byte " + b.position() + " of " + size + " (the file shrank while read)");
-                }
-            }
-            return b.array();
-        }
-    }
-
     private static boolean isImage(Path p) {
         String n = p.getFileName().toString().toLowerCase(Locale.ROOT);
         return EXTENSIONS.stream().anyMatch(n::endsWith);
@@ -108,7 +89,7 @@ public final class ImageFolder implements Dataset<TarSample> {
         int dot = rel.lastIndexOf('.');
         String ext = rel.substring(dot + 1).toLowerCase(Locale.ROOT);
         Map<String, MemorySegment> fields = new LinkedHashMap<>();
-        fields.put(ext, MemorySegment.ofArray(read(p)));
+        fields.put(ext, MemorySegment.ofArray(Files.readAllBytes(p)));
         fields.put("cls", MemorySegment.ofArray(Integer.toString(labels[(int) index]).getBytes(StandardCharsets.US_ASCII)));
         return new TarSample(rel.substring(0, dot), root.toString(), fields);
     }

@@ -56,10 +56,10 @@ abstract class ResampleKernels {
     }
 
     /**
-     * The sums {@code acc[0 .. size)} of a vertical pass, rounded half up (the sums start at 0.5),
-     * clamped to 0..255 and stored as {@code (byte) (v - 128)} at {@code out[at...]}. The weights
-     * are not negative and sum to one, so a sum is at least 0.5 and only rounding can pass 255.
-     * Plain Java: the JIT vectorizes this loop.
+     * The sums {@code acc[0 .. size)} of a vertical pass, rounded half up (the sums start at 0.5,
+     * then truncation), capped at 255 and stored as {@code (byte) (v - 128)} at {@code out[at...]}:
+     * PIL's rounding and clamping, as the weights are not negative and sum to one, so a sum is at
+     * least 0.5 and only rounding can pass 255. Plain Java: the JIT vectorizes this loop.
      */
     static void narrow(float[] acc, int size, byte[] out, int at) {
         for (int i = 0; i < size; i++) {

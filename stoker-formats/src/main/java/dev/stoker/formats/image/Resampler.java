@@ -17,8 +17,11 @@ import java.nio.ByteOrder;
  * float32 one.
  */
 public final class Resampler {
-    /** Pixels of room past a row's end: more than two of the widest vectors' lanes. */
-    private static final int ROOM = 64;
+    /**
+     * Pixels of room past a row's end, for whole-vector reads: two vectors of the widest any JVM
+     * offers (2048 bits, 64 floats; 16 with AVX-512).
+     */
+    private static final int ROOM = 128;
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     /** An RGBX pixel of {@link Image} as one int, R in its low byte. */
     private static final ValueLayout.OfInt PIXEL = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);

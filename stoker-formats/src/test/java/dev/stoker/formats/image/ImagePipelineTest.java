@@ -87,6 +87,48 @@ public class ImagePipelineTest {
     }
 
     @Test
+    void aFieldDecodesToRgbHwcWhateverItsFormat() throws IOException {
+        java.awt.image.BufferedImage src = new java.awt.image.BufferedImage(5, 3, java.awt.image.BufferedImage.TYPE_INT_RGB);
+        for (int y = 0; y < 3; y++) {
+            for (int x = 0; x < 5; x++) {
+                src.setRGB(x, y, (x * 50) << 16 | (y * 100) << 8 | (x + y) * 20);
+            }
+        }
+        java.io.ByteArrayOutputStream png = new java.io.ByteArrayOutputStream();
+        javax.imageio.ImageIO.write(src, "png", png);
+        Image img = new Image();
+        Image.decode(seg(png.toByteArray()), img, "s.tar:k.png");
+        byte[] rgb = img.rgb();
+        assertEquals(5 * 3 * 3, rgb.length);
+        for (int y = 0; y < 3; y++) {
+            for (int x = 0; x < 5; x++) {
+                int want = src.getRGB(x, y);
+                int at = 3 * (y * 5 + x);
+                assertEquals(want >> 16 & 0xFF, rgb[at] & 0xFF, "R at " + x + "," + y);
+                assertEquals(want >> 8 & 0xFF, rgb[at + 1] & 0xFF, "G at " + x + "," + y);
+                assertEquals(want & 0xFF, rgb[at + 2] & 0xFF, "B at " + x + "," + y);
+            }
+        }
+        byte[] j = jpeg(64, 48, 5);
+        Image.decode(seg(j), img, "s.tar:k.jpg");
+        Image slow = new Image();
+        Jpeg.decodeImageIo(seg(j), slow, "s.tar:k.jpg");
+        byte[] fast = img.rgb();
+        byte[] ref = slow.rgb();
+        long diff = 0;
+        for (int i = 0; i < fast.length; i++) {
+            diff += Math.abs((fast[i] & 0xFF) - (ref[i] & 0xFF));
+        }
+        assertEquals(64 * 48 * 3, fast.length);
+        assertTrue(diff / (double) fast.length < 2.0, "mean absolute difference " + diff / (double) fast.length);
+        MemorySegment row = Arena.ofAuto().allocate(10 + fast.length);
+        img.copyRgb(row, 10);
+        assertEquals(-1, MemorySegment.mismatch(row, 10, row.byteSize(), MemorySegment.ofArray(fast), 0, fast.length));
+        IOException e = assertThrows(IOException.class, () -> Image.decode(seg(new byte[] {1, 2, 3}), new Image(), "s.tar:bad.png"));
+        assertTrue(e.getMessage().startsWith("s.tar:bad.png"), e.getMessage());
+    }
+
+    @Test
     void randomResizedCropFollowsTorchvisionsRules() {
         SplittableRandom r = new SplittableRandom(1);
         int fallbacks = 0;

@@ -99,6 +99,8 @@ class ResamplerTest {
                     int v = smooth ? (x * 7 + y * 3 + k * 50) & 0xFF : r.nextInt(256);
                     img.pixels().set(ValueLayout.JAVA_BYTE, (long) Image.PIXEL_BYTES * (y * w + x) + k, (byte) v);
                 }
+                // the unused byte is noise: none of it may reach a channel
+                img.pixels().set(ValueLayout.JAVA_BYTE, (long) Image.PIXEL_BYTES * (y * w + x) + 3, (byte) r.nextInt(256));
             }
         }
         return img;
