@@ -322,6 +322,9 @@ final class BenchRunner {
                 g.writeNumberField("firstBatchSeconds", r.first.seconds());
                 g.writeNumberField("samplesPerSecAfterFirst", r.first.samplesPerSecAfter());
                 g.writeNumberField("samplesPerSecFromStart", r.first.samplesPerSecFromStart());
+                if (tokensPerSample > 0) {
+                    g.writeNumberField("tokensPerSecAfterFirst", r.first.samplesPerSecAfter() * tokensPerSample);
+                }
             }
             g.writeNumberField("bytesPerSec", r.seconds == 0 ? 0 : s.bytes() / r.seconds);
             if (tokensPerSample > 0) {

@@ -98,6 +98,10 @@ class TokensCommandsTest {
         assertEquals(field(lines.get(0), "digest"), field(lines.get(1), "digest"));
         assertEquals((100_000 - 1) / 128, Long.parseLong(field(lines.get(0), "samples")));
         assertTrue(Double.parseDouble(field(lines.get(0), "tokensPerSec")) > 0);
+        for (String line : lines) {
+            double after = Double.parseDouble(field(line, "samplesPerSecAfterFirst"));
+            assertEquals(128 * after, Double.parseDouble(field(line, "tokensPerSecAfterFirst")), 1e-6 * after, line);
+        }
     }
 
     @Test
