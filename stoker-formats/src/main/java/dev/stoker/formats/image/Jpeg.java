@@ -21,6 +21,9 @@ import java.util.concurrent.ArrayBlockingQueue;
 public final class Jpeg {
     private static final System.Logger LOG = System.getLogger(Jpeg.class.getName());
     private static final int TJPF_RGBX = 2;
+    private static final int TJPF_CMYK = 11;
+    private static final int TJCS_CMYK = 3;
+    private static final int TJCS_YCCK = 4;
     private static final Native NATIVE = Native.load();
     private static volatile boolean warned;
 
@@ -213,13 +216,19 @@ public final class Jpeg {
                         sh = ch;
                     }
                 }
+                int colorspace = ints.get().get(ValueLayout.JAVA_INT, 12); // header() wrote it
+                boolean cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
                 into.reset(sw, sh);
-                int rc = (int) decompress.invokeExact(h, src, jpeg.byteSize(), into.pixels(), sw, 0, sh, TJPF_RGBX, 0);
+                int rc = (int) decompress.invokeExact(h, src, jpeg.byteSize(), into.pixels(), sw, 0, sh,
+                        cmyk ? TJPF_CMYK : TJPF_RGBX, 0);
                 if (rc != 0) {
                     // fatal errors and warnings alike (a truncated file only warns): never hand on a
                     // half-decoded image as if it were whole
                     boolean fatal = (int) errorCode.invokeExact(h) != 0;
                     throw new CorruptShardException(name, -1, (fatal ? "cannot decode JPEG: " : "damaged JPEG: ") + error(h));
+                }
+                if (cmyk) {
+                    cmykToRgbx(into);
                 }
             } catch (IOException | RuntimeException | Error e) {
                 throw e;
@@ -227,6 +236,27 @@ public final class Jpeg {
                 throw new IllegalStateException(e);
             } finally {
                 release(h);
+            }
+        }
+
+        /**
+         * CMYK (and YCCK, which libjpeg-turbo turns into CMYK) pixels in place to RGBX, as Pillow
+         * reads such a JPEG and converts it to RGB: it takes the stored values as inverted (Adobe's
+         * convention, which print workflows follow), so that with {@code c}, {@code k} as stored,
+         * {@code R = k - k (255 - c) / 255}, with Pillow's integer rounding ({@code MULDIV255}).
+         */
+        private static void cmykToRgbx(Image img) {
+            MemorySegment px = img.pixels();
+            long n = (long) img.width() * img.height();
+            for (long p = 0; p < n; p++) {
+                long at = Image.PIXEL_BYTES * p;
+                int k = px.get(ValueLayout.JAVA_BYTE, at + 3) & 0xFF;
+                for (int ch = 0; ch < 3; ch++) {
+                    int c = 255 - (px.get(ValueLayout.JAVA_BYTE, at + ch) & 0xFF);
+                    int t = c * k + 128;
+                    px.set(ValueLayout.JAVA_BYTE, at + ch, (byte) Math.max(0, k - (((t >> 8) + t) >> 8)));
+                }
+                px.set(ValueLayout.JAVA_BYTE, at + 3, (byte) 0xFF);
             }
         }
 

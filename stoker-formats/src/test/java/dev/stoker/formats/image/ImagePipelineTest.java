@@ -129,6 +129,19 @@ public class ImagePipelineTest {
     }
 
     @Test
+    void aCmykJpegDecodesToTheRgbPillowGives() throws Exception {
+        // fixtures/jpeg/make_jpegs.py: a CMYK JPEG with Adobe's marker, and Pillow's RGB of it
+        org.junit.jupiter.api.Assumptions.assumeTrue(Jpeg.native_(), "libjpeg-turbo (libturbojpeg0) is not installed");
+        Path dir = Path.of(getClass().getResource("/fixtures/jpeg/cmyk.jpg").toURI()).getParent();
+        byte[] want = Files.readAllBytes(dir.resolve("cmyk.rgb"));
+        Image img = new Image();
+        Image.decode(seg(Files.readAllBytes(dir.resolve("cmyk.jpg"))), img, "cmyk.jpg");
+        assertEquals(24, img.width());
+        assertEquals(16, img.height());
+        assertEquals(-1, java.util.Arrays.mismatch(want, img.rgb()), "the same bytes as Pillow");
+    }
+
+    @Test
     void randomResizedCropFollowsTorchvisionsRules() {
         SplittableRandom r = new SplittableRandom(1);
         int fallbacks = 0;
