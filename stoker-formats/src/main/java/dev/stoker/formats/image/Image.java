@@ -40,13 +40,17 @@ public final class Image {
      * through javax.imageio. {@code name} (shard, sample and field) goes into every error.
      */
     public static void decode(MemorySegment encoded, Image into, String name) throws IOException {
-        boolean jpeg = encoded.byteSize() >= 2 && encoded.get(ValueLayout.JAVA_BYTE, 0) == (byte) 0xFF
-                && encoded.get(ValueLayout.JAVA_BYTE, 1) == (byte) 0xD8;
-        if (jpeg) {
+        if (isJpeg(encoded)) {
             Jpeg.decode(encoded, 0, 0, into, name);
         } else {
             Jpeg.decodeImageIo(encoded, into, name);
         }
+    }
+
+    /** True when {@code encoded} starts as a JPEG does (the SOI marker, FF D8). */
+    static boolean isJpeg(MemorySegment encoded) {
+        return encoded.byteSize() >= 2 && encoded.get(ValueLayout.JAVA_BYTE, 0) == (byte) 0xFF
+                && encoded.get(ValueLayout.JAVA_BYTE, 1) == (byte) 0xD8;
     }
 
     /** Writes the image as uint8 RGB, HWC (3 bytes a pixel, row-major), at {@code out[offset...]}. */

@@ -16,7 +16,9 @@ import java.util.SplittableRandom;
 /**
  * The image classification pipeline with torchvision's semantics, from a sample with a
  * {@code jpg} (or {@code jpeg}/{@code png}) field and a {@code cls} field to batch fields
- * {@code image} (float32 [3, size, size], ImageNet mean/std) and {@code label} (int64).
+ * {@code image} (float32 [3, size, size], ImageNet mean/std) and {@code label} (int64). The image
+ * decodes by its bytes, as Pillow's does, whatever its field is called: JPEG (RGB, grayscale,
+ * CMYK) through libjpeg-turbo, anything else through {@code javax.imageio}.
  *
  * <ul>
  *   <li>{@link #train}: {@code RandomResizedCrop(size, scale=(0.08, 1), ratio=(3/4, 4/3))},
@@ -75,10 +77,8 @@ public final class ImagePipeline {
             if (bytes == null) {
                 bytes = s.fields().get("jpeg");
             }
-            boolean png = false;
             if (bytes == null) {
                 bytes = s.fields().get("png");
-                png = bytes != null;
             }
             if (bytes == null) {
                 throw new IllegalArgumentException(s.url() + ": sample '" + s.key() + "' has no jpg, jpeg or png field (it has "
@@ -87,7 +87,8 @@ public final class ImagePipeline {
             String name = s.url() + ":" + s.key();
             Image img = images.get();
             Crop crop;
-            if (png) {
+            // by the bytes, not the field's name: a PNG named .jpg (ImageNet has one) decodes as Pillow decodes it
+            if (!Image.isJpeg(bytes)) {
                 Jpeg.decodeImageIo(bytes, img, name);
                 crop = choose(img.width(), img.height(), ctx);
             } else {

@@ -253,6 +253,27 @@ public class ImagePipelineTest {
     }
 
     @Test
+    void aPngNamedJpgDecodesByItsBytes() throws Exception {
+        BufferedImage src = new BufferedImage(40, 30, BufferedImage.TYPE_INT_RGB);
+        src.setRGB(3, 4, 0x123456);
+        ByteArrayOutputStream png = new ByteArrayOutputStream();
+        ImageIO.write(src, "png", png);
+        Path p = tmp.resolve("mixed.tar");
+        try (TarWriter w = new TarWriter(p)) {
+            w.write("a", Map.of("jpg", png.toByteArray(), "cls", "1".getBytes()));
+            w.write("b", Map.of("jpg", jpeg(40, 30, 2), "cls", "2".getBytes()));
+        }
+        ImagePipeline pipe = ImagePipeline.eval(32);
+        try (TarDataset d = new TarDataset(List.of(p));
+             var l = dev.stoker.Loader.builder(d, pipe.transform(), pipe.collator()).batchSize(2).workers(0).build()) {
+            for (Batch b : l) {
+                assertEquals(2, b.size());
+            }
+            assertEquals(2, l.stats().samples());
+        }
+    }
+
+    @Test
     void anImageFolderNumbersClassesBySortedName() throws IOException {
         for (String c : new String[] {"zebra", "ant", "moose"}) {
             Files.createDirectories(tmp.resolve("root").resolve(c));
