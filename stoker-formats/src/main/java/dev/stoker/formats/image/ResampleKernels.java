@@ -36,6 +36,17 @@ abstract class ResampleKernels {
 
     private static final boolean VECTOR = ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent();
 
+    /** One output row's sums in the vertical pass, before {@link #narrow}. */
+    private float[] sums = new float[0];
+
+    /** {@link #sums}, at least {@code size} long. */
+    final float[] sums(int size) {
+        if (sums.length < size) {
+            sums = new float[size];
+        }
+        return sums;
+    }
+
     /** A new image's horizontal taps: called before the rows that use them. */
     void prepare(int[] index, int taps, int size) {
     }
@@ -79,8 +90,6 @@ abstract class ResampleKernels {
     abstract void column(float[] rows, int from, float[] weight, int wb, int n, int size, byte[] out, int at);
 
     static final class Scalar extends ResampleKernels {
-        private float[] acc = new float[0];
-
         @Override
         void filter(float[] r, float[] g, float[] b, int[] index, float[] weight, int taps, int size, float[] out, int at,
                     int planeStride) {
@@ -103,10 +112,7 @@ abstract class ResampleKernels {
 
         @Override
         void column(float[] rows, int from, float[] weight, int wb, int n, int size, byte[] out, int at) {
-            if (acc.length < size) {
-                acc = new float[size];
-            }
-            float[] a = acc;
+            float[] a = sums(size);
             java.util.Arrays.fill(a, 0, size, 0.5f);
             for (int k = 0; k < n; k++) {
                 float w = weight[wb + k];

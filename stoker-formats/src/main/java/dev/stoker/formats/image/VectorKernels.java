@@ -7,7 +7,7 @@ import jdk.incubator.vector.VectorSpecies;
  * {@link ResampleKernels} on the Vector API, in vectors of the machine's preferred width
  * ({@code L} floats). The horizontal pass works on {@code L} output pixels at a time: when their
  * taps fall within {@code 2 L} consecutive source pixels (always, unless the crop shrinks by more
- * than about 1.9), each tap is a two-vector permute of the source loaded there, with the
+ * than about (2L - 1) / (L + 1): ~1.8 with AVX-512), each tap is a two-vector permute of the source loaded there, with the
  * permutation built once per image in {@link #prepare}; otherwise a gather, which is several times
  * slower. The vertical pass keeps its sums in registers. Only loads, stores, permutes and fused
  * multiply-adds: no conversions between lane types, whose Java fallbacks (what runs until the JIT
@@ -22,8 +22,6 @@ final class VectorKernels extends ResampleKernels {
     /** Block j's first source pixel (the lowest: mirrored blocks run backwards). */
     private int[] blockBase = new int[0];
     private boolean permutes;
-    /** One output row's sums, before {@link #narrow}. */
-    private float[] sums = new float[0];
 
     private VectorKernels() {
     }
@@ -113,9 +111,7 @@ final class VectorKernels extends ResampleKernels {
 
     @Override
     void column(float[] rows, int from, float[] weight, int wb, int n, int size, byte[] out, int at) {
-        if (sums.length < size) {
-            sums = new float[size];
-        }
+        float[] sums = sums(size);
         int i = 0;
         for (int last = size - L; i <= last; i += L) {
             FloatVector acc = FloatVector.broadcast(F, 0.5f);
