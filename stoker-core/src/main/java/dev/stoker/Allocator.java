@@ -16,6 +16,17 @@ public interface Allocator {
     /** A new arena whose segments may be accessed from any thread. */
     Arena newArena();
 
+    /**
+     * The arena of one batch buffer, from which all its columns are allocated: {@code bytes} in
+     * all, each column 64-byte aligned ({@link Batch#bytesFor}). A ring of shared-memory slots
+     * (as {@code stoker serve} uses) gives each buffer a slot of its own; the default is
+     * {@link #newArena()}. A variable-length column that outgrows its share later gets an arena of
+     * its own from {@link #newArena()}.
+     */
+    default Arena newBatchArena(long bytes) {
+        return newArena();
+    }
+
     /** Ordinary off-heap memory ({@link Arena#ofShared()}). */
     static Allocator offHeap() {
         return Arena::ofShared;

@@ -55,7 +55,9 @@ public final class Batch implements AutoCloseable {
         this.allocator = allocator;
         this.releaser = releaser;
         int n = schema.size();
-        this.arena = allocator.newArena();
+        // every column of a fresh buffer comes from one arena (one slot of a shared-memory ring);
+        // only a variable-length column that outgrows its share gets an arena of its own
+        this.arena = allocator.newBatchArena(bytesFor(schema, capacity));
         this.data = new MemorySegment[n];
         this.offsets = new MemorySegment[n];
         this.varArenas = new Arena[n];
@@ -63,12 +65,11 @@ public final class Batch implements AutoCloseable {
         for (int i = 0; i < n; i++) {
             Field f = schema.field(i);
             if (f.isVariable()) {
-                offsets[i] = arena.allocate(8L * (capacity + 1), ALIGN);
-                varArenas[i] = allocator.newArena();
-                data[i] = varArenas[i].allocate(Math.max(64, f.bytesHint() * capacity), ALIGN);
+                offsets[i] = arena.allocate(offsetsBytes(capacity), ALIGN);
+                data[i] = arena.allocate(varBytes(f, capacity), ALIGN);
             } else {
                 sampleBytes[i] = f.sampleBytes();
-                data[i] = arena.allocate(Math.max(1, sampleBytes[i] * capacity), ALIGN);
+                data[i] = arena.allocate(fixedBytes(f, capacity), ALIGN);
             }
         }
         this.indices = new long[capacity];
@@ -144,6 +145,34 @@ public final class Batch implements AutoCloseable {
             n += byteSize(i);
         }
         return n;
+    }
+
+    /**
+     * The bytes a fresh buffer of {@code capacity} rows allocates from its arena: every column (and
+     * the offsets of each variable-length one) in schema order, each 64-byte aligned.
+     */
+    public static long bytesFor(Schema schema, int capacity) {
+        long n = 0;
+        for (Field f : schema.fields()) {
+            n += f.isVariable() ? align(offsetsBytes(capacity)) + align(varBytes(f, capacity)) : align(fixedBytes(f, capacity));
+        }
+        return n;
+    }
+
+    private static long offsetsBytes(int capacity) {
+        return 8L * (capacity + 1);
+    }
+
+    private static long varBytes(Field f, int capacity) {
+        return Math.max(64, f.bytesHint() * capacity);
+    }
+
+    private static long fixedBytes(Field f, int capacity) {
+        return Math.max(1, f.sampleBytes() * capacity);
+    }
+
+    private static long align(long bytes) {
+        return (bytes + ALIGN - 1) & -ALIGN;
     }
 
     /** Bytes this buffer holds allocated now (columns and offsets). */
@@ -267,7 +296,9 @@ public final class Batch implements AutoCloseable {
         MemorySegment grown = fresh.allocate(size, ALIGN);
         MemorySegment.copy(old, 0, grown, 0, keep);
         data[field] = grown;
-        varArenas[field].close();
+        if (varArenas[field] != null) {
+            varArenas[field].close();
+        }
         varArenas[field] = fresh;
         return grown;
     }

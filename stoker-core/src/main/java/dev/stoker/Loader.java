@@ -43,7 +43,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     public static final int AUTO = -1;
     private static final String THREAD_PREFIX = "stoker-worker-";
     private static final int MAX_AUTO_PREFETCH = 64;
-    /** Batch buffers of a streaming pass with workers: one delivered, one ready, one being collated. */
+    /** Batch buffers of a streaming pass with workers and one held batch: one delivered, one ready, one being collated. */
     private static final int STREAM_BATCHES = 3;
 
     /** The random-access source, or null for a streaming one. */
@@ -69,6 +69,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     final ErrorPolicy errorPolicy;
     final boolean ordered;
     final long length;
+    /** Delivered batches the consumer may hold at once (NOTE [Holding batches]). */
+    final int holds;
     final int shardBuffer;
     final int shuffleWindow;
     /** The shuffle window's byte budget (0: none). */
@@ -102,7 +104,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         boolean autoPrefetch = b.prefetch == AUTO;
         this.workers = autoWorkers ? b.cores : b.workers;
         int firstWorkers = autoWorkers ? 1 : workers;
-        int fixedPrefetch = b.prefetch > 0 ? b.prefetch : 2 * workers;
+        this.holds = b.holds;
         this.allocator = b.allocator;
         this.dropLast = b.dropLast;
         this.rank = b.rank;
@@ -178,37 +180,17 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                 this.done = new long[0];
             }
         }
-        Batch first = new Batch(schema(), batchSize, allocator, this::release);
-        int maxPrefetch;
-        if (workers == 0) {
-            this.prefetch = 1;
-            maxPrefetch = 1;
-        } else if (stream != null) {
-            this.prefetch = autoPrefetch ? 2 * workers : fixedPrefetch; // rings are not resized while running
-            maxPrefetch = prefetch;
-        } else if (autoPrefetch) {
-            long perBatch = Math.max(1, first.reservedBytes());
-            // within the memory budget, and at most four batches per worker thread: deeper windows
-            // cost cache footprint and measured no gain here (BENCHMARKS.md, autotuning)
-            maxPrefetch = (int) Math.clamp(Math.min(b.memoryBudget / perBatch - 1, 4L * workers), 1, MAX_AUTO_PREFETCH);
-            this.prefetch = Math.min(maxPrefetch, 2 * firstWorkers);
-        } else {
-            this.prefetch = fixedPrefetch;
-            maxPrefetch = prefetch;
-        }
+        Pool pool = Pool.of(b);
+        this.prefetch = pool.prefetch();
+        int maxPrefetch = pool.maxPrefetch();
         this.tuner = workers > 0 && (autoWorkers || autoPrefetch)
                 ? new Tuner(firstWorkers, workers, autoWorkers, prefetch, maxPrefetch, autoPrefetch && stream == null,
                 Runtime.getRuntime().availableProcessors())
                 : null;
-        // a streaming pass with workers may collate on a thread of its own, a few batches ahead
-        // (NOTE [Background collation] in StreamRun): three buffers, two within a tight budget
-        int capacity = stream == null ? maxPrefetch + 1
-                : workers == 0 ? 1 : (int) Math.clamp(b.memoryBudget / Math.max(1, first.reservedBytes()), 2, STREAM_BATCHES);
-        this.buffers = new Batch[capacity];
-        this.free = new FreeList(capacity, 1);
-        buffers[0] = first;
+        this.buffers = new Batch[pool.buffers()];
+        this.free = new FreeList(pool.buffers(), 0);
         try {
-            ensureBuffers(stream != null ? capacity : prefetch + 1);
+            ensureBuffers(stream != null ? pool.buffers() : prefetch + holds);
         } catch (RuntimeException | Error e) {
             for (Batch batch : buffers) {
                 if (batch != null) {
@@ -218,6 +200,52 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             throw e;
         }
     }
+
+    /**
+     * The prefetch depth, the deepest a tuner may make it, and the batch buffers of the pool: one
+     * rule for the loader and for {@link Builder#buffers()}.
+     */
+    private record Pool(int prefetch, int maxPrefetch, int buffers) {
+        static Pool of(Builder b) {
+            long perBatch = Math.max(1, Batch.bytesFor(b.schema(), b.batchSize));
+            int workers = b.workers == AUTO ? b.cores : b.workers;
+            int firstWorkers = b.workers == AUTO ? 1 : workers;
+            boolean autoPrefetch = b.prefetch == AUTO;
+            int prefetch;
+            int maxPrefetch;
+            if (workers == 0) {
+                prefetch = 1;
+                maxPrefetch = 1;
+            } else if (b.stream != null) {
+                prefetch = autoPrefetch || b.prefetch == 0 ? 2 * workers : b.prefetch; // rings are not resized while running
+                maxPrefetch = prefetch;
+            } else if (autoPrefetch) {
+                // within the memory budget, and at most four batches per worker thread: deeper windows
+                // cost cache footprint and measured no gain here (BENCHMARKS.md, autotuning)
+                maxPrefetch = (int) Math.clamp(Math.min(b.memoryBudget / perBatch - 1, 4L * workers), 1, MAX_AUTO_PREFETCH);
+                prefetch = Math.min(maxPrefetch, 2 * firstWorkers);
+            } else {
+                prefetch = b.prefetch > 0 ? b.prefetch : 2 * workers;
+                maxPrefetch = prefetch;
+            }
+            // the consumer's buffers, plus: the prefetch window; for a streaming pass with workers,
+            // which may collate on a thread of its own a few batches ahead (NOTE [Background
+            // collation] in StreamRun), one ready and one being collated, one within a tight budget
+            int buffers = b.stream == null ? maxPrefetch + b.holds
+                    : workers == 0 ? b.holds
+                    : (int) Math.clamp(b.memoryBudget / perBatch, 2, STREAM_BATCHES) - 1 + b.holds;
+            return new Pool(prefetch, maxPrefetch, buffers);
+        }
+    }
+
+    // NOTE [Holding batches]: a consumer that passes batches on (stoker serve hands them to a
+    // Python process through a shared-memory ring and gets them back asynchronously) must keep
+    // several without a round trip per batch. With holds(n), a batch goes back to the pool only
+    // by its close(); the pool has n - 1 more buffers, so the prefetch window stays as deep as
+    // with one held batch, and asking for a batch while holding n is refused rather than left to
+    // starve the workers. A new pass (iterator() or close()) takes every buffer back, and a batch
+    // of the old pass closed afterwards gives nothing back: it is the consumer's to stop reading
+    // held batches before starting a new pass.
 
     /** Makes at least {@code n} buffers exist (consumer thread: a pass grows its window). */
     void ensureBuffers(int n) {
@@ -414,6 +442,11 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             boolean stopped = r.stop(closed);
             run = null;
             free.reset();
+            for (Batch b : buffers) {
+                if (b != null) {
+                    b.delivered = false; // a batch of the stopped pass closed later gives nothing back
+                }
+            }
             return stopped;
         }
         return true;
@@ -459,6 +492,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         private Tracer tracer;
         private int cores = Runtime.getRuntime().availableProcessors();
         private long memoryBudget = 512L << 20;
+        private int holds = 1;
 
         private Builder(Source source) {
             this.source = source;
@@ -651,6 +685,35 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         public Builder tracer(Tracer tracer) {
             this.tracer = Objects.requireNonNull(tracer, "tracer");
             return this;
+        }
+
+        /**
+         * Delivered batches the consumer may hold at once (default 1). With 1, each batch is
+         * released by the next {@code hasNext()}/{@code next()} call. With more, a batch is released
+         * only by its {@link Batch#close()}, and asking for a batch while holding {@code batches}
+         * is an error: for a consumer that hands batches on to another thread or process and gets
+         * them back later (NOTE [Holding batches]). The pool has {@code batches - 1} more buffers.
+         */
+        public Builder holds(int batches) {
+            if (batches < 1 || batches > 4096) {
+                throw new IllegalArgumentException("holds must be in [1, 4096], got " + batches);
+            }
+            this.holds = batches;
+            return this;
+        }
+
+        /** The fields of every batch the loader will deliver. */
+        public Schema schema() {
+            return source != null ? source.schema() : stream.schema;
+        }
+
+        /**
+         * The most batch buffers the loader will allocate with the options set so far, each of
+         * {@link Batch#bytesFor} bytes from {@link Allocator#newBatchArena}: what a ring of slots
+         * must hold.
+         */
+        public int buffers() {
+            return Pool.of(this).buffers();
         }
 
         /** Where batch buffers come from (default {@link Allocator#offHeap()}). */

@@ -76,6 +76,8 @@ final class Run extends Pass {
     private final SampleContext inlineContext = new SampleContext();
     private final long[] inlineNanos = new long[3];
     private Batch held;
+    /** Delivered batches not yet closed, when the consumer may hold several (Loader.holds > 1). */
+    private int holding;
     private boolean finished;
     private boolean failed;
     private long lastMark = -1;
@@ -116,7 +118,7 @@ final class Run extends Pass {
         }
         if (tuner != null) {
             tuner.restart();
-            loader.ensureBuffers(tuner.prefetch() + 1);
+            loader.ensureBuffers(tuner.prefetch() + loader.holds);
             this.window = tuner.prefetch();
             this.active = tuner.workers();
         } else {
@@ -206,6 +208,10 @@ final class Run extends Pass {
         if (!hasNext()) {
             throw new NoSuchElementException("epoch " + epoch + " is done");
         }
+        if (holding >= loader.holds) {
+            throw new IllegalStateException("the consumer holds " + holding + " batches, as many as the loader's holds(): "
+                    + "close one before asking for the next");
+        }
         long t0 = System.nanoTime();
         if (lastMark < 0) {
             lastMark = t0;
@@ -233,7 +239,11 @@ final class Run extends Pass {
         stats.samples += batch.rows;
         stats.bytes += batch.byteSize();
         batch.delivered = true;
-        held = batch;
+        if (loader.holds == 1) {
+            held = batch;
+        } else {
+            holding++;
+        }
         if (tuner != null && tuner.due(t1, stats.batches)
                 && tuner.observe(t1, stats.batches, stats.waitNanos, busyNanos(workers), blockedNanos(workers))) {
             retune();
@@ -244,7 +254,7 @@ final class Run extends Pass {
     /** Takes on the tuner's choices: buffers first, then the wider window, then the workers. */
     private void retune() {
         int p = tuner.prefetch();
-        loader.ensureBuffers(p + 1);
+        loader.ensureBuffers(p + loader.holds);
         window = p;
         active = tuner.workers();
         PassWorker.wakeParked(workers);
@@ -259,7 +269,10 @@ final class Run extends Pass {
 
     @Override
     void release(Batch b) {
-        if (held == b) {
+        if (loader.holds > 1) {
+            holding--;
+            free.release(b.slot);
+        } else if (held == b) {
             held = null;
             free.release(b.slot);
         }

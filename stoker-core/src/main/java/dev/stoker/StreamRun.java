@@ -72,6 +72,8 @@ final class StreamRun extends Pass {
     private long delivered;
     private boolean prepared;
     private boolean held;
+    /** Delivered batches not yet closed, when the consumer may hold several (Loader.holds > 1). */
+    private int holding;
     private boolean finished;
     private boolean failed;
     private long lastMark = -1;
@@ -280,6 +282,10 @@ final class StreamRun extends Pass {
         }
         checkCurrent();
         releaseHeld();
+        if (holding >= loader.holds) {
+            throw new IllegalStateException("the consumer holds " + holding + " batches, as many as the loader's holds(): "
+                    + "close one before asking for the next");
+        }
         considerCollatingAhead(System.nanoTime());
         return prepare();
     }
@@ -307,9 +313,10 @@ final class StreamRun extends Pass {
         positionEmitted = preparedEmitted;
         delivered++;
         buffer.delivered = true;
-        held = true;
-        if (!background) {
-            free.acquire(); // the collator takes its buffers from the list itself
+        if (loader.holds == 1) {
+            held = true;
+        } else {
+            holding++;
         }
         Tuner tuner = loader.tuner;
         if (tuner != null && tuner.due(now, stats.batches)
@@ -338,7 +345,10 @@ final class StreamRun extends Pass {
 
     @Override
     void release(Batch b) {
-        if (held && b == buffer) {
+        if (loader.holds > 1) {
+            holding--;
+            giveBack(b);
+        } else if (held && b == buffer) {
             held = false;
             giveBack(b);
         }
@@ -369,18 +379,24 @@ final class StreamRun extends Pass {
         Filled f;
         if (!background) {
             consumer = Thread.currentThread();
-            f = filled[0];
+            int slot = free.acquire(); // the consumer holds fewer buffers than the pool has
+            buffer = pool[slot];
+            f = filled[slot];
             try {
                 fill(buffer, f, t0);
             } catch (LoaderException e) {
                 // the samples taken for this batch are gone from the rings: end the pass here,
                 // at the last batch delivered, so that a new iterator resumes exactly
+                free.release(slot);
                 failed = true;
                 cancel();
                 throw e;
             } finally {
                 count(f);
                 collateSum += f.collateNanos;
+            }
+            if (f.end) {
+                free.release(slot);
             }
         } else {
             try {
