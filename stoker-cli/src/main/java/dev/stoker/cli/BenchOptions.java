@@ -32,6 +32,13 @@ final class BenchOptions {
             description = "Order of the epoch (default ${DEFAULT-VALUE}).")
     String order;
 
+    @Option(names = "--drop-last", description = "Leave out the last batch of an epoch when it would be short.")
+    boolean dropLast;
+
+    @Option(names = "--errors", paramLabel = "fail|skip-sample|skip-shard", defaultValue = "fail",
+            description = "A sample that cannot be read: fail (default), or leave it (or the rest of its shard) out, counted.")
+    String errors;
+
     @Option(names = "--epochs", paramLabel = "E", defaultValue = "1", description = "Epochs to run, one after the other (default ${DEFAULT-VALUE}).")
     int epochs;
 
@@ -81,4 +88,7 @@ final class BenchOptions {
 
     @Option(names = "--timeout-ms", paramLabel = "MS", description = "Fail when one batch takes longer than this to arrive.")
     Long timeoutMs;
+
+    /** Set by {@code stoker serve}: the configured loader goes to a Python client instead of the bench loop. */
+    BenchRunner.Bridge bridge;
 }

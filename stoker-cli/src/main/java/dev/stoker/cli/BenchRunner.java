@@ -3,6 +3,7 @@ package dev.stoker.cli;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.stoker.Batch;
+import dev.stoker.ErrorPolicy;
 import dev.stoker.Loader;
 import dev.stoker.LoaderState;
 import dev.stoker.LoaderStats;
@@ -86,7 +87,15 @@ final class BenchRunner {
         static final FirstBatch NONE = new FirstBatch(Double.NaN, Double.NaN, Double.NaN);
     }
 
+    /** Where a configured loader goes instead of being measured: a session of {@code stoker serve}. */
+    interface Bridge {
+        int serve(BenchRunner runner, Supplier<Loader.Builder> base) throws IOException;
+    }
+
     int run(Supplier<Loader.Builder> base) throws IOException {
+        if (o.bridge != null) {
+            return o.bridge.serve(this, base);
+        }
         List<Integer> workerList = parseList("--workers", o.workers);
         List<Integer> prefetchList = parseList("--prefetch", o.prefetch);
         boolean sweep = workerList.size() * prefetchList.size() > 1;
@@ -105,14 +114,7 @@ final class BenchRunner {
         if (o.stopAfter != null && o.stopAfter < 0 || o.steps != null && o.steps < 0 || o.stepMs < 0) {
             throw new Main.UsageException("--stop-after, --steps and --step-ms must be >= 0");
         }
-        Sampler sampler = switch (o.order) {
-            case "shuffle" -> Sampler.shuffle();
-            case "sequential" -> Sampler.sequential();
-            default -> throw new Main.UsageException("--order must be shuffle or sequential, got '" + o.order + "'");
-        };
-        if (forcedSampler != null) {
-            sampler = forcedSampler;
-        }
+        Sampler sampler = sampler();
         if (sweep && o.trace != null) {
             throw new Main.UsageException("--trace takes one configuration, not a sweep");
         }
@@ -154,8 +156,19 @@ final class BenchRunner {
         return 0;
     }
 
-    private Result runOne(Loader.Builder b, Sampler sampler, int workers, int prefetch, LoaderState resume, boolean hashing)
-            throws IOException {
+    private Sampler sampler() {
+        if (forcedSampler != null) {
+            return forcedSampler;
+        }
+        return switch (o.order) {
+            case "shuffle" -> Sampler.shuffle();
+            case "sequential" -> Sampler.sequential();
+            default -> throw new Main.UsageException("--order must be shuffle or sequential, got '" + o.order + "'");
+        };
+    }
+
+    /** The options a loader takes from the command line, but for seed, epoch and resume. */
+    private Loader.Builder configure(Loader.Builder b, Sampler sampler, int workers, int prefetch) {
         b.batchSize(checked("--batch", o.batch, 1)).workers(workers).sampler(sampler)
                 .rank(checked("--rank", o.rank, 0)).worldSize(checked("--world-size", o.worldSize, 1));
         if (prefetch != 0 && workers != 0) {
@@ -164,12 +177,58 @@ final class BenchRunner {
         if (o.timeoutMs != null) {
             b.timeout(Duration.ofMillis(o.timeoutMs));
         }
+        b.dropLast(o.dropLast).errorPolicy(switch (o.errors) {
+            case "fail" -> ErrorPolicy.FAIL;
+            case "skip-sample" -> ErrorPolicy.SKIP_SAMPLE;
+            case "skip-shard" -> ErrorPolicy.SKIP_SHARD;
+            default -> throw new Main.UsageException("--errors must be fail, skip-sample or skip-shard, got '" + o.errors + "'");
+        });
         if (o.shuffleWindow > 0) {
             b.shuffleWindow(o.shuffleWindow);
         }
         if (o.shuffleWindowBytes > 0) {
             b.shuffleWindowBytes(o.shuffleWindowBytes);
         }
+        return b;
+    }
+
+    /**
+     * The one loader configuration these options describe, for a consumer other than the bench
+     * loop ({@code stoker serve}): sweeps and the bench loop's own options are refused; seed and
+     * epoch are set, resuming is the caller's.
+     */
+    Loader.Builder configure(Loader.Builder b) {
+        List<Integer> w = parseList("--workers", o.workers);
+        List<Integer> p = parseList("--prefetch", o.prefetch);
+        if (w.size() * p.size() > 1) {
+            throw new Main.UsageException("--workers and --prefetch take one value here, not a sweep");
+        }
+        String[] benchOnly = {o.digests != null ? "--digests" : null, o.ids != null ? "--ids" : null,
+                o.stopAfter != null ? "--stop-after" : null, o.saveState != null ? "--save-state" : null,
+                o.resume != null ? "--resume" : null, o.plot != null ? "--plot" : null, o.trace != null ? "--trace" : null,
+                o.steps != null ? "--steps" : null, o.stepMs != 0 ? "--step-ms" : null, o.epochs != 1 ? "--epochs" : null,
+                o.json ? "--json" : null};
+        for (String option : benchOnly) {
+            if (option != null) {
+                throw new Main.UsageException(option + " is an option of the bench loop; it does not apply here");
+            }
+        }
+        return configure(b, sampler(), w.get(0), p.get(0)).seed(o.seed).epoch(checked("--epoch", o.epoch, 0));
+    }
+
+    /** Samples per batch. */
+    int batch() {
+        return o.batch;
+    }
+
+    /** Samples' tokens, for token sources (0 otherwise). */
+    long tokensPerSample() {
+        return tokensPerSample;
+    }
+
+    private Result runOne(Loader.Builder b, Sampler sampler, int workers, int prefetch, LoaderState resume, boolean hashing)
+            throws IOException {
+        configure(b, sampler, workers, prefetch);
         ChromeTrace trace = o.trace == null ? null : new ChromeTrace(2_000_000);
         if (trace != null) {
             b.tracer(trace);

@@ -17,7 +17,7 @@ import picocli.CommandLine.Option;
 @Command(name = "stoker", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Keeps accelerators fed: loads, inspects and benchmarks training data.",
         subcommands = {DemoCommand.class, BenchCommand.class, InspectCommand.class, LsCommand.class, PrepareCommand.class,
-                EstimateCommand.class, StageCommand.class,
+                EstimateCommand.class, StageCommand.class, ServeCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 
@@ -90,7 +90,7 @@ public final class Main implements Runnable {
         return t;
     }
 
-    private static String message(Throwable t) {
+    static String message(Throwable t) {
         String m = t.getMessage();
         if (t instanceof java.nio.file.NoSuchFileException) {
             return m != null && m.contains(": ") ? m : m + ": no such file";

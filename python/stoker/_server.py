@@ -1,0 +1,209 @@
+"""Starting ``stoker serve`` and talking to it: the socket half of the bridge.
+
+Messages are an 8-byte header (u32 type, u32 payload bytes, little-endian) and a payload; the
+server's side is ``BridgeSession.java``, whose NOTE [Bridge flow] says how batches move.
+"""
+
+import collections
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import tempfile
+import threading
+import time
+
+from .errors import LoaderDied, StokerError
+
+# client -> server
+OPEN, MAPPED, PASS, FREE, STATE, LOAD, STATS, BYE = 1, 2, 3, 4, 5, 6, 7, 8
+# server -> client
+HELLO, READY, END, ERROR, STATE_IS, STATS_ARE, STARTED = 101, 102, 103, 104, 105, 106, 107
+
+HEADER = struct.Struct("<II")
+READY_BODY = struct.Struct("<IIqq")
+FREE_MESSAGE = struct.Struct("<III")
+PASS_MESSAGE = struct.Struct("<IIqq")
+COUNTER_MESSAGE = struct.Struct("<IIq")
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def server_command():
+    """How to start the server: $STOKER_JAR (with $STOKER_JAVA), $STOKER_LAUNCHER, the ``stoker``
+    launcher of the source tree this package lives in, or ``stoker`` on the PATH."""
+    jar = os.environ.get("STOKER_JAR")
+    if jar:
+        java = os.environ.get("STOKER_JAVA") or shutil.which("java")
+        if not java:
+            raise StokerError("STOKER_JAR is set but no java was found (set STOKER_JAVA)")
+        return [java, "--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector",
+                "-XX:+UseSerialGC", "-XX:-UsePerfData", "-jar", jar]
+    looked = []
+    for candidate in (os.environ.get("STOKER_LAUNCHER"),
+                      os.path.join(os.path.dirname(os.path.dirname(_HERE)), "stoker"),
+                      shutil.which("stoker")):
+        if candidate:
+            looked.append(candidate)
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return [candidate]
+    raise StokerError("cannot find the stoker server: set STOKER_LAUNCHER to the stoker launcher, or STOKER_JAR "
+                      "(and STOKER_JAVA) to stoker-cli.jar; looked at " + ", ".join(looked or ["nothing"]))
+
+
+class Server:
+    """A private ``stoker serve`` process: started for one Loader, gone when it closes (and when
+    this process dies, since the server watches it)."""
+
+    def __init__(self, start_timeout=900.0):
+        self.dir = tempfile.mkdtemp(prefix="stoker-")
+        self.socket_path = os.path.join(self.dir, "serve.sock")
+        env = dict(os.environ)
+        # no hsperfdata file in /tmp that a killed JVM would leave behind
+        env["STOKER_JAVA_OPTS"] = (env.get("STOKER_JAVA_OPTS", "") + " -XX:-UsePerfData").strip()
+        cmd = server_command() + ["serve", "--socket", self.socket_path, "--parent", str(os.getpid()), "--owns-dir"]
+        self.stderr = collections.deque(maxlen=40)
+        try:
+            self.process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE, env=env)
+        except OSError as e:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise StokerError(f"cannot start the stoker server ({cmd[0]}): {e}") from e
+        self._ready = threading.Event()
+        self._stderr_done = threading.Event()
+        threading.Thread(target=self._drain_stdout, daemon=True, name="stoker-server-stdout").start()
+        threading.Thread(target=self._drain_stderr, daemon=True, name="stoker-server-stderr").start()
+        deadline = time.monotonic() + start_timeout
+        while not self._ready.wait(0.05):
+            if self.process.poll() is not None:
+                self.process.wait()
+                self._stderr_done.wait(2)
+                self.cleanup()
+                raise self.died("did not start")
+            if time.monotonic() > deadline:
+                self.kill()
+                raise StokerError(f"the stoker server did not start within {start_timeout:.0f} s")
+
+    def _drain_stdout(self):
+        for line in self.process.stdout:
+            if line.startswith(b"stoker serve: listening on"):
+                self._ready.set()
+
+    def _drain_stderr(self):
+        for line in self.process.stderr:
+            self.stderr.append(line.decode("utf-8", "replace").rstrip())
+        self._stderr_done.set()
+
+    def died(self, what="died"):
+        code = self.process.poll()
+        if code is None:
+            try:
+                code = self.process.wait(1.0)
+            except subprocess.TimeoutExpired:
+                code = None
+        self._stderr_done.wait(1.0)
+        status = "is still running" if code is None else (
+            f"was killed by signal {-code}" if code < 0 else f"exited with status {code}")
+        tail = "\n".join(self.stderr) or "(nothing on stderr)"
+        return LoaderDied(f"the stoker server (pid {self.process.pid}) {what}: it {status}; its last lines:\n{tail}",
+                          code)
+
+    def kill(self):
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        self.cleanup()
+
+    def close(self, timeout=10.0):
+        """Waits for the server to exit (it does once its last client has gone)."""
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.cleanup()
+
+    def cleanup(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Connection:
+    """The client's end of one session: framing, buffered reads, and the server behind it."""
+
+    def __init__(self, path, server=None):
+        self.server = server
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.sock.connect(path)
+        except OSError as e:
+            self.sock.close()
+            raise StokerError(f"cannot connect to the stoker server at {path}: {e}") from e
+        self.buf = bytearray(1 << 16)
+        self.view = memoryview(self.buf)
+        self.start = 0
+        self.end = 0
+        self.wait_seconds = 0.0
+
+    def send(self, type_, payload=b""):
+        self._sendall(HEADER.pack(type_, len(payload)) + payload)
+
+    def _sendall(self, data):
+        try:
+            self.sock.sendall(data)
+        except OSError as e:
+            raise self._dead() from e
+
+    def free(self, slot):
+        self._sendall(FREE_MESSAGE.pack(FREE, 4, slot))
+
+    def recv(self):
+        """The next message: (type, payload view valid until the next recv)."""
+        while True:
+            have = self.end - self.start
+            if have >= 8:
+                type_, n = HEADER.unpack_from(self.buf, self.start)
+                if have >= 8 + n:
+                    p = self.view[self.start + 8:self.start + 8 + n]
+                    self.start += 8 + n
+                    return type_, p
+                if 8 + n > len(self.buf):
+                    self._grow(8 + n)
+            if self.start == self.end:
+                self.start = self.end = 0
+            elif self.end == len(self.buf):
+                self.buf[:have] = self.buf[self.start:self.end]
+                self.start, self.end = 0, have
+            t0 = time.perf_counter()
+            try:
+                k = self.sock.recv_into(self.view[self.end:])
+            except OSError as e:
+                raise self._dead() from e
+            finally:
+                self.wait_seconds += time.perf_counter() - t0
+            if k == 0:
+                raise self._dead()
+            self.end += k
+
+    def _grow(self, n):
+        size = len(self.buf)
+        while size < n:
+            size *= 2
+        data = bytes(self.view[self.start:self.end])
+        self.view.release()
+        self.buf = bytearray(size)
+        self.buf[:len(data)] = data
+        self.view = memoryview(self.buf)
+        self.end = len(data)
+        self.start = 0
+
+    def _dead(self):
+        if self.server is not None:
+            return self.server.died()
+        return LoaderDied("the stoker server closed the connection", None)
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass

@@ -1,0 +1,22 @@
+"""What the stoker package raises."""
+
+
+class StokerError(RuntimeError):
+    """Something the loader could not do (the server could not start, no room for the ring, ...)."""
+
+
+class DataError(StokerError):
+    """A sample or shard could not be read; the message is the JVM's: resource, offset, what was expected."""
+
+    def __init__(self, message, resource=None, index=None):
+        super().__init__(message)
+        self.resource = resource
+        self.index = index
+
+
+class LoaderDied(StokerError):
+    """The server process ended under the loader; ``exit_status`` is its exit status (negative: the signal)."""
+
+    def __init__(self, message, exit_status=None):
+        super().__init__(message)
+        self.exit_status = exit_status

@@ -1,0 +1,577 @@
+package dev.stoker.cli;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import dev.stoker.Batch;
+import dev.stoker.Field;
+import dev.stoker.Loader;
+import dev.stoker.LoaderException;
+import dev.stoker.LoaderState;
+import dev.stoker.LoaderStats;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.function.Supplier;
+import picocli.CommandLine;
+
+/**
+ * One client of {@code stoker serve}: its loader, its ring and its socket (ARCHITECTURE.md, "The
+ * Python bridge"). Messages are an 8-byte header (u32 type, u32 payload bytes, little-endian) and
+ * a payload.
+ *
+ * <p>NOTE [Bridge flow]: the session runs up to {@code holds} batches ahead of the client. For
+ * each batch it writes the slot's header and sends READY; the client frees a slot when it asks
+ * for the batch after it. The session reads the socket only when it has a message buffered or
+ * cannot go on (all {@code holds} slots out, or no pass running): frees arrive several to a read,
+ * and no batch costs a round trip. Every READY and END carries a counter; the session keeps the
+ * loader's state after each, so that a client that has consumed up to counter {@code c} gets the
+ * state at {@code c} (STATE), and a pass that starts with batches the client never consumed
+ * rebuilds the loader from that state instead of skipping them (PASS).
+ */
+final class BridgeSession implements BenchRunner.Bridge {
+    // client -> server
+    static final int OPEN = 1;
+    static final int MAPPED = 2;
+    static final int PASS = 3;
+    static final int FREE = 4;
+    static final int STATE = 5;
+    static final int LOAD = 6;
+    static final int STATS = 7;
+    static final int BYE = 8;
+    // server -> client
+    static final int HELLO = 101;
+    static final int READY = 102;
+    static final int END = 103;
+    static final int ERROR = 104;
+    static final int STATE_IS = 105;
+    static final int STATS_ARE = 106;
+    static final int STARTED = 107;
+
+    private static final JsonFactory JSON = new JsonFactory();
+    private static final int MAX_MESSAGE = 1 << 20;
+
+    private final SocketChannel channel;
+    private final Path shmDir;
+    private final String ringName;
+    private final int cores;
+    private final ByteBuffer in = ByteBuffer.allocateDirect(64 << 10).order(ByteOrder.LITTLE_ENDIAN);
+    private final ByteBuffer out = ByteBuffer.allocateDirect(4 << 10).order(ByteOrder.LITTLE_ENDIAN);
+
+    private int holds;
+    private String initialState;
+    private int localWorldSize = 1;
+
+    // the serving state (the session thread alone)
+    private BenchRunner runner;
+    private Supplier<Loader.Builder> base;
+    private ShmRing ring;
+    private Loader loader;
+    private Iterator<Batch> pass;
+    private Batch[] outstanding;
+    private int taken;
+    private long counter;
+    private LoaderState[] states;
+    private long[] stateCounters;
+    private boolean bye;
+    private long publishNanos;
+    private long spilledBytes;
+
+    BridgeSession(SocketChannel channel, Path shmDir, String ringName, int cores) {
+        this.channel = channel;
+        this.shmDir = shmDir;
+        this.ringName = ringName;
+        this.cores = cores;
+        in.limit(0);
+    }
+
+    /** Serves the client until it says goodbye or goes away; errors it should know of are sent to it. */
+    void run() throws IOException {
+        int type = nextMessage();
+        if (type != OPEN) {
+            throw new IOException("the client's first message was " + type + ", not OPEN");
+        }
+        List<String> args = readOpen(payload());
+        consume();
+        if (holds < 1 || holds > 64) {
+            sendError("usage", "holds must be in [1, 64], got " + holds, null, -1);
+            return;
+        }
+        CommandLine cl = new CommandLine(new BenchCommand());
+        CommandLine.ParseResult parsed;
+        try {
+            parsed = cl.parseArgs(args.toArray(String[]::new));
+        } catch (CommandLine.ParameterException e) {
+            sendError("usage", e.getMessage(), null, -1);
+            return;
+        }
+        CommandLine.ParseResult sub = parsed.subcommand();
+        if (sub == null || !(sub.commandSpec().userObject() instanceof java.util.concurrent.Callable<?> source)) {
+            sendError("usage", "a source is needed (for example: tokens PATH)", null, -1);
+            return;
+        }
+        BenchOptions options = (BenchOptions) sub.commandSpec().mixins().get("options").userObject();
+        options.bridge = this;
+        try {
+            source.call();
+        } catch (Main.UsageException | IllegalArgumentException e) {
+            sendError("usage", e.getMessage(), null, -1);
+        } catch (LoaderException e) {
+            sendError("data", e.getMessage(), e.source(), e.index());
+        } catch (IOException | Main.BadDataException e) {
+            sendError("data", messageOf(e), null, -1);
+        } catch (Exception e) {
+            sendError("internal", messageOf(e), null, -1);
+        }
+    }
+
+    /** Called by the source's command with its loader: the serving loop (BenchRunner.Bridge). */
+    @Override
+    public int serve(BenchRunner runner, Supplier<Loader.Builder> base) throws IOException {
+        this.runner = runner;
+        this.base = base;
+        Loader.Builder b = builder();
+        this.ring = ShmRing.create(shmDir, ringName, b.schema(), runner.batch(), b.buffers());
+        try {
+            this.outstanding = new Batch[ring.slots()];
+            this.states = new LoaderState[2 * holds + 4];
+            this.stateCounters = new long[states.length];
+            if (initialState != null) {
+                b.resume(parseState(initialState));
+            }
+            loader = b.allocator(ring).build();
+            remember();
+            send(HELLO, hello());
+            int type = nextMessage();
+            if (type != MAPPED) {
+                throw new IOException("the client did not map the ring (message " + type + ")");
+            }
+            consume();
+            ring.unlink(); // both sides have it mapped: nothing is left behind, however either ends
+            loop();
+            return 0;
+        } finally {
+            if (loader != null) {
+                loader.close();
+            }
+            ring.close();
+        }
+    }
+
+    private Loader.Builder builder() {
+        Loader.Builder b = runner.configure(base.get()).holds(holds);
+        // NOTE [Ranks on one node]: a server's clients are the ranks of one node; each loader tunes
+        // its workers within an equal share of the cores, so that ranks do not fight over them
+        b.budget(Math.max(1, cores / Math.max(1, localWorldSize)), 512L << 20);
+        return b;
+    }
+
+    private void loop() throws IOException {
+        while (!bye) {
+            if (handleBuffered()) {
+                continue;
+            }
+            if (pass != null && taken < holds) {
+                produce();
+                continue;
+            }
+            if (!readMore()) {
+                return; // the client went away
+            }
+        }
+    }
+
+    /** Delivers the pass's next batch to the client, or its end, or its error. */
+    private void produce() throws IOException {
+        Batch b;
+        try {
+            if (!pass.hasNext()) {
+                pass = null;
+                counter++;
+                remember();
+                out.clear();
+                out.putLong(counter);
+                send(END, out);
+                return;
+            }
+            b = pass.next();
+        } catch (LoaderException e) {
+            pass = null;
+            sendError("data", e.getMessage(), e.source(), e.index());
+            return;
+        } catch (RuntimeException e) {
+            pass = null;
+            sendError("internal", messageOf(e), null, -1);
+            return;
+        }
+        long t0 = System.nanoTime();
+        int slot = ring.slotOf(b);
+        outstanding[slot] = b;
+        taken++;
+        counter++;
+        remember();
+        long spill = ring.publish(b, slot, counter);
+        out.clear();
+        out.putInt(slot).putInt(0).putLong(counter).putLong(spill);
+        if (spill == 0) {
+            send(READY, out);
+        } else {
+            sendSpilled(b, out, spill);
+        }
+        publishNanos += System.nanoTime() - t0;
+    }
+
+    /** Handles one message already read, if a whole one is buffered. */
+    private boolean handleBuffered() throws IOException {
+        if (in.remaining() < 8) {
+            return false;
+        }
+        int type = in.getInt(in.position());
+        int length = in.getInt(in.position() + 4);
+        if (in.remaining() < 8 + length) {
+            return false;
+        }
+        ByteBuffer p = payload();
+        switch (type) {
+            case FREE -> {
+                int slot = p.getInt();
+                Batch b = slot >= 0 && slot < outstanding.length ? outstanding[slot] : null;
+                if (b == null) {
+                    throw new IOException("the client freed slot " + slot + ", which it does not hold");
+                }
+                outstanding[slot] = null;
+                taken--;
+                b.close();
+            }
+            case PASS -> {
+                long consumed = p.getLong();
+                long epoch = p.getLong();
+                consume();
+                startPass(consumed, epoch);
+                return true;
+            }
+            case STATE -> {
+                long consumed = p.getLong();
+                consume();
+                send(STATE_IS, json(stateAt(consumed).toJson()));
+                return true;
+            }
+            case LOAD -> {
+                String state = StandardCharsets.UTF_8.decode(p).toString();
+                consume();
+                reclaim();
+                LoaderState previous = loader.state();
+                try {
+                    rebuild(parseState(state), -1);
+                } catch (IllegalArgumentException e) {
+                    rebuild(previous, -1);
+                    sendError("state", e.getMessage(), null, -1);
+                    return true;
+                }
+                pass = null;
+                send(STARTED, started());
+                return true;
+            }
+            case STATS -> {
+                consume();
+                send(STATS_ARE, stats());
+                return true;
+            }
+            case BYE -> bye = true;
+            default -> throw new IOException("unknown message type " + type + " from the client");
+        }
+        consume();
+        return true;
+    }
+
+    /**
+     * A new pass, after the batch with counter {@code consumed}: the client holds nothing now. A
+     * pass that ran ahead of what the client consumed is rebuilt from the state at that point;
+     * {@code epoch >= 0} asks for the start of that epoch.
+     */
+    private void startPass(long consumed, long epoch) throws IOException {
+        reclaim();
+        LoaderState at = stateAt(consumed);
+        if (epoch >= 0 && epoch != at.epoch()) {
+            rebuild(null, epoch);
+        } else if (consumed != counter) {
+            rebuild(at, -1);
+        }
+        pass = loader.iterator();
+        send(STARTED, started());
+    }
+
+    /** The client gave up every batch it held (a new pass or a new state): take them back. */
+    private void reclaim() {
+        for (int i = 0; i < outstanding.length; i++) {
+            if (outstanding[i] != null) {
+                outstanding[i].close();
+                outstanding[i] = null;
+            }
+        }
+        taken = 0;
+        pass = null;
+    }
+
+    /** A new loader on the same ring: from {@code state}, or at the start of {@code epoch}. */
+    private void rebuild(LoaderState state, long epoch) {
+        loader.close();
+        loader = null;
+        Loader.Builder b = builder().allocator(ring);
+        if (state != null) {
+            b.resume(state);
+        } else if (epoch >= 0) {
+            b.epoch(epoch);
+        }
+        loader = b.build();
+        remember();
+    }
+
+    private void remember() {
+        int i = (int) (counter % states.length);
+        states[i] = loader.state();
+        stateCounters[i] = counter;
+    }
+
+    private LoaderState stateAt(long consumed) throws IOException {
+        int i = (int) Math.floorMod(consumed, (long) states.length);
+        if (consumed > counter || stateCounters[i] != consumed || states[i] == null) {
+            throw new IOException("the client asked for the state at notice " + consumed + ", which the server does not have");
+        }
+        return states[i];
+    }
+
+    private static LoaderState parseState(String json) {
+        return LoaderState.fromJson(json);
+    }
+
+    // ---- messages ------------------------------------------------------------------------------
+
+    /** Reads until a whole message is buffered; returns its type. */
+    private int nextMessage() throws IOException {
+        while (true) {
+            if (in.remaining() >= 8) {
+                int length = in.getInt(in.position() + 4);
+                if (length < 0 || length > MAX_MESSAGE) {
+                    throw new IOException("a message of " + length + " bytes from the client");
+                }
+                if (in.remaining() >= 8 + length) {
+                    return in.getInt(in.position());
+                }
+            }
+            if (!readMore()) {
+                throw new EOFException("the client went away");
+            }
+        }
+    }
+
+    /** The payload of the buffered message, as a view; {@link #consume()} moves past it. */
+    private ByteBuffer payload() {
+        int length = in.getInt(in.position() + 4);
+        return in.slice(in.position() + 8, length).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    private void consume() {
+        int length = in.getInt(in.position() + 4);
+        in.position(in.position() + 8 + length);
+    }
+
+    /** Reads what the socket has (blocking for at least one byte); false at the end of the stream. */
+    private boolean readMore() throws IOException {
+        in.compact();
+        if (!in.hasRemaining()) {
+            throw new IOException("a message larger than the session's buffer");
+        }
+        int n;
+        try {
+            n = channel.read(in);
+        } finally {
+            in.flip();
+        }
+        return n >= 0;
+    }
+
+    private void send(int type, ByteBuffer payload) throws IOException {
+        payload.flip();
+        writeFully(frame(type, payload.remaining()), payload);
+    }
+
+    private final ByteBuffer head = ByteBuffer.allocateDirect(8).order(ByteOrder.LITTLE_ENDIAN);
+
+    private ByteBuffer frame(int type, int length) {
+        head.clear();
+        head.putInt(type).putInt(length).flip();
+        return head;
+    }
+
+    private void writeFully(ByteBuffer... parts) throws IOException {
+        long left = 0;
+        for (ByteBuffer p : parts) {
+            left += p.remaining();
+        }
+        while (left > 0) {
+            left -= channel.write(parts);
+        }
+    }
+
+    private void sendSpilled(Batch b, ByteBuffer notice, long spill) throws IOException {
+        notice.flip();
+        if (8 + notice.remaining() + spill > Integer.MAX_VALUE) {
+            throw new IOException("a batch's variable-length columns outgrew their slot by " + spill + " bytes");
+        }
+        List<ByteBuffer> parts = new ArrayList<>();
+        parts.add(frame(READY, (int) (notice.remaining() + spill)));
+        parts.add(notice);
+        for (int i = 0; i < b.schema().size(); i++) {
+            MemorySegment data = b.data(i);
+            long bytes = b.byteSize(i);
+            if (!ring.contains(data.address(), bytes)) { // in field order, as the slot's header says
+                parts.add(data.asSlice(0, bytes).asByteBuffer());
+            }
+        }
+        spilledBytes += spill;
+        writeFully(parts.toArray(ByteBuffer[]::new));
+    }
+
+    private void sendError(String kind, String message, String resource, long index) throws IOException {
+        StringWriter w = new StringWriter();
+        try (JsonGenerator g = JSON.createGenerator(w)) {
+            g.writeStartObject();
+            g.writeStringField("kind", kind);
+            g.writeStringField("message", message == null ? kind + " error" : message);
+            if (resource != null) {
+                g.writeStringField("resource", resource);
+            }
+            if (index >= 0) {
+                g.writeNumberField("index", index);
+            }
+            g.writeEndObject();
+        }
+        send(ERROR, json(w.toString()));
+    }
+
+    private static ByteBuffer json(String text) {
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        ByteBuffer b = ByteBuffer.allocate(bytes.length);
+        b.put(bytes);
+        return b;
+    }
+
+    private List<String> readOpen(ByteBuffer p) throws IOException {
+        List<String> args = new ArrayList<>();
+        byte[] bytes = new byte[p.remaining()];
+        p.get(bytes);
+        try (JsonParser j = JSON.createParser(bytes)) {
+            if (j.nextToken() != JsonToken.START_OBJECT) {
+                throw new IOException("OPEN is not a JSON object");
+            }
+            while (j.nextToken() == JsonToken.FIELD_NAME) {
+                String name = j.currentName();
+                JsonToken t = j.nextToken();
+                switch (name) {
+                    case "args" -> {
+                        while (j.nextToken() != JsonToken.END_ARRAY) {
+                            args.add(j.getText());
+                        }
+                    }
+                    case "holds" -> holds = j.getIntValue();
+                    case "localWorldSize" -> localWorldSize = j.getIntValue();
+                    case "state" -> initialState = t == JsonToken.VALUE_NULL ? null : j.getText();
+                    default -> j.skipChildren();
+                }
+            }
+        }
+        return args;
+    }
+
+    private ByteBuffer hello() throws IOException {
+        StringWriter w = new StringWriter();
+        try (JsonGenerator g = JSON.createGenerator(w)) {
+            g.writeStartObject();
+            g.writeNumberField("version", 1);
+            g.writeNumberField("pid", ProcessHandle.current().pid());
+            g.writeStringField("ring", ring.path().toString());
+            g.writeNumberField("ringBytes", ring.size());
+            g.writeNumberField("slots", ring.slots());
+            g.writeNumberField("slotBytes", ring.slotBytes());
+            g.writeNumberField("slotHeader", ring.slotHeader());
+            g.writeNumberField("holds", holds);
+            g.writeArrayFieldStart("fields");
+            for (Field f : loader.schema().fields()) {
+                g.writeStartObject();
+                g.writeStringField("name", f.name());
+                g.writeStringField("dtype", f.isVariable() ? "uint8" : f.dtype().label());
+                g.writeArrayFieldStart("shape");
+                for (long d : f.isVariable() ? new long[0] : f.shape()) {
+                    g.writeNumber(d);
+                }
+                g.writeEndArray();
+                g.writeBooleanField("variable", f.isVariable());
+                g.writeEndObject();
+            }
+            g.writeEndArray();
+            g.writeNumberField("tokensPerSample", runner.tokensPerSample());
+            startedFields(g);
+            g.writeEndObject();
+        }
+        return json(w.toString());
+    }
+
+    private ByteBuffer started() throws IOException {
+        StringWriter w = new StringWriter();
+        try (JsonGenerator g = JSON.createGenerator(w)) {
+            g.writeStartObject();
+            startedFields(g);
+            g.writeEndObject();
+        }
+        return json(w.toString());
+    }
+
+    private void startedFields(JsonGenerator g) throws IOException {
+        g.writeNumberField("counter", counter);
+        g.writeNumberField("epoch", loader.epoch());
+        g.writeNumberField("batches", loader.batches());
+        g.writeNumberField("batch", runner.batch());
+        g.writeNumberField("workers", loader.workers());
+        g.writeNumberField("prefetch", loader.prefetch());
+    }
+
+    private ByteBuffer stats() throws IOException {
+        LoaderStats s = loader.stats();
+        StringWriter w = new StringWriter();
+        try (JsonGenerator g = JSON.createGenerator(w)) {
+            g.writeStartObject();
+            g.writeNumberField("batches", s.batches());
+            g.writeNumberField("samples", s.samples());
+            g.writeNumberField("bytes", s.bytes());
+            g.writeNumberField("skipped", s.skipped());
+            g.writeNumberField("skippedShards", s.skippedShards());
+            g.writeNumberField("fetchSeconds", s.fetchNanos() / 1e9);
+            g.writeNumberField("transformSeconds", s.transformNanos() / 1e9);
+            g.writeNumberField("collateSeconds", s.collateNanos() / 1e9);
+            g.writeNumberField("waitSeconds", s.waitNanos() / 1e9);
+            g.writeNumberField("seconds", s.seconds());
+            g.writeNumberField("samplesPerSec", s.samplesPerSecond());
+            g.writeNumberField("workers", loader.workers());
+            g.writeNumberField("prefetch", loader.prefetch());
+            g.writeNumberField("publishSeconds", publishNanos / 1e9);
+            g.writeNumberField("spilledBytes", spilledBytes);
+            g.writeEndObject();
+        }
+        return json(w.toString());
+    }
+
+    private static String messageOf(Throwable e) {
+        return Main.message(e);
+    }
+}
