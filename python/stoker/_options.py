@@ -81,12 +81,12 @@ def _bad(name, value, what):
     return ValueError(f"stoker.Loader: option '{name}' {what}, got {value!r}")
 
 
-def _check(name, opt, value):
+def _check(name, canonical, opt, value):
+    flag = "--" + canonical.replace("_", "-")
     if opt.kind == _FLAG:
         if not isinstance(value, bool):
             raise _bad(name, value, "must be True or False")
-        return ["--" + name.replace("_", "-")] if value else []
-    flag = "--" + name.replace("_", "-")
+        return [flag] if value else []
     if opt.auto and value == "auto":
         return [flag, "auto"]
     if opt.kind == _INT:
@@ -119,7 +119,7 @@ def _check(name, opt, value):
             return [flag, ",".join(repr(float(v)) for v in items)]
         if not all(isinstance(v, str) and v and "," not in v for v in items):
             raise _bad(name, value, "must be names (strings without commas)")
-        return [f for v in items for f in (flag, v)] if name == "dataset" else [flag, ",".join(items)]
+        return [f for v in items for f in (flag, v)] if canonical == "dataset" else [flag, ",".join(items)]
     raise AssertionError(opt.kind)
 
 
@@ -152,7 +152,7 @@ def command_line(source, paths, options):
             near = difflib.get_close_matches(canonical, list(allowed) + list(ALIASES), n=1)
             hint = f" (did you mean '{near[0]}'?)" if near else ""
             raise ValueError(f"stoker.Loader: unknown option '{name}' for source '{source}'{hint}")
-        args += _check(name, allowed[canonical], value)
+        args += _check(name, canonical, allowed[canonical], value)
     if source == "hdf5" and "dataset" not in given:
         raise ValueError("stoker.Loader: source 'hdf5' needs dataset=[...] (the datasets to read)")
     return args

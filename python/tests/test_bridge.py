@@ -1,0 +1,283 @@
+"""Stoker's contracts through the bridge: the same batches as `stoker bench`, each sample once
+across ranks, exact and elastic resume, errors that reach Python, and nothing left behind."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import stoker
+from conftest import ROOT, bench_digests, rings
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+def digests(loader, limit=None):
+    out = []
+    for b in loader:
+        out.append(stoker.batch_digest(b))
+        if limit is not None and len(out) == limit:
+            break
+    return out
+
+
+def first_tokens(batch):
+    x = batch["x"]
+    return [int(v) for v in (x[:, 0].tolist() if hasattr(x, "tolist") else x[:, 0])]
+
+
+@pytest.mark.parametrize("workers", [0, 1, 3])
+def test_token_batches_have_the_digests_stoker_bench_prints(data, tmp_path, workers):
+    opts = ["--seq-len", "100", "--batch", "7", "--seed", "5", "--workers", workers]
+    expected = bench_digests(tmp_path, "tokens", data / "tokens.bin", *map(str, opts))
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=100, batch=7, seed=5, workers=workers) as loader:
+        assert len(loader) == len(expected)
+        assert digests(loader) == expected
+
+
+def test_image_shards_and_json_lines_have_the_bench_digests(data, tmp_path):
+    shards = [str(data / f"shard-{s:06d}.tar") for s in range(3)]
+    expected = bench_digests(tmp_path, "shards", *shards, "--transform", "train224", "--batch", "8", "--seed", "2")
+    with stoker.Loader("shards", *shards, transform="train224", batch_size=8, seed=2) as loader:
+        got = []
+        for b in loader:
+            assert tuple(b["image"].shape[1:]) == (3, 224, 224)
+            got.append(stoker.batch_digest(b))
+        assert got == expected
+    expected = bench_digests(tmp_path, "jsonl", data / "docs.jsonl", "--seq-len", "64", "--batch", "5")
+    with stoker.Loader("jsonl", data / "docs.jsonl", seq_len=64, batch=5) as loader:
+        assert digests(loader) == expected
+
+
+def test_a_variable_length_field_is_offsets_and_bytes_even_when_it_outgrows_its_slot(data, tmp_path):
+    shards = [str(data / f"shard-{s:06d}.tar") for s in range(3)] + [str(data / "big-000000.tar")]
+    expected = bench_digests(tmp_path, "shards", *shards, "--transform", "none", "--batch", "2", "--order", "sequential")
+    with stoker.Loader("shards", *shards, transform="none", batch=2, shuffle=False) as loader:
+        got = []
+        for b in loader:
+            offsets, raw = b["bytes"]
+            assert len(offsets) == 3 and int(offsets[0]) == 0 and int(offsets[-1]) == len(raw)
+            got.append(stoker.batch_digest(b))
+        assert got == expected
+        assert loader.stats()["spilledBytes"] > 0, "the large rows outgrew the slot and came over the socket"
+
+
+def test_every_sample_exactly_once_across_ranks(data):
+    seen = []
+    for rank in range(3):
+        with stoker.Loader("tokens", data / "tokens.bin", seq_len=100, batch=8, seed=9, rank=rank, world_size=3,
+                           drop_last=False) as loader:
+            for b in loader:
+                seen += first_tokens(b)
+    windows = (60_000 - 1) // 100  # windows of 101 tokens, one apart: x and y shifted by one
+    padded = -(-windows // 3) * 3  # the tail is padded with repeats, as in Java (Partition.Tail.PAD)
+    assert len(seen) == padded
+    assert set(seen) == {w * 100 for w in range(windows)}
+
+
+def test_resume_from_a_state_dict_equals_the_uninterrupted_run(data):
+    opts = dict(seq_len=50, batch=16, seed=11, workers=2)
+    with stoker.Loader("tokens", data / "tokens.bin", **opts) as loader:
+        whole = digests(loader)
+    with stoker.Loader("tokens", data / "tokens.bin", **opts) as loader:
+        head = digests(loader, limit=13)
+        state = loader.state_dict()
+    with stoker.Loader("tokens", data / "tokens.bin", **opts) as loader:
+        loader.load_state_dict(state)
+        tail = digests(loader)
+    assert head + tail == whole
+
+
+def test_leaving_a_loop_early_continues_where_the_loop_stopped(data):
+    opts = dict(seq_len=50, batch=16, seed=11, holds=6)
+    with stoker.Loader("tokens", data / "tokens.bin", **opts) as loader:
+        whole = digests(loader)
+        second_epoch = digests(loader)
+    assert whole != second_epoch, "the next iteration runs the next epoch, reshuffled"
+    with stoker.Loader("tokens", data / "tokens.bin", **opts) as loader:
+        got = digests(loader, limit=5)   # the server ran ahead by several batches: none is lost
+        got += digests(loader, limit=1)
+        state = loader.state_dict()
+        got += digests(loader)
+        assert got == whole
+        assert digests(loader) == second_epoch
+        loader.load_state_dict(state)    # a loaded state takes over at once
+        assert digests(loader) == whole[6:]
+
+
+def test_set_epoch_starts_that_epoch(data):
+    opts = dict(seq_len=50, batch=16, seed=11)
+    with stoker.Loader("tokens", data / "tokens.bin", **opts) as loader:
+        digests(loader)
+        second = digests(loader)
+    with stoker.Loader("tokens", data / "tokens.bin", **opts) as loader:
+        loader.set_epoch(1)
+        assert loader.epoch == 1
+        assert digests(loader) == second
+
+
+def test_elastic_resume_delivers_the_rest_of_the_epoch_once(data):
+    opts = dict(seq_len=100, batch=4, seed=3, shuffle=True)
+    seen, states = [], []
+    for rank in range(2):
+        with stoker.Loader("tokens", data / "tokens.bin", rank=rank, world_size=2, **opts) as loader:
+            for i, b in enumerate(loader):
+                seen += first_tokens(b)
+                if i == 20:
+                    states.append(loader.state_dict())
+                    break
+    for rank in range(3):
+        with stoker.Loader("tokens", data / "tokens.bin", rank=rank, world_size=3, **opts) as loader:
+            loader.load_state_dict(states[0])
+            for b in loader:
+                seen += first_tokens(b)
+    windows = {w * 100 for w in range((60_000 - 1) // 100)}
+    assert set(seen) == windows
+    assert len(seen) - len(windows) < 3, "at most the padding of the last split repeats"
+
+
+def test_a_bad_shard_raises_data_error_with_the_jvm_message(data):
+    with stoker.Loader("shards", data / "bad-000000.tar", transform="none", batch=4, shuffle=False) as loader:
+        with pytest.raises(stoker.DataError, match="bad-000000.tar") as e:
+            for _ in loader:
+                pass
+        assert "byte" in str(e.value) or "offset" in str(e.value), str(e.value)
+
+
+def test_a_missing_file_or_a_bad_state_is_a_clear_error(data):
+    with pytest.raises(stoker.DataError, match="nope.bin"):
+        with stoker.Loader("tokens", data / "nope.bin", seq_len=8) as loader:
+            len(loader)
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=16) as a:
+        state = a.state_dict()
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=60, batch=16) as b:
+        b.load_state_dict(state)
+        with pytest.raises(ValueError, match="cannot resume"):
+            len(b)
+
+
+def server_pid(loader):
+    return loader._server.process.pid
+
+
+def test_kill_9_of_the_server_mid_epoch_raises_loader_died_within_a_second(data):
+    loader = stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=4)
+    it = iter(loader)
+    next(it)
+    pid = server_pid(loader)
+    os.kill(pid, signal.SIGKILL)
+    t0 = time.monotonic()
+    with pytest.raises(stoker.LoaderDied) as e:
+        for _ in it:
+            pass
+    assert time.monotonic() - t0 < 1.0
+    assert e.value.exit_status == -signal.SIGKILL
+    assert "signal 9" in str(e.value)
+    sock_dir = loader._server.dir
+    loader.close()
+    assert not os.path.exists(sock_dir), "the socket's directory was left behind"
+
+
+CHILD = textwrap.dedent("""
+    import sys, time
+    sys.path.insert(0, {python!r})
+    import stoker
+    loader = stoker.Loader("tokens", {path!r}, seq_len=50, batch=4)
+    it = iter(loader)
+    next(it)
+    print(loader._server.process.pid, loader._server.dir, flush=True)
+    time.sleep(60)
+""")
+
+
+def test_kill_9_of_python_makes_the_server_exit_and_leaves_nothing(data):
+    code = CHILD.format(python=os.path.join(ROOT, "python"), path=str(data / "tokens.bin"))
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    line = child.stdout.readline().split()
+    pid, sock_dir = int(line[0]), line[1]
+    child.kill()
+    child.wait()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and os.path.exists(f"/proc/{pid}") and not zombie(pid):
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{pid}") or zombie(pid), "the server outlived its Python process"
+    assert not os.path.exists(sock_dir), "the socket's directory was left behind"
+
+
+def zombie(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def rss_kib():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+
+
+def test_memory_stays_bounded_by_the_ring(data):
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=200, batch=8, seed=1) as loader:
+        for _ in range(3):
+            digests(loader)
+        before = rss_kib()
+        for _ in range(20):
+            for b in loader:
+                pass
+        grown = rss_kib() - before
+        ring = loader._info["ringBytes"] // 1024
+    assert grown < 8 * 1024 + ring, f"{grown} KiB more after 20 epochs (ring {ring} KiB)"
+
+
+def test_stats_say_what_the_jvm_measured_and_how_long_python_waited(data):
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=16) as loader:
+        n = sum(1 for _ in loader)
+        s = loader.stats()
+    assert s["batches"] == n and s["pythonBatches"] == n
+    assert s["pythonWaitSeconds"] >= 0 and s["pythonIpcSecondsPerBatch"] < 0.01
+
+
+def ring_range(loader):
+    import ctypes
+    c = ctypes.c_char.from_buffer(loader._mm)
+    base = ctypes.addressof(c)
+    del c
+    return base, base + loader._info["ringBytes"]
+
+
+def test_batches_alias_the_ring_with_no_copy(data):
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=16, as_numpy=True) as loader:
+        b = next(iter(loader))
+        assert isinstance(b["x"], np.ndarray) and b["x"].dtype == np.int64
+        np.testing.assert_array_equal(b["y"][:, :-1], b["x"][:, 1:])
+        lo, hi = ring_range(loader)
+        assert lo <= b["x"].ctypes.data < hi
+        del b
+    if torch is None:
+        pytest.skip("torch is not installed")
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=16) as loader:
+        b = next(iter(loader))
+        assert b["x"].dtype == torch.int64 and tuple(b["x"].shape) == (16, 50)
+        lo, hi = ring_range(loader)
+        assert lo <= b["x"].data_ptr() < hi and lo <= b["y"].data_ptr() < hi
+        del b
+
+
+def test_close_is_idempotent_and_a_closed_loader_refuses_work(data):
+    loader = stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=16)
+    next(iter(loader))
+    loader.close()
+    loader.close()
+    with pytest.raises(stoker.StokerError, match="closed"):
+        iter(loader)
