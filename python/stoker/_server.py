@@ -23,7 +23,6 @@ HELLO, READY, END, ERROR, STATE_IS, STATS_ARE, STARTED = 101, 102, 103, 104, 105
 
 HEADER = struct.Struct("<II")
 READY_BODY = struct.Struct("<IIqq")
-FREE_MESSAGE = struct.Struct("<III")
 PASS_MESSAGE = struct.Struct("<IIqq")
 COUNTER_MESSAGE = struct.Struct("<IIq")
 
@@ -154,8 +153,14 @@ class Connection:
         except OSError as e:
             raise self._dead() from e
 
-    def free(self, slot):
-        self._sendall(FREE_MESSAGE.pack(FREE, 4, slot))
+    def free(self, slots):
+        """Gives slots back, in one message."""
+        self._sendall(struct.pack(f"<II{len(slots)}I", FREE, 4 * len(slots), *slots))
+
+    def buffered(self):
+        """Whether a whole message is already read: recv() will not block."""
+        have = self.end - self.start
+        return have >= 8 and have >= 8 + HEADER.unpack_from(self.buf, self.start)[1]
 
     def recv(self):
         """The next message: (type, payload view valid until the next recv)."""

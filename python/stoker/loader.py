@@ -75,8 +75,9 @@ class Loader:
     epoch, then the next iteration runs the next epoch. Options of the Python side:
 
     - ``as_numpy``: numpy arrays instead of torch tensors (the default when torch is missing);
-    - ``holds``: batches the server may hand over ahead of the loop (default 4): the ring has this
-      many slots more than the loader's prefetch window;
+    - ``holds``: batches the server may hand over ahead of the loop (default: 8 for batches of up
+      to 8 MiB, fewer for larger ones, at least 2): the ring has this many slots more than the
+      loader's prefetch window;
     - ``server``: the socket path of a running ``stoker serve`` to use instead of starting one.
 
     Rank and world size default to torch.distributed's when it is initialized, else to the
@@ -84,7 +85,7 @@ class Loader:
     its cores.
     """
 
-    def __init__(self, source, *paths, as_numpy=None, holds=4, server=None, **options):
+    def __init__(self, source, *paths, as_numpy=None, holds=None, server=None, **options):
         if "shuffle" in options:
             shuffle = options.pop("shuffle")
             if not isinstance(shuffle, bool):
@@ -100,7 +101,7 @@ class Loader:
         if isinstance(options["rank"], int) and isinstance(options["world_size"], int) \
                 and options["rank"] >= options["world_size"]:
             raise ValueError(f"stoker.Loader: rank {options['rank']} is not in a world of {options['world_size']}")
-        if isinstance(holds, bool) or not isinstance(holds, int) or not 1 <= holds <= 64:
+        if holds is not None and (isinstance(holds, bool) or not isinstance(holds, int) or not 1 <= holds <= 64):
             raise ValueError(f"stoker.Loader: option 'holds' must be an integer in [1, 64], got {holds!r}")
         self._args = _options.command_line(source, paths, options)
         if as_numpy is None:
@@ -118,6 +119,8 @@ class Loader:
         self._epoch_request = -1
         self._consumed = 0
         self._held = -1
+        self._frees = []
+        self._unfreed = 0
         self._iterating = None
         self._views = {}
         self._ahead = collections.deque()
@@ -142,7 +145,7 @@ class Loader:
         try:
             self._conn = Connection(path, self._server)
             state = None if self._pending_state is None else json.dumps(self._pending_state)
-            self._conn.send(OPEN, json.dumps({"args": self._args, "holds": self._holds, "state": state,
+            self._conn.send(OPEN, json.dumps({"args": self._args, "holds": self._holds or 0, "state": state,
                                               "localWorldSize": self._local}).encode())
             type_, p = self._conn.recv()
             if type_ == ERROR:
@@ -159,6 +162,8 @@ class Loader:
         self._consumed = self._info["counter"]
         self._fields = [_Field(i, f) for i, f in enumerate(self._info["fields"])]
         self._capacity = self._info["batch"]
+        self._holds_now = self._info["holds"]
+        self._free_batch = max(1, self._holds_now // 2)
         return self._conn
 
     def _map(self, info):
@@ -182,7 +187,7 @@ class Loader:
 
     def __iter__(self):
         conn = self._session()
-        self._release()
+        self._drop_held()
         if self._iterating is not None:
             self._iterating.stale = True
         conn._sendall(PASS_MESSAGE.pack(PASS, 16, self._consumed, self._epoch_request))
@@ -192,14 +197,30 @@ class Loader:
         self._iterating = it
         return it
 
+    def _drop_held(self):
+        """A new pass or state: the server takes every slot back, so nothing is freed one by one."""
+        self._held = -1
+        self._frees.clear()
+        self._unfreed = 0
+
     def _started(self, info):
         self._info.update(info)
         self._consumed = info["counter"]
 
     def _release(self):
+        """Gives the held batch's slot back: at once when the server may be waiting for it, else in
+        groups, so that most batches cost no message of their own (NOTE [Bridge flow])."""
         if self._held >= 0:
-            self._conn.free(self._held)
+            self._frees.append(self._held)
             self._held = -1
+            if len(self._frees) >= self._free_batch:
+                self._flush()
+
+    def _flush(self):
+        if self._frees:
+            self._conn.free(self._frees)
+            self._unfreed -= len(self._frees)
+            self._frees.clear()
 
     def _next(self, it):
         t0 = time.perf_counter()
@@ -211,17 +232,24 @@ class Loader:
         if conn is None:
             raise StokerError("the loader is closed")
         self._release()
-        w0 = conn.wait_seconds
-        type_, p = self._ahead.popleft() if self._ahead else conn.recv()
-        self._wait_seconds += conn.wait_seconds - w0
+        if self._ahead:
+            type_, p = self._ahead.popleft()
+        else:
+            if self._unfreed >= self._holds_now and not conn.buffered():
+                self._flush()  # the server has no slot left: it waits for these
+            w0 = conn.wait_seconds
+            type_, p = conn.recv()
+            self._wait_seconds += conn.wait_seconds - w0
         if type_ == READY:
             slot, _, counter, spill = READY_BODY.unpack_from(p)
             batch = self._batch(slot, p[READY_BODY.size:] if spill else None)
             self._held = slot
+            self._unfreed += 1
             self._consumed = counter
             self._batches += 1
             self._next_seconds += time.perf_counter() - t0
             return batch
+        self._flush()
         if type_ == END:
             (self._consumed,) = struct.unpack_from("<q", p)
             it.done = True
@@ -310,7 +338,7 @@ class Loader:
         if self._conn is None:
             self._pending_state = state["loader"]
             return
-        self._release()
+        self._drop_held()
         if self._iterating is not None:
             self._iterating.stale = True
             self._iterating = None

@@ -59,6 +59,7 @@ final class BridgeSession implements BenchRunner.Bridge {
     static final int STARTED = 107;
 
     private static final JsonFactory JSON = new JsonFactory();
+    private static final java.lang.management.ThreadMXBean CPU = java.lang.management.ManagementFactory.getThreadMXBean();
     private static final int MAX_MESSAGE = 1 << 20;
 
     private final SocketChannel channel;
@@ -103,8 +104,8 @@ final class BridgeSession implements BenchRunner.Bridge {
         }
         List<String> args = readOpen(payload());
         consume();
-        if (holds < 1 || holds > 64) {
-            sendError("usage", "holds must be in [1, 64], got " + holds, null, -1);
+        if (holds < 0 || holds > 64) {
+            sendError("usage", "holds must be in [1, 64] (0: chosen by the batch's size), got " + holds, null, -1);
             return;
         }
         CommandLine cl = new CommandLine(new BenchCommand());
@@ -168,8 +169,17 @@ final class BridgeSession implements BenchRunner.Bridge {
         }
     }
 
+    /** Batches the client may hold when it did not say: as many as fit 64 MiB, between 2 and 8. */
+    static int defaultHolds(long batchBytes) {
+        return (int) Math.clamp((64L << 20) / Math.max(1, batchBytes), 2, 8);
+    }
+
     private Loader.Builder builder() {
-        Loader.Builder b = runner.configure(base.get()).holds(holds);
+        Loader.Builder b = runner.configure(base.get());
+        if (holds == 0) {
+            holds = defaultHolds(dev.stoker.Batch.bytesFor(b.schema(), runner.batch()));
+        }
+        b.holds(holds);
         // NOTE [Ranks on one node]: a server's clients are the ranks of one node; each loader tunes
         // its workers within an equal share of the cores, so that ranks do not fight over them
         b.budget(Math.max(1, cores / Math.max(1, localWorldSize)), 512L << 20);
@@ -214,7 +224,8 @@ final class BridgeSession implements BenchRunner.Bridge {
             sendError("internal", messageOf(e), null, -1);
             return;
         }
-        long t0 = System.nanoTime();
+        boolean timed = (counter & 15) == 0; // NOTE [Bridge flow]: one batch in 16 is timed, in CPU time
+        long t0 = timed ? CPU.getCurrentThreadCpuTime() : 0;
         int slot = ring.slotOf(b);
         outstanding[slot] = b;
         taken++;
@@ -228,7 +239,9 @@ final class BridgeSession implements BenchRunner.Bridge {
         } else {
             sendSpilled(b, out, spill);
         }
-        publishNanos += System.nanoTime() - t0;
+        if (timed) {
+            publishNanos += 16 * (CPU.getCurrentThreadCpuTime() - t0);
+        }
     }
 
     /** Handles one message already read, if a whole one is buffered. */
@@ -244,14 +257,16 @@ final class BridgeSession implements BenchRunner.Bridge {
         ByteBuffer p = payload();
         switch (type) {
             case FREE -> {
-                int slot = p.getInt();
-                Batch b = slot >= 0 && slot < outstanding.length ? outstanding[slot] : null;
-                if (b == null) {
-                    throw new IOException("the client freed slot " + slot + ", which it does not hold");
+                while (p.remaining() >= 4) {
+                    int slot = p.getInt();
+                    Batch b = slot >= 0 && slot < outstanding.length ? outstanding[slot] : null;
+                    if (b == null) {
+                        throw new IOException("the client freed slot " + slot + ", which it does not hold");
+                    }
+                    outstanding[slot] = null;
+                    taken--;
+                    b.close();
                 }
-                outstanding[slot] = null;
-                taken--;
-                b.close();
             }
             case PASS -> {
                 long consumed = p.getLong();
@@ -564,7 +579,7 @@ final class BridgeSession implements BenchRunner.Bridge {
             g.writeNumberField("samplesPerSec", s.samplesPerSecond());
             g.writeNumberField("workers", loader.workers());
             g.writeNumberField("prefetch", loader.prefetch());
-            g.writeNumberField("publishSeconds", publishNanos / 1e9);
+            g.writeNumberField("publishCpuSeconds", publishNanos / 1e9);
             g.writeNumberField("spilledBytes", spilledBytes);
             g.writeEndObject();
         }
