@@ -164,6 +164,14 @@ def test_a_missing_file_or_a_bad_state_is_a_clear_error(data):
             len(b)
 
 
+def test_a_ring_too_large_for_dev_shm_says_how_much_is_needed_and_how_to_get_it():
+    with pytest.raises(stoker.StokerError, match="shm-size") as e:
+        with stoker.Loader("synthetic", samples=10, sample_bytes=2_000_000_000, batch=64, workers=1) as loader:
+            len(loader)
+    assert not isinstance(e.value, stoker.DataError)
+    assert "needs" in str(e.value) and "free" in str(e.value)
+
+
 def server_pid(loader):
     return loader._server.process.pid
 

@@ -129,6 +129,8 @@ final class BridgeSession implements BenchRunner.Bridge {
             sendError("usage", e.getMessage(), null, -1);
         } catch (LoaderException e) {
             sendError("data", e.getMessage(), e.source(), e.index());
+        } catch (ShmRing.NoRoomException e) {
+            sendError("resource", e.getMessage(), null, -1);
         } catch (IOException | Main.BadDataException e) {
             sendError("data", messageOf(e), null, -1);
         } catch (Exception e) {

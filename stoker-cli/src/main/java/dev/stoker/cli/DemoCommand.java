@@ -61,6 +61,13 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--workers", description = "Stoker's workers (default: autotuned, up to one per core).")
     Integer workers;
 
+    @Option(names = "--pytorch", description = "Tell the story with a real PyTorch training loop (python/examples/"
+            + "train_resnet.py), fed by the DataLoader and by stoker.Loader; needs Python with torch and torchvision.")
+    boolean pytorch;
+
+    @Option(names = "--steps", defaultValue = "30", description = "With --pytorch: training steps per loader (default ${DEFAULT-VALUE}).")
+    int steps;
+
     /** The run an ETA is given for: 90 epochs of ImageNet-1k's training set. */
     static final long RUN_SAMPLES = 90L * 1_281_167;
 
@@ -74,6 +81,17 @@ final class DemoCommand implements Callable<Integer> {
         }
         PrintWriter o = spec.commandLine().getOut();
         Path dir = out != null ? out : Path.of(System.getProperty("java.io.tmpdir"), "stoker-demo");
+        if (pytorch) {
+            if (steps < 2) {
+                throw new Main.UsageException("--steps must be >= 2");
+            }
+            try {
+                return PytorchDemo.run(o, dir.resolve("shards"), steps, batch == 64 ? 32 : batch);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return 1;
+            }
+        }
         Files.createDirectories(dir);
         Path file = dir.resolve("demo.rec");
         generate(file, samples);

@@ -105,12 +105,19 @@ final class ShmRing implements Allocator, AutoCloseable {
         }
         long free = Files.getFileStore(dir).getUsableSpace();
         if (free < size) {
-            throw new IOException(String.format(Locale.ROOT, "%s: the batch ring needs %s of shared memory (%d slots of %s) "
+            throw new NoRoomException(String.format(Locale.ROOT, "%s: the batch ring needs %s of shared memory (%d slots of %s) "
                     + "and only %s is free; give it more room (Docker: --shm-size=%s; Kubernetes: an emptyDir with "
                     + "medium: Memory mounted at /dev/shm), or use a smaller batch or prefetch, or point STOKER_SHM_DIR "
                     + "at a larger tmpfs", dir, human(size), slots, human(slot), human(free), human(2 * size + (256L << 20))));
         }
         return new ShmRing(dir.resolve(name), schema, capacity, slots, header, slot);
+    }
+
+    /** The shared-memory file system lacks the room for the ring: the message says how much and how to get it. */
+    static final class NoRoomException extends IOException {
+        NoRoomException(String message) {
+            super(message);
+        }
     }
 
     Path path() {
@@ -339,7 +346,7 @@ final class ShmRing implements Allocator, AutoCloseable {
             throw new IllegalStateException(t);
         }
         if (err == 28 /* ENOSPC */) {
-            throw new IOException(path.getParent() + ": no room for the batch ring of " + human(size)
+            throw new NoRoomException(path.getParent() + ": no room for the batch ring of " + human(size)
                     + " (the file system filled up); give it more room or use a smaller batch or prefetch");
         }
         if (err != 0) {

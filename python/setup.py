@@ -1,0 +1,16 @@
+"""The stoker Python package: pure Python, numpy at run time, torch optional.
+
+Installs offline with `pip install ./python` (setuptools is the only build need, and pip uses the
+installed one, since there is no pyproject.toml asking for an isolated build).
+"""
+from setuptools import setup
+
+setup(
+    name="stoker",
+    version="0.1.0",
+    description="Stoker's data loader for Python training loops: batches from the JVM through shared memory, no copy",
+    packages=["stoker"],
+    python_requires=">=3.9",
+    install_requires=["numpy"],
+    extras_require={"torch": ["torch"]},
+)

@@ -1,0 +1,106 @@
+package dev.stoker.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.stoker.Batch;
+import dev.stoker.Loader;
+import dev.stoker.SyntheticDataset;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The ring of stoker serve, read back as the Python side reads it (ShmRing's documented layout). */
+class ShmRingTest {
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void batchesAreCollatedIntoTheirSlotsAndTheHeaderSaysWhereEachColumnIs() throws IOException {
+        SyntheticDataset data = new SyntheticDataset(100, 24, 0);
+        Loader.Builder b = Loader.builder(data).batchSize(8).workers(2).prefetch(3).holds(2);
+        try (ShmRing ring = ShmRing.create(dir, "stoker-ring-test", b.schema(), 8, b.buffers());
+             Loader loader = b.allocator(ring).build();
+             FileChannel ch = FileChannel.open(ring.path(), StandardOpenOption.READ);
+             Arena a = Arena.ofConfined()) {
+            MemorySegment view = ch.map(FileChannel.MapMode.READ_ONLY, 0, ring.size(), a); // as the client maps it
+            assertEquals("STOKRING", view.getString(0, StandardCharsets.US_ASCII).substring(0, 8));
+            assertEquals(3 + 2, view.get(INT, 12), "slots: the prefetch window and the batches held");
+            Set<Integer> slots = new HashSet<>();
+            Iterator<Batch> it = loader.iterator();
+            for (long counter = 1; it.hasNext(); counter++) {
+                Batch batch = it.next();
+                int slot = ring.slotOf(batch);
+                slots.add(slot);
+                assertEquals(0, ring.publish(batch, slot, counter), "nothing outgrew the slot");
+                long s = ShmRing.RING_HEADER + slot * ring.slotBytes();
+                assertEquals(batch.sequence(), view.get(LONG, s));
+                assertEquals(batch.size(), view.get(INT, s + 16));
+                assertEquals(counter, view.get(LONG, s + 32));
+                assertEquals("data", view.getString(s + 64));
+                long at = view.get(LONG, s + 64 + 104);
+                assertEquals(24L * batch.size(), view.get(LONG, s + 64 + 112));
+                assertEquals(0, at % 64, "columns are 64-byte aligned");
+                MemorySegment seen = view.asSlice(s + at, 24L * batch.size());
+                assertEquals(-1, seen.mismatch(batch.data(0).asSlice(0, 24L * batch.size())), "the client reads the batch's bytes");
+                batch.close();
+            }
+            assertTrue(slots.size() > 1 && slots.size() <= 5, slots.toString());
+        }
+        assertFalse(Files.exists(dir.resolve("stoker-ring-test")), "closing removes the name");
+    }
+
+    @Test
+    void aRingThatDoesNotFitSaysHowMuchIsNeededAndHowToGetIt() {
+        SyntheticDataset data = new SyntheticDataset(100, 1 << 30, 0);
+        Loader.Builder b = Loader.builder(data).batchSize(64).workers(1).prefetch(2);
+        IOException e = assertThrows(IOException.class, () -> ShmRing.create(dir, "stoker-ring-big", b.schema(), 64, b.buffers()));
+        assertTrue(e.getMessage().contains("needs 192.0 GiB") && e.getMessage().contains("--shm-size"), e.getMessage());
+        assertFalse(Files.exists(dir.resolve("stoker-ring-big")));
+    }
+
+    @Test
+    void aStartingServerSweepsTheRingsOfDeadServersOnly() throws IOException {
+        long dead = deadPid();
+        Path stale = Files.createFile(dir.resolve(ShmRing.PREFIX + dead + "-1-abc"));
+        Path live = Files.createFile(dir.resolve(ShmRing.PREFIX + ProcessHandle.current().pid() + "-1-abc"));
+        Path other = Files.createFile(dir.resolve("unrelated"));
+        ServeCommand.sweepStaleRings(dir);
+        assertFalse(Files.exists(stale));
+        assertTrue(Files.exists(live) && Files.exists(other));
+    }
+
+    private static long deadPid() throws IOException {
+        try {
+            Process p = new ProcessBuilder("true").start();
+            p.waitFor();
+            return p.pid();
+        } catch (InterruptedException e) {
+            throw new IOException(e);
+        }
+    }
+
+    @Test
+    void holdsDefaultToWhatFits64MiBBetweenTwoAndEight() {
+        assertEquals(8, BridgeSession.defaultHolds(512 << 10));
+        assertEquals(2, BridgeSession.defaultHolds(64L * 3 * 224 * 224 * 4));
+        assertEquals(4, BridgeSession.defaultHolds(16 << 20));
+    }
+}
