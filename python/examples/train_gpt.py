@@ -77,9 +77,13 @@ def main(argv=None):
     a.add_argument("--seq-len", type=int, default=128)
     a.add_argument("--workers", type=int, default=2)
     a.add_argument("--vocab", type=int, default=50304)
+    a.add_argument("--torch-threads", type=int, default=0,
+                   help="the model's CPU threads (default: torch's); on a CPU-only machine, leave cores to the loader")
     a.add_argument("--json", action="store_true", help="print the result as one JSON line too")
     o = a.parse_args(argv)
     torch.manual_seed(0)
+    if o.torch_threads > 0:
+        torch.set_num_threads(o.torch_threads)
     dev = device()
     model = GPT(o.vocab, o.seq_len).to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)

@@ -96,16 +96,22 @@ def main(argv=None):
     a.add_argument("--batch", type=int, default=32)
     a.add_argument("--workers", type=int, default=2)
     a.add_argument("--width", type=int, default=8)
+    a.add_argument("--torch-threads", type=int, default=0,
+                   help="the model's CPU threads (default: torch's); on a CPU-only machine, leave cores to the loader")
     a.add_argument("--json", action="store_true")
     o = a.parse_args(argv)
     torch.manual_seed(0)
+    if o.torch_threads > 0:
+        torch.set_num_threads(o.torch_threads)
     dev = device()
-    model = resnet(o.width).to(dev).to(memory_format=torch.channels_last)
+    # channels_last pays on a GPU; Debian's CPU build of torch 1.13 crashes in its backward pass
+    fmt = torch.channels_last if dev.type == "cuda" else torch.contiguous_format
+    model = resnet(o.width).to(dev).to(memory_format=fmt)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 
     def step(batch):
         x, y = batch
-        x = x.to(dev, non_blocking=True).contiguous(memory_format=torch.channels_last)
+        x = x.to(dev, non_blocking=True).contiguous(memory_format=fmt)
         y = y.to(dev, non_blocking=True)
         loss = nn.functional.cross_entropy(model(x), y)
         opt.zero_grad(set_to_none=True)

@@ -6,6 +6,7 @@ server's side is ``BridgeSession.java``, whose NOTE [Bridge flow] says how batch
 
 import collections
 import os
+import shlex
 import shutil
 import socket
 import struct
@@ -37,8 +38,10 @@ def server_command():
         java = os.environ.get("STOKER_JAVA") or shutil.which("java")
         if not java:
             raise StokerError("STOKER_JAR is set but no java was found (set STOKER_JAVA)")
+        opts = shlex.split(os.environ.get("STOKER_JAVA_OPTS", ""))  # as the launcher takes them
+        gc = [] if any("GC" in o for o in opts) else ["-XX:+UseSerialGC"]
         return [java, "--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector",
-                "-XX:+UseSerialGC", "-XX:-UsePerfData", "-jar", jar]
+                *gc, *opts, "-jar", jar]
     looked = []
     for candidate in (os.environ.get("STOKER_LAUNCHER"),
                       os.path.join(os.path.dirname(os.path.dirname(_HERE)), "stoker"),
