@@ -1,5 +1,6 @@
 """What both examples share: the device, and a loop that times the loader's wait against the step."""
 
+import json
 import time
 
 import torch
@@ -39,4 +40,26 @@ def train(batches, step, steps, dev, label):
               "seconds": total}
     print(f"{label:>10}: {steps} steps, {result['step_ms']:.1f} ms a step, loader wait {result['wait_ms']:.2f} ms a step, "
           f"accelerator idle {100 * result['idle_share']:.1f}%, loss {losses[0]:.3f} -> {losses[-1]:.3f}")
+    return result
+
+
+class Pairs:
+    """Stoker's batches (dicts) as the DataLoader side yields them: (input, target) pairs."""
+
+    def __init__(self, loader, first, second):
+        self.loader, self.first, self.second = loader, first, second
+
+    def __iter__(self):
+        return ((b[self.first], b[self.second]) for b in self.loader)
+
+
+def run(batches, step, o, dev, closing=None):
+    """Trains, closes the Stoker loader if there is one, prints the result as JSON when asked."""
+    try:
+        result = train(batches, step, o.steps, dev, o.loader)
+    finally:
+        if closing is not None:
+            closing.close()
+    if o.json:
+        print(json.dumps(result))
     return result

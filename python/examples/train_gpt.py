@@ -10,7 +10,6 @@ loader's wait per step and the accelerator's idle share.
 """
 
 import argparse
-import json
 import os
 import sys
 
@@ -21,7 +20,7 @@ from torch.utils.data import DataLoader, Dataset, RandomSampler
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import stoker  # noqa: E402
-from common import device, train  # noqa: E402
+from common import Pairs, device, run  # noqa: E402
 
 
 class Windows(Dataset):
@@ -100,30 +99,13 @@ def main(argv=None):
     if o.loader == "stoker":
         loader = stoker.Loader("tokens", o.tokens, seq_len=o.seq_len, batch_size=o.batch, num_workers=o.workers,
                                shuffle=True, seed=0)
-        batches = _Pairs(loader)
+        batches = Pairs(loader, "x", "y")
     else:
         ds = Windows(o.tokens, o.seq_len)
         loader = None
         batches = DataLoader(ds, batch_size=o.batch, sampler=RandomSampler(ds), num_workers=o.workers,
                              drop_last=True, pin_memory=dev.type == "cuda", persistent_workers=o.workers > 0)
-    try:
-        result = train(batches, step, o.steps, dev, o.loader)
-    finally:
-        if loader is not None:
-            loader.close()
-    if o.json:
-        print(json.dumps(result))
-    return result
-
-
-class _Pairs:
-    """Stoker's batches as (x, y), as the DataLoader side yields them."""
-
-    def __init__(self, loader):
-        self.loader = loader
-
-    def __iter__(self):
-        return ((b["x"], b["y"]) for b in self.loader)
+    return run(batches, step, o, dev, closing=loader)
 
 
 if __name__ == "__main__":

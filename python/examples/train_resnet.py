@@ -11,7 +11,6 @@ Runs on a GPU when there is one (use --width 64 --steps 500 there), else on the 
 
 import argparse
 import io
-import json
 import os
 import re
 import sys
@@ -23,7 +22,7 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import stoker  # noqa: E402
-from common import device, train  # noqa: E402
+from common import Pairs, device, run  # noqa: E402
 
 
 def expand(pattern):
@@ -123,26 +122,11 @@ def main(argv=None):
     if o.loader == "stoker":
         loader = stoker.Loader("shards", o.shards, transform="train224", batch_size=o.batch, num_workers=o.workers,
                                shuffle=True, seed=0)
-        batches = _Pairs(loader)
+        batches = Pairs(loader, "image", "label")
     else:
         batches = DataLoader(Shards(expand(o.shards)), batch_size=o.batch, num_workers=o.workers,
                              pin_memory=dev.type == "cuda", persistent_workers=o.workers > 0)
-    try:
-        result = train(batches, step, o.steps, dev, o.loader)
-    finally:
-        if loader is not None:
-            loader.close()
-    if o.json:
-        print(json.dumps(result))
-    return result
-
-
-class _Pairs:
-    def __init__(self, loader):
-        self.loader = loader
-
-    def __iter__(self):
-        return ((b["image"], b["label"]) for b in self.loader)
+    return run(batches, step, o, dev, closing=loader)
 
 
 if __name__ == "__main__":

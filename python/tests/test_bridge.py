@@ -289,3 +289,23 @@ def test_close_is_idempotent_and_a_closed_loader_refuses_work(data):
     loader.close()
     with pytest.raises(stoker.StokerError, match="closed"):
         iter(loader)
+
+
+def test_one_server_serves_the_ranks_of_a_node_and_exits_after_the_last(data, tmp_path):
+    from stoker._server import server_command
+    sock = str(tmp_path / "node.sock")
+    server = subprocess.Popen(server_command() + ["serve", "--socket", sock], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert server.stdout.readline().startswith("stoker serve: listening on")
+        opts = dict(seq_len=100, batch=8, seed=4, world_size=2)
+        with stoker.Loader("tokens", data / "tokens.bin", rank=0, server=sock, **opts) as r0, \
+                stoker.Loader("tokens", data / "tokens.bin", rank=1, server=sock, **opts) as r1:
+            seen = [t for b in r0 for t in first_tokens(b)] + [t for b in r1 for t in first_tokens(b)]
+        assert sorted(set(seen)) == [w * 100 for w in range((60_000 - 1) // 100)]
+        assert server.wait(timeout=10) == 0, "the server exits when its last client has gone"
+        assert not os.path.exists(sock)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()

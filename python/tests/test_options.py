@@ -73,3 +73,12 @@ def test_the_python_table_matches_the_cli(source):
     python = {n.replace("_", "-") for n in dict(_options.COMMON, **_options.SOURCES[source][1])}
     cli = cli_options(source) - BENCH_ONLY
     assert python == cli, f"only in Python: {python - cli}; only in the CLI: {cli - python}"
+
+
+def test_rank_and_world_size_come_from_the_environment_unless_given(no_server, monkeypatch):
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "3")
+    args = stoker.Loader("tokens", "a.bin")._args
+    assert args[args.index("--rank") + 1] == "1" and args[args.index("--world-size") + 1] == "3"
+    args = stoker.Loader("tokens", "a.bin", rank=0, world_size=2)._args
+    assert args[args.index("--rank") + 1] == "0" and args[args.index("--world-size") + 1] == "2"
