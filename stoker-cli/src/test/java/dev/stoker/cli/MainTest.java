@@ -269,4 +269,15 @@ class MainTest {
     void aFlagIsNotTakenForAValue() {
         assertFalse(stoker("bench", "synthetic", "--samples", "10", "--workers", "1", "--json").out.isEmpty());
     }
+
+    @Test
+    void dropLastLeavesOutTheShortBatchAndErrorsTakesAPolicy() {
+        Outcome o = stoker("bench", "synthetic", "--samples", "10", "--batch", "3", "--workers", "1", "--drop-last", "--json");
+        assertEquals("3", field(o.out, "batches"));
+        assertEquals("4", field(stoker("bench", "synthetic", "--samples", "10", "--batch", "3", "--workers", "1",
+                "--errors", "skip-sample", "--json").out, "batches"));
+        Outcome bad = stoker("bench", "synthetic", "--errors", "ignore");
+        assertEquals(2, bad.code);
+        assertTrue(bad.err.contains("--errors must be fail, skip-sample or skip-shard"), bad.err);
+    }
 }
