@@ -40,6 +40,7 @@ COMMON = {
     "timeout_ms": _Opt(_INT, 1),
     "drop_last": _Opt(_FLAG),
     "errors": _Opt(_STR, choices=("fail", "skip-sample", "skip-shard")),
+    "cores": _Opt(_INT, 1),
 }
 
 _TRANSFORM = {"transform": _Opt(_STR, choices=("none", "train224", "eval224"))}

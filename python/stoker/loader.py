@@ -39,16 +39,15 @@ def _torch_dtype(name):
 
 
 def _distributed():
-    """(rank, world size, local world size) from torch.distributed when it is initialized, else the environment."""
-    local = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    """(rank, world size) from torch.distributed when it is initialized, else from the environment."""
     if torch is not None:
         try:
             import torch.distributed as dist
             if dist.is_available() and dist.is_initialized():
-                return dist.get_rank(), dist.get_world_size(), local
+                return dist.get_rank(), dist.get_world_size()
         except ImportError:
             pass
-    return int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1")), local
+    return int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
 
 
 class _Field:
@@ -81,8 +80,8 @@ class Loader:
     - ``server``: the socket path of a running ``stoker serve`` to use instead of starting one.
 
     Rank and world size default to torch.distributed's when it is initialized, else to the
-    ``RANK`` and ``WORLD_SIZE`` environment variables; ``LOCAL_WORLD_SIZE`` ranks on a node share
-    its cores.
+    ``RANK`` and ``WORLD_SIZE`` environment variables. Each rank's loader tunes its workers within
+    all of the node's cores unless ``cores=`` says fewer (BENCHMARKS.md measured both).
     """
 
     def __init__(self, source, *paths, as_numpy=None, holds=None, server=None, **options):
@@ -95,7 +94,7 @@ class Loader:
             options["order"] = "shuffle" if shuffle else "sequential"
         if "device" in options:
             raise ValueError("stoker.Loader: option 'device' is not supported yet; move batches with .to(device)")
-        rank, world, local = _distributed()
+        rank, world = _distributed()
         options.setdefault("rank", rank)
         options.setdefault("world_size", world)
         if isinstance(options["rank"], int) and isinstance(options["world_size"], int) \
@@ -111,7 +110,6 @@ class Loader:
         self._numpy = bool(as_numpy)
         self._holds = holds
         self._server_path = server
-        self._local = local
         self._server = None
         self._conn = None
         self._mm = None
@@ -145,8 +143,7 @@ class Loader:
         try:
             self._conn = Connection(path, self._server)
             state = None if self._pending_state is None else json.dumps(self._pending_state)
-            self._conn.send(OPEN, json.dumps({"args": self._args, "holds": self._holds or 0, "state": state,
-                                              "localWorldSize": self._local}).encode())
+            self._conn.send(OPEN, json.dumps({"args": self._args, "holds": self._holds or 0, "state": state}).encode())
             type_, p = self._conn.recv()
             if type_ == ERROR:
                 self._raise(p)

@@ -32,6 +32,9 @@ final class BenchOptions {
             description = "Order of the epoch (default ${DEFAULT-VALUE}).")
     String order;
 
+    @Option(names = "--cores", paramLabel = "N", description = "The cores the autotuner may give workers (default: all of them).")
+    Integer cores;
+
     @Option(names = "--drop-last", description = "Leave out the last batch of an epoch when it would be short.")
     boolean dropLast;
 

@@ -177,6 +177,9 @@ final class BenchRunner {
         if (o.timeoutMs != null) {
             b.timeout(Duration.ofMillis(o.timeoutMs));
         }
+        if (o.cores != null) {
+            b.budget(checked("--cores", o.cores, 1), 512L << 20);
+        }
         b.dropLast(o.dropLast).errorPolicy(switch (o.errors) {
             case "fail" -> ErrorPolicy.FAIL;
             case "skip-sample" -> ErrorPolicy.SKIP_SAMPLE;

@@ -65,13 +65,11 @@ final class BridgeSession implements BenchRunner.Bridge {
     private final SocketChannel channel;
     private final Path shmDir;
     private final String ringName;
-    private final int cores;
     private final ByteBuffer in = ByteBuffer.allocateDirect(64 << 10).order(ByteOrder.LITTLE_ENDIAN);
     private final ByteBuffer out = ByteBuffer.allocateDirect(4 << 10).order(ByteOrder.LITTLE_ENDIAN);
 
     private int holds;
     private String initialState;
-    private int localWorldSize = 1;
 
     // the serving state (the session thread alone)
     private BenchRunner runner;
@@ -88,11 +86,10 @@ final class BridgeSession implements BenchRunner.Bridge {
     private long publishNanos;
     private long spilledBytes;
 
-    BridgeSession(SocketChannel channel, Path shmDir, String ringName, int cores) {
+    BridgeSession(SocketChannel channel, Path shmDir, String ringName) {
         this.channel = channel;
         this.shmDir = shmDir;
         this.ringName = ringName;
-        this.cores = cores;
         in.limit(0);
     }
 
@@ -181,11 +178,7 @@ final class BridgeSession implements BenchRunner.Bridge {
         if (holds == 0) {
             holds = defaultHolds(dev.stoker.Batch.bytesFor(b.schema(), runner.batch()));
         }
-        b.holds(holds);
-        // NOTE [Ranks on one node]: a server's clients are the ranks of one node; each loader tunes
-        // its workers within an equal share of the cores, so that ranks do not fight over them
-        b.budget(Math.max(1, cores / Math.max(1, localWorldSize)), 512L << 20);
-        return b;
+        return b.holds(holds);
     }
 
     private void loop() throws IOException {
@@ -502,7 +495,6 @@ final class BridgeSession implements BenchRunner.Bridge {
                         }
                     }
                     case "holds" -> holds = j.getIntValue();
-                    case "localWorldSize" -> localWorldSize = j.getIntValue();
                     case "state" -> initialState = t == JsonToken.VALUE_NULL ? null : j.getText();
                     default -> j.skipChildren();
                 }

@@ -67,7 +67,6 @@ final class ServeCommand implements Callable<Integer> {
         System.out.println("stoker serve: listening on " + sock);
         System.out.flush();
         String prefix = ShmRing.PREFIX + ProcessHandle.current().pid() + "-";
-        int cores = Runtime.getRuntime().availableProcessors();
         try {
             while (true) {
                 SocketChannel client;
@@ -80,7 +79,7 @@ final class ServeCommand implements Callable<Integer> {
                 active.incrementAndGet();
                 clients.add(client);
                 String ring = prefix + n + "-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
-                Thread t = new Thread(() -> session(client, new BridgeSession(client, dir, ring, cores), n), "stoker-session-" + n);
+                Thread t = new Thread(() -> session(client, new BridgeSession(client, dir, ring), n), "stoker-session-" + n);
                 t.start();
             }
         } finally {
