@@ -128,6 +128,8 @@ final class BridgeSession implements BenchRunner.Bridge {
             sendError("data", e.getMessage(), e.source(), e.index());
         } catch (ShmRing.NoRoomException e) {
             sendError("resource", e.getMessage(), null, -1);
+        } catch (EOFException | java.nio.channels.ClosedChannelException e) {
+            throw e; // the client went away: no one to tell
         } catch (IOException | Main.BadDataException e) {
             sendError("data", messageOf(e), null, -1);
         } catch (Exception e) {
