@@ -72,7 +72,7 @@ SOURCES = {
 }
 
 # PyTorch DataLoader names, accepted as aliases.
-ALIASES = {"batch_size": "batch", "num_workers": "workers", "prefetch_factor": "prefetch"}
+ALIASES = {"batch_size": "batch", "num_workers": "workers"}
 
 # The Python side's own options (not sent to the CLI).
 OWN = ("as_numpy", "holds", "device", "server", "shuffle")

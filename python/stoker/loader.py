@@ -30,6 +30,7 @@ DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64"
 _NUMPY = {"bfloat16": "uint16"}  # numpy has no bfloat16: its bits
 _SLOT = struct.Struct("<QqII")
 _FIELD = struct.Struct("<qqq")
+_END = struct.Struct("<qq")
 _RING_HEADER = 4096
 _FIELD_BYTES = 128
 
@@ -239,7 +240,7 @@ class Loader:
             self._wait_seconds += conn.wait_seconds - w0
         if type_ == READY:
             slot, _, counter, spill = READY_BODY.unpack_from(p)
-            batch = self._batch(slot, p[READY_BODY.size:] if spill else None)
+            batch = self._batch(slot, p[READY_BODY.size:])
             self._held = slot
             self._unfreed += 1
             self._consumed = counter
@@ -248,7 +249,7 @@ class Loader:
             return batch
         self._flush()
         if type_ == END:
-            (self._consumed,) = struct.unpack_from("<q", p)
+            self._consumed, self._info["batches"] = _END.unpack_from(p)
             it.done = True
             self._info["epoch"] += 1
             raise StopIteration
@@ -276,7 +277,7 @@ class Loader:
                 out[f.name] = (offsets, data)
                 continue
             full = self._view(slot, f, base + data_at, f.dtype, (self._capacity,) + f.shape, cache=True)
-            out[f.name] = full if rows == self._capacity else full[:rows]
+            out[f.name] = full[:rows]  # a view of its own: nothing done to it carries over to later batches
         return out
 
     def _view(self, slot, f, at, dtype, shape, cache):
@@ -308,7 +309,9 @@ class Loader:
         return n
 
     def set_epoch(self, epoch):
-        """The epoch the next iteration runs from its start (the loader moves to the next epoch by itself)."""
+        """The epoch the next iteration runs: from its start, unless the loader is already in that
+        epoch, where it goes on (so a resumed run may call it as always). The loader moves to the
+        next epoch by itself; set_epoch is for loops written for a DataLoader's sampler."""
         if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
             raise ValueError(f"stoker.Loader: set_epoch takes an integer >= 0, got {epoch!r}")
         self._epoch_request = epoch
@@ -339,7 +342,7 @@ class Loader:
         if self._iterating is not None:
             self._iterating.stale = True
             self._iterating = None
-        self._conn.send(LOAD, json.dumps(state["loader"]).encode())
+        self._conn.send(LOAD, struct.pack("<q", self._consumed) + json.dumps(state["loader"]).encode())
         self._started(json.loads(bytes(self._reply(STARTED, void_pass=True))))
 
     def _reply(self, expected, void_pass=False):
@@ -353,9 +356,9 @@ class Loader:
             if type_ == expected:
                 return p
             if type_ == ERROR:
-                kind = json.loads(bytes(p)).get("kind")
-                if kind in ("state", "usage") or not void_pass and expected == STARTED:
-                    self._raise(p)
+                e = json.loads(bytes(p))
+                if e.get("fatal") or e.get("kind") in ("state", "usage"):
+                    self._raise(p)  # the answer to this request, or the session's end
             if not void_pass and type_ in (READY, END, ERROR):
                 self._ahead.append((type_, memoryview(bytes(p))))
 

@@ -113,6 +113,43 @@ def test_leaving_a_loop_early_continues_where_the_loop_stopped(data):
         assert digests(loader) == whole[6:]
 
 
+def test_a_refused_state_leaves_a_running_loader_as_it_was(data):
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=16) as other:
+        foreign = other.state_dict()
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=60, batch=16, seed=2) as loader:
+        whole = digests(loader)
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=60, batch=16, seed=2) as loader:
+        it = iter(loader)
+        head = [stoker.batch_digest(next(it)) for _ in range(3)]
+        with pytest.raises(ValueError, match="cannot resume"):
+            loader.load_state_dict(foreign)
+        assert head == whole[:3]
+        assert digests(loader) == whole[3:], "the loop goes on after the last batch it was given"
+
+
+def test_len_is_the_next_epoch_after_a_resumed_pass_ends(data):
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=16) as loader:
+        full = len(loader)
+        digests(loader, limit=10)
+        state = loader.state_dict()
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=16) as loader:
+        loader.load_state_dict(state)
+        assert len(loader) == full - 10
+        assert len(digests(loader)) == full - 10
+        assert len(loader) == full
+
+
+def test_each_batch_is_a_tensor_object_of_its_own(data):
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=16, holds=2, as_numpy=True) as loader:
+        kept = []
+        for i, b in enumerate(loader):
+            kept.append(b["x"])  # kept alive, so no two can share an id; a ring has far fewer slots
+            if i == 40:
+                break
+        assert len({id(x) for x in kept}) == len(kept)
+        del kept, b
+
+
 def test_set_epoch_starts_that_epoch(data):
     opts = dict(seq_len=50, batch=16, seed=11)
     with stoker.Loader("tokens", data / "tokens.bin", **opts) as loader:
@@ -309,3 +346,13 @@ def test_one_server_serves_the_ranks_of_a_node_and_exits_after_the_last(data, tm
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+def test_a_request_is_answered_while_the_server_runs_ahead():
+    # a batch takes 0.2 s of one worker; the server may run 8 batches ahead, 1.6 s
+    with stoker.Loader("synthetic", samples=400, sample_bytes=8, work_us=50_000, batch=4, workers=1, holds=8) as loader:
+        it = iter(loader)
+        next(it)
+        t0 = time.monotonic()
+        loader.state_dict()
+        assert time.monotonic() - t0 < 0.6, "answered after the batch in progress, not after the whole run-ahead"

@@ -33,6 +33,10 @@ public final class Batch implements AutoCloseable {
     private final MemorySegment[] data;
     private final MemorySegment[] offsets;
     private final Arena[] varArenas;
+    /** Each variable-length column's share of the buffer's own arena, where every batch starts. */
+    private final MemorySegment[] home;
+    /** A variable-length column's larger region, kept for the batches that outgrow {@link #home}. */
+    private final MemorySegment[] grown;
     private final long[] sampleBytes;
     private final long[] indices;
     private final Row writer;
@@ -61,12 +65,15 @@ public final class Batch implements AutoCloseable {
         this.data = new MemorySegment[n];
         this.offsets = new MemorySegment[n];
         this.varArenas = new Arena[n];
+        this.home = new MemorySegment[n];
+        this.grown = new MemorySegment[n];
         this.sampleBytes = new long[n];
         for (int i = 0; i < n; i++) {
             Field f = schema.field(i);
             if (f.isVariable()) {
                 offsets[i] = arena.allocate(offsetsBytes(capacity), ALIGN);
                 data[i] = arena.allocate(varBytes(f, capacity), ALIGN);
+                home[i] = data[i];
             } else {
                 sampleBytes[i] = f.sampleBytes();
                 data[i] = arena.allocate(fixedBytes(f, capacity), ALIGN);
@@ -239,9 +246,10 @@ public final class Batch implements AutoCloseable {
         this.sequence = sequence;
         this.rows = 0;
         this.skipped = 0;
-        for (MemorySegment o : offsets) {
-            if (o != null) {
-                o.setAtIndex(LONG, 0, 0L);
+        for (int i = 0; i < offsets.length; i++) {
+            if (offsets[i] != null) {
+                offsets[i].setAtIndex(LONG, 0, 0L);
+                data[i] = home[i];
             }
         }
         writer.begin(0, -1);
@@ -285,22 +293,32 @@ public final class Batch implements AutoCloseable {
         return data[field];
     }
 
-    /** Makes the byte region of a variable-length field at least {@code needed} bytes, keeping {@code keep} bytes. */
+    /**
+     * Makes the byte region of a variable-length field at least {@code needed} bytes, keeping
+     * {@code keep} bytes. A batch starts in the buffer's own arena (a ring's slot) and moves to a
+     * larger region only when it outgrows it; the region is kept for later batches that need it.
+     */
     MemorySegment growVar(int field, long needed, long keep) {
         MemorySegment old = data[field];
         if (needed <= old.byteSize()) {
             return old;
         }
-        long size = Math.max(needed, old.byteSize() * 2);
-        Arena fresh = allocator.newArena();
-        MemorySegment grown = fresh.allocate(size, ALIGN);
-        MemorySegment.copy(old, 0, grown, 0, keep);
-        data[field] = grown;
-        if (varArenas[field] != null) {
-            varArenas[field].close();
+        MemorySegment to = grown[field];
+        if (to == null || to.byteSize() < needed) {
+            long size = Math.max(needed, old.byteSize() * 2);
+            Arena fresh = allocator.newArena();
+            to = fresh.allocate(size, ALIGN);
+            MemorySegment.copy(old, 0, to, 0, keep);
+            if (varArenas[field] != null) {
+                varArenas[field].close(); // after the copy: old may be the region it held
+            }
+            varArenas[field] = fresh;
+            grown[field] = to;
+        } else {
+            MemorySegment.copy(old, 0, to, 0, keep);
         }
-        varArenas[field] = fresh;
-        return grown;
+        data[field] = to;
+        return to;
     }
 
     void free() {

@@ -28,7 +28,8 @@ import java.util.Objects;
  *       keeps the position: the next iterator (or a loader built from {@link #state()}) continues
  *       with the next batch.</li>
  *   <li>At most {@code prefetch} batches are prepared ahead; the pool holds {@code prefetch + 1}
- *       batch buffers, allocated once. A slow consumer causes back-pressure, never growth.</li>
+ *       batch buffers ({@code prefetch + holds} with {@link Builder#holds}), allocated once. A
+ *       slow consumer causes back-pressure, never growth.</li>
  *   <li>{@link #close()} is idempotent, stops the workers and frees the buffers.</li>
  * </ul>
  *
@@ -239,7 +240,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     }
 
     // NOTE [Holding batches]: a consumer that passes batches on (stoker serve hands them to a
-    // Python process through a shared-memory ring and gets them back asynchronously) must keep
+    // Python process through a shared-memory ring and gets them back, on its own thread) must keep
     // several without a round trip per batch. With holds(n), a batch goes back to the pool only
     // by its close(); the pool has n - 1 more buffers, so the prefetch window stays as deep as
     // with one held batch, and asking for a batch while holding n is refused rather than left to
@@ -294,7 +295,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
     /**
      * Runs the rest of the current epoch. Starting a new iterator stops the previous one (its
-     * position is kept). Batches are released by the next {@code hasNext()}/{@code next()} call.
+     * position is kept). Batches are released by the next {@code hasNext()}/{@code next()} call
+     * (with {@link Builder#holds} above 1, by their {@code close()}; a new pass takes them all back).
      */
     @Override
     public synchronized Iterator<Batch> iterator() {
@@ -691,8 +693,10 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
          * Delivered batches the consumer may hold at once (default 1). With 1, each batch is
          * released by the next {@code hasNext()}/{@code next()} call. With more, a batch is released
          * only by its {@link Batch#close()}, and asking for a batch while holding {@code batches}
-         * is an error: for a consumer that hands batches on to another thread or process and gets
-         * them back later (NOTE [Holding batches]). The pool has {@code batches - 1} more buffers.
+         * is an error ({@code next()}, and a streaming pass's {@code hasNext()}, which prepares
+         * it): for a consumer that hands batches on to another process and gets them back later
+         * (NOTE [Holding batches]). The pool has {@code batches - 1} more buffers. Batches are
+         * closed on the consuming thread, as everything else of the loader's consumer side.
          */
         public Builder holds(int batches) {
             if (batches < 1 || batches > 4096) {

@@ -391,6 +391,9 @@ final class StreamRun extends Pass {
                 failed = true;
                 cancel();
                 throw e;
+            } catch (RuntimeException | Error e) {
+                free.release(slot);
+                throw e;
             } finally {
                 count(f);
                 collateSum += f.collateNanos;

@@ -16,6 +16,8 @@ import java.io.StringWriter;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -60,9 +62,13 @@ final class BridgeSession implements BenchRunner.Bridge {
 
     private static final JsonFactory JSON = new JsonFactory();
     private static final java.lang.management.ThreadMXBean CPU = java.lang.management.ManagementFactory.getThreadMXBean();
-    private static final int MAX_MESSAGE = 1 << 20;
+    private static final int MAX_MESSAGE = (64 << 10) - 8;
+    /** How often a session that is running ahead looks at the socket for a request (NOTE [Bridge flow]). */
+    private static final long LOOK_NANOS = 2_000_000;
 
     private final SocketChannel channel;
+    private volatile Selector selector;
+    private SelectionKey key;
     private final Path shmDir;
     private final String ringName;
     private final ByteBuffer in = ByteBuffer.allocateDirect(64 << 10).order(ByteOrder.LITTLE_ENDIAN);
@@ -91,18 +97,36 @@ final class BridgeSession implements BenchRunner.Bridge {
         this.shmDir = shmDir;
         this.ringName = ringName;
         in.limit(0);
+        try {
+            channel.configureBlocking(false);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /** Ends the session from another thread: closes the socket and wakes the session if it waits. */
+    void stop() {
+        try {
+            channel.close();
+        } catch (IOException e) {
+            // closing
+        }
+        Selector sel = selector;
+        if (sel != null) {
+            sel.wakeup();
+        }
     }
 
     /** Serves the client until it says goodbye or goes away; errors it should know of are sent to it. */
     void run() throws IOException {
         int type = nextMessage();
         if (type != OPEN) {
-            throw new IOException("the client's first message was " + type + ", not OPEN");
+            throw new ProtocolException("the client's first message was " + type + ", not OPEN");
         }
         List<String> args = readOpen(payload());
         consume();
         if (holds < 0 || holds > 64) {
-            sendError("usage", "holds must be in [1, 64] (0: chosen by the batch's size), got " + holds, null, -1);
+            sendError("usage", "holds must be in [1, 64] (0: chosen by the batch's size), got " + holds, null, -1, true);
             return;
         }
         CommandLine cl = new CommandLine(new BenchCommand());
@@ -110,12 +134,12 @@ final class BridgeSession implements BenchRunner.Bridge {
         try {
             parsed = cl.parseArgs(args.toArray(String[]::new));
         } catch (CommandLine.ParameterException e) {
-            sendError("usage", e.getMessage(), null, -1);
+            sendError("usage", e.getMessage(), null, -1, true);
             return;
         }
         CommandLine.ParseResult sub = parsed.subcommand();
         if (sub == null || !(sub.commandSpec().userObject() instanceof java.util.concurrent.Callable<?> source)) {
-            sendError("usage", "a source is needed (for example: tokens PATH)", null, -1);
+            sendError("usage", "a source is needed (for example: tokens PATH)", null, -1, true);
             return;
         }
         BenchOptions options = (BenchOptions) sub.commandSpec().mixins().get("options").userObject();
@@ -123,17 +147,34 @@ final class BridgeSession implements BenchRunner.Bridge {
         try {
             source.call();
         } catch (Main.UsageException | IllegalArgumentException e) {
-            sendError("usage", e.getMessage(), null, -1);
+            sendError("usage", e.getMessage(), null, -1, true);
         } catch (LoaderException e) {
-            sendError("data", e.getMessage(), e.source(), e.index());
+            sendError("data", e.getMessage(), e.source(), e.index(), true);
         } catch (ShmRing.NoRoomException e) {
-            sendError("resource", e.getMessage(), null, -1);
-        } catch (EOFException | java.nio.channels.ClosedChannelException e) {
-            throw e; // the client went away: no one to tell
+            sendError("resource", e.getMessage(), null, -1, true);
+        } catch (ClientGone e) {
+            throw e; // no one to tell
+        } catch (ProtocolException e) {
+            sendError("protocol", e.getMessage(), null, -1, true);
+            throw e;
         } catch (IOException | Main.BadDataException e) {
-            sendError("data", messageOf(e), null, -1);
+            sendError("data", messageOf(e), null, -1, true);
         } catch (Exception e) {
-            sendError("internal", messageOf(e), null, -1);
+            sendError("internal", messageOf(e), null, -1, true);
+        }
+    }
+
+    /** The client broke the protocol: the session ends, and says why. */
+    static final class ProtocolException extends IOException {
+        ProtocolException(String message) {
+            super(message);
+        }
+    }
+
+    /** The client's socket ended or broke: the session ends quietly. */
+    static final class ClientGone extends EOFException {
+        ClientGone(String message) {
+            super(message);
         }
     }
 
@@ -156,7 +197,7 @@ final class BridgeSession implements BenchRunner.Bridge {
             send(HELLO, hello());
             int type = nextMessage();
             if (type != MAPPED) {
-                throw new IOException("the client did not map the ring (message " + type + ")");
+                throw new ProtocolException("the client did not map the ring (message " + type + ")");
             }
             consume();
             ring.unlink(); // both sides have it mapped: nothing is left behind, however either ends
@@ -167,6 +208,9 @@ final class BridgeSession implements BenchRunner.Bridge {
                 loader.close();
             }
             ring.close();
+            if (selector != null) {
+                selector.close();
+            }
         }
     }
 
@@ -184,17 +228,29 @@ final class BridgeSession implements BenchRunner.Bridge {
     }
 
     private void loop() throws IOException {
+        long looked = System.nanoTime();
         while (!bye) {
             if (handleBuffered()) {
                 continue;
             }
             if (pass != null && taken < holds) {
+                long now = System.nanoTime();
+                if (now - looked >= LOOK_NANOS) { // a request waits a few ms at most, not behind the run-ahead
+                    looked = now;
+                    if (!readMore(false)) {
+                        return;
+                    }
+                    if (handleBuffered()) {
+                        continue;
+                    }
+                }
                 produce();
                 continue;
             }
-            if (!readMore()) {
+            if (!readMore(true)) {
                 return; // the client went away
             }
+            looked = System.nanoTime();
         }
     }
 
@@ -207,18 +263,18 @@ final class BridgeSession implements BenchRunner.Bridge {
                 counter++;
                 remember();
                 out.clear();
-                out.putLong(counter);
+                out.putLong(counter).putLong(loader.batches());
                 send(END, out);
                 return;
             }
             b = pass.next();
         } catch (LoaderException e) {
             pass = null;
-            sendError("data", e.getMessage(), e.source(), e.index());
+            sendError("data", e.getMessage(), e.source(), e.index(), false);
             return;
         } catch (RuntimeException e) {
             pass = null;
-            sendError("internal", messageOf(e), null, -1);
+            sendError("internal", messageOf(e), null, -1, false);
             return;
         }
         boolean timed = (counter & 15) == 0; // NOTE [Bridge flow]: one batch in 16 is timed, in CPU time
@@ -248,6 +304,9 @@ final class BridgeSession implements BenchRunner.Bridge {
         }
         int type = in.getInt(in.position());
         int length = in.getInt(in.position() + 4);
+        if (length < 0 || length > MAX_MESSAGE) {
+            throw new ProtocolException("a message of " + length + " bytes from the client");
+        }
         if (in.remaining() < 8 + length) {
             return false;
         }
@@ -258,7 +317,7 @@ final class BridgeSession implements BenchRunner.Bridge {
                     int slot = p.getInt();
                     Batch b = slot >= 0 && slot < outstanding.length ? outstanding[slot] : null;
                     if (b == null) {
-                        throw new IOException("the client freed slot " + slot + ", which it does not hold");
+                        throw new ProtocolException("the client freed slot " + slot + ", which it does not hold");
                     }
                     outstanding[slot] = null;
                     taken--;
@@ -279,15 +338,16 @@ final class BridgeSession implements BenchRunner.Bridge {
                 return true;
             }
             case LOAD -> {
+                long consumed = p.getLong();
                 String state = StandardCharsets.UTF_8.decode(p).toString();
                 consume();
                 reclaim();
-                LoaderState previous = loader.state();
+                LoaderState previous = stateAt(consumed);
                 try {
                     rebuild(parseState(state), -1);
                 } catch (IllegalArgumentException e) {
-                    rebuild(previous, -1);
-                    sendError("state", e.getMessage(), null, -1);
+                    rebuild(previous, -1); // where the client stood
+                    sendError("state", e.getMessage(), null, -1, false);
                     return true;
                 }
                 pass = null;
@@ -300,7 +360,7 @@ final class BridgeSession implements BenchRunner.Bridge {
                 return true;
             }
             case BYE -> bye = true;
-            default -> throw new IOException("unknown message type " + type + " from the client");
+            default -> throw new ProtocolException("unknown message type " + type + " from the client");
         }
         consume();
         return true;
@@ -309,7 +369,7 @@ final class BridgeSession implements BenchRunner.Bridge {
     /**
      * A new pass, after the batch with counter {@code consumed}: the client holds nothing now. A
      * pass that ran ahead of what the client consumed is rebuilt from the state at that point;
-     * {@code epoch >= 0} asks for the start of that epoch.
+     * {@code epoch >= 0} asks for that epoch: from its start, unless the loader is already in it.
      */
     private void startPass(long consumed, long epoch) throws IOException {
         reclaim();
@@ -337,8 +397,10 @@ final class BridgeSession implements BenchRunner.Bridge {
 
     /** A new loader on the same ring: from {@code state}, or at the start of {@code epoch}. */
     private void rebuild(LoaderState state, long epoch) {
-        loader.close();
-        loader = null;
+        if (loader != null) {
+            loader.close();
+            loader = null;
+        }
         Loader.Builder b = builder().allocator(ring);
         if (state != null) {
             b.resume(state);
@@ -358,7 +420,7 @@ final class BridgeSession implements BenchRunner.Bridge {
     private LoaderState stateAt(long consumed) throws IOException {
         int i = (int) Math.floorMod(consumed, (long) states.length);
         if (consumed > counter || stateCounters[i] != consumed || states[i] == null) {
-            throw new IOException("the client asked for the state at notice " + consumed + ", which the server does not have");
+            throw new ProtocolException("the client asked for the state at notice " + consumed + ", which the server does not have");
         }
         return states[i];
     }
@@ -375,14 +437,14 @@ final class BridgeSession implements BenchRunner.Bridge {
             if (in.remaining() >= 8) {
                 int length = in.getInt(in.position() + 4);
                 if (length < 0 || length > MAX_MESSAGE) {
-                    throw new IOException("a message of " + length + " bytes from the client");
+                    throw new ProtocolException("a message of " + length + " bytes from the client");
                 }
                 if (in.remaining() >= 8 + length) {
                     return in.getInt(in.position());
                 }
             }
-            if (!readMore()) {
-                throw new EOFException("the client went away");
+            if (!readMore(true)) {
+                throw new ClientGone("the client went away");
             }
         }
     }
@@ -398,19 +460,40 @@ final class BridgeSession implements BenchRunner.Bridge {
         in.position(in.position() + 8 + length);
     }
 
-    /** Reads what the socket has (blocking for at least one byte); false at the end of the stream. */
-    private boolean readMore() throws IOException {
+    /**
+     * Reads what the socket has; with {@code block}, waits for at least one byte. False at the end
+     * of the stream. The channel is non-blocking, so a session running ahead can look for requests
+     * without stopping; it waits in a selector.
+     */
+    private boolean readMore(boolean block) throws IOException {
         in.compact();
         if (!in.hasRemaining()) {
-            throw new IOException("a message larger than the session's buffer");
+            in.flip();
+            throw new ProtocolException("a message larger than the session's buffer");
         }
         int n;
         try {
-            n = channel.read(in);
+            while ((n = channel.read(in)) == 0 && block) {
+                await(SelectionKey.OP_READ);
+            }
+        } catch (ClientGone e) {
+            throw e;
+        } catch (IOException e) {
+            throw new ClientGone(messageOf(e)); // reset or broken: the client is gone
         } finally {
             in.flip();
         }
         return n >= 0;
+    }
+
+    private void await(int op) throws IOException {
+        if (selector == null) {
+            selector = Selector.open();
+            key = channel.register(selector, op);
+        }
+        key.interestOps(op);
+        selector.select();
+        selector.selectedKeys().clear();
     }
 
     private void send(int type, ByteBuffer payload) throws IOException {
@@ -431,8 +514,16 @@ final class BridgeSession implements BenchRunner.Bridge {
         for (ByteBuffer p : parts) {
             left += p.remaining();
         }
-        while (left > 0) {
-            left -= channel.write(parts);
+        try {
+            while (left > 0) {
+                long n = channel.write(parts);
+                left -= n;
+                if (n == 0) {
+                    await(SelectionKey.OP_WRITE); // the client has not read yet: wait for room
+                }
+            }
+        } catch (IOException e) {
+            throw new ClientGone(messageOf(e));
         }
     }
 
@@ -455,7 +546,8 @@ final class BridgeSession implements BenchRunner.Bridge {
         writeFully(parts.toArray(ByteBuffer[]::new));
     }
 
-    private void sendError(String kind, String message, String resource, long index) throws IOException {
+    /** An ERROR message; {@code fatal}: the session ends after it, so the client raises it whatever it waits for. */
+    private void sendError(String kind, String message, String resource, long index, boolean fatal) throws IOException {
         StringWriter w = new StringWriter();
         try (JsonGenerator g = JSON.createGenerator(w)) {
             g.writeStartObject();
@@ -467,6 +559,7 @@ final class BridgeSession implements BenchRunner.Bridge {
             if (index >= 0) {
                 g.writeNumberField("index", index);
             }
+            g.writeBooleanField("fatal", fatal);
             g.writeEndObject();
         }
         send(ERROR, json(w.toString()));

@@ -14,7 +14,6 @@ import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicInteger;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -40,9 +39,17 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--owns-dir", description = "The socket's directory is the server's: removed when it exits.")
     boolean ownsDir;
 
-    private final Set<SocketChannel> clients = ConcurrentHashMap.newKeySet();
-    private final AtomicInteger active = new AtomicInteger();
-    private final AtomicInteger sessions = new AtomicInteger();
+    @Option(names = "--stay", description = "Keep serving when the last client has gone (a server shared by loaders "
+            + "that come and go; stop it yourself, or with --parent).")
+    boolean stay;
+
+    private final Set<BridgeSession> clients = ConcurrentHashMap.newKeySet();
+    private final java.util.List<Thread> threads = new java.util.ArrayList<>();
+    /** Guards {@link #active} and {@link #closing}: a client accepted as the last one leaves is served or refused, never cut off. */
+    private final Object lock = new Object();
+    private int active;
+    private boolean closing;
+    private int sessions;
     private volatile ServerSocketChannel server;
 
     @Override
@@ -75,16 +82,28 @@ final class ServeCommand implements Callable<Integer> {
                 } catch (ClosedChannelException e) {
                     break; // the last client went, or the parent ended
                 }
-                int n = sessions.incrementAndGet();
-                active.incrementAndGet();
-                clients.add(client);
+                int n;
+                synchronized (lock) {
+                    if (closing) {
+                        closeQuietly(client);
+                        break;
+                    }
+                    n = ++sessions;
+                    active++;
+                }
                 String ring = prefix + n + "-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
-                Thread t = new Thread(() -> session(client, new BridgeSession(client, dir, ring), n), "stoker-session-" + n);
+                BridgeSession s = new BridgeSession(client, dir, ring);
+                clients.add(s);
+                Thread t = new Thread(() -> session(client, s, n), "stoker-session-" + n);
+                threads.add(t);
                 t.start();
             }
         } finally {
             closeQuietly(ch);
             removeSocket(sock);
+        }
+        for (Thread t : threads) {
+            t.join(); // every session closes its loader and ring before the JVM exits
         }
         return 0;
     }
@@ -99,17 +118,18 @@ final class ServeCommand implements Callable<Integer> {
     private void session(SocketChannel client, BridgeSession s, int n) {
         try {
             s.run();
-        } catch (java.io.EOFException e) {
+        } catch (BridgeSession.ClientGone e) {
             // the client went away: its loader and ring are closed
         } catch (IOException | RuntimeException e) {
-            if (client.isOpen()) {
-                System.err.println("stoker serve: client " + n + ": " + Main.message(e));
-            }
+            System.err.println("stoker serve: client " + n + ": " + Main.message(e));
         } finally {
-            clients.remove(client);
+            clients.remove(s);
             closeQuietly(client);
-            if (active.decrementAndGet() == 0) {
-                closeQuietly(server); // the last client has gone: the server exits
+            synchronized (lock) {
+                if (--active == 0 && !stay) {
+                    closing = true;
+                    closeQuietly(server); // the last client has gone: the server exits
+                }
             }
         }
     }
@@ -125,9 +145,12 @@ final class ServeCommand implements Callable<Integer> {
                     return;
                 }
             }
+            synchronized (lock) {
+                closing = true;
+            }
             closeQuietly(server);
-            for (SocketChannel c : clients) {
-                closeQuietly(c); // sessions blocked on a read end; their loaders and rings are closed
+            for (BridgeSession s : clients) {
+                s.stop(); // a session waiting for its client ends; its loader and ring are closed
             }
         }, "stoker-serve-parent");
         t.setDaemon(true);

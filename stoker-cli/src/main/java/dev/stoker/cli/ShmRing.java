@@ -74,8 +74,10 @@ final class ShmRing implements Allocator, AutoCloseable {
         this.slotBytes = slotBytes;
         this.taken = new boolean[slots];
         long size = size();
-        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
-                StandardOpenOption.WRITE)) {
+        // readable by this user alone: the batches are the training data
+        try (FileChannel ch = FileChannel.open(path, java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                StandardOpenOption.WRITE), java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")))) {
             reserve(path, size);
             this.mapping = Arena.ofShared();
             this.ring = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, mapping);
@@ -166,8 +168,8 @@ final class ShmRing implements Allocator, AutoCloseable {
             long d = FIELD_BYTES * i + 64;
             MemorySegment data = b.data(i);
             long bytes = b.byteSize(i);
-            boolean inSlot = contains(data.address(), bytes);
-            s.set(LONG, d + 104, inSlot ? data.address() - s.address() : NOT_IN_SLOT);
+            boolean inSlot = bytes == 0 || contains(data.address(), bytes);
+            s.set(LONG, d + 104, !inSlot ? NOT_IN_SLOT : bytes == 0 ? slotHeader : data.address() - s.address());
             s.set(LONG, d + 112, bytes);
             if (!inSlot) {
                 spilled += bytes;
