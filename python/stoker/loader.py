@@ -277,7 +277,8 @@ class Loader:
                 out[f.name] = (offsets, data)
                 continue
             full = self._view(slot, f, base + data_at, f.dtype, (self._capacity,) + f.shape, cache=True)
-            out[f.name] = full[:rows]  # a view of its own: nothing done to it carries over to later batches
+            # a view of its own, so that nothing done to it carries over to a later batch of the slot
+            out[f.name] = full[:rows] if rows < self._capacity or self._numpy else full.detach()
         return out
 
     def _view(self, slot, f, at, dtype, shape, cache):

@@ -139,8 +139,9 @@ def test_len_is_the_next_epoch_after_a_resumed_pass_ends(data):
         assert len(loader) == full
 
 
-def test_each_batch_is_a_tensor_object_of_its_own(data):
-    with stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=16, holds=2, as_numpy=True) as loader:
+@pytest.mark.parametrize("as_numpy", [True, False] if torch is not None else [True])
+def test_each_batch_is_a_tensor_object_of_its_own(data, as_numpy):
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=16, holds=2, as_numpy=as_numpy) as loader:
         kept = []
         for i, b in enumerate(loader):
             kept.append(b["x"])  # kept alive, so no two can share an id; a ring has far fewer slots
