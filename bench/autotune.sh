@@ -33,12 +33,12 @@ configs=("auto auto" "0 2" "1 2" "1 8" "2 2" "2 8" "3 2" "3 8" "4 2" "4 8")
 for r in $(seq "$repeats"); do
   for w in ${only//,/ }; do
     # shellcheck disable=SC2086
-    st bench ${cmd[$w]} --workers 2 --prefetch 2 --json --no-digest >/dev/null   # warm-up: page cache, not counted
+    st bench ${cmd[$w]} --workers 2 --prefetch 2 --json >/dev/null   # warm-up: page cache, not counted
     # each repeat starts at another place in the list, so that no configuration always runs first
     for i in $(seq 0 $(( ${#configs[@]} - 1 ))); do
       set -- ${configs[$(( (i + 3 * (r - 1)) % ${#configs[@]} ))]}
       # shellcheck disable=SC2086
-      st bench ${cmd[$w]} --workers "$1" --prefetch "$2" --json --no-digest | sed "s/^{/{\"workload\":\"$w\",/" >>"$out/runs.jsonl"
+      st bench ${cmd[$w]} --workers "$1" --prefetch "$2" --json | sed "s/^{/{\"workload\":\"$w\",/" >>"$out/runs.jsonl"
     done
   done
 done

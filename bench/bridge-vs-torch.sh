@@ -24,7 +24,7 @@ touch "$out/torch.jsonl" "$out/jvm.jsonl" "$out/bridge.jsonl"
 
 jvm() {  # WORKLOAD then the stoker bench arguments: one JSON line with the after-first rate
   local w=$1; shift
-  for r in $(seq "$repeats"); do ./stoker bench "$@" --workers "$workers" --json --no-digest 2>/dev/null; done |
+  for r in $(seq "$repeats"); do ./stoker bench "$@" --workers "$workers" --json 2>/dev/null; done |
     $py -c "import json,statistics,sys; rs=[json.loads(l) for l in sys.stdin]; k='tokensPerSecAfterFirst' if 'tokensPerSecAfterFirst' in rs[0] else 'samplesPerSecAfterFirst'; print(json.dumps({'workload':'$w','via':'stoker bench (JVM loop)','workers':'$workers','median':statistics.median(r[k] for r in rs),'raw':[r[k] for r in rs]}))" >>"$out/jvm.jsonl"
 }
 

@@ -18,7 +18,7 @@ median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
 # and $tmp; STEP_MS simulates a training step per batch (default 0: the loader alone).
 # Usage: compare_remote LOCAL REMOTE [SUFFIX for the median line]
 compare_remote() {
-  run() { ./stoker bench shards "$@" --transform train224 --batch 64 --workers 2 --step-ms "${STEP_MS:-0}" --json --no-digest --cache-dir "$tmp/c" 2>"$tmp/err" \
+  run() { ./stoker bench shards "$@" --transform train224 --batch 64 --workers 2 --step-ms "${STEP_MS:-0}" --json --cache-dir "$tmp/c" 2>"$tmp/err" \
     | python3 -c 'import json,sys; print(round(json.loads(sys.stdin.readline())["samplesPerSec"]))' >"$tmp/rate"; }
   L=(); S=(); C=(); W=(); CS=(); WS=()
   for r in $(seq "$repeats"); do

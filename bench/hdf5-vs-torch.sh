@@ -15,7 +15,7 @@ mkdir -p "$(dirname "$file")"
 /usr/bin/python3 bench/hdf5_peer.py run "$file" --workers 0,1,2 --batch 256 --repeats "$repeats"
 for w in 1 2; do
   for r in $(seq "$repeats"); do
-    ./stoker bench hdf5 "$file" --dataset /x --dataset /y --batch 256 --workers "$w" --json --no-digest \
+    ./stoker bench hdf5 "$file" --dataset /x --dataset /y --batch 256 --workers "$w" --json \
       | python3 -c 'import json,sys; print(round(json.loads(sys.stdin.readline())["samplesPerSec"]))'
   done | sort -n | sed -n "$(( (repeats + 1) / 2 ))p" | sed "s/^/stoker workers $w: median samples\/s /"
 done

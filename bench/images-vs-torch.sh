@@ -19,14 +19,14 @@ cd "$root"
 /usr/bin/python3 "$peers/torch_peer.py" "$data" --workloads W2,W3 --workers 0,1,2 --repeats "$repeats" >"$out/torch.jsonl"
 for r in $(seq "$repeats"); do
   for w in 0 1 2; do
-    ./stoker bench shards "$data/images/images-{000000..000019}.tar" --transform train224 --batch 64 --workers "$w" --json --no-digest \
+    ./stoker bench shards "$data/images/images-{000000..000019}.tar" --transform train224 --batch 64 --workers "$w" --json \
       | sed 's/^{/{"workload":"W2",/' >>"$out/stoker.jsonl"
-    ./stoker bench folder "$data/small-files" --transform train224 --batch 64 --workers "$w" --json --no-digest \
+    ./stoker bench folder "$data/small-files" --transform train224 --batch 64 --workers "$w" --json \
       | sed 's/^{/{"workload":"W3",/' >>"$out/stoker.jsonl"
   done
   # W3's epoch is 5,000 images (about 2 s), so a fresh JVM's JIT warm-up weighs on it: three
   # epochs, for the rate a longer run sees (the peer has no JIT: its rate per epoch is flat)
-  ./stoker bench folder "$data/small-files" --transform train224 --batch 64 --workers 2 --epochs 3 --json --no-digest \
+  ./stoker bench folder "$data/small-files" --transform train224 --batch 64 --workers 2 --epochs 3 --json \
     | sed 's/^{/{"workload":"W3x3",/' >>"$out/stoker.jsonl"
 done
 cat "$out"/*.jsonl

@@ -31,7 +31,7 @@ print(n / (time.perf_counter() - t))
 PY
 )
   for order in sequential shuffle; do
-    out=$(./stoker bench parquet "$file" --batch 1024 --workers 2 --order $order --json --no-digest)
+    out=$(./stoker bench parquet "$file" --batch 1024 --workers 2 --order $order --json)
     python3 - "$size" "$raw" "$out" "$order" <<'PY'
 import json, sys
 size, raw, r, order = int(sys.argv[1]), float(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4]

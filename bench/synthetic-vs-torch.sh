@@ -12,10 +12,10 @@ cd "$root"
 
 for r in $(seq "$repeats"); do
   /usr/bin/python3 "$peers/synthetic_peer.py" --sample-bytes 64 --batch 256 --workers 0,1,2 --seconds 8 >>"$out/torch-overhead.jsonl"
-  ./stoker bench synthetic --samples 100000000 --sample-bytes 64 --batch 256 --workers 0,1,2 --prefetch auto --json --no-digest >>"$out/stoker-overhead.jsonl"
+  ./stoker bench synthetic --samples 100000000 --sample-bytes 64 --batch 256 --workers 0,1,2 --prefetch auto --json >>"$out/stoker-overhead.jsonl"
   /usr/bin/python3 "$peers/synthetic_peer.py" --sample-bytes 64 --batch 64 --work-us 100 --workers 2 --seconds 6 >>"$out/torch-work.jsonl"
-  ./stoker bench synthetic --samples 64000 --sample-bytes 64 --batch 64 --work-us 100 --workers 2 --json --no-digest >>"$out/stoker-work.jsonl"
-  ./stoker bench synthetic --samples 64000 --sample-bytes 64 --batch 64 --work-us 100 --step-ms 3.84 --workers 2 --json --no-digest >>"$out/stoker-wait.jsonl"
+  ./stoker bench synthetic --samples 64000 --sample-bytes 64 --batch 64 --work-us 100 --workers 2 --json >>"$out/stoker-work.jsonl"
+  ./stoker bench synthetic --samples 64000 --sample-bytes 64 --batch 64 --work-us 100 --step-ms 3.84 --workers 2 --json >>"$out/stoker-wait.jsonl"
 done
 cat "$out"/*.jsonl
 /usr/bin/python3 - "$out" <<'PY'

@@ -21,9 +21,9 @@ case ",$only," in *,W1,*)
 /usr/bin/python3 "$peers/torch_peer.py" "$data" --workloads W1 --workers 0,1,2 --repeats "$repeats" --min-seconds 5 >"$out/torch-w1.jsonl"
 for r in $(seq "$repeats"); do
   for w in 0 1 2; do
-    ./stoker bench tokens "$data/tokens/train.bin" --seq-len 1024 --batch 32 --workers "$w" --epochs 8 --json --no-digest >>"$out/stoker-w1.jsonl"
+    ./stoker bench tokens "$data/tokens/train.bin" --seq-len 1024 --batch 32 --workers "$w" --epochs 8 --json >>"$out/stoker-w1.jsonl"
   done
-  ./stoker bench tokens "$data/tokens/train.bin" --seq-len 1024 --batch 32 --workers 2 --epochs 8 --windows random --json --no-digest >>"$out/stoker-w1-random.jsonl"
+  ./stoker bench tokens "$data/tokens/train.bin" --seq-len 1024 --batch 32 --workers 2 --epochs 8 --windows random --json >>"$out/stoker-w1-random.jsonl"
 done
 ;; esac
 case ",$only," in *,W4,*)
@@ -32,7 +32,7 @@ case ",$only," in *,W4,*)
 # figure is mostly its start (3 epochs, 2-3 s, spread 365-465 M tokens/s between single runs)
 for r in $(seq "$repeats"); do
   for f in train.jsonl train.jsonl.gz; do
-    ./stoker bench jsonl "$data/jsonl/$f" --seq-len 1024 --batch 32 --workers 2 --order sequential --epochs 8 --json --no-digest \
+    ./stoker bench jsonl "$data/jsonl/$f" --seq-len 1024 --batch 32 --workers 2 --order sequential --epochs 8 --json \
       | sed "s/^{/{\"file\":\"$f\",/" >>"$out/stoker-w4.jsonl"
   done
 done

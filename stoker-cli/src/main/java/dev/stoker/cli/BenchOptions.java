@@ -60,11 +60,14 @@ final class BenchOptions {
     @Option(names = "--step-ms", paramLabel = "X", defaultValue = "0", description = "Simulated accelerator step per batch, in milliseconds (default ${DEFAULT-VALUE}).")
     double stepMs;
 
-    @Option(names = "--json", description = "One JSON object per configuration on stdout. Its digest is a SHA-256 of "
-            + "every batch, computed on the consuming thread: that work counts in the measured time like any consumer's.")
+    @Option(names = "--json", description = "One JSON object per configuration on stdout (its digest: with --digest or --digests).")
     boolean json;
 
-    @Option(names = "--no-digest", description = "With --json: skip the batch digests (digest is null), to measure the loader alone.")
+    @Option(names = "--digest", description = "With --json: a SHA-256 of every batch, computed on the consuming thread "
+            + "(its time counts in the measured time); without it (or --digests) --json measures the loader alone.")
+    boolean digest;
+
+    @Option(names = "--no-digest", hidden = true, description = "The default now; kept so that older scripts run.")
     boolean noDigest;
 
     @Option(names = "--digests", paramLabel = "FILE", description = "Write the SHA-256 of each delivered batch, one per line.")

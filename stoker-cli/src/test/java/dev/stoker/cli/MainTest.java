@@ -104,7 +104,7 @@ class MainTest {
     @Test
     void digestsAreTheSameForEveryWorkerCountAndPrefetchDepth() {
         Outcome o = stoker("bench", "synthetic", "--samples", "5000", "--batch", "64", "--workers", "0,1,2,4",
-                "--prefetch", "1,3", "--json", "--seed", "7");
+                "--prefetch", "1,3", "--json", "--digest", "--seed", "7");
         assertEquals(0, o.code, o.err);
         List<String> lines = o.out.lines().toList();
         assertEquals(8, lines.size());
@@ -122,7 +122,7 @@ class MainTest {
         // two batches of 500 and a 20 ms step after each: after the first batch's arrival, 500
         // samples in at least 40 ms (at most 12,500 samples/s; 25,000 if the first batch's counted)
         Outcome o = stoker("bench", "synthetic", "--samples", "1000", "--batch", "500", "--workers", "1", "--step-ms", "20",
-                "--json", "--no-digest");
+                "--json");
         assertEquals(0, o.code, o.err);
         String line = o.out.strip();
         double after = Double.parseDouble(field(line, "samplesPerSecAfterFirst"));
@@ -131,14 +131,14 @@ class MainTest {
         double fromStart = Double.parseDouble(field(line, "samplesPerSecFromStart"));
         assertTrue(first > 0 && first < Double.parseDouble(field(line, "seconds")), line);
         assertTrue(fromStart > 0 && fromStart <= 1000 / 0.040 && fromStart < after * 2, line);
-        Outcome one = stoker("bench", "synthetic", "--samples", "100", "--batch", "100", "--workers", "1", "--json");
+        Outcome one = stoker("bench", "synthetic", "--samples", "100", "--batch", "100", "--workers", "1", "--json", "--digest");
         assertFalse(one.out.contains("samplesPerSecAfterFirst"), "one batch: no rate after it");
     }
 
     @Test
     void theDigestsFileHasOneHashPerBatchAndMatchesTheJsonDigest() throws Exception {
         Path digests = tmp.resolve("d.txt");
-        Outcome o = stoker("bench", "synthetic", "--samples", "1000", "--batch", "100", "--workers", "2", "--json",
+        Outcome o = stoker("bench", "synthetic", "--samples", "1000", "--batch", "100", "--workers", "2", "--json", "--digest",
                 "--digests", digests.toString());
         assertEquals(0, o.code, o.err);
         List<String> lines = Files.readAllLines(digests);
@@ -279,5 +279,14 @@ class MainTest {
         Outcome bad = stoker("bench", "synthetic", "--errors", "ignore");
         assertEquals(2, bad.code);
         assertTrue(bad.err.contains("--errors must be fail, skip-sample or skip-shard"), bad.err);
+    }
+
+    @Test
+    void jsonMeasuresTheLoaderAndHashesOnlyWhenAsked() {
+        String[] run = {"bench", "synthetic", "--samples", "100", "--batch", "10", "--workers", "1", "--json"};
+        assertEquals("null", field(stoker(run).out.strip(), "digest"));
+        String[] hashed = Arrays.copyOf(run, run.length + 1);
+        hashed[run.length] = "--digest";
+        assertTrue(field(stoker(hashed).out.strip(), "digest").matches("[0-9a-f]{64}"));
     }
 }

@@ -65,7 +65,7 @@ class PrepareCommandTest {
     @Test
     void benchJsonlReportsTokensPerSecond() throws IOException {
         Path in = corpus();
-        MainTest.Outcome o = stoker("bench", "jsonl", in.toString(), "--seq-len", "32", "--batch", "4", "--workers", "0,2", "--json");
+        MainTest.Outcome o = stoker("bench", "jsonl", in.toString(), "--seq-len", "32", "--batch", "4", "--workers", "0,2", "--json", "--digest");
         assertEquals(0, o.code(), o.err());
         var lines = o.out().lines().toList();
         assertEquals(field(lines.get(0), "digest"), field(lines.get(1), "digest"));

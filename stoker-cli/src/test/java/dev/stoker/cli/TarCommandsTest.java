@@ -84,20 +84,20 @@ class TarCommandsTest {
             out.write(java.nio.file.Files.readAllBytes(tmp.resolve("p-0.tar")));
         }
         MainTest.Outcome plain = stoker("bench", "shards", tmp.resolve("p-0.tar").toString(), "--transform", "none",
-                "--batch", "8", "--json");
+                "--batch", "8", "--json", "--digest");
         MainTest.Outcome stream = stoker("bench", "shards", gz.toString(), "--transform", "none", "--batch", "8",
-                "--order", "sequential", "--json");
+                "--order", "sequential", "--json", "--digest");
         assertEquals(0, plain.code(), plain.err());
         assertEquals(0, stream.code(), stream.err());
         assertEquals("30", field(plain.out().strip(), "samples"));
         assertEquals("30", field(stream.out().strip(), "samples"));
         MainTest.Outcome ordered = stoker("bench", "shards", tmp.resolve("p-0.tar").toString(), "--transform", "none",
-                "--batch", "8", "--order", "sequential", "--json");
+                "--batch", "8", "--order", "sequential", "--json", "--digest");
         assertEquals(field(ordered.out().strip(), "digest"), field(stream.out().strip(), "digest"),
                 "the same bytes in the same order either way");
         // a shuffle window of ~40 bytes (samples of 4-6 bytes: key, one byte of jpg, the label)
         MainTest.Outcome window = stoker("bench", "shards", gz.toString(), "--transform", "none", "--batch", "8",
-                "--order", "sequential", "--shuffle-window-bytes", "40", "--json");
+                "--order", "sequential", "--shuffle-window-bytes", "40", "--json", "--digest");
         assertEquals(0, window.code(), window.err());
         assertEquals("30", field(window.out().strip(), "samples"));
         double moved = Double.parseDouble(field(window.out().strip(), "meanDisplacement"));
@@ -105,11 +105,11 @@ class TarCommandsTest {
         assertNotEquals(field(stream.out().strip(), "digest"), field(window.out().strip(), "digest"));
         // a plain shard read as a stream on request (or for a shuffle window): the stream's order and bytes
         MainTest.Outcome streamed = stoker("bench", "shards", tmp.resolve("p-0.tar").toString(), "--stream", "--transform",
-                "none", "--batch", "8", "--order", "sequential", "--json");
+                "none", "--batch", "8", "--order", "sequential", "--json", "--digest");
         assertEquals(0, streamed.code(), streamed.err());
         assertEquals(field(stream.out().strip(), "digest"), field(streamed.out().strip(), "digest"));
         MainTest.Outcome plainWindow = stoker("bench", "shards", tmp.resolve("p-0.tar").toString(), "--transform", "none",
-                "--batch", "8", "--order", "sequential", "--shuffle-window-bytes", "40", "--json");
+                "--batch", "8", "--order", "sequential", "--shuffle-window-bytes", "40", "--json", "--digest");
         assertEquals(0, plainWindow.code(), plainWindow.err());
         assertEquals(field(window.out().strip(), "digest"), field(plainWindow.out().strip(), "digest"));
     }

@@ -92,7 +92,7 @@ class TokensCommandsTest {
     void benchTokensReportsTokensPerSecondAndTheSameDigestsForAnyWorkerCount() throws IOException {
         Path bin = tokens(100_000);
         MainTest.Outcome o = stoker("bench", "tokens", bin.toString(), "--seq-len", "128", "--batch", "8",
-                "--workers", "0,2", "--json");
+                "--workers", "0,2", "--json", "--digest");
         assertEquals(0, o.code(), o.err());
         List<String> lines = o.out().lines().toList();
         assertEquals(field(lines.get(0), "digest"), field(lines.get(1), "digest"));
@@ -107,12 +107,12 @@ class TokensCommandsTest {
     @Test
     void benchTokensPacksMegatronDocumentsAndMixesFiles() throws IOException {
         MainTest.Outcome o = stoker("bench", "tokens", fixture("megatron/docs").toString(), "--seq-len", "8",
-                "--batch", "2", "--separator", "50256", "--json");
+                "--batch", "2", "--separator", "50256", "--json", "--digest");
         assertEquals(0, o.code(), o.err());
         assertEquals("8", field(o.out().strip(), "samples"), "(62 tokens + 6 separators - 1) / 8");
         Path a = tokens(10_000);
         o = stoker("bench", "tokens", a.toString(), fixture("npy/tokens_u2.npy").toString(), "--seq-len", "16",
-                "--weights", "0.5,0.5", "--json");
+                "--weights", "0.5,0.5", "--json", "--digest");
         assertEquals(0, o.code(), o.err());
         assertEquals(2, stoker("bench", "tokens", a.toString(), "--weights", "1,2").code());
     }
@@ -125,7 +125,7 @@ class TokensCommandsTest {
         assertTrue(o.out().contains("{\"path\":\"/x\",\"dtype\":\"<f4\",\"shape\":[100,8]}"), o.out());
         assertTrue(o.out().contains("{\"path\":\"/group/u\",\"dtype\":\"<f8\",\"shape\":[100]}"), o.out());
         MainTest.Outcome b = stoker("bench", "hdf5", fixture("hdf5/default.h5").toString(), "--dataset", "/x", "--dataset", "/y",
-                "--batch", "10", "--workers", "0,2", "--json");
+                "--batch", "10", "--workers", "0,2", "--json", "--digest");
         assertEquals(0, b.code(), b.err());
         var lines = b.out().lines().toList();
         assertEquals("100", field(lines.get(0), "samples"));
@@ -143,7 +143,7 @@ class TokensCommandsTest {
         assertEquals("5", field(o.out().strip(), "rowGroups"));
         assertTrue(o.out().contains("{\"name\":\"label\",\"type\":\"string\"}"), o.out());
         MainTest.Outcome b = stoker("bench", "parquet", file.toString(), "--columns", "id,x,label", "--where", "k >= 15000",
-                "--batch", "100", "--workers", "0,2", "--json");
+                "--batch", "100", "--workers", "0,2", "--json", "--digest");
         assertEquals(0, b.code(), b.err());
         var lines = b.out().lines().toList();
         assertEquals("4833", field(lines.get(0), "samples"));
