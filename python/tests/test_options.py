@@ -64,7 +64,7 @@ def cli_options(source):
 
 
 # the bench loop's own options, and help: no meaning for a loader in a training loop
-BENCH_ONLY = {"json", "no-digest", "digests", "ids", "stop-after", "save-state", "resume", "plot", "trace", "steps",
+BENCH_ONLY = {"json", "digest", "no-digest", "digests", "ids", "stop-after", "save-state", "resume", "plot", "trace", "steps",
               "step-ms", "epochs", "help", "version", "debug"}
 
 

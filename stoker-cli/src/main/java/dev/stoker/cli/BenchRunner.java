@@ -211,7 +211,7 @@ final class BenchRunner {
                 o.stopAfter != null ? "--stop-after" : null, o.saveState != null ? "--save-state" : null,
                 o.resume != null ? "--resume" : null, o.plot != null ? "--plot" : null, o.trace != null ? "--trace" : null,
                 o.steps != null ? "--steps" : null, o.stepMs != 0 ? "--step-ms" : null, o.epochs != 1 ? "--epochs" : null,
-                o.json ? "--json" : null};
+                o.json ? "--json" : null, o.digest ? "--digest" : null};
         for (String option : benchOnly) {
             if (option != null) {
                 throw new Main.UsageException(option + " is an option of the bench loop; it does not apply here");
