@@ -154,6 +154,9 @@ class Loader:
             self._map(self._info)
             self._conn.send(MAPPED)
         except BaseException:
+            if self._server is not None and self._conn is None:
+                self._server.kill()  # never connected: it would wait for a client that does not come
+                self._server = None
             self._teardown()
             raise
         self._pending_state = None

@@ -204,7 +204,14 @@ final class ShmRing implements Allocator, AutoCloseable {
         unlink();
         if (!closed) {
             closed = true;
-            mapping.close();
+            try {
+                mapping.close();
+            } catch (IllegalStateException e) {
+                // a worker stuck in a read still holds a slot (NOTE [Shutdown] in Loader): the
+                // mapping goes with the process; the name is already gone
+                System.getLogger(ShmRing.class.getName()).log(System.Logger.Level.WARNING,
+                        "the batch ring is still in use; it is unmapped when the server exits");
+            }
         }
     }
 
