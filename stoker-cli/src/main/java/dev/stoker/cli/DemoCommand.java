@@ -132,6 +132,7 @@ final class DemoCommand implements Callable<Integer> {
             o.println("trace: " + tracePath + " (open in https://ui.perfetto.dev or chrome://tracing)");
             o.println("plot:  " + plotPath);
             o.println("Try: ./stoker bench synthetic --work-us 400 --step-ms 20 --batch 64 --workers 0,1,2,auto");
+            o.println(" or: ./stoker demo --pytorch   (a real PyTorch training loop, fed by the DataLoader and by stoker.Loader)");
             o.flush();
             return naive.digest.equals(stoker.digest) ? 0 : 1;
         }
