@@ -97,11 +97,6 @@ final class BridgeSession implements BenchRunner.Bridge {
         this.shmDir = shmDir;
         this.ringName = ringName;
         in.limit(0);
-        try {
-            channel.configureBlocking(false);
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
     }
 
     /** Ends the session from another thread: closes the socket and wakes the session if it waits. */
@@ -119,6 +114,7 @@ final class BridgeSession implements BenchRunner.Bridge {
 
     /** Serves the client until it says goodbye or goes away; errors it should know of are sent to it. */
     void run() throws IOException {
+        channel.configureBlocking(false);
         int type = nextMessage();
         if (type != OPEN) {
             throw new ProtocolException("the client's first message was " + type + ", not OPEN");
@@ -158,9 +154,9 @@ final class BridgeSession implements BenchRunner.Bridge {
             sendError("protocol", e.getMessage(), null, -1, true);
             throw e;
         } catch (IOException | Main.BadDataException e) {
-            sendError("data", messageOf(e), null, -1, true);
+            sendError("data", Main.message(e), null, -1, true);
         } catch (Exception e) {
-            sendError("internal", messageOf(e), null, -1, true);
+            sendError("internal", Main.message(e), null, -1, true);
         }
     }
 
@@ -190,7 +186,7 @@ final class BridgeSession implements BenchRunner.Bridge {
             this.states = new LoaderState[2 * holds + 4];
             this.stateCounters = new long[states.length];
             if (initialState != null) {
-                b.resume(parseState(initialState));
+                b.resume(LoaderState.fromJson(initialState));
             }
             loader = b.allocator(ring).build();
             remember();
@@ -274,7 +270,7 @@ final class BridgeSession implements BenchRunner.Bridge {
             return;
         } catch (RuntimeException e) {
             pass = null;
-            sendError("internal", messageOf(e), null, -1, false);
+            sendError("internal", Main.message(e), null, -1, false);
             return;
         }
         boolean timed = (counter & 15) == 0; // NOTE [Bridge flow]: one batch in 16 is timed, in CPU time
@@ -334,7 +330,7 @@ final class BridgeSession implements BenchRunner.Bridge {
             case STATE -> {
                 long consumed = p.getLong();
                 consume();
-                send(STATE_IS, json(stateAt(consumed).toJson()));
+                send(STATE_IS, utf8(stateAt(consumed).toJson()));
                 return true;
             }
             case LOAD -> {
@@ -344,7 +340,7 @@ final class BridgeSession implements BenchRunner.Bridge {
                 reclaim();
                 LoaderState previous = stateAt(consumed);
                 try {
-                    rebuild(parseState(state), -1);
+                    rebuild(LoaderState.fromJson(state), -1);
                 } catch (IllegalArgumentException e) {
                     rebuild(previous, -1); // where the client stood
                     sendError("state", e.getMessage(), null, -1, false);
@@ -425,10 +421,6 @@ final class BridgeSession implements BenchRunner.Bridge {
         return states[i];
     }
 
-    private static LoaderState parseState(String json) {
-        return LoaderState.fromJson(json);
-    }
-
     // ---- messages ------------------------------------------------------------------------------
 
     /** Reads until a whole message is buffered; returns its type. */
@@ -479,7 +471,7 @@ final class BridgeSession implements BenchRunner.Bridge {
         } catch (ClientGone e) {
             throw e;
         } catch (IOException e) {
-            throw new ClientGone(messageOf(e)); // reset or broken: the client is gone
+            throw new ClientGone(Main.message(e)); // reset or broken: the client is gone
         } finally {
             in.flip();
         }
@@ -523,7 +515,7 @@ final class BridgeSession implements BenchRunner.Bridge {
                 }
             }
         } catch (IOException e) {
-            throw new ClientGone(messageOf(e));
+            throw new ClientGone(Main.message(e));
         }
     }
 
@@ -548,9 +540,7 @@ final class BridgeSession implements BenchRunner.Bridge {
 
     /** An ERROR message; {@code fatal}: the session ends after it, so the client raises it whatever it waits for. */
     private void sendError(String kind, String message, String resource, long index, boolean fatal) throws IOException {
-        StringWriter w = new StringWriter();
-        try (JsonGenerator g = JSON.createGenerator(w)) {
-            g.writeStartObject();
+        send(ERROR, object(g -> {
             g.writeStringField("kind", kind);
             g.writeStringField("message", message == null ? kind + " error" : message);
             if (resource != null) {
@@ -560,16 +550,29 @@ final class BridgeSession implements BenchRunner.Bridge {
                 g.writeNumberField("index", index);
             }
             g.writeBooleanField("fatal", fatal);
-            g.writeEndObject();
-        }
-        send(ERROR, json(w.toString()));
+        }));
     }
 
-    private static ByteBuffer json(String text) {
+    /** The fields a message's JSON object holds. */
+    @FunctionalInterface
+    private interface Fields {
+        void write(JsonGenerator g) throws IOException;
+    }
+
+    /** A message payload: one JSON object (a payload to be flipped by {@link #send}). */
+    private static ByteBuffer object(Fields fields) throws IOException {
+        StringWriter w = new StringWriter();
+        try (JsonGenerator g = JSON.createGenerator(w)) {
+            g.writeStartObject();
+            fields.write(g);
+            g.writeEndObject();
+        }
+        return utf8(w.toString());
+    }
+
+    private static ByteBuffer utf8(String text) {
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
-        ByteBuffer b = ByteBuffer.allocate(bytes.length);
-        b.put(bytes);
-        return b;
+        return ByteBuffer.allocate(bytes.length).put(bytes);
     }
 
     private List<String> readOpen(ByteBuffer p) throws IOException {
@@ -599,9 +602,7 @@ final class BridgeSession implements BenchRunner.Bridge {
     }
 
     private ByteBuffer hello() throws IOException {
-        StringWriter w = new StringWriter();
-        try (JsonGenerator g = JSON.createGenerator(w)) {
-            g.writeStartObject();
+        return object(g -> {
             g.writeNumberField("version", 1);
             g.writeNumberField("pid", ProcessHandle.current().pid());
             g.writeStringField("ring", ring.path().toString());
@@ -626,19 +627,11 @@ final class BridgeSession implements BenchRunner.Bridge {
             g.writeEndArray();
             g.writeNumberField("tokensPerSample", runner.tokensPerSample());
             startedFields(g);
-            g.writeEndObject();
-        }
-        return json(w.toString());
+        });
     }
 
     private ByteBuffer started() throws IOException {
-        StringWriter w = new StringWriter();
-        try (JsonGenerator g = JSON.createGenerator(w)) {
-            g.writeStartObject();
-            startedFields(g);
-            g.writeEndObject();
-        }
-        return json(w.toString());
+        return object(this::startedFields);
     }
 
     private void startedFields(JsonGenerator g) throws IOException {
@@ -652,9 +645,7 @@ final class BridgeSession implements BenchRunner.Bridge {
 
     private ByteBuffer stats() throws IOException {
         LoaderStats s = loader.stats();
-        StringWriter w = new StringWriter();
-        try (JsonGenerator g = JSON.createGenerator(w)) {
-            g.writeStartObject();
+        return object(g -> {
             g.writeNumberField("batches", s.batches());
             g.writeNumberField("samples", s.samples());
             g.writeNumberField("bytes", s.bytes());
@@ -670,12 +661,6 @@ final class BridgeSession implements BenchRunner.Bridge {
             g.writeNumberField("prefetch", loader.prefetch());
             g.writeNumberField("publishCpuSeconds", publishNanos / 1e9);
             g.writeNumberField("spilledBytes", spilledBytes);
-            g.writeEndObject();
-        }
-        return json(w.toString());
-    }
-
-    private static String messageOf(Throwable e) {
-        return Main.message(e);
+        });
     }
 }
