@@ -74,9 +74,6 @@ SOURCES = {
 # PyTorch DataLoader names, accepted as aliases.
 ALIASES = {"batch_size": "batch", "num_workers": "workers"}
 
-# The Python side's own options (not sent to the CLI).
-OWN = ("as_numpy", "holds", "device", "server", "shuffle")
-
 
 def _bad(name, value, what):
     return ValueError(f"stoker.Loader: option '{name}' {what}, got {value!r}")

@@ -52,7 +52,7 @@ def _distributed():
 
 
 class _Field:
-    __slots__ = ("index", "name", "dtype", "shape", "variable", "sample_bytes")
+    __slots__ = ("index", "name", "dtype", "shape", "variable")
 
     def __init__(self, index, spec):
         self.index = index
@@ -60,10 +60,6 @@ class _Field:
         self.dtype = spec["dtype"]
         self.shape = tuple(spec["shape"])
         self.variable = spec["variable"]
-        n = np.dtype(_NUMPY.get(self.dtype, self.dtype)).itemsize
-        for d in self.shape:
-            n *= d
-        self.sample_bytes = n
 
 
 class Loader:
