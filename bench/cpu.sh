@@ -13,7 +13,7 @@ secs() { awk -v a="$1" -v b="$2" -v t="$ticks" 'BEGIN {printf "%.2f", (b - a) / 
 median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
 
 # W2 from local disk (through the index, then as a stream: the order remote shards are read in), then
-# from REMOTE through the shard cache cold (emptied first) and warm, REPEATS times, with the server's
+# from REMOTE as a stream (--stream) through the shard cache cold (emptied first) and warm, REPEATS times, with the server's
 # CPU and what other processes took per repeat; needs ./stoker, $repeats, $server (the server's pid)
 # and $tmp; STEP_MS simulates a training step per batch (default 0: the loader alone).
 # Usage: compare_remote LOCAL REMOTE [SUFFIX for the median line]
@@ -26,8 +26,8 @@ compare_remote() {
     run "$1"; l=$(cat "$tmp/rate")
     run "$1" --stream; st=$(cat "$tmp/rate")
     rm -rf "$tmp/c"
-    a=$(pid_cpu $server); run "$2"; c=$(cat "$tmp/rate"); b=$(pid_cpu $server); cstats=$(grep -v "incubator modules" "$tmp/err")
-    run "$2"; w=$(cat "$tmp/rate"); z=$(pid_cpu $server)
+    a=$(pid_cpu $server); run "$2" --stream; c=$(cat "$tmp/rate"); b=$(pid_cpu $server); cstats=$(grep -v "incubator modules" "$tmp/err")
+    run "$2" --stream; w=$(cat "$tmp/rate"); z=$(pid_cpu $server)
     times >"$tmp/t"; m1=$(machine_cpu); k1=$(children_cpu "$tmp/t")
     other=$(( (m1 - m0) - (k1 - k0) - (z - s0) ))
     L+=("$l"); S+=("$st"); C+=("$c"); W+=("$w"); CS+=("$(secs "$a" "$b")"); WS+=("$(secs "$b" "$z")")

@@ -245,9 +245,9 @@ final class BenchCommand implements Runnable {
                 description = "The shard cache's limit in bytes (default ${DEFAULT-VALUE}).")
         long cacheSize;
 
-        @Option(names = "--stream", description = "Read local shards as a stream, as remote ones are read (shard order "
-                + "shuffled, each shard front to back; --shuffle-window shuffles samples within a window, and implies it), "
-                + "rather than at random through the index.")
+        @Option(names = "--stream", description = "Read the shards as a stream (shard order shuffled, each shard front to "
+                + "back; --shuffle-window shuffles samples within a window, and implies it) rather than at random through "
+                + "the index, which a remote shard is read through once the cache holds every shard.")
         boolean stream;
 
         @Mixin
@@ -278,8 +278,7 @@ final class BenchCommand implements Runnable {
                     throw new Main.UsageException(e.getMessage());
                 }
             }
-            if (stream || options.shuffleWindow > 0 || options.shuffleWindowBytes > 0
-                    || shards.stream().anyMatch(ShardsBench::compressed)) {
+            if (streamed() || shards.stream().anyMatch(ShardsBench::compressed)) {
                 // compressed shards are read as streams: shard order shuffled, --shuffle-window for samples
                 return image.run(new dev.stoker.formats.TarShards(shards), options, spec.commandLine().getOut(), "shards");
             }
@@ -307,13 +306,56 @@ final class BenchCommand implements Runnable {
             java.nio.file.Path dir = cacheDir != null ? cacheDir
                     : java.nio.file.Path.of(System.getProperty("java.io.tmpdir"), "stoker-shard-cache");
             try (dev.stoker.storage.ShardCache cache = new dev.stoker.storage.ShardCache(dir, cacheSize, 4)) {
-                int rc = image.run(new dev.stoker.storage.RemoteShards(locations, cache, 2), options,
+                boolean global = !streamed() && locations.stream().noneMatch(ShardsBench::compressedName);
+                int rc = global ? throughIndex(locations, cache)
+                        : image.run(new dev.stoker.storage.RemoteShards(locations, cache, 2), options,
                         spec.commandLine().getOut(), "shards");
                 var st = cache.stats();
                 spec.commandLine().getErr().printf("shard cache %s: %d hits, %d misses, %.1f MB downloaded, %.2f s waited%n",
                         dir, st.hits(), st.misses(), st.bytesDownloaded() / 1e6, st.waitNanos() / 1e9);
                 return rc;
             }
+        }
+
+        /** The stream rather than the index: asked for, or implied by a shuffle window. */
+        private boolean streamed() {
+            return stream || options.shuffleWindow > 0 || options.shuffleWindowBytes > 0;
+        }
+
+        /**
+         * Remote plain shards in the same order as local ones (a global shuffle through the
+         * index): every shard in the cache first, then read as local shards under their URLs.
+         */
+        private int throughIndex(java.util.List<String> locations, dev.stoker.storage.ShardCache cache) throws Exception {
+            long total = 0;
+            for (String l : locations) {
+                total += dev.stoker.storage.Storage.size(l);
+            }
+            if (total > cacheSize) {
+                throw new Main.UsageException(String.format(java.util.Locale.ROOT, "a shuffle over all %d shards reads them "
+                        + "through the cache, and their %,d bytes do not fit its %,d: raise --cache-size, or read them as a "
+                        + "stream (--stream, with --shuffle-window-bytes for a window of samples)", locations.size(), total,
+                        cacheSize));
+            }
+            locations.forEach(cache::prefetch); // downloads run in parallel
+            java.util.List<java.nio.file.Path> local = new java.util.ArrayList<>();
+            try {
+                for (String l : locations) {
+                    local.add(cache.acquire(l));
+                }
+                try (dev.stoker.formats.TarDataset data = new dev.stoker.formats.TarDataset(local, locations, false)) {
+                    return image.run(data, options, spec.commandLine().getOut(), "shards");
+                }
+            } finally {
+                for (int i = 0; i < local.size(); i++) {
+                    cache.release(locations.get(i));
+                }
+            }
+        }
+
+        private static boolean compressedName(String location) {
+            String name = location.contains("?") ? location.substring(0, location.indexOf('?')) : location;
+            return !name.endsWith(".tar");
         }
 
         private static boolean compressed(java.nio.file.Path p) {

@@ -166,4 +166,51 @@ class TarCommandsTest {
         System.arraycopy(b, 0, out, a.length, b.length);
         return out;
     }
+
+    /** Shards served by a real HTTP server on loopback (the JDK's file server). */
+    private static <T> T overHttp(Path dir, java.util.function.Function<String, T> run) {
+        var server = com.sun.net.httpserver.SimpleFileServer.createFileServer(
+                new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), dir.toAbsolutePath(),
+                com.sun.net.httpserver.SimpleFileServer.OutputLevel.NONE);
+        server.start();
+        try {
+            return run.apply("http://127.0.0.1:" + server.getAddress().getPort() + "/");
+        } finally {
+            server.stop(0);
+        }
+    }
+
+    @Test
+    void remoteShardsGiveTheLocalBatchesWithTheSameOptions() throws IOException {
+        Path shards = java.nio.file.Files.createDirectories(tmp.resolve("served"));
+        for (int s = 0; s < 3; s++) {
+            shard("served/w-" + s + ".tar", 10 + 7 * s);
+        }
+        String local = shards.resolve("w-{0..2}.tar").toString();
+        String cache = tmp.resolve("cache").toString();
+        for (String[] mode : new String[][] {{}, {"--stream"}, {"--shuffle-window-bytes", "40"}}) {
+            String[] opts = java.util.stream.Stream.concat(java.util.stream.Stream.of("--transform", "none", "--batch", "5",
+                    "--seed", "3", "--json", "--digest", "--cache-dir", cache), java.util.Arrays.stream(mode)).toArray(String[]::new);
+            MainTest.Outcome here = stoker(java.util.stream.Stream.concat(java.util.stream.Stream.of("bench", "shards", local),
+                    java.util.Arrays.stream(opts)).toArray(String[]::new));
+            MainTest.Outcome there = overHttp(shards, url -> stoker(java.util.stream.Stream.concat(
+                    java.util.stream.Stream.of("bench", "shards", url + "w-{0..2}.tar"), java.util.Arrays.stream(opts))
+                    .toArray(String[]::new)));
+            assertEquals(0, here.code(), here.err());
+            assertEquals(0, there.code(), there.err());
+            assertEquals(field(here.out().strip(), "digest"), field(there.out().strip(), "digest"),
+                    "the same batches from disk and over HTTP, " + (mode.length == 0 ? "shuffled through the index" : mode[0]));
+            assertEquals("51", field(there.out().strip(), "samples"));
+        }
+    }
+
+    @Test
+    void aGlobalShuffleOfRemoteShardsThatDoNotFitTheCacheSaysWhatToDo() throws IOException {
+        Path shards = java.nio.file.Files.createDirectories(tmp.resolve("served"));
+        shard("served/w-0.tar", 50);
+        MainTest.Outcome o = overHttp(shards, url -> stoker("bench", "shards", url + "w-0.tar", "--transform", "none",
+                "--cache-dir", tmp.resolve("cache").toString(), "--cache-size", "1000"));
+        assertEquals(2, o.code(), o.err());
+        assertTrue(o.err().contains("raise --cache-size, or read them as a stream (--stream"), o.err());
+    }
 }

@@ -19,8 +19,8 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
     private final List<Shard> shards = new ArrayList<>();
     private final Dataset<TarSample> all;
 
-    /** One mapped shard and its index. */
-    private record Shard(MappedFile file, TarIndex index) implements Dataset<TarSample> {
+    /** One mapped shard, its index, and the name samples and errors give it. */
+    private record Shard(MappedFile file, TarIndex index, String shardName) implements Dataset<TarSample> {
         @Override
         public long size() {
             return index.samples();
@@ -33,29 +33,57 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
             for (int k = index.firstField[s]; k < index.firstField[s + 1]; k++) {
                 fields.put(index.fieldNames[k], file.segment().asSlice(index.offsets[k], index.sizes[k]));
             }
-            return new TarSample(index.keys[s], file.path().toString(), fields);
+            return new TarSample(index.keys[s], shardName, fields);
         }
 
         @Override
         public String name() {
-            return file.path().toString();
+            return shardName;
         }
     }
 
     public TarDataset(List<Path> paths) throws IOException {
+        this(paths, paths.stream().map(Path::toString).toList(), true);
+    }
+
+    /**
+     * Shards read from local copies ({@code paths}, e.g. a shard cache's files) under the names
+     * they have elsewhere ({@code names}, e.g. their URLs), which samples and errors give. With
+     * {@code storeIndex} false the indexes are built in memory and stored nowhere (a cache's
+     * directory holds its shards alone).
+     */
+    public TarDataset(List<Path> paths, List<String> names, boolean storeIndex) throws IOException {
         if (paths.isEmpty()) {
             throw new IllegalArgumentException("no shards");
         }
+        if (names.size() != paths.size()) {
+            throw new IllegalArgumentException(names.size() + " names for " + paths.size() + " shards");
+        }
         try {
-            for (Path p : paths) {
-                TarIndex idx = TarIndex.of(p);
-                shards.add(new Shard(MappedFile.open(p), idx));
+            for (int i = 0; i < paths.size(); i++) {
+                Path p = paths.get(i);
+                TarIndex idx;
+                try {
+                    idx = storeIndex ? TarIndex.of(p) : TarIndex.build(p);
+                } catch (IOException e) {
+                    throw renamed(e, p.toString(), names.get(i));
+                }
+                shards.add(new Shard(MappedFile.open(p), idx, names.get(i)));
             }
         } catch (IOException | RuntimeException e) {
             close();
             throw e;
         }
         this.all = Dataset.concat(shards);
+    }
+
+    /** The same error, naming the shard as its reader knows it (its URL, not the cache's file). */
+    private static IOException renamed(IOException e, String local, String name) {
+        String m = e.getMessage();
+        if (m == null || local.equals(name) || !m.contains(local)) {
+            return e;
+        }
+        return new IOException(m.replace(local, name), e);
     }
 
     @Override
