@@ -189,13 +189,11 @@ class TarCommandsTest {
         String local = shards.resolve("w-{0..2}.tar").toString();
         String cache = tmp.resolve("cache").toString();
         for (String[] mode : new String[][] {{}, {"--stream"}, {"--shuffle-window-bytes", "40"}}) {
-            String[] opts = java.util.stream.Stream.concat(java.util.stream.Stream.of("--transform", "none", "--batch", "5",
-                    "--seed", "3", "--json", "--digest", "--cache-dir", cache), java.util.Arrays.stream(mode)).toArray(String[]::new);
-            MainTest.Outcome here = stoker(java.util.stream.Stream.concat(java.util.stream.Stream.of("bench", "shards", local),
-                    java.util.Arrays.stream(opts)).toArray(String[]::new));
-            MainTest.Outcome there = overHttp(shards, url -> stoker(java.util.stream.Stream.concat(
-                    java.util.stream.Stream.of("bench", "shards", url + "w-{0..2}.tar"), java.util.Arrays.stream(opts))
-                    .toArray(String[]::new)));
+            String[] opts = concat(new String[] {"--transform", "none", "--batch", "5", "--seed", "3", "--json", "--digest",
+                    "--cache-dir", cache}, mode);
+            MainTest.Outcome here = stoker(concat(new String[] {"bench", "shards", local}, opts));
+            MainTest.Outcome there = overHttp(shards, url -> stoker(concat(new String[] {"bench", "shards", url + "w-{0..2}.tar"},
+                    opts)));
             assertEquals(0, here.code(), here.err());
             assertEquals(0, there.code(), there.err());
             assertEquals(field(here.out().strip(), "digest"), field(there.out().strip(), "digest"),
@@ -212,5 +210,30 @@ class TarCommandsTest {
                 "--cache-dir", tmp.resolve("cache").toString(), "--cache-size", "1000"));
         assertEquals(2, o.code(), o.err());
         assertTrue(o.err().contains("raise --cache-size, or read them as a stream (--stream"), o.err());
+    }
+
+    @Test
+    void aRunSavedWhileReadingOverHttpResumesFromTheLocalCopyByteForByte() throws IOException {
+        Path shards = java.nio.file.Files.createDirectories(tmp.resolve("served"));
+        for (int s = 0; s < 3; s++) {
+            shard("served/w-" + s + ".tar", 9 + 4 * s);
+        }
+        String local = shards.resolve("w-{0..2}.tar").toString();
+        Path whole = tmp.resolve("whole.txt");
+        Path head = tmp.resolve("head.txt");
+        Path tail = tmp.resolve("tail.txt");
+        Path state = tmp.resolve("state.json");
+        String[] common = {"--transform", "none", "--batch", "4", "--seed", "8", "--workers", "2"};
+        assertEquals(0, stoker(concat(new String[] {"bench", "shards", local, "--digests", whole.toString()}, common)).code());
+        MainTest.Outcome saved = overHttp(shards, url -> stoker(concat(new String[] {"bench", "shards", url + "w-{0..2}.tar",
+                "--cache-dir", tmp.resolve("cache").toString(), "--stop-after", "3", "--save-state", state.toString(),
+                "--digests", head.toString()}, common)));
+        assertEquals(0, saved.code(), saved.err());
+        MainTest.Outcome resumed = stoker(concat(new String[] {"bench", "shards", local, "--resume", state.toString(),
+                "--digests", tail.toString()}, common));
+        assertEquals(0, resumed.code(), resumed.err());
+        List<String> both = new java.util.ArrayList<>(java.nio.file.Files.readAllLines(head));
+        both.addAll(java.nio.file.Files.readAllLines(tail));
+        assertEquals(java.nio.file.Files.readAllLines(whole), both);
     }
 }
