@@ -12,7 +12,7 @@ children_cpu() { awk -v t="$ticks" 'NR == 2 {split($1, u, /[ms]/); split($2, s, 
 secs() { awk -v a="$1" -v b="$2" -v t="$ticks" 'BEGIN {printf "%.2f", (b - a) / t}'; }
 median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
 
-# W2 from local disk (through the index, then as a stream: the order remote shards are read in), then
+# W2 from local disk (through the index, then as a stream), then
 # from REMOTE as a stream (--stream) through the shard cache cold (emptied first) and warm, REPEATS times, with the server's
 # CPU and what other processes took per repeat; needs ./stoker, $repeats, $server (the server's pid)
 # and $tmp; STEP_MS simulates a training step per batch (default 0: the loader alone).

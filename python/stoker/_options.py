@@ -44,19 +44,21 @@ COMMON = {
 }
 
 _TRANSFORM = {"transform": _Opt(_STR, choices=("none", "train224", "eval224"))}
+# sources that read remote files (URLs) through the cache
+_CACHE = {"cache_dir": _Opt(_STR), "cache_size": _Opt(_INT, 1)}
 
 # The options of each source, with whether it takes paths.
 SOURCES = {
     "synthetic": (False, {"samples": _Opt(_INT, 0), "sample_bytes": _Opt(_INT, 1), "work_us": _Opt(_FLOAT, 0)}),
-    "tokens": (True, {
+    "tokens": (True, dict(_CACHE, **{
         "seq_len": _Opt(_INT, 1),
         "dtype": _Opt(_STR, choices=("uint16", "uint32", "int32", "int64", "uint8")),
         "out_dtype": _Opt(_STR, choices=("int64", "int32")),
         "windows": _Opt(_STR, choices=("disjoint", "random")),
         "weights": _Opt(_LIST, floats=True),
         "separator": _Opt(_INT),
-    }),
-    "jsonl": (True, {
+    })),
+    "jsonl": (True, dict(_CACHE, **{
         "tokenizer": _Opt(_STR, choices=("bytes", "r50k_base", "gpt2", "p50k_base", "cl100k_base", "o200k_base")),
         "seq_len": _Opt(_INT, 1),
         "field": _Opt(_STR),
@@ -64,8 +66,8 @@ SOURCES = {
         "shard_buffer": _Opt(_INT, 1),
         "out_dtype": _Opt(_STR, choices=("int64", "int32")),
         "skip_bad": _Opt(_FLAG),
-    }),
-    "shards": (True, dict(_TRANSFORM, cache_dir=_Opt(_STR), cache_size=_Opt(_INT, 1), stream=_Opt(_FLAG))),
+    })),
+    "shards": (True, dict(_TRANSFORM, **_CACHE, stream=_Opt(_FLAG))),
     "folder": (True, dict(_TRANSFORM)),
     "hdf5": (True, {"dataset": _Opt(_LIST)}),
     "parquet": (True, {"columns": _Opt(_LIST), "where": _Opt(_STR), "cache_mb": _Opt(_INT, 1)}),

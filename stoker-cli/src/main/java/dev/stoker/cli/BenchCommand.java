@@ -51,8 +51,12 @@ final class BenchCommand implements Runnable {
     @Command(name = "tokens", description = "Windows of --seq-len + 1 tokens from token files as x and y shifted by one "
             + "(raw .bin, .npy, or Megatron .bin/.idx, whose documents are packed).")
     static final class TokensBench implements java.util.concurrent.Callable<Integer> {
-        @CommandLine.Parameters(paramLabel = "PATH", arity = "1..*", description = "Token files; several are concatenated, or mixed with --weights.")
-        java.util.List<java.nio.file.Path> paths;
+        @CommandLine.Parameters(paramLabel = "PATH", arity = "1..*", description = "Token files (local paths or http(s):// "
+                + "and s3:// URLs, read through the cache); several are concatenated, or mixed with --weights.")
+        java.util.List<String> paths;
+
+        @Mixin
+        RemoteFiles.CacheOptions cache;
 
         @Option(names = "--seq-len", defaultValue = "1024", description = "Tokens per sample (default ${DEFAULT-VALUE}).")
         int seqLen;
@@ -87,7 +91,8 @@ final class BenchCommand implements Runnable {
                 case "random" -> true;
                 default -> throw new Main.UsageException("--windows must be disjoint or random, got '" + windows + "'");
             };
-            try (TokensSource src = new TokensSource(paths, TokensSource.tokenType(dtype), seqLen, random,
+            try (RemoteFiles files = new RemoteFiles(paths, cache);
+                 TokensSource src = new TokensSource(files.paths(), TokensSource.tokenType(dtype), seqLen, random,
                     TokensSource.outType(outDtype), separator)) {
                 dev.stoker.DirectDataset data;
                 if (weights != null) {
@@ -114,8 +119,12 @@ final class BenchCommand implements Runnable {
     @Command(name = "jsonl", description = "JSON lines tokenized and packed into windows of --seq-len tokens (field tokens), "
             + "an end-of-text token after each document; plain files are read by several workers in ranges.")
     static final class JsonlBench implements java.util.concurrent.Callable<Integer> {
-        @CommandLine.Parameters(paramLabel = "PATH", arity = "1..*", description = ".jsonl files (plain, .gz, .zst).")
-        java.util.List<java.nio.file.Path> paths;
+        @CommandLine.Parameters(paramLabel = "PATH", arity = "1..*", description = ".jsonl files (plain, .gz, .zst; local "
+                + "paths or http(s):// and s3:// URLs, read through the cache).")
+        java.util.List<String> paths;
+
+        @Mixin
+        RemoteFiles.CacheOptions cache;
 
         @Option(names = "--tokenizer", defaultValue = "bytes", description = "bytes, r50k_base (gpt2), p50k_base, cl100k_base or o200k_base (default ${DEFAULT-VALUE}).")
         String tokenizer;
@@ -155,16 +164,19 @@ final class BenchCommand implements Runnable {
             if (seqLen < 1 || shardKb < 1 || shardBuffer < 1) {
                 throw new Main.UsageException("--seq-len, --shard-kb and --shard-buffer must be >= 1");
             }
-            for (java.nio.file.Path p : paths) {
-                if (!java.nio.file.Files.isRegularFile(p)) {
-                    throw new java.nio.file.NoSuchFileException(p.toString());
+            try (RemoteFiles files = new RemoteFiles(paths, cache)) {
+                java.util.List<java.nio.file.Path> local = files.paths();
+                for (java.nio.file.Path p : local) {
+                    if (!java.nio.file.Files.isRegularFile(p)) {
+                        throw new java.nio.file.NoSuchFileException(p.toString());
+                    }
                 }
+                dev.stoker.formats.JsonlTokens data = new dev.stoker.formats.JsonlTokens(local, tok, field, seqLen,
+                        shardKb << 10, skipBad);
+                dev.stoker.Collator<dev.stoker.formats.JsonlTokens.Window> collator = data.collator(TokensSource.outType(outDtype));
+                return new BenchRunner(options, spec.commandLine().getOut(), "jsonl", seqLen)
+                        .run(() -> dev.stoker.Loader.builder(data, collator).shardBuffer(shardBuffer));
             }
-            dev.stoker.formats.JsonlTokens data = new dev.stoker.formats.JsonlTokens(paths, tok, field, seqLen,
-                    shardKb << 10, skipBad);
-            dev.stoker.Collator<dev.stoker.formats.JsonlTokens.Window> collator = data.collator(TokensSource.outType(outDtype));
-            return new BenchRunner(options, spec.commandLine().getOut(), "jsonl", seqLen)
-                    .run(() -> dev.stoker.Loader.builder(data, collator).shardBuffer(shardBuffer));
         }
     }
 
@@ -238,12 +250,8 @@ final class BenchCommand implements Runnable {
                         + "an s3://bucket/prefix/ ending in / for every object under it, or a glob: s3://bucket/train/*.tar.")
         java.util.List<String> patterns;
 
-        @Option(names = "--cache-dir", paramLabel = "DIR", description = "Where remote shards are cached (default: stoker-shard-cache in the temporary directory).")
-        java.nio.file.Path cacheDir;
-
-        @Option(names = "--cache-size", paramLabel = "BYTES", defaultValue = "10000000000",
-                description = "The shard cache's limit in bytes (default ${DEFAULT-VALUE}).")
-        long cacheSize;
+        @Mixin
+        RemoteFiles.CacheOptions cache;
 
         @Option(names = "--stream", description = "Read the shards as a stream (shard order shuffled, each shard front to "
                 + "back; --shuffle-window shuffles samples within a window, and implies it) rather than at random through "
@@ -303,14 +311,13 @@ final class BenchCommand implements Runnable {
             if (locations.isEmpty()) {
                 throw new Main.UsageException("no shards under " + String.join(" ", patterns));
             }
-            java.nio.file.Path dir = cacheDir != null ? cacheDir
-                    : java.nio.file.Path.of(System.getProperty("java.io.tmpdir"), "stoker-shard-cache");
-            try (dev.stoker.storage.ShardCache cache = new dev.stoker.storage.ShardCache(dir, cacheSize, 4)) {
-                boolean global = !streamed() && locations.stream().noneMatch(ShardsBench::compressedName);
-                int rc = global ? throughIndex(locations, cache)
-                        : image.run(new dev.stoker.storage.RemoteShards(locations, cache, 2), options,
+            java.nio.file.Path dir = cache.dir();
+            try (dev.stoker.storage.ShardCache shardCache = new dev.stoker.storage.ShardCache(dir, cache.cacheSize, 4)) {
+                boolean global = !streamed() && locations.stream().noneMatch(l -> !dev.stoker.storage.Storage.baseName(l).endsWith(".tar"));
+                int rc = global ? throughIndex(locations, shardCache)
+                        : image.run(new dev.stoker.storage.RemoteShards(locations, shardCache, 2), options,
                         spec.commandLine().getOut(), "shards");
-                var st = cache.stats();
+                var st = shardCache.stats();
                 spec.commandLine().getErr().printf("shard cache %s: %d hits, %d misses, %.1f MB downloaded, %.2f s waited%n",
                         dir, st.hits(), st.misses(), st.bytesDownloaded() / 1e6, st.waitNanos() / 1e9);
                 return rc;
@@ -326,36 +333,31 @@ final class BenchCommand implements Runnable {
          * Remote plain shards in the same order as local ones (a global shuffle through the
          * index): every shard in the cache first, then read as local shards under their URLs.
          */
-        private int throughIndex(java.util.List<String> locations, dev.stoker.storage.ShardCache cache) throws Exception {
+        private int throughIndex(java.util.List<String> locations, dev.stoker.storage.ShardCache shardCache) throws Exception {
             long total = 0;
             for (String l : locations) {
                 total += dev.stoker.storage.Storage.size(l);
             }
-            if (total > cacheSize) {
+            if (total > cache.cacheSize) {
                 throw new Main.UsageException(String.format(java.util.Locale.ROOT, "a shuffle over all %d shards reads them "
                         + "through the cache, and their %,d bytes do not fit its %,d: raise --cache-size, or read them as a "
                         + "stream (--stream, with --shuffle-window-bytes for a window of samples)", locations.size(), total,
-                        cacheSize));
+                        cache.cacheSize));
             }
-            locations.forEach(cache::prefetch); // downloads run in parallel
+            locations.forEach(shardCache::prefetch); // downloads run in parallel
             java.util.List<java.nio.file.Path> local = new java.util.ArrayList<>();
             try {
                 for (String l : locations) {
-                    local.add(cache.acquire(l));
+                    local.add(shardCache.acquire(l));
                 }
                 try (dev.stoker.formats.TarDataset data = new dev.stoker.formats.TarDataset(local, locations, false)) {
                     return image.run(data, options, spec.commandLine().getOut(), "shards");
                 }
             } finally {
                 for (int i = 0; i < local.size(); i++) {
-                    cache.release(locations.get(i));
+                    shardCache.release(locations.get(i));
                 }
             }
-        }
-
-        private static boolean compressedName(String location) {
-            String name = location.contains("?") ? location.substring(0, location.indexOf('?')) : location;
-            return !name.endsWith(".tar");
         }
 
         private static boolean compressed(java.nio.file.Path p) {

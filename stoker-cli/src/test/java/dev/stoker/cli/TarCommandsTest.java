@@ -168,7 +168,7 @@ class TarCommandsTest {
     }
 
     /** Shards served by a real HTTP server on loopback (the JDK's file server). */
-    private static <T> T overHttp(Path dir, java.util.function.Function<String, T> run) {
+    static <T> T overHttp(Path dir, java.util.function.Function<String, T> run) {
         var server = com.sun.net.httpserver.SimpleFileServer.createFileServer(
                 new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), dir.toAbsolutePath(),
                 com.sun.net.httpserver.SimpleFileServer.OutputLevel.NONE);

@@ -152,4 +152,37 @@ class TokensCommandsTest {
         assertEquals(2, bad.code());
         assertTrue(bad.err().contains("no column 'nope'"), bad.err());
     }
+
+    @Test
+    void tokenFilesNpyMegatronAndJsonLinesOverHttpGiveTheLocalBatches() throws IOException {
+        Path served = java.nio.file.Files.createDirectories(tmp.resolve("served"));
+        java.nio.file.Files.copy(tokens(5_000), served.resolve("train.bin"));
+        java.nio.file.Files.copy(fixture("npy/tokens_u2.npy"), served.resolve("tokens_u2.npy"));
+        java.nio.file.Files.copy(fixture("megatron/docs.bin"), served.resolve("docs.bin"));
+        java.nio.file.Files.copy(fixture("megatron/docs.idx"), served.resolve("docs.idx"));
+        StringBuilder lines = new StringBuilder();
+        for (int i = 0; i < 200; i++) {
+            lines.append("{\"text\": \"line ").append(i).append(" of the served file\"}\n");
+        }
+        java.nio.file.Files.writeString(served.resolve("docs.jsonl"), lines);
+        String cache = tmp.resolve("cache").toString();
+        String[][] runs = {{"tokens", "train.bin", "--seq-len", "16", "--batch", "4"},
+                {"tokens", "tokens_u2.npy", "--seq-len", "4", "--batch", "2"},
+                {"tokens", "docs.idx", "--seq-len", "8", "--batch", "2", "--separator", "50256"},
+                {"jsonl", "docs.jsonl", "--seq-len", "32", "--batch", "4"}};
+        for (String[] r : runs) {
+            String[] rest = java.util.Arrays.copyOfRange(r, 2, r.length);
+            MainTest.Outcome here = stoker(TarCommandsTest.concat(new String[] {"bench", r[0], served.resolve(r[1]).toString(),
+                    "--json", "--digest", "--seed", "4"}, rest));
+            MainTest.Outcome there = TarCommandsTest.overHttp(served, url -> stoker(TarCommandsTest.concat(new String[] {"bench",
+                    r[0], url + r[1], "--json", "--digest", "--seed", "4", "--cache-dir", cache}, rest)));
+            assertEquals(0, here.code(), here.err());
+            assertEquals(0, there.code(), there.err());
+            assertEquals(field(here.out().strip(), "digest"), field(there.out().strip(), "digest"), String.join(" ", r));
+            assertEquals(field(here.out().strip(), "samples"), field(there.out().strip(), "samples"));
+        }
+        try (var left = java.nio.file.Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+            assertTrue(left.noneMatch(p -> p.getFileName().toString().startsWith("stoker-remote-")), "the links' folders are gone");
+        }
+    }
 }

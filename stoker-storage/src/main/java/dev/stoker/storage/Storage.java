@@ -206,8 +206,8 @@ public final class Storage {
         return location.startsWith("file://") ? Path.of(URI.create(location)) : Path.of(location);
     }
 
-    /** The last path component, for names and errors. */
-    static String baseName(String location) {
+    /** The last path component (without a query), for names and errors. */
+    public static String baseName(String location) {
         String s = location;
         int q = s.indexOf('?');
         if (q >= 0) {

@@ -1,0 +1,115 @@
+package dev.stoker.cli;
+
+import dev.stoker.storage.ShardCache;
+import dev.stoker.storage.Storage;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import picocli.CommandLine.Option;
+
+/**
+ * Local copies of remote files (HTTP, S3) for the formats that read a whole file mapped: token
+ * files, {@code .npy}, Megatron pairs, JSON lines. Each goes through the shard cache and is seen
+ * under its own name in a private folder (a link to the cached copy), so that a format that goes by
+ * a file's name ({@code .npy}, {@code .gz}, a Megatron {@code .bin} beside its {@code .idx}) reads
+ * it as it reads the local file. Local paths pass through untouched.
+ */
+final class RemoteFiles implements AutoCloseable {
+
+    /** The cache options of sources that read remote files. */
+    static final class CacheOptions {
+        @Option(names = "--cache-dir", paramLabel = "DIR", description = "Where remote files are cached (default: stoker-shard-cache in the temporary directory).")
+        Path cacheDir;
+
+        @Option(names = "--cache-size", paramLabel = "BYTES", defaultValue = "10000000000",
+                description = "The cache's limit in bytes (default ${DEFAULT-VALUE}).")
+        long cacheSize;
+
+        Path dir() {
+            return cacheDir != null ? cacheDir : Path.of(System.getProperty("java.io.tmpdir"), "stoker-shard-cache");
+        }
+    }
+
+    private final List<String> locations;
+    private final CacheOptions options;
+    private ShardCache cache;
+    private Path folder;
+    private final List<String> pinned = new ArrayList<>();
+
+    RemoteFiles(List<String> locations, CacheOptions options) {
+        this.locations = locations;
+        this.options = options;
+    }
+
+    /** The local paths of the locations, in order: remote ones fetched (with a Megatron file's partner). */
+    List<Path> paths() throws IOException {
+        List<Path> out = new ArrayList<>();
+        for (String l : locations) {
+            if (!Storage.isRemote(l)) {
+                out.add(Path.of(l));
+                continue;
+            }
+            String partner = partner(l);
+            Path local = fetch(l);
+            if (partner != null && exists(partner)) {
+                fetch(partner);
+            }
+            out.add(local);
+        }
+        return out;
+    }
+
+    private Path fetch(String location) throws IOException {
+        if (cache == null) {
+            cache = new ShardCache(options.dir(), options.cacheSize, 4);
+            folder = Files.createTempDirectory("stoker-remote-");
+        }
+        Path copy = cache.acquire(location);
+        pinned.add(location);
+        Path link = folder.resolve(Storage.baseName(location));
+        Files.deleteIfExists(link);
+        return Files.createSymbolicLink(link, copy);
+    }
+
+    /** A Megatron file's other half ({@code .bin} for {@code .idx} and back), or null. */
+    private static String partner(String location) {
+        if (location.endsWith(".idx")) {
+            return location.substring(0, location.length() - 4) + ".bin";
+        }
+        if (location.endsWith(".bin")) {
+            return location.substring(0, location.length() - 4) + ".idx";
+        }
+        return null;
+    }
+
+    private static boolean exists(String location) {
+        try {
+            Storage.size(location);
+            return true;
+        } catch (IOException e) {
+            return false; // a raw token file has no index beside it
+        }
+    }
+
+    /** Unpins the copies, removes the links and their folder. Idempotent. */
+    @Override
+    public void close() throws IOException {
+        if (cache == null) {
+            return;
+        }
+        for (String l : pinned) {
+            cache.release(l);
+        }
+        pinned.clear();
+        try (var links = Files.list(folder)) {
+            for (Path p : (Iterable<Path>) links::iterator) {
+                Files.deleteIfExists(p);
+            }
+        }
+        Files.deleteIfExists(folder);
+        cache.close();
+        cache = null;
+    }
+}
