@@ -27,8 +27,13 @@ import picocli.CommandLine.Parameters;
 final class InspectCommand implements Callable<Integer> {
     private static final JsonFactory JSON = new JsonFactory();
 
-    @Parameters(paramLabel = "PATH", arity = "1..*", description = ".npy, .npz, raw token .bin, a Megatron dataset (PREFIX, PREFIX.bin or PREFIX.idx), or tar shards (.tar, .tar.gz, .tgz, .tar.zst, .tar.lz4).")
-    List<Path> paths;
+    @Parameters(paramLabel = "PATH", arity = "1..*", description = ".npy, .npz, raw token .bin, a Megatron dataset (PREFIX, "
+            + "PREFIX.bin or PREFIX.idx), or tar shards (.tar, .tar.gz, .tgz, .tar.zst, .tar.lz4); local paths or http(s):// "
+            + "and s3:// URLs (read through the cache).")
+    List<String> locations;
+
+    @CommandLine.Mixin
+    RemoteFiles.CacheOptions cache;
 
     @Option(names = "--json", description = "One JSON object per path.")
     boolean json;
@@ -45,6 +50,12 @@ final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
+        try (RemoteFiles files = new RemoteFiles(locations, cache)) {
+            return inspect(files.paths());
+        }
+    }
+
+    private int inspect(List<Path> paths) throws IOException {
         PrintWriter out = spec.commandLine().getOut();
         DType rawType = TokensSource.tokenType(dtype);
         // uneven shard sizes are judged against the median of the tar shards inspected together
@@ -69,11 +80,12 @@ final class InspectCommand implements Callable<Integer> {
             }
         }
         List<Distribution> drawn = new java.util.ArrayList<>();
-        for (Path p : paths) {
+        for (int i = 0; i < paths.size(); i++) {
+            Path p = paths.get(i);
             StringWriter w = new StringWriter();
             try (JsonGenerator g = JSON.createGenerator(w)) {
                 g.writeStartObject();
-                g.writeStringField("path", p.toString());
+                g.writeStringField("path", locations.get(i)); // as given: a URL stays a URL
                 List<Distribution> found = plot == null ? null : new java.util.ArrayList<>();
                 if (tars.containsKey(p)) {
                     tar(tars.get(p), g);

@@ -16,8 +16,12 @@ import picocli.CommandLine.Parameters;
 /** {@code stoker ls SHARD...}: one line per sample, in shard order: KEY, a tab, its fields sorted. */
 @Command(name = "ls", description = "List the samples of tar shards: KEY<TAB>FIELD,FIELD,... (fields sorted), in shard order.")
 final class LsCommand implements Callable<Integer> {
-    @Parameters(paramLabel = "SHARD", arity = "1..*", description = "Tar shards or brace patterns (train-{000000..000009}.tar).")
+    @Parameters(paramLabel = "SHARD", arity = "1..*", description = "Tar shards or brace patterns (train-{000000..000009}.tar), "
+            + "local paths or http(s):// and s3:// URLs (read through the cache).")
     List<String> shards;
+
+    @picocli.CommandLine.Mixin
+    RemoteFiles.CacheOptions cache;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -25,19 +29,21 @@ final class LsCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         PrintWriter out = spec.commandLine().getOut();
+        List<String> expanded = new java.util.ArrayList<>();
         for (String pattern : shards) {
-            List<String> expanded;
             try {
-                expanded = ShardPattern.expand(pattern);
+                expanded.addAll(ShardPattern.expand(pattern));
             } catch (IllegalArgumentException e) {
                 throw new Main.UsageException(e.getMessage());
             }
-            for (String s : expanded) {
-                Path p = Path.of(s);
-                if (!Files.isRegularFile(p)) {
-                    throw new NoSuchFileException(s);
+        }
+        try (RemoteFiles files = new RemoteFiles(expanded, cache)) {
+            List<Path> local = files.paths();
+            for (int i = 0; i < local.size(); i++) {
+                if (!Files.isRegularFile(local.get(i))) {
+                    throw new NoSuchFileException(expanded.get(i));
                 }
-                TarSummary.of(p, kf -> out.append(kf[0]).append('\t').append(kf[1]).append('\n'));
+                TarSummary.of(local.get(i), kf -> out.append(kf[0]).append('\t').append(kf[1]).append('\n'));
             }
         }
         out.flush();

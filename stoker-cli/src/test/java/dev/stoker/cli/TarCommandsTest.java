@@ -236,4 +236,20 @@ class TarCommandsTest {
         both.addAll(java.nio.file.Files.readAllLines(tail));
         assertEquals(java.nio.file.Files.readAllLines(whole), both);
     }
+
+    @Test
+    void lsAndInspectReadShardsAtAUrlAsTheLocalOnes() throws IOException {
+        Path shards = java.nio.file.Files.createDirectories(tmp.resolve("served"));
+        shard("served/w-0.tar", 3);
+        shard("served/w-1.tar", 2);
+        String cache = tmp.resolve("cache").toString();
+        MainTest.Outcome here = stoker("ls", shards.resolve("w-{0..1}.tar").toString());
+        MainTest.Outcome there = overHttp(shards, url -> stoker("ls", url + "w-{0..1}.tar", "--cache-dir", cache));
+        assertEquals(0, there.code(), there.err());
+        assertEquals(here.out(), there.out());
+        MainTest.Outcome inspect = overHttp(shards, url -> stoker("inspect", "--json", url + "w-1.tar", "--cache-dir", cache));
+        assertEquals(0, inspect.code(), inspect.err());
+        assertEquals("2", field(inspect.out().strip(), "samples"));
+        assertTrue(field(inspect.out().strip(), "path").startsWith("http://127.0.0.1:"), inspect.out());
+    }
 }
