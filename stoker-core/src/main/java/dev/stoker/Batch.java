@@ -182,15 +182,6 @@ public final class Batch implements AutoCloseable {
         return (bytes + ALIGN - 1) & -ALIGN;
     }
 
-    /** Bytes this buffer holds allocated now (columns and offsets). */
-    long reservedBytes() {
-        long n = 0;
-        for (int i = 0; i < data.length; i++) {
-            n += data[i].byteSize() + (offsets[i] == null ? 0 : offsets[i].byteSize());
-        }
-        return n;
-    }
-
     /** The bytes of row {@code row} of a field, as a slice of the column (allocates a view). */
     public MemorySegment bytes(int field, int row) {
         checkRow(row);

@@ -313,7 +313,8 @@ final class BenchCommand implements Runnable {
             }
             java.nio.file.Path dir = cache.dir();
             try (dev.stoker.storage.ShardCache shardCache = new dev.stoker.storage.ShardCache(dir, cache.cacheSize, 4)) {
-                boolean global = !streamed() && locations.stream().noneMatch(l -> !dev.stoker.storage.Storage.baseName(l).endsWith(".tar"));
+                // compressed shards have no index: they stream, as local ones
+                boolean global = !streamed() && locations.stream().allMatch(l -> dev.stoker.storage.Storage.baseName(l).endsWith(".tar"));
                 int rc = global ? throughIndex(locations, shardCache)
                         : image.run(new dev.stoker.storage.RemoteShards(locations, shardCache, 2), options,
                         spec.commandLine().getOut(), "shards");

@@ -218,7 +218,7 @@ final class BridgeSession implements BenchRunner.Bridge {
     private Loader.Builder builder() {
         Loader.Builder b = runner.configure(base.get());
         if (holds == 0) {
-            holds = defaultHolds(dev.stoker.Batch.bytesFor(b.schema(), runner.batch()));
+            holds = defaultHolds(Batch.bytesFor(b.schema(), runner.batch()));
         }
         return b.holds(holds);
     }
@@ -295,15 +295,8 @@ final class BridgeSession implements BenchRunner.Bridge {
 
     /** Handles one message already read, if a whole one is buffered. */
     private boolean handleBuffered() throws IOException {
-        if (in.remaining() < 8) {
-            return false;
-        }
-        int type = in.getInt(in.position());
-        int length = in.getInt(in.position() + 4);
-        if (length < 0 || length > MAX_MESSAGE) {
-            throw new ProtocolException("a message of " + length + " bytes from the client");
-        }
-        if (in.remaining() < 8 + length) {
+        int type = buffered();
+        if (type < 0) {
             return false;
         }
         ByteBuffer p = payload();
@@ -425,20 +418,25 @@ final class BridgeSession implements BenchRunner.Bridge {
 
     /** Reads until a whole message is buffered; returns its type. */
     private int nextMessage() throws IOException {
-        while (true) {
-            if (in.remaining() >= 8) {
-                int length = in.getInt(in.position() + 4);
-                if (length < 0 || length > MAX_MESSAGE) {
-                    throw new ProtocolException("a message of " + length + " bytes from the client");
-                }
-                if (in.remaining() >= 8 + length) {
-                    return in.getInt(in.position());
-                }
-            }
+        int type;
+        while ((type = buffered()) < 0) {
             if (!readMore(true)) {
                 throw new ClientGone("the client went away");
             }
         }
+        return type;
+    }
+
+    /** The type of the next message when the whole of it is buffered, else -1. */
+    private int buffered() throws ProtocolException {
+        if (in.remaining() < 8) {
+            return -1;
+        }
+        int length = in.getInt(in.position() + 4);
+        if (length < 0 || length > MAX_MESSAGE) {
+            throw new ProtocolException("a message of " + length + " bytes from the client");
+        }
+        return in.remaining() >= 8 + length ? in.getInt(in.position()) : -1;
     }
 
     /** The payload of the buffered message, as a view; {@link #consume()} moves past it. */
