@@ -30,7 +30,7 @@ public final class CacheEfficiency {
                 Files.write(p, data);
                 locations.add(p.toString());
             }
-            var orders = CacheReplay.shuffledEpochs(locations, seed, epochs);
+            var orders = shuffledEpochs(locations, seed, epochs);
             long limit = (long) (fraction * shards * shardBytes);
             long[] next;
             long[] lru;
@@ -60,5 +60,19 @@ public final class CacheEfficiency {
                 }
             }
         }
+    }
+
+    /** The shard orders of {@code epochs} epochs of a shuffled loader over {@code locations}. */
+    static List<List<String>> shuffledEpochs(List<String> locations, long seed, int epochs) {
+        List<List<String>> out = new java.util.ArrayList<>();
+        for (int e = 0; e < epochs; e++) {
+            var order = dev.stoker.Sampler.shuffle().order(locations.size(), seed, e);
+            List<String> epoch = new java.util.ArrayList<>(locations.size());
+            for (int i = 0; i < locations.size(); i++) {
+                epoch.add(locations.get((int) order.index(i)));
+            }
+            out.add(epoch);
+        }
+        return out;
     }
 }

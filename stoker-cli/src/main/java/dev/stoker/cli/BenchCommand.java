@@ -275,7 +275,7 @@ final class BenchCommand implements Runnable {
             java.util.List<java.nio.file.Path> shards = new java.util.ArrayList<>();
             for (String p : patterns) {
                 try {
-                    for (String s : dev.stoker.formats.ShardPattern.expand(p)) {
+                    for (String s : dev.stoker.storage.ShardPattern.expand(p)) {
                         java.nio.file.Path path = java.nio.file.Path.of(s);
                         if (!java.nio.file.Files.isRegularFile(path)) {
                             throw new java.nio.file.NoSuchFileException(s);
@@ -303,7 +303,7 @@ final class BenchCommand implements Runnable {
                     continue;
                 }
                 try {
-                    locations.addAll(dev.stoker.formats.ShardPattern.expand(p));
+                    locations.addAll(dev.stoker.storage.ShardPattern.expand(p));
                 } catch (IllegalArgumentException e) {
                     throw new Main.UsageException(e.getMessage());
                 }
@@ -316,7 +316,7 @@ final class BenchCommand implements Runnable {
                 // compressed shards have no index: they stream, as local ones
                 boolean global = !streamed() && locations.stream().allMatch(l -> dev.stoker.storage.Storage.baseName(l).endsWith(".tar"));
                 int rc = global ? throughIndex(locations, shardCache)
-                        : image.run(new dev.stoker.storage.RemoteShards(locations, shardCache, 2), options,
+                        : image.run(dev.stoker.formats.RemoteShards.tar(locations, shardCache, 2), options,
                         spec.commandLine().getOut(), "shards");
                 var st = shardCache.stats();
                 spec.commandLine().getErr().printf("shard cache %s: %d hits, %d misses, %.1f MB downloaded, %.2f s waited%n",

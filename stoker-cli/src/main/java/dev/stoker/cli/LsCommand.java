@@ -1,6 +1,6 @@
 package dev.stoker.cli;
 
-import dev.stoker.formats.ShardPattern;
+import dev.stoker.storage.ShardPattern;
 import dev.stoker.formats.TarSummary;
 import java.io.IOException;
 import java.io.PrintWriter;

@@ -47,19 +47,24 @@ public final class TarReader implements AutoCloseable {
      * is read through a mapping (one copy of each member out of the page cache, no system call).
      */
     public static TarReader open(Path path) throws IOException {
+        return open(path, path.toString());
+    }
+
+    /** {@link #open(Path)}, its errors naming the shard {@code name} (where a cached copy came from). */
+    public static TarReader open(Path path, String name) throws IOException {
         if (Files.isRegularFile(path) && Compression.of(firstBytes(path)) == null) {
             try {
-                return new TarReader(new MappedInputStream(path), path.toString());
+                return new TarReader(new MappedInputStream(path), name);
             } catch (IOException | UnsupportedOperationException e) {
                 // a file system that cannot map it: read it as a stream
             }
         }
         InputStream raw = Files.newInputStream(path);
         try {
-            return new TarReader(decompress(raw, path.toString()), path.toString());
+            return new TarReader(decompress(raw, name), name);
         } catch (IOException | RuntimeException e) {
             raw.close();
-            throw new CorruptShardException(path.toString(), 0, "cannot open: " + e.getMessage(), e);
+            throw new CorruptShardException(name, 0, "cannot open: " + e.getMessage(), e);
         }
     }
 

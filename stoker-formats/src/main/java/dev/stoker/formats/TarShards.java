@@ -19,9 +19,19 @@ import java.util.Map;
  */
 public final class TarShards implements StreamingDataset<TarSample> {
     private final List<Path> shards;
+    private final List<String> names;
 
     public TarShards(List<Path> shards) {
+        this(shards, shards.stream().map(Path::toString).toList());
+    }
+
+    /** Shards named {@code names} in errors and stats (the locations local copies came from). */
+    public TarShards(List<Path> shards, List<String> names) {
+        if (names.size() != shards.size()) {
+            throw new IllegalArgumentException(names.size() + " names for " + shards.size() + " shards");
+        }
         this.shards = List.copyOf(shards);
+        this.names = List.copyOf(names);
     }
 
     @Override
@@ -31,17 +41,17 @@ public final class TarShards implements StreamingDataset<TarSample> {
 
     @Override
     public String shardName(int shard) {
-        return shards.get(shard).toString();
+        return names.get(shard);
     }
 
     @Override
     public String name() {
-        return shards.isEmpty() ? "tar" : shards.get(0).toString();
+        return names.isEmpty() ? "tar" : names.get(0);
     }
 
     @Override
     public ShardReader<TarSample> open(int shard) throws IOException {
-        TarReader reader = TarReader.open(shards.get(shard));
+        TarReader reader = TarReader.open(shards.get(shard), names.get(shard));
         return samples(reader);
     }
 

@@ -1,14 +1,13 @@
 package dev.stoker.storage;
 
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
  * Replays a loader's shard order through a {@link ShardCache}, shard by shard, and reports the
  * bytes downloaded in each epoch: the measure of how well a cache size and eviction policy serve a
  * training run. With {@code plan}, the cache is told the rest of the epoch's order before each
- * epoch's order and how far the reader is (next-use eviction, as {@link RemoteShards} does);
+ * epoch's order and how far the reader is (next-use eviction, as the formats' remote shards do);
  * without, it evicts the least recently used shard.
  */
 public final class CacheReplay {
@@ -32,20 +31,6 @@ public final class CacheReplay {
                 cache.release(order.get(i));
             }
             out[e] = cache.stats().bytesDownloaded() - before;
-        }
-        return out;
-    }
-
-    /** The shard orders of {@code epochs} epochs of a shuffled loader over {@code locations}. */
-    public static List<List<String>> shuffledEpochs(List<String> locations, long seed, int epochs) {
-        List<List<String>> out = new ArrayList<>();
-        for (int e = 0; e < epochs; e++) {
-            var order = dev.stoker.Sampler.shuffle().order(locations.size(), seed, e);
-            List<String> epoch = new ArrayList<>(locations.size());
-            for (int i = 0; i < locations.size(); i++) {
-                epoch.add(locations.get((int) order.index(i)));
-            }
-            out.add(epoch);
         }
         return out;
     }

@@ -35,8 +35,9 @@ public final class HttpSource extends RetryingSource {
     protected InputStream openAt(long position) throws IOException {
         int millis = Http.millis(timeout);
         HttpURLConnection c = Http.connect(uri, "GET", millis);
-        if (position > 0) {
-            c.setRequestProperty("Range", "bytes=" + position + "-");
+        String range = rangeHeader(position);
+        if (range != null) {
+            c.setRequestProperty("Range", range);
         }
         int code = c.getResponseCode();
         if (code != 200 && code != 206) {

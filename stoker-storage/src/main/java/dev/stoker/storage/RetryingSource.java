@@ -1,6 +1,5 @@
 package dev.stoker.storage;
 
-import dev.stoker.CorruptShardException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
@@ -25,6 +24,7 @@ public abstract class RetryingSource extends InputStream {
     private final Retry retry;
     private InputStream body;
     private long position;
+    private long end = -1;
     private long length = -1;
     private boolean closed;
     private String version;
@@ -74,9 +74,9 @@ public abstract class RetryingSource extends InputStream {
      * The bytes read do not match the digest the server announced: they were corrupted on the way
      * (or at rest). Only a fresh download can help, so it is not retried here.
      */
-    public static final class DigestMismatch extends CorruptShardException {
+    public static final class DigestMismatch extends IOException {
         public DigestMismatch(String name, String what) {
-            super(name, -1, what);
+            super(name + ": " + what);
         }
     }
 
@@ -86,7 +86,38 @@ public abstract class RetryingSource extends InputStream {
     }
 
     /**
-     * Opens the object from byte {@code position} to its end. Throws {@link Permanent} for errors
+     * Reads only the bytes {@code [offset, offset + length)} of the object (to its end when
+     * {@code length} is -1): ranged requests, resumed within the range; no whole-object digest is
+     * checked. Called before the first read.
+     */
+    public final RetryingSource range(long offset, long length) {
+        if (body != null || offset < 0 || length < -1) {
+            throw new IllegalArgumentException(name + ": a range is set before reading, at offset >= 0: " + offset + "+" + length);
+        }
+        this.position = offset;
+        this.end = length < 0 ? -1 : offset + length;
+        return this;
+    }
+
+    /**
+     * The HTTP {@code Range} header that asks for the object from {@code position} to the end of
+     * the range being read, or null for the whole object.
+     */
+    protected final String rangeHeader(long position) {
+        if (end >= 0) {
+            return "bytes=" + position + "-" + (end - 1);
+        }
+        return position > 0 ? "bytes=" + position + "-" : null;
+    }
+
+    /** The exclusive end of the bytes to read, -1 until known (the object's end, no range given). */
+    private long limit() {
+        return end >= 0 ? (length >= 0 ? Math.min(end, length) : end) : length;
+    }
+
+    /**
+     * Opens the object from byte {@code position} to its end, or to the end of the range
+     * being read ({@link #rangeHeader} says which, as HTTP asks for it). Throws {@link Permanent} for errors
      * no retry can help, any other {@link IOException} for those worth another attempt; reports
      * what the response tells of the whole object: its length ({@link #learnLength}), its version
      * ({@link #learnVersion}) and its digest ({@link #learnDigest}).
@@ -121,7 +152,7 @@ public abstract class RetryingSource extends InputStream {
      * at byte 0 can start one; later ones are ignored.
      */
     protected final void learnDigest(Digest announced) {
-        if (expected != null || position > 0) {
+        if (expected != null || position > 0 || end >= 0) {
             return;
         }
         digest = announced.start();
@@ -138,7 +169,7 @@ public abstract class RetryingSource extends InputStream {
         return length;
     }
 
-    /** Bytes delivered so far. */
+    /** The offset in the object of the next byte to deliver (bytes delivered so far, without a range). */
     public final long position() {
         return position;
     }
@@ -157,6 +188,13 @@ public abstract class RetryingSource extends InputStream {
         }
         if (len == 0) {
             return 0;
+        }
+        if (end >= 0) {
+            // a server that ignored the range sends more: only the range is delivered
+            len = (int) Math.min(len, Math.max(0, end - position));
+            if (len == 0) {
+                return -1;
+            }
         }
         int n = readRetrying(b, off, len);
         if (n < 0) {
@@ -177,14 +215,14 @@ public abstract class RetryingSource extends InputStream {
             tries++;
             try {
                 if (body == null) {
-                    if (length >= 0 && position >= length) {
+                    if (limit() >= 0 && position >= limit()) {
                         return -1;
                     }
                     body = openAt(position);
                 }
                 int n = body.read(b, off, len);
-                if (n < 0 && length >= 0 && position < length) {
-                    throw new IOException("body ended at byte " + position + " of " + length);
+                if (n < 0 && limit() >= 0 && position < limit()) {
+                    throw new IOException("body ended at byte " + position + " of " + limit());
                 }
                 return n;
             } catch (IOException e) {

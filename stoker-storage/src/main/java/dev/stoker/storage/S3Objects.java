@@ -268,7 +268,8 @@ public final class S3Objects {
         protected InputStream openAt(long position) throws IOException {
             HttpURLConnection c = access().open("GET", at, b -> {
                 b.putHeader("x-amz-checksum-mode", "ENABLED");
-                return position > 0 ? b.putHeader("Range", "bytes=" + position + "-") : b;
+                String range = rangeHeader(position);
+                return range != null ? b.putHeader("Range", range) : b;
             }, millis);
             int code = c.getResponseCode();
             if (code != 200 && code != 206) {

@@ -1,6 +1,5 @@
 package dev.stoker.storage;
 
-import dev.stoker.formats.ShardPattern;
 import java.io.IOException;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
@@ -38,7 +37,7 @@ public final class Stager {
         if (Storage.isListing(source)) {
             int glob = Storage.firstWildcard(source);
             String dirPart = source.substring(0, source.lastIndexOf('/', glob < 0 ? source.length() - 1 : glob) + 1);
-            for (Storage.Entry e : S3Objects.list(source, 1000)) {
+            for (Storage.Entry e : Storage.entries(source)) {
                 if (!e.location().endsWith("/")) {
                     items.add(new Item(e.location(), e.location().substring(dirPart.length()), e.size()));
                 }

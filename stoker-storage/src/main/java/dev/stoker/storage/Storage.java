@@ -1,22 +1,58 @@
 package dev.stoker.storage;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * One way to open and list data by location: a local path, {@code file://}, {@code http://},
- * {@code https://} or {@code s3://bucket/key} (see {@link S3Objects} for how S3 is configured).
+ * One way to open, size, list and read ranges of data by location: a local path,
+ * {@code file://}, {@code http://}, {@code https://}, {@code s3://bucket/key} (see
+ * {@link S3Objects} for how S3 is configured), or a prefix another {@link Store} was mounted at
+ * (an in-memory {@link MemoryStore} in tests). Every format reads its bytes through here, so none
+ * knows where they live.
  */
 public final class Storage {
+    private static final Map<String, Store> MOUNTS = new ConcurrentHashMap<>();
+
     private Storage() {
+    }
+
+    /** Serves every location that starts with {@code prefix} (such as {@code mem://name/}) from {@code store}. */
+    public static void mount(String prefix, Store store) {
+        if (MOUNTS.putIfAbsent(prefix, store) != null) {
+            throw new IllegalStateException(prefix + " is mounted already");
+        }
+    }
+
+    /** Undoes {@link #mount}, if {@code store} is still the one mounted there. */
+    public static void unmount(String prefix, Store store) {
+        MOUNTS.remove(prefix, store);
+    }
+
+    /** The mounted store that serves {@code location}, or null. */
+    private static Store mounted(String location) {
+        if (MOUNTS.isEmpty()) {
+            return null;
+        }
+        for (Map.Entry<String, Store> e : MOUNTS.entrySet()) {
+            if (location.startsWith(e.getKey())) {
+                return e.getValue();
+            }
+        }
+        return null;
     }
 
     /**
@@ -41,8 +77,10 @@ public final class Storage {
         return Duration.ofMillis(Math.max(1, Math.round(seconds * 1000)));
     }
 
+    /** Whether the bytes are anywhere but in a local file: HTTP, S3 or a mounted store. */
     public static boolean isRemote(String location) {
-        return location.startsWith("http://") || location.startsWith("https://") || location.startsWith("s3://");
+        return location.startsWith("http://") || location.startsWith("https://") || location.startsWith("s3://")
+                || mounted(location) != null;
     }
 
     /**
@@ -50,13 +88,96 @@ public final class Storage {
      * and each waits at most {@link #readTimeout()} for its next bytes.
      */
     public static InputStream open(String location) throws IOException {
+        return open(location, 0, -1);
+    }
+
+    /**
+     * The bytes {@code [offset, offset + length)} of the object (to its end when {@code length}
+     * is -1), as a stream: a ranged request for remote objects, retried and resumed within the range.
+     */
+    public static InputStream open(String location, long offset, long length) throws IOException {
+        Store store = mounted(location);
+        if (store != null) {
+            return store.open(location, offset, length);
+        }
         if (location.startsWith("s3://")) {
-            return S3Objects.open(location, RetryingSource.Retry.standard(), readTimeout());
+            return S3Objects.open(location, RetryingSource.Retry.standard(), readTimeout()).range(offset, length);
         }
         if (isRemote(location)) {
-            return new HttpSource(URI.create(location), RetryingSource.Retry.standard(), readTimeout());
+            return new HttpSource(URI.create(location), RetryingSource.Retry.standard(), readTimeout()).range(offset, length);
         }
-        return Files.newInputStream(localPath(location));
+        FileChannel ch = FileChannel.open(localPath(location));
+        InputStream in = Channels.newInputStream(ch.position(offset));
+        return length < 0 ? in : new Bounded(in, length);
+    }
+
+    /**
+     * Fills {@code dst} with the object's bytes from {@code offset}: one ranged request for a
+     * remote object, a positioned read of a local file. Fails naming the location and the offset
+     * where the object ends first.
+     */
+    public static void readFully(String location, long offset, ByteBuffer dst) throws IOException {
+        int want = dst.remaining();
+        if (!isRemote(location)) {
+            try (FileChannel ch = FileChannel.open(localPath(location))) {
+                for (long at = offset; dst.hasRemaining(); ) {
+                    int n = ch.read(dst, at);
+                    if (n < 0) {
+                        throw new EOFException(location + ": ends at byte " + at + ", " + dst.remaining()
+                                + " bytes short of " + (offset + want));
+                    }
+                    at += n;
+                }
+            }
+            return;
+        }
+        try (InputStream in = open(location, offset, want)) {
+            byte[] chunk = dst.hasArray() ? null : new byte[Math.min(want, 1 << 16)];
+            while (dst.hasRemaining()) {
+                int n = chunk == null
+                        ? in.read(dst.array(), dst.arrayOffset() + dst.position(), dst.remaining())
+                        : in.read(chunk, 0, Math.min(chunk.length, dst.remaining()));
+                if (n < 0) {
+                    throw new EOFException(location + ": ends at byte " + (offset + want - dst.remaining()) + ", "
+                            + dst.remaining() + " bytes short of " + (offset + want));
+                }
+                if (chunk == null) {
+                    dst.position(dst.position() + n);
+                } else {
+                    dst.put(chunk, 0, n);
+                }
+            }
+        }
+    }
+
+    /** The first {@code limit} bytes of a stream. */
+    private static final class Bounded extends java.io.FilterInputStream {
+        private long left;
+
+        Bounded(InputStream in, long limit) {
+            super(in);
+            this.left = limit;
+        }
+
+        @Override
+        public int read() throws IOException {
+            if (left <= 0) {
+                return -1;
+            }
+            int b = super.read();
+            left -= b < 0 ? 0 : 1;
+            return b;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            if (left <= 0) {
+                return -1;
+            }
+            int n = super.read(b, off, (int) Math.min(len, left));
+            left -= Math.max(n, 0);
+            return n;
+        }
     }
 
     /**
@@ -67,8 +188,8 @@ public final class Storage {
      * HTTP has no listing: name the shards one by one or with a brace pattern.
      */
     public static List<String> list(String location) throws IOException {
-        if (location.startsWith("s3://")) {
-            return S3Objects.list(location);
+        if (location.startsWith("s3://") || mounted(location) != null) {
+            return entries(location).stream().map(Entry::location).toList();
         }
         if (isRemote(location)) {
             throw new IllegalArgumentException(location + ": HTTP servers cannot be listed; give each shard's URL");
@@ -93,9 +214,28 @@ public final class Storage {
         }
     }
 
-    /** Whether a location names several objects to list (an S3 prefix ending in / or a glob) rather than one. */
+    /**
+     * The objects under a prefix of a store that lists (S3 or a mounted one), or matching a glob
+     * in its last component, with their sizes, in name order.
+     */
+    public static List<Entry> entries(String location) throws IOException {
+        Store store = mounted(location);
+        if (store != null) {
+            return store.list(location);
+        }
+        if (location.startsWith("s3://")) {
+            return S3Objects.list(location, 1000);
+        }
+        throw new IllegalArgumentException(location + ": only S3 prefixes are listed with their sizes");
+    }
+
+    /**
+     * Whether a location names several objects to list (a prefix ending in / or a glob, of S3 or a
+     * mounted store) rather than one.
+     */
     public static boolean isListing(String location) {
-        return location.startsWith("s3://") && (location.endsWith("/") || firstWildcard(location) >= 0);
+        return (location.startsWith("s3://") || mounted(location) != null)
+                && (location.endsWith("/") || firstWildcard(location) >= 0);
     }
 
     /**
@@ -193,6 +333,10 @@ public final class Storage {
 
     /** The object's size in bytes (a HEAD request for HTTP, HeadObject for S3). */
     public static long size(String location) throws IOException {
+        Store store = mounted(location);
+        if (store != null) {
+            return store.size(location);
+        }
         if (location.startsWith("s3://")) {
             return S3Objects.size(location);
         }

@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.stoker.Loader;
-import dev.stoker.formats.TarShards;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -402,41 +400,20 @@ class S3Test {
     }
 
     @Test
-    void aLoaderStreamsS3ShardsThroughTheCacheWithTheLocalSamples() throws IOException {
-        Path local = Files.createDirectories(tmp.resolve("local"));
-        StorageTest.shards(local, 4, 25);
-        List<Path> paths = new ArrayList<>();
-        for (int i = 0; i < 4; i++) {
-            Path p = local.resolve("s" + i + ".tar");
-            paths.add(p);
-            put("train/s" + i + ".tar", Files.readAllBytes(p));
-        }
-        cutNext.put("train/s2.tar", new AtomicInteger(1));
-        List<String> want = StorageTest.keys(Loader.builder(new TarShards(paths), StorageTest.KEYS).batchSize(7).workers(2).build());
-        try (ShardCache cache = new ShardCache(tmp.resolve("cache"), 10_000_000, 2)) {
-            List<String> shards = Storage.list("s3://data/train/");
-            assertEquals(4, shards.size());
-            List<String> got = StorageTest.keys(Loader.builder(new RemoteShards(shards, cache, 2), StorageTest.KEYS)
-                    .batchSize(7).workers(2).build());
-            assertEquals(want, got);
-            assertEquals(100, got.size());
-        }
-    }
-
-    @Test
-    void anObjectDeletedDuringAnEpochStopsTheLoaderWithAnErrorNamingIt() throws IOException {
-        Path local = Files.createDirectories(tmp.resolve("del"));
-        StorageTest.shards(local, 3, 10);
-        for (int i = 0; i < 3; i++) {
-            put("gone/s" + i + ".tar", Files.readAllBytes(local.resolve("s" + i + ".tar")));
-        }
-        List<String> shards = Storage.list("s3://data/gone/");
-        s3.deleteObject(b -> b.bucket("data").key("gone/s2.tar"));
-        try (ShardCache cache = new ShardCache(tmp.resolve("cache-del"), 10_000_000, 1)) {
-            dev.stoker.LoaderException e = assertThrows(dev.stoker.LoaderException.class, () -> StorageTest.keys(
-                    Loader.builder(new RemoteShards(shards, cache, 0), StorageTest.KEYS).batchSize(4).workers(1).build()));
-            assertTrue(e.getMessage().contains("s3://data/gone/s2.tar") && e.getMessage().contains("404"), e.getMessage());
-        }
+    void aRangedReadAsksForItsBytesOnlyAndResumesWithinTheRange() throws IOException {
+        byte[] data = new byte[400_000];
+        new Random(9).nextBytes(data);
+        put("ranged.bin", data);
+        cutNext.put("ranged.bin", new AtomicInteger(1));
+        java.nio.ByteBuffer dst = java.nio.ByteBuffer.allocate(250_000);
+        Storage.readFully("s3://data/ranged.bin", 100_000, dst);
+        assertArrayEquals(java.util.Arrays.copyOfRange(data, 100_000, 350_000), dst.array());
+        List<String> asked = ranges.get("ranged.bin");
+        assertEquals(2, asked.size(), asked.toString());
+        assertEquals("bytes=100000-349999", asked.get(0));
+        long resumedAt = Long.parseLong(asked.get(1).substring(6, asked.get(1).indexOf('-')));
+        assertTrue(resumedAt > 100_000 && resumedAt <= 200_000 && asked.get(1).endsWith("-349999"),
+                "cut after at most 100 kB, the rest of the range asked for again: " + asked);
     }
 
     @Test

@@ -5,15 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.stoker.Batch;
-import dev.stoker.Collator;
-import dev.stoker.Field;
-import dev.stoker.Loader;
-import dev.stoker.Row;
-import dev.stoker.Schema;
-import dev.stoker.formats.TarSample;
-import dev.stoker.formats.TarShards;
-import dev.stoker.formats.TarWriter;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -167,13 +158,13 @@ class StorageTest {
         }
     }
 
+    /** {@code n} files {@code s0.tar}... of {@code samples} kB of random bytes each. */
     static void shards(Path root, int n, int samples) throws IOException {
+        java.util.Random r = new java.util.Random(n);
         for (int i = 0; i < n; i++) {
-            try (TarWriter w = new TarWriter(root.resolve("s" + i + ".tar"))) {
-                for (int k = 0; k < samples; k++) {
-                    w.write("s" + i + "k" + k, Map.of("bin", new byte[1000], "cls", Integer.toString(k).getBytes()));
-                }
-            }
+            byte[] b = new byte[samples * 1024];
+            r.nextBytes(b);
+            Files.write(root.resolve("s" + i + ".tar"), b);
         }
     }
 
@@ -225,61 +216,63 @@ class StorageTest {
     }
 
     @Test
-    void aLoaderStreamsRemoteShardsThroughTheCacheWithTheLocalSamples() throws IOException {
+    void rangedReadsGiveExactlyTheirBytesLocallyOverHttpAndFromAStoreThatFailsMidRead() throws IOException {
         Path root = served();
-        shards(root, 4, 25);
-        List<Path> local = new ArrayList<>();
-        for (int i = 0; i < 4; i++) {
-            local.add(root.resolve("s" + i + ".tar"));
-        }
-        List<String> want = keys(Loader.builder(new TarShards(local), KEYS).batchSize(7).workers(2).build());
-        try (TestServer s = new TestServer(root);
-             ShardCache cache = new ShardCache(tmp.resolve("c2"), 10_000_000, 2)) {
-            s.dropNext.put("s2.tar", new AtomicInteger(1));
-            List<String> urls = List.of(s.url("s0.tar"), s.url("s1.tar"), s.url("s2.tar"), s.url("s3.tar"));
-            List<String> got = keys(Loader.builder(new RemoteShards(urls, cache, 2), KEYS).batchSize(7).workers(2).build());
-            assertEquals(want, got);
-            assertEquals(100, got.size());
+        byte[] data = new byte[200_001];
+        new java.util.Random(3).nextBytes(data);
+        Files.write(root.resolve("blob"), data);
+        long[][] ranges = {{0, 10}, {5, 0}, {199_990, 11}, {12_345, 100_000}, {150_000, -1}, {0, -1}};
+        try (TestServer s = new TestServer(root); MemoryStore mem = MemoryStore.mount("ranged")) {
+            mem.put("blob", data);
+            mem.chunk(1_000).cutAfter(7_777);
+            s.dropNext.put("blob", new AtomicInteger(1));
+            for (String location : List.of(root.resolve("blob").toString(), s.url("blob"), mem.location("blob"))) {
+                for (long[] r : ranges) {
+                    int from = (int) r[0];
+                    int to = r[1] < 0 ? data.length : from + (int) r[1];
+                    byte[] want = java.util.Arrays.copyOfRange(data, from, to);
+                    try (InputStream in = Storage.open(location, r[0], r[1])) {
+                        assertArrayEquals(want, in.readAllBytes(), location + " " + from + "+" + r[1]);
+                    }
+                    java.nio.ByteBuffer dst = java.nio.ByteBuffer.allocateDirect(to - from);
+                    Storage.readFully(location, from, dst);
+                    assertEquals(java.nio.ByteBuffer.wrap(want), dst.flip(), location + " " + from + "+" + r[1]);
+                }
+                java.io.EOFException e = assertThrows(java.io.EOFException.class,
+                        () -> Storage.readFully(location, 199_000, java.nio.ByteBuffer.allocate(2_000)));
+                assertTrue(e.getMessage().startsWith(location + ": ends at byte 200001, 999 bytes short of 201000"), e.getMessage());
+            }
+            assertTrue(s.ranges.get("blob").contains("bytes=12345-112344"), "a bounded range: " + s.ranges.get("blob"));
+            assertTrue(mem.requests("blob") > 30, "every body was cut and resumed: " + mem.requests("blob"));
         }
     }
 
     @Test
-    // the working set: up to two shards open (the one read and one ahead) and two downloading ahead
-    void shuffledShardsAreFetchedInTheLoadersOrderSoATightCacheDownloadsEachOnce() throws IOException {
-        Path root = served();
-        shards(root, 10, 20);
-        long shardSize = Files.size(root.resolve("s0.tar"));
-        List<Path> local = new ArrayList<>();
-        List<String> names = new ArrayList<>();
-        for (int i = 0; i < 10; i++) {
-            local.add(root.resolve("s" + i + ".tar"));
-            names.add("s" + i + ".tar");
-        }
-        for (int epoch = 0; epoch < 2; epoch++) {
-            List<String> want = keys(Loader.builder(new TarShards(local), KEYS).batchSize(5).workers(1).prefetch(1)
-                    .shuffle(true).seed(7).epoch(epoch).build());
-            try (TestServer s = new TestServer(root);
-                 ShardCache cache = new ShardCache(tmp.resolve("tight" + epoch), 4 * shardSize, 2)) {
-                List<String> urls = names.stream().map(s::url).toList();
-                java.util.concurrent.atomic.AtomicLong peak = new java.util.concurrent.atomic.AtomicLong();
-                var sampler = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
-                sampler.scheduleAtFixedRate(() -> peak.accumulateAndGet(cache.stats().usedBytes(), Math::max), 0, 200,
-                        java.util.concurrent.TimeUnit.MICROSECONDS);
-                List<String> got;
-                try {
-                    got = keys(Loader.builder(new RemoteShards(urls, cache, 2), KEYS).batchSize(5).workers(1)
-                            .prefetch(1).shuffle(true).seed(7).epoch(epoch).build());
-                } finally {
-                    sampler.shutdownNow();
-                }
-                assertTrue(peak.get() > 0 && peak.get() <= 4 * shardSize, "the limit held throughout: peak " + peak.get());
-                assertEquals(want, got);
-                for (String n : names) {
-                    assertEquals(1, s.requests.get(n).get(), n + " downloaded once");
-                }
-                assertTrue(cache.stats().usedBytes() <= 4 * shardSize);
+    void aStoreThatDeliversOneByteAtATimeAndFailsItsOpensStillGivesEveryByteOnce() throws IOException {
+        byte[] data = new byte[5_000];
+        new java.util.Random(4).nextBytes(data);
+        try (MemoryStore mem = MemoryStore.mount("one-byte")) {
+            mem.put("a/x.bin", data);
+            mem.put("a/y.bin", new byte[3]);
+            mem.put("b/z.bin", new byte[1]);
+            mem.chunk(1).failOpens("a/x.bin", 3);
+            try (InputStream in = Storage.open(mem.location("a/x.bin"))) {
+                assertArrayEquals(data, in.readAllBytes());
             }
+            assertEquals(4, mem.requests("a/x.bin"), "three failed opens, then one body read a byte at a time");
+            assertEquals(List.of(mem.location("a/x.bin"), mem.location("a/y.bin")), Storage.list(mem.location("a/")));
+            assertEquals(List.of(mem.location("a/y.bin")), Storage.list(mem.location("a/y*")));
+            assertTrue(Storage.isListing(mem.location("a/")) && Storage.isRemote(mem.location("a/x.bin")));
+            assertEquals(5_000, Storage.size(mem.location("a/x.bin")));
+            IOException missing = assertThrows(IOException.class, () -> Storage.open(mem.location("nope")).read());
+            assertTrue(missing.getMessage().contains(mem.location("nope")) && missing.getMessage().contains("404"),
+                    missing.getMessage());
+            mem.failOpens("a/y.bin", 100);
+            IOException gaveUp = assertThrows(IOException.class, () -> Storage.open(mem.location("a/y.bin")).readAllBytes());
+            assertTrue(gaveUp.getMessage().startsWith(mem.location("a/y.bin") + ": failed at byte 0 after 6 attempts"),
+                    gaveUp.getMessage());
         }
+        assertTrue(!Storage.isRemote("mem://one-byte/a/x.bin"), "unmounted on close");
     }
 
     @Test
@@ -308,7 +301,12 @@ class StorageTest {
             Files.write(p, new byte[1000]);
             shards.add(p.toString());
         }
-        var epochs = CacheReplay.shuffledEpochs(shards, 5, 4);
+        List<List<String>> epochs = new ArrayList<>();
+        for (int e = 0; e < 4; e++) {
+            List<String> order = new ArrayList<>(shards);
+            java.util.Collections.shuffle(order, new java.util.Random(5 + e));
+            epochs.add(order);
+        }
         long[] next;
         long[] lru;
         try (ShardCache c = new ShardCache(tmp.resolve("next"), 9_000, 1)) {
@@ -321,32 +319,5 @@ class StorageTest {
         assertEquals(30_000, lru[0]);
         assertTrue(java.util.Arrays.stream(next).sum() < java.util.Arrays.stream(lru).sum(),
                 "next-use " + java.util.Arrays.toString(next) + " vs LRU " + java.util.Arrays.toString(lru));
-    }
-
-    /** Collates each sample's key, to compare what loaders deliver. */
-    static final Collator<TarSample> KEYS = new Collator<>() {
-        final Schema schema = Schema.of(Field.bytes("key", 8));
-
-        @Override
-        public Schema schema() {
-            return schema;
-        }
-
-        @Override
-        public void write(TarSample t, Row row) {
-            row.append(0, t.key().getBytes());
-        }
-    };
-
-    static List<String> keys(Loader l) {
-        List<String> out = new ArrayList<>();
-        try (l) {
-            for (Batch b : l) {
-                for (int r = 0; r < b.size(); r++) {
-                    out.add(new String(b.bytes(0, r).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
-                }
-            }
-        }
-        return out;
     }
 }

@@ -16,15 +16,17 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A real HTTP server on loopback (the JDK's) serving a folder, with ranged GETs and injected
- * faults: bursts of 503, a connection dropped mid-body, a body that trickles or stalls, missing
- * objects.
+ * A real HTTP server on loopback (the JDK's) serving a folder, with ranged GETs
+ * ({@code bytes=a-}, {@code bytes=a-b}), a count of the body bytes sent, and injected faults:
+ * bursts of 503, a connection dropped mid-body, a body that trickles or stalls, missing objects.
  */
-final class TestServer implements AutoCloseable {
+public final class TestServer implements AutoCloseable {
     final HttpServer server;
     final Path root;
-    final Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
-    final Map<String, AtomicInteger> rangeRequests = new ConcurrentHashMap<>();
+    public final Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
+    public final Map<String, AtomicInteger> rangeRequests = new ConcurrentHashMap<>();
+    /** Body bytes sent, all objects together. */
+    public final java.util.concurrent.atomic.AtomicLong bytesSent = new java.util.concurrent.atomic.AtomicLong();
     /** Path -> how many more requests answer 503. */
     final Map<String, AtomicInteger> failNext = new ConcurrentHashMap<>();
     /** Path -> how many more full responses are cut after half the body. */
@@ -40,7 +42,7 @@ final class TestServer implements AutoCloseable {
     record Trickle(int pieceBytes, long pauseMillis) {
     }
 
-    TestServer(Path root) throws IOException {
+    public TestServer(Path root) throws IOException {
         this.root = root;
         this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         server.createContext("/", this::handle);
@@ -48,7 +50,7 @@ final class TestServer implements AutoCloseable {
         server.start();
     }
 
-    String url(String name) {
+    public String url(String name) {
         return "http://127.0.0.1:" + server.getAddress().getPort() + "/" + name;
     }
 
@@ -73,9 +75,15 @@ final class TestServer implements AutoCloseable {
                 rangeRequests.computeIfAbsent(name, k -> new AtomicInteger()).incrementAndGet();
                 ranges.computeIfAbsent(name, k -> new CopyOnWriteArrayList<>()).add(range);
                 from = Integer.parseInt(range.substring("bytes=".length(), range.indexOf('-')));
-                ex.getResponseHeaders().add("Content-Range", "bytes " + from + "-" + (all.length - 1) + "/" + all.length);
+                String last = range.substring(range.indexOf('-') + 1);
+                if (!last.isEmpty()) {
+                    all = java.util.Arrays.copyOf(all, Math.min(all.length, Integer.parseInt(last) + 1)); // the body ends there
+                }
+                ex.getResponseHeaders().add("Content-Range", "bytes " + from + "-" + (all.length - 1) + "/" + Files.size(p));
                 ex.sendResponseHeaders(206, all.length - from);
+                bytesSent.addAndGet(all.length - from);
             } else {
+                bytesSent.addAndGet(all.length);
                 ex.sendResponseHeaders(200, all.length);
             }
             OutputStream out = ex.getResponseBody();

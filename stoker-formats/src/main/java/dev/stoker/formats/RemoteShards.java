@@ -1,31 +1,46 @@
-package dev.stoker.storage;
+package dev.stoker.formats;
 
 import dev.stoker.StreamingDataset;
-import dev.stoker.formats.TarSample;
-import dev.stoker.formats.TarShards;
+import dev.stoker.storage.ShardCache;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 
 /**
- * WebDataset tar shards at remote locations, read through a {@link ShardCache}: each shard is
- * downloaded (or found) whole, read locally, and released; when a shard opens, the next
+ * Shards at remote locations (any store: HTTP, S3, a mounted one), read through a
+ * {@link ShardCache} by a format's local reader: each shard is downloaded (or found) whole, read
+ * locally, and released; when a shard opens, the next
  * {@code ahead} shards are downloaded in the background: the next ones in the loader's order
  * (from {@link #plan}, so shuffled shards are fetched in the order they will be read), or of the
  * list when no plan was given. The cache is told the order still to come, so it evicts the shards
  * needed latest (or never again) first.
  */
-public final class RemoteShards implements StreamingDataset<TarSample> {
+public final class RemoteShards<T> implements StreamingDataset<T> {
+    /** How a format reads one shard once it is a local file. */
+    @FunctionalInterface
+    public interface Opener<T> {
+        /** A reader of the shard at {@code local}, whose errors name it {@code name}. */
+        ShardReader<T> open(Path local, String name) throws IOException;
+    }
+
     private final List<String> locations;
     private final ShardCache cache;
     private final int ahead;
+    private final Opener<T> opener;
     private int[] plan;
     private int cursor;
 
-    public RemoteShards(List<String> locations, ShardCache cache, int ahead) {
+    public RemoteShards(List<String> locations, ShardCache cache, int ahead, Opener<T> opener) {
         this.locations = List.copyOf(locations);
         this.cache = cache;
         this.ahead = ahead;
+        this.opener = opener;
+    }
+
+    /** WebDataset tar shards (plain or compressed) at these locations. */
+    public static RemoteShards<TarSample> tar(List<String> locations, ShardCache cache, int ahead) {
+        return new RemoteShards<>(locations, cache, ahead,
+                (local, name) -> new TarShards(List.of(local), List.of(name)).open(0));
     }
 
     @Override
@@ -82,20 +97,20 @@ public final class RemoteShards implements StreamingDataset<TarSample> {
     }
 
     @Override
-    public ShardReader<TarSample> open(int shard) throws IOException {
+    public ShardReader<T> open(int shard) throws IOException {
         String location = locations.get(shard);
         lookAhead(shard);
         Path local = cache.acquire(location);
-        ShardReader<TarSample> inner;
+        ShardReader<T> inner;
         try {
-            inner = new TarShards(List.of(local)).open(0);
+            inner = opener.open(local, location);
         } catch (IOException | RuntimeException e) {
             cache.release(location);
             throw e;
         }
         return new ShardReader<>() {
             @Override
-            public TarSample next() throws IOException {
+            public T next() throws IOException {
                 return inner.next();
             }
 

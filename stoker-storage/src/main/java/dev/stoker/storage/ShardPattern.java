@@ -1,4 +1,4 @@
-package dev.stoker.formats;
+package dev.stoker.storage;
 
 import java.util.ArrayList;
 import java.util.List;

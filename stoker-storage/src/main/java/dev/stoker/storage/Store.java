@@ -1,0 +1,26 @@
+package dev.stoker.storage;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.List;
+
+/**
+ * Where bytes live, for the locations under one prefix that {@link Storage#mount} gave it: what
+ * every format reads through. A store knows no format.
+ */
+public interface Store {
+    /**
+     * The bytes {@code [offset, offset + length)} of the object (to its end when {@code length} is
+     * -1) as a stream that survives transient failures (see {@link RetryingSource}).
+     */
+    InputStream open(String location, long offset, long length) throws IOException;
+
+    /** The object's size in bytes. */
+    long size(String location) throws IOException;
+
+    /**
+     * The objects under a prefix, or matching a glob in the last component (see {@link Storage#list}),
+     * with their sizes, in name order.
+     */
+    List<Storage.Entry> list(String location) throws IOException;
+}
