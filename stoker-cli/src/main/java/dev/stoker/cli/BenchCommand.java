@@ -370,10 +370,11 @@ final class BenchCommand implements Runnable {
         }
     }
 
-    @Command(name = "folder", description = "An image folder (root/CLASS/IMAGE.jpg), as torchvision's ImageFolder.")
+    @Command(name = "folder", description = "An image folder (root/CLASS/IMAGE.jpg), as torchvision's ImageFolder; "
+            + "local, or a prefix of S3 (s3://bucket/train/), each image read by one request.")
     static final class FolderBench implements java.util.concurrent.Callable<Integer> {
-        @CommandLine.Parameters(paramLabel = "DIR", description = "The folder.")
-        java.nio.file.Path dir;
+        @CommandLine.Parameters(paramLabel = "DIR", description = "The folder, or an s3:// prefix.")
+        String dir;
 
         @Mixin
         ImageOptions image;
@@ -386,8 +387,8 @@ final class BenchCommand implements Runnable {
 
         @Override
         public Integer call() throws Exception {
-            if (!java.nio.file.Files.isDirectory(dir)) {
-                throw new java.nio.file.NoSuchFileException(dir.toString());
+            if (!dev.stoker.storage.Storage.isRemote(dir) && !java.nio.file.Files.isDirectory(java.nio.file.Path.of(dir))) {
+                throw new java.nio.file.NoSuchFileException(dir);
             }
             return image.run(new dev.stoker.formats.image.ImageFolder(dir), options, spec.commandLine().getOut(), "folder");
         }
@@ -395,8 +396,12 @@ final class BenchCommand implements Runnable {
 
     @Command(name = "hdf5", description = "Datasets of an HDF5 file, the first axis being the sample axis.")
     static final class Hdf5Bench implements java.util.concurrent.Callable<Integer> {
-        @CommandLine.Parameters(paramLabel = "PATH", description = "The HDF5 file.")
-        java.nio.file.Path path;
+        @CommandLine.Parameters(paramLabel = "PATH", description = "The HDF5 file (a local path or an http(s):// or s3:// "
+                + "URL, read through the cache whole).")
+        String path;
+
+        @Mixin
+        RemoteFiles.CacheOptions cache;
 
         @Option(names = "--dataset", required = true, paramLabel = "/NAME", description = "A dataset to read (repeat for several).")
         java.util.List<String> datasets;
@@ -409,25 +414,29 @@ final class BenchCommand implements Runnable {
 
         @Override
         public Integer call() throws Exception {
-            if (!java.nio.file.Files.isRegularFile(path)) {
-                throw new java.nio.file.NoSuchFileException(path.toString());
-            }
-            dev.stoker.formats.Hdf5Dataset data;
-            try {
-                data = new dev.stoker.formats.Hdf5Dataset(path, datasets);
-            } catch (IllegalArgumentException e) {
-                throw new Main.UsageException(e.getMessage());
-            }
-            try (data) {
-                return new BenchRunner(options, spec.commandLine().getOut(), "hdf5", 0).run(() -> dev.stoker.Loader.builder(data));
+            try (RemoteFiles files = new RemoteFiles(java.util.List.of(path), cache)) {
+                java.nio.file.Path local = files.paths().get(0);
+                if (!java.nio.file.Files.isRegularFile(local)) {
+                    throw new java.nio.file.NoSuchFileException(path);
+                }
+                dev.stoker.formats.Hdf5Dataset data;
+                try {
+                    data = new dev.stoker.formats.Hdf5Dataset(local, datasets);
+                } catch (IllegalArgumentException e) {
+                    throw new Main.UsageException(e.getMessage());
+                }
+                try (data) {
+                    return new BenchRunner(options, spec.commandLine().getOut(), "hdf5", 0).run(() -> dev.stoker.Loader.builder(data));
+                }
             }
         }
     }
 
     @Command(name = "parquet", description = "Rows of a Parquet file, projected columns as batch fields.")
     static final class ParquetBench implements java.util.concurrent.Callable<Integer> {
-        @CommandLine.Parameters(paramLabel = "PATH", description = "The Parquet file.")
-        java.nio.file.Path path;
+        @CommandLine.Parameters(paramLabel = "PATH", description = "The Parquet file: a local path, or an http(s):// or s3:// "
+                + "URL read by ranged requests for the footer and the projected column chunks only.")
+        String path;
 
         @Option(names = "--columns", split = ",", paramLabel = "A,B", description = "Columns to read (default: all top-level columns).")
         java.util.List<String> columns = java.util.List.of();
@@ -446,9 +455,6 @@ final class BenchCommand implements Runnable {
 
         @Override
         public Integer call() throws Exception {
-            if (!java.nio.file.Files.isRegularFile(path)) {
-                throw new java.nio.file.NoSuchFileException(path.toString());
-            }
             dev.stoker.parquet.ParquetDataset data;
             try {
                 dev.stoker.parquet.Where filter = where == null ? null : dev.stoker.parquet.Where.parse(where);
@@ -458,10 +464,17 @@ final class BenchCommand implements Runnable {
             }
             try (data) {
                 // every configuration starts with no decoded row group, as a fresh process would
-                return new BenchRunner(options, spec.commandLine().getOut(), "parquet", 0).run(() -> {
+                int rc = new BenchRunner(options, spec.commandLine().getOut(), "parquet", 0).run(() -> {
                     data.dropCache();
                     return dev.stoker.Loader.builder(data);
                 });
+                if (dev.stoker.storage.Storage.isRemote(path)) {
+                    var t = data.traffic();
+                    spec.commandLine().getErr().printf(java.util.Locale.ROOT, "parquet %s: fetched %.2f MB in %d requests; "
+                            + "the projection needs %.2f MB of the file's %.2f MB%n", path, t.bytesFetched() / 1e6, t.requests(),
+                            t.projectionBytes() / 1e6, t.fileBytes() / 1e6);
+                }
+                return rc;
             }
         }
     }

@@ -7,6 +7,7 @@ import dev.stoker.DirectDataset;
 import dev.stoker.Field;
 import dev.stoker.Row;
 import dev.stoker.Schema;
+import dev.stoker.storage.Storage;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
@@ -26,6 +27,7 @@ import org.apache.parquet.hadoop.ParquetFileReader;
 import org.apache.parquet.hadoop.metadata.BlockMetaData;
 import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
 import org.apache.parquet.hadoop.metadata.ParquetMetadata;
+import org.apache.parquet.io.InputFile;
 import org.apache.parquet.io.LocalInputFile;
 import org.apache.parquet.io.api.Binary;
 import org.apache.parquet.io.api.Converter;
@@ -59,7 +61,10 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
     /** The default bound on decoded row groups held at once. */
     public static final long DEFAULT_CACHE_BYTES = 512L << 20;
 
-    private final Path path;
+    private final String location;
+    private final InputFile input;
+    private final StorageInputFile.Traffic traffic = new StorageInputFile.Traffic();
+    private final long projectionBytes;
     private final ParquetMetadata footer;
     private final ParquetReadOptions options;
     private final MessageType projection;
@@ -83,9 +88,19 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
      * @param cacheBytes the bound on decoded row groups held at once (at least one is always held)
      */
     public ParquetDataset(Path path, List<String> columns, Where where, long cacheBytes) throws IOException {
-        this.path = path;
+        this(path.toString(), columns, where, cacheBytes);
+    }
+
+    /**
+     * A Parquet file at any location {@link Storage} reads: a local file is read as such, a
+     * remote one by ranged requests for its footer and the column chunks of the row groups read
+     * ({@link #traffic()} tells how many bytes that fetched).
+     */
+    public ParquetDataset(String location, List<String> columns, Where where, long cacheBytes) throws IOException {
+        this.location = location;
         this.options = options();
-        ParquetFileReader first = open(path, null, options);
+        this.input = inputFile(location, traffic);
+        ParquetFileReader first = open(input, location, null, options);
         try {
             this.footer = first.getFooter();
             MessageType file = footer.getFileMetaData().getSchema();
@@ -146,7 +161,8 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
                 starts[i + 1] = starts[i] + (kept[i] != null ? kept[i].length : blocks.get(groups[i]).getRowCount());
             }
             this.size = starts[groups.length];
-            this.cache = new BlockCache<>(path.toString(), groups.length, cacheBytes, k -> decode(groups[k]), d -> d.byteSize);
+            this.projectionBytes = projectionBytes(blocks, names, where);
+            this.cache = new BlockCache<>(location, groups.length, cacheBytes, k -> decode(groups[k]), d -> d.byteSize);
             first.setRequestedSchema(projection);
             readers.add(first);
             first = null;
@@ -169,7 +185,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
 
     @Override
     public String name() {
-        return path.toString();
+        return location;
     }
 
     /** The row groups this dataset reads: those of the file that hold rows and, with a filter, a matching one. */
@@ -216,11 +232,11 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
     /** A top-level, non-repeated primitive column of the file; {@code context} prefixes the error. */
     private Type flatColumn(MessageType file, String name, String context) {
         if (!file.containsField(name)) {
-            throw new IllegalArgumentException(path + ": " + context + "no column '" + name + "' (it has " + columnNames(file) + ")");
+            throw new IllegalArgumentException(location + ": " + context + "no column '" + name + "' (it has " + columnNames(file) + ")");
         }
         Type t = file.getType(name);
         if (!t.isPrimitive() || t.isRepetition(Type.Repetition.REPEATED)) {
-            throw new IllegalArgumentException(path + ": " + context + "column '" + name
+            throw new IllegalArgumentException(location + ": " + context + "column '" + name
                     + "' is nested or repeated; only flat columns can be read");
         }
         return t;
@@ -329,7 +345,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
                 d.byteSize += kind == Kind.BYTES ? 4L * (n + 1) + out.size() : (long) n * Math.max(1, kind.dtype.byteSize());
                 if (anyNull && c.validField < 0) {
                     // the statistics said no nulls (or were absent and the column is required)
-                    throw new CorruptShardException(path.toString(), -1, "column '" + c.name + "' holds nulls in row group " + g
+                    throw new CorruptShardException(location, -1, "column '" + c.name + "' holds nulls in row group " + g
                             + " although its statistics say it has none");
                 }
                 d.valid[i] = c.validField >= 0 ? valid : null;
@@ -339,7 +355,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
         } catch (CorruptShardException e) {
             throw e;
         } catch (IOException | RuntimeException e) {
-            throw new CorruptShardException(path.toString(), offset(g), "row group " + g + " is unreadable: " + describe(e), e);
+            throw new CorruptShardException(location, offset(g), "row group " + g + " is unreadable: " + describe(e), e);
         } finally {
             readers.add(reader);
         }
@@ -378,7 +394,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
         } catch (CorruptShardException e) {
             throw e;
         } catch (IOException | RuntimeException e) {
-            throw new CorruptShardException(path.toString(), offset(g), "row group " + g + " is unreadable: " + describe(e), e);
+            throw new CorruptShardException(location, offset(g), "row group " + g + " is unreadable: " + describe(e), e);
         }
     }
 
@@ -390,24 +406,79 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
     private ParquetFileReader reader() throws IOException {
         ParquetFileReader r = readers.poll();
         if (r == null) {
-            r = open(path, footer, options);
+            r = open(input, location, footer, options);
             r.setRequestedSchema(projection);
         }
         return r;
     }
 
-    private static ParquetFileReader open(Path path, ParquetMetadata footer, ParquetReadOptions options) throws IOException {
-        if (!Files.isRegularFile(path)) {
-            throw new java.nio.file.NoSuchFileException(path.toString());
+    /**
+     * The bytes a read of the projection needs: the footer (everything after the last column
+     * chunk) and the chunks of the projected and filter columns in the row groups read.
+     */
+    private long projectionBytes(List<BlockMetaData> blocks, List<String> names, Where where) throws IOException {
+        java.util.Set<String> read = new java.util.HashSet<>(names);
+        if (where != null) {
+            read.add(where.column());
         }
-        LocalInputFile in = new LocalInputFile(path);
+        long dataEnd = 4; // the leading magic
+        for (BlockMetaData b : blocks) {
+            for (ColumnChunkMetaData c : b.getColumns()) {
+                dataEnd = Math.max(dataEnd, c.getStartingPos() + c.getTotalSize());
+            }
+        }
+        long need = input.getLength() - dataEnd;
+        for (int g : groups) {
+            for (ColumnChunkMetaData c : blocks.get(g).getColumns()) {
+                if (read.contains(c.getPath().toDotString())) {
+                    need += c.getTotalSize();
+                }
+            }
+        }
+        return need;
+    }
+
+    /**
+     * The bytes fetched from a remote file so far and the requests that fetched them (both zero
+     * for a local file, which is not fetched), the bytes the projection needs
+     * ({@link #projectionBytes}) and the file's size.
+     */
+    public record Traffic(long bytesFetched, long requests, long projectionBytes, long fileBytes) {
+    }
+
+    public Traffic traffic() throws IOException {
+        return new Traffic(traffic.bytes.sum(), traffic.requests.sum(), projectionBytes, input.getLength());
+    }
+
+    /** The file at {@code location}: a local file as such, any other through ranged reads counted in {@code traffic}. */
+    private static InputFile inputFile(String location, StorageInputFile.Traffic traffic) throws IOException {
+        if (Storage.isRemote(location)) {
+            return new StorageInputFile(location, Storage.size(location), traffic);
+        }
+        Path path = location.startsWith("file:") ? Path.of(java.net.URI.create(location)) : Path.of(location);
+        if (!Files.isRegularFile(path)) {
+            throw new java.nio.file.NoSuchFileException(location);
+        }
+        return new LocalInputFile(path);
+    }
+
+    private static ParquetFileReader open(InputFile in, String location, ParquetMetadata footer, ParquetReadOptions options)
+            throws IOException {
         try {
             return footer == null ? ParquetFileReader.open(in, options) : ParquetFileReader.open(in, footer, options, in.newStream());
-        } catch (IOException | RuntimeException e) {
-            long size = Files.size(path);
-            throw new CorruptShardException(path.toString(), Math.max(0, size - 8),
-                    "not a readable Parquet file (the footer at its end): " + describe(e), e);
+        } catch (IOException e) {
+            if (in instanceof StorageInputFile) {
+                throw e; // the store's error, which names the location and the byte
+            }
+            throw corruptFooter(in, location, e);
+        } catch (RuntimeException e) {
+            throw corruptFooter(in, location, e);
         }
+    }
+
+    private static CorruptShardException corruptFooter(InputFile in, String location, Exception e) throws IOException {
+        return new CorruptShardException(location, Math.max(0, in.getLength() - 8),
+                "not a readable Parquet file (the footer at its end): " + describe(e), e);
     }
 
     /** Read options with Stoker's own page codecs, so no Hadoop {@code Configuration} is ever built. */
@@ -482,7 +553,12 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
     }
 
     public static Info describe(Path path) throws IOException {
-        try (ParquetFileReader r = open(path, null, options())) {
+        return describe(path.toString());
+    }
+
+    /** {@link #describe(Path)} of a file at any location: a remote one by ranged reads of its footer. */
+    public static Info describe(String location) throws IOException {
+        try (ParquetFileReader r = open(inputFile(location, new StorageInputFile.Traffic()), location, null, options())) {
             ParquetMetadata f = r.getFooter();
             long rows = 0;
             for (BlockMetaData b : f.getBlocks()) {

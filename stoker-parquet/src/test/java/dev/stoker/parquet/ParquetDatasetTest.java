@@ -120,6 +120,55 @@ class ParquetDatasetTest {
         }
     }
 
+    static List<String> digests(ParquetDataset d, int workers) throws Exception {
+        List<String> out = new ArrayList<>();
+        try (Loader l = Loader.builder(d).batchSize(100).workers(workers).shuffle(true).seed(3).build()) {
+            for (Batch b : l) {
+                var md = java.security.MessageDigest.getInstance("SHA-256");
+                b.digest(md);
+                out.add(java.util.HexFormat.of().formatHex(md.digest()));
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void aRemoteFileGivesTheLocalBatchesAndFetchesOnlyTheFooterAndTheProjectedChunks() throws Exception {
+        Path local = fixture("uncompressed");
+        List<String> columns = List.of("id", "k");
+        List<String> want;
+        try (ParquetDataset d = new ParquetDataset(local, columns, null, 1 << 20)) {
+            want = digests(d, 2);
+            assertEquals(new ParquetDataset.Traffic(0, 0, d.traffic().projectionBytes(), Files.size(local)), d.traffic(),
+                    "a local file is not fetched");
+        }
+        try (dev.stoker.storage.TestServer http = new dev.stoker.storage.TestServer(local.getParent());
+             dev.stoker.storage.MemoryStore mem = dev.stoker.storage.MemoryStore.mount("parquet-test")) {
+            mem.put("rows.parquet", Files.readAllBytes(local));
+            mem.chunk(1_000).cutAfter(30_000); // every request fails after 30 kB and is resumed
+            for (String location : List.of(http.url(local.getFileName().toString()), mem.location("rows.parquet"))) {
+                try (ParquetDataset d = new ParquetDataset(location, columns, null, 1 << 20)) {
+                    assertEquals(want, digests(d, 2), location);
+                    ParquetDataset.Traffic t = d.traffic();
+                    assertTrue(t.bytesFetched() >= t.projectionBytes(), location + ": " + t);
+                    assertTrue(t.bytesFetched() <= t.projectionBytes() + StorageInputFile.TAIL,
+                            location + ": no more than the file's tail beyond the projection: " + t);
+                    assertTrue(t.bytesFetched() < t.fileBytes() / 3, location + ": two narrow columns of twelve: " + t);
+                    assertTrue(t.requests() <= 2 + 5 * 2 * 2, location + ": the footer, then each group's chunks once per worker: " + t);
+                }
+            }
+            assertTrue(http.bytesSent.get() > 0 && http.bytesSent.get() < Files.size(local) / 3, "bytes sent " + http.bytesSent);
+            IOException missing = assertThrows(IOException.class,
+                    () -> new ParquetDataset(http.url("none.parquet"), columns, null, 1 << 20));
+            assertTrue(missing.getMessage().contains(http.url("none.parquet")) && missing.getMessage().contains("404"),
+                    missing.getMessage());
+            mem.put("cut.parquet", java.util.Arrays.copyOf(Files.readAllBytes(local), 100_000));
+            CorruptShardException cut = assertThrows(CorruptShardException.class,
+                    () -> new ParquetDataset(mem.location("cut.parquet"), columns, null, 1 << 20));
+            assertTrue(cut.getMessage().startsWith(mem.location("cut.parquet") + ": not a readable Parquet file"), cut.getMessage());
+        }
+    }
+
     @Test
     void projectsColumnsInTheOrderAsked() throws Exception {
         try (ParquetDataset d = new ParquetDataset(fixture("snappy"), List.of("k", "id"), null, ParquetDataset.DEFAULT_CACHE_BYTES);

@@ -68,6 +68,11 @@ public final class TestServer implements AutoCloseable {
                 ex.sendResponseHeaders(404, -1);
                 return;
             }
+            if (ex.getRequestMethod().equals("HEAD")) {
+                ex.getResponseHeaders().add("Content-Length", Long.toString(Files.size(p)));
+                ex.sendResponseHeaders(200, -1);
+                return;
+            }
             byte[] all = Files.readAllBytes(p);
             String range = ex.getRequestHeaders().getFirst("Range");
             int from = 0;

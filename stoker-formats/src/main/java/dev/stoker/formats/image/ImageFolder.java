@@ -2,6 +2,7 @@ package dev.stoker.formats.image;
 
 import dev.stoker.Dataset;
 import dev.stoker.formats.TarSample;
+import dev.stoker.storage.Storage;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
@@ -19,47 +20,67 @@ import java.util.stream.Stream;
  * sub-folders of {@code root} sorted by name and numbered from 0, images are sorted by path
  * within each class. Sample {@code i} has the image's bytes as field {@code jpg}/{@code png}
  * (by extension) and its class number as field {@code cls}; its key is the path below root
- * without the extension.
+ * without the extension. The root is a local folder or a prefix of a store that lists (an
+ * {@code s3://bucket/train/}): the same tree gives the same samples either way, a remote image
+ * read whole by one request.
  */
 public final class ImageFolder implements Dataset<TarSample> {
     private static final List<String> EXTENSIONS = List.of(".jpg", ".jpeg", ".png");
 
-    private final Path root;
+    private final String root;
+    private final boolean remote;
     private final List<String> classes = new ArrayList<>();
-    private final List<Path> files = new ArrayList<>();
+    /** Each image's path below root, '/'-separated. */
+    private final List<String> files = new ArrayList<>();
     private final int[] labels;
-    /** Characters of a file's path before its path below root. */
-    private final int prefix;
 
     public ImageFolder(Path root) throws IOException {
-        this.root = root;
+        this(root.toString());
+    }
+
+    public ImageFolder(String root) throws IOException {
+        this.remote = Storage.isRemote(root);
+        this.root = remote && !root.endsWith("/") ? root + "/" : root;
+        // every file below a class folder, by its path below root
+        List<String> below = new ArrayList<>();
+        if (remote) {
+            for (String l : Storage.list(this.root)) {
+                below.add(l.substring(this.root.length()));
+            }
+        } else {
+            Path r = Path.of(root);
+            try (Stream<Path> dirs = Files.list(r)) {
+                for (Path d : dirs.filter(Files::isDirectory).toList()) {
+                    try (Stream<Path> walk = Files.walk(d)) {
+                        walk.filter(Files::isRegularFile).forEach(p -> below.add(r.relativize(p).toString()));
+                    }
+                }
+            }
+        }
+        // classes by name (a class "a" before "a-b"), then images by path within each
+        java.util.TreeMap<String, List<String>> byClass = new java.util.TreeMap<>();
+        for (String n : below) {
+            int slash = n.indexOf('/');
+            if (slash > 0 && isImage(n)) {
+                byClass.computeIfAbsent(n.substring(0, slash), k -> new ArrayList<>()).add(n);
+            }
+        }
         List<Integer> lab = new ArrayList<>();
-        try (Stream<Path> dirs = Files.list(root)) {
-            for (Path d : dirs.filter(Files::isDirectory).sorted().toList()) {
-                int c = classes.size();
-                List<Path> images;
-                try (Stream<Path> walk = Files.walk(d)) {
-                    images = walk.filter(Files::isRegularFile).filter(ImageFolder::isImage).sorted().toList();
-                }
-                if (images.isEmpty()) {
-                    continue;
-                }
-                classes.add(d.getFileName().toString());
-                for (Path p : images) {
-                    files.add(p);
-                    lab.add(c);
-                }
+        for (Map.Entry<String, List<String>> c : byClass.entrySet()) {
+            classes.add(c.getKey());
+            for (String n : c.getValue().stream().sorted().toList()) {
+                files.add(n);
+                lab.add(classes.size() - 1);
             }
         }
         if (files.isEmpty()) {
             throw new IOException(root + ": no images (expected root/CLASS/IMAGE.jpg)");
         }
         this.labels = lab.stream().mapToInt(Integer::intValue).toArray();
-        this.prefix = files.getFirst().toString().length() - root.relativize(files.getFirst()).toString().length();
     }
 
-    private static boolean isImage(Path p) {
-        String n = p.getFileName().toString().toLowerCase(Locale.ROOT);
+    private static boolean isImage(String name) {
+        String n = name.toLowerCase(Locale.ROOT);
         return EXTENSIONS.stream().anyMatch(n::endsWith);
     }
 
@@ -67,8 +88,10 @@ public final class ImageFolder implements Dataset<TarSample> {
         return List.copyOf(classes);
     }
 
-    public Path path(long i) {
-        return files.get(Math.toIntExact(i));
+    /** Where image {@code i} is: a local path or a remote location. */
+    public String location(long i) {
+        String rel = files.get(Math.toIntExact(i));
+        return remote ? root + rel : Path.of(root, rel).toString();
     }
 
     @Override
@@ -78,19 +101,25 @@ public final class ImageFolder implements Dataset<TarSample> {
 
     @Override
     public String name() {
-        return root.toString();
+        return root;
     }
 
     @Override
     public TarSample get(long index) throws IOException {
-        Path p = files.get(Math.toIntExact(index));
-        // the files were found below root, so their paths start with root's and a separator
-        String rel = p.toString().substring(prefix);
+        String rel = files.get(Math.toIntExact(index));
         int dot = rel.lastIndexOf('.');
         String ext = rel.substring(dot + 1).toLowerCase(Locale.ROOT);
+        byte[] bytes;
+        if (remote) {
+            try (java.io.InputStream in = Storage.open(root + rel)) {
+                bytes = in.readAllBytes();
+            }
+        } else {
+            bytes = Files.readAllBytes(Path.of(root, rel));
+        }
         Map<String, MemorySegment> fields = new LinkedHashMap<>();
-        fields.put(ext, MemorySegment.ofArray(Files.readAllBytes(p)));
+        fields.put(ext, MemorySegment.ofArray(bytes));
         fields.put("cls", MemorySegment.ofArray(Integer.toString(labels[(int) index]).getBytes(StandardCharsets.US_ASCII)));
-        return new TarSample(rel.substring(0, dot), root.toString(), fields);
+        return new TarSample(rel.substring(0, dot), root, fields);
     }
 }

@@ -1,0 +1,213 @@
+package dev.stoker.cli;
+
+import static dev.stoker.cli.MainTest.field;
+import static dev.stoker.cli.MainTest.stoker;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.stoker.formats.TarWriter;
+import dev.stoker.storage.MemoryStore;
+import dev.stoker.storage.S3Fixture;
+import dev.stoker.storage.TestServer;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The contract every store keeps for every format: the same options give the same batches
+ * (digests) wherever the bytes live. One tree of files (tar shards, an image folder, JSON lines,
+ * raw tokens, .npy, a Megatron pair, Parquet, HDF5) is read from local disk, a real HTTP server on
+ * loopback, S3 (S3Proxy on loopback), the in-memory store, the in-memory store delivering one byte
+ * per read, and the in-memory store cutting every response after 3,000 bytes (each resumed).
+ */
+@Timeout(600)
+class StoresContractTest {
+    @TempDir
+    static Path tmp;
+    static Path data;
+    static TestServer http;
+    static S3Fixture s3;
+    static MemoryStore mem;
+    static MemoryStore oneByte;
+    static MemoryStore cut;
+    static final Map<String, String> localDigests = new ConcurrentHashMap<>();
+
+    /** Each format's command, {@code @} standing for the root the files are under. */
+    static final Map<String, String[]> FORMATS = new java.util.LinkedHashMap<>();
+
+    static {
+        FORMATS.put("tar", new String[] {"shards", "@w-{0..2}.tar", "--transform", "none", "--batch", "5"});
+        FORMATS.put("tar-stream", new String[] {"shards", "@w-{0..2}.tar", "--stream", "--shuffle-window-bytes", "3000",
+                "--transform", "none", "--batch", "5"});
+        FORMATS.put("folder", new String[] {"folder", "@images", "--transform", "none", "--batch", "4"});
+        FORMATS.put("jsonl", new String[] {"jsonl", "@docs.jsonl", "--seq-len", "16", "--batch", "4"});
+        FORMATS.put("tokens", new String[] {"tokens", "@tokens.bin", "--seq-len", "32", "--batch", "4"});
+        FORMATS.put("npy", new String[] {"tokens", "@tokens_u2.npy", "--seq-len", "8", "--batch", "4"});
+        FORMATS.put("megatron", new String[] {"tokens", "@docs.idx", "--seq-len", "8", "--batch", "4"});
+        FORMATS.put("parquet", new String[] {"parquet", "@rows.parquet", "--columns", "id,label,x", "--batch", "64"});
+        FORMATS.put("hdf5", new String[] {"hdf5", "@default.h5", "--dataset", "/x", "--dataset", "/y", "--batch", "8"});
+    }
+
+    static final List<String> STORES = List.of("http", "s3", "memory", "one-byte", "cut-mid-read");
+
+    @BeforeAll
+    static void start() throws Exception {
+        data = Files.createDirectories(tmp.resolve("data"));
+        Random r = new Random(5);
+        for (int s = 0; s < 3; s++) {
+            try (TarWriter w = new TarWriter(data.resolve("w-" + s + ".tar"))) {
+                for (int i = 0; i < 8 + 5 * s; i++) {
+                    byte[] b = new byte[100 + r.nextInt(400)];
+                    r.nextBytes(b);
+                    w.write("s" + s + "k" + i, Map.of("bin", b, "cls", Integer.toString(i % 3).getBytes(StandardCharsets.US_ASCII)));
+                }
+            }
+        }
+        for (String cls : List.of("cat", "dog", "emu")) {
+            Path d = Files.createDirectories(data.resolve("images/" + cls));
+            for (int i = 0; i < 5; i++) {
+                byte[] b = new byte[50 + r.nextInt(200)];
+                r.nextBytes(b);
+                Files.write(d.resolve(cls + i + ".jpg"), b);
+            }
+        }
+        StringBuilder jsonl = new StringBuilder();
+        for (int i = 0; i < 40; i++) {
+            jsonl.append("{\"text\": \"document ").append(i).append(' ').append("words ".repeat(r.nextInt(20))).append("\"}\n");
+        }
+        Files.writeString(data.resolve("docs.jsonl"), jsonl);
+        byte[] tokens = new byte[2 * 4000];
+        r.nextBytes(tokens);
+        Files.write(data.resolve("tokens.bin"), tokens);
+        Files.copy(TokensCommandsTest.fixture("npy/tokens_u2.npy"), data.resolve("tokens_u2.npy"));
+        Files.copy(TokensCommandsTest.fixture("megatron/docs.idx"), data.resolve("docs.idx"));
+        Files.copy(TokensCommandsTest.fixture("megatron/docs.bin"), data.resolve("docs.bin"));
+        Files.copy(TokensCommandsTest.fixture("hdf5/default.h5"), data.resolve("default.h5"));
+        Files.copy(TokensCommandsTest.root().resolve("stoker-parquet/src/test/resources/parquet/rows-zstd.parquet"),
+                data.resolve("rows.parquet"));
+
+        http = new TestServer(data);
+        s3 = S3Fixture.start(Files.createDirectories(tmp.resolve("s3")), "data");
+        mem = MemoryStore.mount("contract");
+        oneByte = MemoryStore.mount("contract-one-byte").chunk(1);
+        cut = MemoryStore.mount("contract-cut").cutAfter(3_000);
+        try (Stream<Path> files = Files.walk(data)) {
+            for (Path f : files.filter(Files::isRegularFile).toList()) {
+                String key = data.relativize(f).toString();
+                byte[] b = Files.readAllBytes(f);
+                s3.put(key, b);
+                mem.put(key, b);
+                oneByte.put(key, b);
+                cut.put(key, b);
+            }
+        }
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        http.close();
+        s3.close();
+        mem.close();
+        oneByte.close();
+        cut.close();
+    }
+
+    static String root(String store) {
+        return switch (store) {
+            case "local" -> data + "/";
+            case "http" -> http.url("");
+            case "s3" -> s3.location("");
+            case "memory" -> mem.location("");
+            case "one-byte" -> oneByte.location("");
+            case "cut-mid-read" -> cut.location("");
+            default -> throw new IllegalArgumentException(store);
+        };
+    }
+
+    static String[] command(String format, String store, String... more) {
+        String[] f = FORMATS.get(format);
+        List<String> args = new ArrayList<>(List.of("bench"));
+        for (String a : f) {
+            args.add(a.startsWith("@") ? root(store) + a.substring(1) : a);
+        }
+        args.addAll(List.of("--seed", "3", "--workers", "2", "--prefetch", "2", "--json", "--digest"));
+        if (!f[0].equals("parquet") && !f[0].equals("folder")) {
+            args.addAll(List.of("--cache-dir", tmp.resolve("cache-" + store).toString()));
+        }
+        args.addAll(List.of(more));
+        return args.toArray(String[]::new);
+    }
+
+    static String localDigest(String format) {
+        return localDigests.computeIfAbsent(format, f -> {
+            MainTest.Outcome o = stoker(command(f, "local"));
+            assertEquals(0, o.code(), f + " locally: " + o.err());
+            return field(o.out().strip(), "digest") + " " + field(o.out().strip(), "samples");
+        });
+    }
+
+    static Stream<Arguments> formatsAndStores() {
+        List<Arguments> out = new ArrayList<>();
+        for (String format : FORMATS.keySet()) {
+            for (String store : STORES) {
+                if (format.equals("folder") && store.equals("http")) {
+                    continue; // an HTTP server has no listing: a folder is read from disk or a store that lists
+                }
+                out.add(Arguments.of(format, store));
+            }
+        }
+        return out.stream();
+    }
+
+    @ParameterizedTest(name = "{0} from {1}")
+    @MethodSource("formatsAndStores")
+    void everyFormatGivesTheLocalBatchesFromEveryStore(String format, String store) {
+        String want = localDigest(format);
+        MainTest.Outcome o = stoker(command(format, store));
+        assertEquals(0, o.code(), format + " from " + store + ": " + o.err());
+        String got = field(o.out().strip(), "digest") + " " + field(o.out().strip(), "samples");
+        assertEquals(want, got, format + " from " + store + " gives the local batches");
+    }
+
+    @Test
+    void aRunSavedWhileReadingFromS3ResumesOnTheStagedLocalCopyByteForByte() throws IOException {
+        Path staged = tmp.resolve("staged");
+        MainTest.Outcome stage = stoker("stage", s3.location(""), staged.toString());
+        assertEquals(0, stage.code(), stage.err());
+        for (String format : List.of("tar", "tar-stream", "jsonl", "parquet")) {
+            Path whole = tmp.resolve(format + "-whole.txt");
+            Path head = tmp.resolve(format + "-head.txt");
+            Path tail = tmp.resolve(format + "-tail.txt");
+            Path state = tmp.resolve(format + "-state.json");
+            assertEquals(0, stoker(command(format, "local", "--digests", whole.toString())).code());
+            MainTest.Outcome saved = stoker(command(format, "s3", "--stop-after", "3", "--save-state", state.toString(),
+                    "--digests", head.toString()));
+            assertEquals(0, saved.code(), saved.err());
+            String[] resume = command(format, "local", "--resume", state.toString(), "--digests", tail.toString());
+            for (int i = 0; i < resume.length; i++) {
+                resume[i] = resume[i].replace(data.toString(), staged.toString());
+            }
+            MainTest.Outcome resumed = stoker(resume);
+            assertEquals(0, resumed.code(), format + ": " + resumed.err());
+            List<String> both = new ArrayList<>(Files.readAllLines(head));
+            both.addAll(Files.readAllLines(tail));
+            assertEquals(3, Files.readAllLines(head).size());
+            assertEquals(Files.readAllLines(whole), both, format + ": saved reading S3, resumed on the staged copy");
+        }
+    }
+}
