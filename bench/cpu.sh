@@ -15,10 +15,12 @@ median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
 # W2 from local disk (through the index, then as a stream), then
 # from REMOTE as a stream (--stream) through the shard cache cold (emptied first) and warm, REPEATS times, with the server's
 # CPU and what other processes took per repeat; needs ./stoker, $repeats, $server (the server's pid)
-# and $tmp; STEP_MS simulates a training step per batch (default 0: the loader alone).
+# and $tmp; STEP_MS simulates a training step per batch (default 0: the loader alone). The streams
+# keep stream order within the shuffled shard order (--shuffle-window-bytes 0), as BENCHMARKS.md's
+# figures were measured before streams got a default window; WINDOW=BYTES sets one.
 # Usage: compare_remote LOCAL REMOTE [SUFFIX for the median line]
 compare_remote() {
-  run() { ./stoker bench shards "$@" --transform train224 --batch 64 --workers 2 --step-ms "${STEP_MS:-0}" --json --cache-dir "$tmp/c" 2>"$tmp/err" \
+  run() { ./stoker bench shards "$@" --shuffle-window-bytes "${WINDOW:-0}" --transform train224 --batch 64 --workers 2 --step-ms "${STEP_MS:-0}" --json --cache-dir "$tmp/c" 2>"$tmp/err" \
     | python3 -c 'import json,sys; print(round(json.loads(sys.stdin.readline())["samplesPerSec"]))' >"$tmp/rate"; }
   L=(); S=(); C=(); W=(); CS=(); WS=()
   for r in $(seq "$repeats"); do

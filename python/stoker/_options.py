@@ -69,7 +69,7 @@ SOURCES = {
     })),
     "shards": (True, dict(_TRANSFORM, **_CACHE, stream=_Opt(_FLAG))),
     "folder": (True, dict(_TRANSFORM)),
-    "hdf5": (True, {"dataset": _Opt(_LIST)}),
+    "hdf5": (True, dict(_CACHE, dataset=_Opt(_LIST))),
     "parquet": (True, {"columns": _Opt(_LIST), "where": _Opt(_STR), "cache_mb": _Opt(_INT, 1)}),
 }
 

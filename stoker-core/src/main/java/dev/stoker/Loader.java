@@ -76,6 +76,19 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     final int shuffleWindow;
     /** The shuffle window's byte budget (0: none). */
     final long shuffleBytes;
+    /** Whether the window is the default one, where a sample that does not tell its size counts as {@link Sized#UNSIZED}. */
+    final boolean defaultWindow;
+
+    // NOTE [Default shuffle window]: a stream read in a shuffled shard order hands out its samples
+    // in a keyed random order within windows of 64 MiB of samples (after the transform) unless a
+    // window is set, so that a batch mixes the shards open at once instead of holding consecutive
+    // samples of one shard, and a stream's batches do not depend on how its shards were split.
+    // 64 MiB holds about a thousand WebDataset-sized samples (64 KB; WebDataset's customary
+    // shuffle(1000)) or a hundred 224x224 float images, and bounds memory whatever the samples'
+    // size (a sample that does not tell its size, not being Sized, counts as 64 KiB). Sequential
+    // order, or shuffleWindowBytes(0), keeps stream order.
+    /** The shuffle window a shuffled stream gets when none is set: 64 MiB. */
+    public static final long DEFAULT_SHUFFLE_WINDOW_BYTES = 64L << 20;
     final Tracer tracer;
 
     /** The batch buffers; for a tuned prefetch depth, allocated as the window grows. */
@@ -117,9 +130,15 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         this.ordered = b.ordered;
         this.length = sampler.length(source != null ? source.size() : stream.shards());
         this.shardBuffer = b.shardBuffer > 0 ? b.shardBuffer : Math.max(64, 2 * b.batchSize);
-        this.shuffleBytes = b.shuffleBytes;
+        // a shuffled stream gets the default window unless one was set (NOTE [Default shuffle window])
+        long bytes = b.shuffleBytes;
+        if (bytes < 0) {
+            bytes = stream != null && b.shuffleWindow == 0 && sampler != Sampler.sequential() ? DEFAULT_SHUFFLE_WINDOW_BYTES : 0;
+        }
+        this.shuffleBytes = bytes;
+        this.defaultWindow = b.shuffleBytes < 0 && bytes > 0;
         // a budget in bytes alone: as many samples as fit
-        this.shuffleWindow = b.shuffleWindow == 0 && b.shuffleBytes > 0 ? Integer.MAX_VALUE : b.shuffleWindow;
+        this.shuffleWindow = b.shuffleWindow == 0 && bytes > 0 ? Integer.MAX_VALUE : b.shuffleWindow;
         this.tracer = b.tracer;
         if (shuffleWindow > 0 && stream == null) {
             throw new IllegalArgumentException("shuffleWindow is for streaming datasets; a random-access dataset "
@@ -490,7 +509,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         private LoaderState resume;
         private int shardBuffer;
         private int shuffleWindow;
-        private long shuffleBytes;
+        private long shuffleBytes = -1;
         private Tracer tracer;
         private int cores = Runtime.getRuntime().availableProcessors();
         private long memoryBudget = 512L << 20;
@@ -641,7 +660,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
          * For a {@link StreamingDataset}: the second tier of a two-tier shuffle. The sampler
          * shuffles the shard order (use {@code shuffle(true)}); then samples are handed out in a
          * keyed random order within blocks of {@code samples} consecutive samples of the stream
-         * (0, the default: in stream order). Memory: one block of samples on the consumer side.
+         * (0: in stream order, or the default window of a shuffled stream: NOTE [Default shuffle
+         * window]). Memory: one block of samples on the consumer side.
          */
         public Builder shuffleWindow(int samples) {
             if (samples < 0) {
@@ -657,7 +677,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
          * samples' sizes ({@link Sized#of}: after the transform) to {@code bytes} or more, so it
          * holds at most {@code bytes} plus one sample. Sizes depend only on the samples, so blocks
          * and their orders are still a pure function of the stream, and resume is exact. 0: no
-         * byte bound.
+         * byte bound (and no window unless {@link #shuffleWindow} sets one). Unset: a shuffled
+         * stream with no {@link #shuffleWindow} gets {@link Loader#DEFAULT_SHUFFLE_WINDOW_BYTES}.
          */
         public Builder shuffleWindowBytes(long bytes) {
             if (bytes < 0) {

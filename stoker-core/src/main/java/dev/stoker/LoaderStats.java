@@ -17,10 +17,14 @@ package dev.stoker;
  *                      sample arrived in the stream and where it was delivered: 0 in stream order,
  *                      about a third of the shuffle window for a full shuffle of each block; NaN
  *                      when not measured (random-access datasets are shuffled whole)
+ * @param shardShare    for a streaming dataset, the mean over batches of the largest share of a
+ *                      batch's samples that came from one shard: 1 when every batch is read from
+ *                      one shard (stream order), near 1/open shards when a window mixes them;
+ *                      NaN when not measured
  */
 public record LoaderStats(long batches, long samples, long bytes, long skipped, long skippedShards, long fetchNanos,
                           long transformNanos, long collateNanos, long waitNanos, long wallNanos,
-                          double meanDisplacement) {
+                          double meanDisplacement, double shardShare) {
 
     public double seconds() {
         return wallNanos / 1e9;

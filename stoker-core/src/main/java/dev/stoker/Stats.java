@@ -13,6 +13,9 @@ final class Stats {
     // shuffle quality: summed |delivery position - stream position| of streamed samples
     volatile double displacementSum;
     volatile long displacementCount;
+    // summed per batch: the largest share of its samples from one shard
+    volatile double shardShareSum;
+    volatile long shardShareCount;
     // retired worker counters (workers of finished passes)
     private long skipped;
     private long skippedShards;
@@ -33,6 +36,12 @@ final class Stats {
     void displacement(long sum, long samples) {
         displacementSum += sum;
         displacementCount += samples;
+    }
+
+    /** Consumer thread only: a batch of which {@code share} of the samples came from one shard (the most from any). */
+    void shardShare(double share) {
+        shardShareSum += share;
+        shardShareCount++;
     }
 
     synchronized void addStages(long[] nanos) {
@@ -64,6 +73,7 @@ final class Stats {
             }
         }
         return new LoaderStats(batches, samples, bytes, sk, shards, f, t, c, waitNanos, wallNanos,
-                displacementCount == 0 ? Double.NaN : displacementSum / displacementCount);
+                displacementCount == 0 ? Double.NaN : displacementSum / displacementCount,
+                shardShareCount == 0 ? Double.NaN : shardShareSum / shardShareCount);
     }
 }

@@ -113,6 +113,8 @@ final class StreamRun extends Pass {
     private long fillCount;
     private long fillDisplacement;
     private long fillDisplaced;
+    /** The shard of each sample taken for the batch being filled (sorted in place to count them). */
+    private int[] fillShards = new int[0];
 
     // NOTE [Two-tier shuffle]: with a shuffle window, the consumer takes the stream (already in
     // the epoch's shuffled shard order: tier one) in blocks of `shuffleWindow` samples (or fewer:
@@ -143,6 +145,7 @@ final class StreamRun extends Pass {
     // shuffle quality of the samples taken since the last delivery, added to the stats per batch
     private long displacement;
     private long displacedSamples;
+    private double shardShare = Double.NaN;
 
     StreamRun(Loader loader, StreamSource<?, ?> source, Batch[] buffers, FreeList free, long epoch, long segmentStart,
               long rankOffset, long sampleInShard, long blockEmitted, long delivered) {
@@ -308,6 +311,9 @@ final class StreamRun extends Pass {
         stats.displacement(displacement, displacedSamples);
         displacement = 0;
         displacedSamples = 0;
+        if (!Double.isNaN(shardShare)) {
+            stats.shardShare(shardShare);
+        }
         positionShard = preparedShard;
         positionOffset = preparedOffset;
         positionEmitted = preparedEmitted;
@@ -434,6 +440,7 @@ final class StreamRun extends Pass {
         preparedEmitted = f.emitted;
         displacement += f.displacement;
         displacedSamples += f.displaced;
+        shardShare = f.shardShare;
         pendingWait = System.nanoTime() - t0 - (background ? 0 : f.collateNanos);
         prepared = true;
         return true;
@@ -456,6 +463,7 @@ final class StreamRun extends Pass {
         long collateNanos;
         long displacement;
         long displaced;
+        double shardShare;
         long skipped;
         Throwable error;
         boolean end;
@@ -552,12 +560,17 @@ final class StreamRun extends Pass {
         long shard = fillShard;
         long offset = fillOffset;
         Item item = this.item;
+        int taken = 0;
         while (batch.rows < loader.batchSize) {
             checkCurrent(); // a stopping collator takes no further sample
             consumerNeed = loader.batchSize - batch.rows;
             if (!nextSample(item, t0)) {
                 break;
             }
+            if (taken == fillShards.length) {
+                fillShards = java.util.Arrays.copyOf(fillShards, Math.max(16, 2 * taken));
+            }
+            fillShards[taken++] = item.shard;
             long c0 = System.nanoTime();
             shard = item.shardPosition;
             offset = item.offset + 1;
@@ -580,6 +593,7 @@ final class StreamRun extends Pass {
         inline.publish();
         f.displacement = fillDisplacement;
         f.displaced = fillDisplaced;
+        f.shardShare = largestShare(fillShards, taken);
         fillDisplacement = 0;
         fillDisplaced = 0;
         if (batch.rows == 0 || loader.dropLast && batch.rows < loader.batchSize) {
@@ -605,6 +619,20 @@ final class StreamRun extends Pass {
             fillOffset = offset;
         }
         fillCount++;
+    }
+
+    /** The largest share of {@code n} samples' shards that is one shard (NaN for none); sorts them in place. */
+    static double largestShare(int[] shards, int n) {
+        if (n == 0) {
+            return Double.NaN;
+        }
+        java.util.Arrays.sort(shards, 0, n);
+        int most = 1;
+        for (int i = 1, run = 1; i < n; i++) {
+            run = shards[i] == shards[i - 1] ? run + 1 : 1;
+            most = Math.max(most, run);
+        }
+        return (double) most / n;
     }
 
     /** A sample handed from a worker (or the inline reader) to the consumer. */
@@ -664,7 +692,7 @@ final class StreamRun extends Pass {
                 blockPosition = java.util.Arrays.copyOf(blockPosition, cap);
             }
             if (shuffleBytes > 0) {
-                bytes += Sized.of(t.value);
+                bytes += loader.defaultWindow ? Sized.orUnsized(t.value) : Sized.of(t.value);
             }
             blockValues[n] = t.value;
             blockShard[n] = t.shard;

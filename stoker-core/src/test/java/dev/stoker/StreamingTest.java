@@ -525,7 +525,7 @@ class StreamingTest {
     static void checkShuffleWindow(Config c, Shards d, int rank, long most, String window, SplittableRandom r,
                                    java.util.function.BiFunction<Integer, Integer, Loader.Builder> windowed) {
         List<List<Long>> plain;
-        try (Loader l = c.builder(d, rank).build()) {
+        try (Loader l = c.builder(d, rank).shuffleWindowBytes(0).build()) { // stream order, no default window
             plain = take(l, Long.MAX_VALUE);
         }
         List<List<Long>> full;
@@ -698,6 +698,41 @@ class StreamingTest {
         }
         assertThrows(IllegalArgumentException.class,
                 () -> Loader.builder(new SyntheticDataset(10, 8, 0)).shuffleWindow(5).build());
+    }
+
+    @Test
+    void aShuffledStreamMixesItsShardsInTheDefaultWindowAndStatsSayHowMuch() {
+        Shards d = new Shards(30, 8, -1, -1);
+        double streamShare;
+        try (Loader l = Loader.builder(d, VALUE).batchSize(8).workers(2).shuffle(true).seed(4).shuffleWindowBytes(0).build()) {
+            take(l, Long.MAX_VALUE);
+            assertEquals(0.0, l.stats().meanDisplacement(), "stream order, asked for");
+            streamShare = l.stats().shardShare();
+            assertTrue(streamShare > 0.6, "a batch mostly from one shard in stream order: " + streamShare);
+        }
+        List<List<Long>> defaulted;
+        try (Loader l = Loader.builder(d, VALUE).batchSize(8).workers(2).shuffle(true).seed(4).build()) {
+            defaulted = take(l, Long.MAX_VALUE);
+            LoaderStats st = l.stats();
+            // unsized samples count 64 KiB each: a window of 1,024 holds the whole small stream
+            assertTrue(st.meanDisplacement() > 10, "moved by the default window: " + st.meanDisplacement());
+            assertTrue(st.shardShare() < streamShare / 2, "shards mixed: " + st.shardShare() + " against " + streamShare);
+        }
+        try (Loader l = Loader.builder(d, VALUE).batchSize(8).workers(3).shuffle(true).seed(4)
+                .shuffleWindowBytes(Loader.DEFAULT_SHUFFLE_WINDOW_BYTES).build()) {
+            assertThrows(IllegalStateException.class, () -> take(l, Long.MAX_VALUE),
+                    "a window asked for in bytes needs sized samples; the default counts unsized ones");
+        }
+        try (Loader l = Loader.builder(d, VALUE).batchSize(8).workers(1).build()) {
+            take(l, Long.MAX_VALUE);
+            assertEquals(0.0, l.stats().meanDisplacement(), "sequential order: no default window");
+        }
+        try (Loader l = Loader.builder(d, VALUE).batchSize(8).workers(3).prefetch(4).shuffle(true).seed(4).build()) {
+            assertEquals(defaulted, take(l, Long.MAX_VALUE), "the default window's batches for any worker count");
+        }
+        assertEquals(1.0, StreamRun.largestShare(new int[] {3, 3, 3}, 3));
+        assertEquals(0.5, StreamRun.largestShare(new int[] {1, 2, 2, 1}, 4));
+        assertEquals(0.6, StreamRun.largestShare(new int[] {5, 1, 5, 2, 5}, 5), 1e-12);
     }
 
     @Test

@@ -327,7 +327,7 @@ final class BenchCommand implements Runnable {
 
         /** The stream rather than the index: asked for, or implied by a shuffle window. */
         private boolean streamed() {
-            return stream || options.shuffleWindow > 0 || options.shuffleWindowBytes > 0;
+            return stream || options.shuffleWindow > 0 || options.shuffleWindowBytes != null && options.shuffleWindowBytes > 0;
         }
 
         /**

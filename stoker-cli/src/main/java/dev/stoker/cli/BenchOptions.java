@@ -49,10 +49,11 @@ final class BenchOptions {
             description = "Streaming sources: shuffle samples within blocks of N (after the shard order is shuffled).")
     int shuffleWindow;
 
-    @Option(names = "--shuffle-window-bytes", paramLabel = "BYTES", defaultValue = "0",
+    @Option(names = "--shuffle-window-bytes", paramLabel = "BYTES",
             description = "Streaming sources: end a shuffle block when its samples reach BYTES (after the transform); "
-                    + "alone, it sets the window (default: no byte bound).")
-    long shuffleWindowBytes;
+                    + "alone, it sets the window; 0: stream order (default: 64 MiB when the order is shuffled and "
+                    + "--shuffle-window is not given, else no byte bound).")
+    Long shuffleWindowBytes;
 
     @Option(names = "--steps", paramLabel = "N", description = "Stop after batch N of the epoch (a resumed run counts the batches delivered before its state was saved).")
     Long steps;

@@ -190,7 +190,10 @@ final class BenchRunner {
         if (o.shuffleWindow > 0) {
             b.shuffleWindow(o.shuffleWindow);
         }
-        if (o.shuffleWindowBytes > 0) {
+        if (o.shuffleWindowBytes != null) {
+            if (o.shuffleWindowBytes < 0) {
+                throw new Main.UsageException("--shuffle-window-bytes must be >= 0, got " + o.shuffleWindowBytes);
+            }
             b.shuffleWindowBytes(o.shuffleWindowBytes);
         }
         return b;
@@ -354,6 +357,10 @@ final class BenchRunner {
         if (s.skipped() > 0) {
             out.printf(Locale.ROOT, "%-10s skipped %d bad samples%n", "", s.skipped());
         }
+        if (!Double.isNaN(s.shardShare())) {
+            out.printf(Locale.ROOT, "%-10s shuffle: %.0f%% of a batch from its most frequent shard, samples moved %.1f places"
+                    + " on average%n", "", 100 * s.shardShare(), s.meanDisplacement());
+        }
         for (String t : r.tuning) {
             out.printf(Locale.ROOT, "%-10s autotune %s%n", "", t);
         }
@@ -394,6 +401,9 @@ final class BenchRunner {
                 g.writeNumberField("tokensPerSec", r.samplesPerSec() * tokensPerSample);
             }
             g.writeNumberField("consumerWaitFraction", r.waitFraction());
+            if (!Double.isNaN(s.shardShare())) {
+                g.writeNumberField("shardShare", s.shardShare());
+            }
             if (!Double.isNaN(s.meanDisplacement())) {
                 g.writeNumberField("meanDisplacement", s.meanDisplacement());
             }
