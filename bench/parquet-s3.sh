@@ -29,7 +29,7 @@ export STOKER_S3_ENDPOINT=http://127.0.0.1:$port
 tmp=$(mktemp -d)
 "$JAVA_HOME/bin/java" -cp "$jar" dev.stoker.bench.S3Server "$(dirname "$file")" "$port" bucket >"$tmp/server.log" 2>&1 &
 server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true; rm -rf "$tmp"' EXIT
 for _ in $(seq 240); do
   grep -q '^ready' "$tmp/server.log" && break
   kill -0 $server 2>/dev/null || { cat "$tmp/server.log" >&2; exit 1; }
