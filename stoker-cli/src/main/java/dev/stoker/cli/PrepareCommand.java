@@ -36,8 +36,12 @@ final class PrepareCommand implements Runnable {
     @Command(name = "tokens", description = "Text (.txt: one document per file) or JSON lines (.jsonl: one document per line; "
             + "plain, .gz or .zst) to token files, an end-of-text token after each document.")
     static final class Tokens implements Callable<Integer> {
-        @Parameters(paramLabel = "INPUT", arity = "1..*", description = "Input files, read in order.")
-        List<Path> inputs;
+        @Parameters(paramLabel = "INPUT", arity = "1..*", description = "Input files, read in order: local paths or "
+                + "http(s):// and s3:// URLs (read through the cache).")
+        List<String> inputs;
+
+        @CommandLine.Mixin
+        RemoteFiles.CacheOptions cache;
 
         @Option(names = "--out", required = true, paramLabel = "PREFIX", description = "Output prefix (PREFIX.bin, PREFIX.npy or PREFIX.bin + PREFIX.idx).")
         Path out;
@@ -78,16 +82,22 @@ final class PrepareCommand implements Runnable {
             if (w < 1) {
                 throw new Main.UsageException("--workers must be >= 1, got " + w);
             }
+            Path dir = out.toAbsolutePath().getParent();
+            if (!Files.isDirectory(dir)) {
+                throw new Main.UsageException("--out: no such directory " + dir);
+            }
+            try (RemoteFiles files = new RemoteFiles(inputs, cache)) {
+                return prepare(files.paths(), tok, fmt, w);
+            }
+        }
+
+        private int prepare(List<Path> inputs, Tokenizer tok, TokenPreparer.Format fmt, int w) throws IOException {
             long total = 0;
             for (Path p : inputs) {
                 if (!Files.isRegularFile(p)) {
                     throw new NoSuchFileException(p.toString());
                 }
                 total += Files.size(p);
-            }
-            Path dir = out.toAbsolutePath().getParent();
-            if (!Files.isDirectory(dir)) {
-                throw new Main.UsageException("--out: no such directory " + dir);
             }
             TokenPreparer prep = new TokenPreparer(tok, fmt, field, skipBad, w);
             PrintWriter o = spec.commandLine().getOut();
@@ -134,8 +144,8 @@ final class PrepareCommand implements Runnable {
     @Command(name = "shards", description = "An image folder (root/CLASS/IMAGE.jpg) to WebDataset tar shards: each image "
             + "with its class number as field cls, keys in sorted path order.")
     static final class Shards implements Callable<Integer> {
-        @Parameters(paramLabel = "SRC", description = "The image folder.")
-        Path src;
+        @Parameters(paramLabel = "SRC", description = "The image folder, local or an s3:// prefix.")
+        String src;
 
         @Option(names = "--out", required = true, paramLabel = "PATTERN", description = "Shard names as a printf pattern, e.g. train-%06d.tar.")
         String out;
@@ -151,8 +161,8 @@ final class PrepareCommand implements Runnable {
 
         @Override
         public Integer call() throws IOException {
-            if (!Files.isDirectory(src)) {
-                throw new NoSuchFileException(src.toString());
+            if (!dev.stoker.storage.Storage.isRemote(src) && !Files.isDirectory(Path.of(src))) {
+                throw new NoSuchFileException(src);
             }
             dev.stoker.formats.image.ImageFolder folder = new dev.stoker.formats.image.ImageFolder(src);
             dev.stoker.formats.ShardWriter w;

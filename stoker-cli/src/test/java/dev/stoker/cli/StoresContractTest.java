@@ -210,4 +210,31 @@ class StoresContractTest {
             assertEquals(Files.readAllLines(whole), both, format + ": saved reading S3, resumed on the staged copy");
         }
     }
+
+    @Test
+    void prepareReadsItsInputsFromAStoreAsFromDisk() throws IOException {
+        Path here = tmp.resolve("prep-local");
+        Path there = tmp.resolve("prep-s3");
+        MainTest.Outcome a = stoker("prepare", "tokens", data.resolve("docs.jsonl").toString(), "--out", here.toString(),
+                "--tokenizer", "bytes", "--workers", "2");
+        MainTest.Outcome b = stoker("prepare", "tokens", s3.location("docs.jsonl"), "--out", there.toString(),
+                "--tokenizer", "bytes", "--workers", "2", "--cache-dir", tmp.resolve("cache-prep").toString());
+        assertEquals(0, a.code(), a.err());
+        assertEquals(0, b.code(), b.err());
+        assertTrue(Files.size(Path.of(here + ".bin")) > 0);
+        assertEquals(-1, Files.mismatch(Path.of(here + ".bin"), Path.of(there + ".bin")), "the same tokens from S3");
+
+        List<String> digests = new ArrayList<>();
+        for (String src : List.of(data.resolve("images").toString(), cut.location("images/"))) {
+            Path out = Files.createDirectories(tmp.resolve("prep-shards-" + digests.size()));
+            MainTest.Outcome p = stoker("prepare", "shards", src, "--out", out.resolve("s-%03d.tar").toString(),
+                    "--maxcount", "4");
+            assertEquals(0, p.code(), p.err());
+            MainTest.Outcome o = stoker("bench", "shards", out.resolve("s-{000..003}.tar").toString(), "--transform", "none",
+                    "--batch", "3", "--seed", "1", "--workers", "1", "--prefetch", "1", "--json", "--digest");
+            assertEquals(0, o.code(), o.err());
+            digests.add(field(o.out().strip(), "digest"));
+        }
+        assertEquals(digests.get(0), digests.get(1), "the same shards from an image folder under a store's prefix");
+    }
 }
