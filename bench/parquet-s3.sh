@@ -14,28 +14,10 @@ port=${PORT:-8099}
 cd "$root"
 ./stoker --version >/dev/null
 source bin/jdk.sh
-file=/tmp/stoker-bench/parquet/numbers-$rows.parquet
-if [ ! -f "$file" ]; then
-  mvn -B -q dependency:get -Dartifact=org.duckdb:duckdb_jdbc:1.4.2.0 -Dtransitive=false
-  "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp ~/.m2/repository/org/duckdb/duckdb_jdbc/1.4.2.0/duckdb_jdbc-1.4.2.0.jar \
-    bench/MakeParquetBench.java "$file" "$rows"
-fi
-jar=stoker-bench/target/benchmarks.jar
-if [ ! -f "$jar" ] || [ -n "$(find stoker-bench/src stoker-bench/pom.xml -newer "$jar" -print -quit)" ]; then
-  mvn -B -q -DskipTests package -pl stoker-bench -am >/dev/null
-fi
-export AWS_ACCESS_KEY_ID=stoker-bench AWS_SECRET_ACCESS_KEY=stoker-bench-secret AWS_REGION=us-east-1
-export STOKER_S3_ENDPOINT=http://127.0.0.1:$port
-tmp=$(mktemp -d)
-"$JAVA_HOME/bin/java" -cp "$jar" dev.stoker.bench.S3Server "$(dirname "$file")" "$port" bucket >"$tmp/server.log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true; rm -rf "$tmp"' EXIT
-for _ in $(seq 240); do
-  grep -q '^ready' "$tmp/server.log" && break
-  kill -0 $server 2>/dev/null || { cat "$tmp/server.log" >&2; exit 1; }
-  sleep 0.25
-done
-grep -q '^ready' "$tmp/server.log" || { echo "S3 server did not start" >&2; cat "$tmp/server.log" >&2; exit 1; }
+source bench/parquet-file.sh
+file=$(parquet_file "$rows")
+source bench/s3-server.sh
+start_s3_server "$(dirname "$file")" "$port"
 remote="s3://bucket/$(basename "$file")"
 cat "$file" >/dev/null   # the local read from the page cache
 for r in $(seq "$repeats"); do

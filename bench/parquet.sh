@@ -10,12 +10,8 @@ rows=${2:-20000000}
 cd "$root"
 ./stoker --version >/dev/null
 source bin/jdk.sh
-file=/tmp/stoker-bench/parquet/numbers-$rows.parquet
-if [ ! -f "$file" ]; then
-  mvn -B -q dependency:get -Dartifact=org.duckdb:duckdb_jdbc:1.4.2.0 -Dtransitive=false
-  "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp ~/.m2/repository/org/duckdb/duckdb_jdbc/1.4.2.0/duckdb_jdbc-1.4.2.0.jar \
-    bench/MakeParquetBench.java "$file" "$rows"
-fi
+source bench/parquet-file.sh
+file=$(parquet_file "$rows")
 size=$(stat -c %s "$file")
 cat "$file" >/dev/null   # into the page cache
 for r in $(seq "$repeats"); do

@@ -22,25 +22,8 @@ port=${PORT:-8098}
 cd "$root"
 ./stoker --version >/dev/null
 source bin/jdk.sh   # sets JAVA_HOME to a JDK 25
-jar=stoker-bench/target/benchmarks.jar
-if [ ! -f "$jar" ] || [ -n "$(find stoker-bench/src stoker-bench/pom.xml -newer "$jar" -print -quit)" ]; then
-  mvn -B -q -DskipTests package -pl stoker-bench -am >/dev/null
-fi
-
-# dummy credentials: the server checks the signatures made with them
-export AWS_ACCESS_KEY_ID=stoker-bench AWS_SECRET_ACCESS_KEY=stoker-bench-secret AWS_REGION=us-east-1
-export STOKER_S3_ENDPOINT=http://127.0.0.1:$port
-tmp=$(mktemp -d)
-"$JAVA_HOME/bin/java" -cp "$jar" dev.stoker.bench.S3Server "$data/images" "$port" bucket --etags="$etags" --checksums="$checksums" \
-  >"$tmp/server.log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$tmp"' EXIT
-for _ in $(seq 240); do
-  grep -q '^ready' "$tmp/server.log" && break
-  kill -0 $server 2>/dev/null || { cat "$tmp/server.log" >&2; exit 1; }
-  sleep 0.25
-done
-grep '^ready' "$tmp/server.log" || { echo "S3 server did not start" >&2; cat "$tmp/server.log" >&2; exit 1; }
+source bench/s3-server.sh
+start_s3_server "$data/images" "$port" --etags="$etags" --checksums="$checksums"
 
 # warm the server's JIT with one untimed download of every shard (staged, so checked too)
 ./stoker stage "s3://bucket/images-{000000..000019}.tar" "$tmp/warmup" --json >/dev/null

@@ -258,37 +258,7 @@ public final class TextDocuments implements AutoCloseable {
     }
 
     private static InputStream range(Path path, long start, long end) throws IOException {
-        java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.READ);
-        ch.position(start);
-        long limit = end < 0 ? Long.MAX_VALUE : end - start;
-        InputStream body = java.nio.channels.Channels.newInputStream(ch);
-        return new FilterInputStream(body) {
-            private long left = limit;
-
-            @Override
-            public int read() throws IOException {
-                if (left <= 0) {
-                    return -1;
-                }
-                int b = super.read();
-                if (b >= 0) {
-                    left--;
-                }
-                return b;
-            }
-
-            @Override
-            public int read(byte[] b, int off, int len) throws IOException {
-                if (left <= 0) {
-                    return -1;
-                }
-                int n = super.read(b, off, (int) Math.min(len, left));
-                if (n > 0) {
-                    left -= n;
-                }
-                return n;
-            }
-        };
+        return dev.stoker.storage.Storage.open(path.toString(), start, end < 0 ? -1 : end - start);
     }
 
     /** Lines left out under skipBad. */

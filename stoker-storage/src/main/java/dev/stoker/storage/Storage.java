@@ -107,7 +107,13 @@ public final class Storage {
             return new HttpSource(URI.create(location), RetryingSource.Retry.standard(), readTimeout()).range(offset, length);
         }
         FileChannel ch = FileChannel.open(localPath(location));
-        InputStream in = Channels.newInputStream(ch.position(offset));
+        try {
+            ch.position(offset);
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            throw e;
+        }
+        InputStream in = Channels.newInputStream(ch);
         return length < 0 ? in : new Bounded(in, length);
     }
 

@@ -88,12 +88,6 @@ public final class ImageFolder implements Dataset<TarSample> {
         return List.copyOf(classes);
     }
 
-    /** Where image {@code i} is: a local path or a remote location. */
-    public String location(long i) {
-        String rel = files.get(Math.toIntExact(i));
-        return remote ? root + rel : Path.of(root, rel).toString();
-    }
-
     @Override
     public long size() {
         return files.size();
