@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Parquet numeric columns to batches (stoker bench parquet) against reading the same file's bytes
-# from the page cache. Writes /tmp/stoker-bench/parquet/numbers.parquet with DuckDB first (fetched
-# from Maven Central) if it is not there.
+# Parquet numeric columns to batches (stoker bench parquet) against the decompression ceiling
+# measured in the same run (the projected column chunks in memory, every page decompressed by
+# zstd-jni on two threads, nothing decoded) and against reading the file's bytes from the page
+# cache. Three orders: sequential, a uniform shuffle of all rows, and a shuffle by row group
+# (--shuffle-row-groups 4). Writes /tmp/stoker-bench/parquet/numbers-ROWS.parquet with DuckDB
+# first (fetched from Maven Central) if it is not there.
 # Usage: bench/parquet.sh [REPEATS] [ROWS]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,6 +17,8 @@ source bench/parquet-file.sh
 file=$(parquet_file "$rows")
 size=$(stat -c %s "$file")
 cat "$file" >/dev/null   # into the page cache
+err=$(mktemp)
+trap 'rm -f "$err"' EXIT
 for r in $(seq "$repeats"); do
   raw=$(python3 - "$file" <<'PY'
 import sys, time
@@ -26,14 +31,20 @@ with open(sys.argv[1], 'rb', buffering=0) as f:
 print(n / (time.perf_counter() - t))
 PY
 )
-  for order in sequential shuffle; do
-    out=$(./stoker bench parquet "$file" --batch 1024 --workers 2 --order $order --json)
-    python3 - "$size" "$raw" "$out" "$order" <<'PY'
-import json, sys
-size, raw, r, order = int(sys.argv[1]), float(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4]
+  for order in sequential shuffle row-groups; do
+    case $order in
+      row-groups) args=(--shuffle-row-groups 4) ;;
+      *) args=(--order "$order") ;;
+    esac
+    out=$(./stoker bench parquet "$file" --batch 1024 --workers 2 "${args[@]}" --ceiling 2 --json 2>"$err")
+    python3 - "$size" "$raw" "$out" "$order" "$(grep '^ceiling:' "$err")" <<'PY'
+import json, re, sys
+size, raw, r, order, ceiling = int(sys.argv[1]), float(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4], sys.argv[5]
+ceil_rows = float(re.search(r'([0-9.]+) M rows/s', ceiling).group(1)) * 1e6
 file_rate = size / r["seconds"]
-print(f'{order:10s} raw read {raw/1e6:6.0f} MB/s   stoker: {r["samplesPerSec"]/1e6:6.2f} M rows/s, batches {r["bytesPerSec"]/1e6:5.0f} MB/s,'
-      f' file {file_rate/1e6:5.0f} MB/s ({file_rate/raw:.3f} of raw)')
+rows = r["samplesPerSec"]
+print(f'{order:10s} stoker {rows/1e6:6.2f} M rows/s, batches {r["bytesPerSec"]/1e6:5.0f} MB/s | ceiling (2 threads) {ceil_rows/1e6:6.2f} M rows/s'
+      f' -> {rows/ceil_rows:.2f} of it | file {file_rate/1e6:5.0f} MB/s, raw read {raw/1e6:5.0f} MB/s ({file_rate/raw:.3f})')
 PY
   done
 done

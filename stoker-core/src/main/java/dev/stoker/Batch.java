@@ -253,6 +253,20 @@ public final class Batch implements AutoCloseable {
         return writer;
     }
 
+    /** Starts the {@code count} rows from row {@code rows} for the consecutive samples from {@code index}. */
+    Row beginRun(long index, int count) {
+        for (int i = 0; i < count; i++) {
+            indices[rows + i] = index + i;
+        }
+        writer.begin(rows, index);
+        return writer;
+    }
+
+    /** Keeps the {@code count} rows of the run just written. */
+    void commitRun(int count) {
+        rows += count;
+    }
+
     /** Keeps the row just written. */
     void commitRow() {
         writer.commit();

@@ -2,7 +2,9 @@ package dev.stoker;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -16,11 +18,18 @@ import java.util.function.ToLongFunction;
  *
  * <p>A block is decoded once, by the first thread that needs it; others that need it meanwhile
  * wait for it. A thread that finds its block being decoded decodes the next one instead of
- * waiting, if that one is not cached yet and the cache is less than half full: a pass through
- * the file then keeps every thread decoding. Beyond the byte bound, the least recently used
- * decoded blocks are dropped (the one just decoded is always kept); "recently" is counted in
- * decodes, so that a read of a decoded block takes no lock: one array read and one plain write.
+ * waiting, if that one is not cached yet and the bound holds at least four blocks (of the largest
+ * size decoded so far): a pass through the file then keeps every thread decoding, also through
+ * a file larger than the cache. Beyond the byte bound, the least recently used decoded blocks are
+ * dropped (the one just decoded is always kept); "recently" is counted in decodes, so that a read
+ * of a decoded block takes no lock: one array read, and a plain write only when its age changed.
  * Decoded values must not be changed once returned.
+ *
+ * <p>A block that leaves the cache (dropped for room, cleared, closed, or arriving after a clear)
+ * is handed to the {@code release} hook, if one was given: a block held off the heap frees its
+ * memory there. A thread may still be reading a block released under it (it took the block just
+ * before); such memory must be freed safely, as a shared {@link java.lang.foreign.Arena}'s
+ * close does (the late read fails and can be retried), never by a bare {@code free}.
  */
 public final class BlockCache<V> {
     /** Decodes block {@code b}. */
@@ -32,6 +41,7 @@ public final class BlockCache<V> {
     private final long limit;
     private final Decoder<V> decoder;
     private final ToLongFunction<V> bytes;
+    private final java.util.function.Consumer<? super V> release;
     private final String name;
     private final LinkedHashMap<Integer, CompletableFuture<V>> map = new LinkedHashMap<>();
     private final java.util.concurrent.atomic.AtomicReferenceArray<V> ready;
@@ -39,9 +49,18 @@ public final class BlockCache<V> {
     private final long[] lastUse;
     private volatile long decodes;
     private long held;
+    private long largest;
     private boolean closed;
 
     public BlockCache(String name, int blocks, long limitBytes, Decoder<V> decoder, ToLongFunction<V> bytes) {
+        this(name, blocks, limitBytes, decoder, bytes, v -> {
+        });
+    }
+
+    /** A cache that hands each block leaving it to {@code release}. */
+    public BlockCache(String name, int blocks, long limitBytes, Decoder<V> decoder, ToLongFunction<V> bytes,
+            java.util.function.Consumer<? super V> release) {
+        this.release = release;
         this.name = name;
         this.blocks = blocks;
         this.limit = limitBytes;
@@ -55,13 +74,35 @@ public final class BlockCache<V> {
     public V get(int k) throws IOException {
         V v = ready.get(k);
         if (v != null) {
-            lastUse[k] = decodes;
+            long d = decodes;
+            if (lastUse[k] != d) { // threads reading one block share its age's cache line only for reads
+                lastUse[k] = d;
+            }
             return v;
         }
         return load(k);
     }
 
     private V load(int k) throws IOException {
+        while (true) {
+            try {
+                return loadOnce(k);
+            } catch (InterruptedIOException e) {
+                if (Thread.currentThread().isInterrupted() || closed()) {
+                    throw e;
+                }
+                // the thread decoding the block was interrupted (its loader was closing), not this one: decode it here
+            }
+        }
+    }
+
+    private boolean closed() {
+        synchronized (map) {
+            return closed;
+        }
+    }
+
+    private V loadOnce(int k) throws IOException {
         CompletableFuture<V> f;
         CompletableFuture<V> mine = null;
         CompletableFuture<V> ahead = null;
@@ -74,7 +115,7 @@ public final class BlockCache<V> {
                 f = new CompletableFuture<>();
                 map.put(k, f);
                 mine = f;
-            } else if (!f.isDone() && k + 1 < blocks && !map.containsKey(k + 1) && held < limit / 2) {
+            } else if (!f.isDone() && k + 1 < blocks && !map.containsKey(k + 1) && largest <= limit / 4) {
                 ahead = new CompletableFuture<>();
                 map.put(k + 1, ahead);
             }
@@ -109,6 +150,15 @@ public final class BlockCache<V> {
         V v;
         try {
             v = decoder.decode(k);
+        } catch (java.nio.channels.ClosedByInterruptException e) {
+            // an interrupted read: not the block's fault, and another thread may decode it
+            InterruptedIOException i = new InterruptedIOException("interrupted decoding block " + k + " of " + name);
+            i.initCause(e);
+            synchronized (map) {
+                map.remove(k, f);
+            }
+            f.completeExceptionally(i);
+            return;
         } catch (Throwable e) {
             synchronized (map) {
                 map.remove(k, f);
@@ -117,11 +167,24 @@ public final class BlockCache<V> {
             return;
         }
         f.complete(v);
+        List<V> gone = new ArrayList<>();
+        try {
+            keep(k, f, v, gone);
+        } finally {
+            gone.forEach(release);
+        }
+    }
+
+    /** Holds block {@code k} just decoded and drops the least recently used beyond the bound into {@code gone}. */
+    private void keep(int k, CompletableFuture<V> f, V v, List<V> gone) {
         synchronized (map) {
             if (map.get(k) != f) {
-                return; // cleared meanwhile
+                gone.add(v); // cleared meanwhile
+                return;
             }
-            held += bytes.applyAsLong(v);
+            long size = bytes.applyAsLong(v);
+            held += size;
+            largest = Math.max(largest, size);
             decodes++;
             lastUse[k] = decodes;
             ready.set(k, v);
@@ -136,9 +199,11 @@ public final class BlockCache<V> {
                 if (oldest < 0) {
                     break;
                 }
-                held -= bytes.applyAsLong(ready.get(oldest));
+                V dropped = ready.get(oldest);
+                held -= bytes.applyAsLong(dropped);
                 ready.set(oldest, null);
                 map.remove(oldest);
+                gone.add(dropped);
             }
         }
     }
@@ -152,24 +217,27 @@ public final class BlockCache<V> {
 
     /** Forgets every decoded block (blocks being decoded are dropped when they arrive). */
     public void clear() {
-        synchronized (map) {
-            map.clear();
-            held = 0;
-            for (int i = 0; i < blocks; i++) {
-                ready.set(i, null);
-            }
-        }
+        drop(false);
     }
 
     /** Forgets everything; later calls of {@link #get} fail. Idempotent. */
     public void close() {
+        drop(true);
+    }
+
+    private void drop(boolean close) {
+        List<V> gone = new ArrayList<>();
         synchronized (map) {
-            closed = true;
+            closed |= close;
             map.clear();
             held = 0;
             for (int i = 0; i < blocks; i++) {
-                ready.set(i, null);
+                V v = ready.getAndSet(i, null);
+                if (v != null) {
+                    gone.add(v);
+                }
             }
         }
+        gone.forEach(release);
     }
 }

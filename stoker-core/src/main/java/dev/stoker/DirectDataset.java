@@ -18,6 +18,18 @@ public interface DirectDataset {
     /** Writes sample {@code index} into {@code row}. */
     void read(long index, Row row) throws IOException;
 
+    /**
+     * Writes the {@code count} consecutive samples from {@code index} into as many consecutive
+     * rows, the first of them {@code row}, and returns true; or returns false, having written
+     * nothing, if this dataset writes one sample at a time only (the default). The loader asks for
+     * a run when a batch holds consecutive samples (a sequential order gives whole batches of
+     * them) and every field of the schema is a tensor: a field's rows lie one after the other in
+     * its column from {@link Row#offset}, so a column store copies a run with one copy per field.
+     */
+    default boolean readRun(long index, int count, Row row) throws IOException {
+        return false;
+    }
+
     default String name() {
         return getClass().getSimpleName();
     }

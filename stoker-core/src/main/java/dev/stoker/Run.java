@@ -460,11 +460,39 @@ final class Run extends Pass {
         long to = Math.min(endOffset, from + batchSize);
         long t0 = source.timesStages() ? 0 : System.nanoTime();
         long seed = loader.seed;
+        boolean runs = source.readsRuns();
+        long singlyUntil = from; // after a run that failed: its samples, one at a time
+        long peekedAt = -1; // the position whose index the search for a run computed last
+        long peeked = 0;
         for (long m = from; m < to; m++) {
             if (cancelled) {
                 return;
             }
-            long index = order.index(partition.position(m));
+            long index = m == peekedAt ? peeked : order.index(partition.position(m));
+            if (runs && m >= singlyUntil) {
+                int k = 1;
+                while (m + k < to) {
+                    long next = order.index(partition.position(m + k));
+                    if (next != index + k) {
+                        peekedAt = m + k;
+                        peeked = next;
+                        break;
+                    }
+                    k++;
+                }
+                if (k > 1) {
+                    try {
+                        if (source.loadRun(index, k, batch.beginRun(index, k))) {
+                            batch.commitRun(k);
+                            m += k - 1;
+                            continue;
+                        }
+                        runs = false; // the dataset reads one sample at a time
+                    } catch (Exception e) {
+                        singlyUntil = m + k; // so that the error policy sees the failing sample
+                    }
+                }
+            }
             Row row = batch.beginRow(index);
             context.set(seed, epoch, index);
             try {

@@ -50,6 +50,19 @@ public interface Sampler {
     static Sampler weighted(double[] weights, long numSamples, boolean replacement) {
         return new WeightedSampler(weights, numSamples, replacement);
     }
+
+    /**
+     * A shuffle for data stored in blocks (a Parquet file's row groups, an HDF5 file's chunks),
+     * where a sample costs its block's decoding: the blocks, {@code [starts[i], starts[i + 1])},
+     * in a random order per epoch, and the samples of each {@code window} consecutive blocks of
+     * that order in a random order among themselves. Every sample once per epoch; at any time the
+     * loader reads from about {@code window} blocks, so each is decoded once per epoch and its
+     * rows are read while in cache. A sample moves at most {@code window} blocks' rows from its
+     * neighbours; a larger window mixes more and holds more decoded blocks.
+     */
+    static Sampler blockShuffle(long[] starts, int window) {
+        return new BlockShuffle(starts, window);
+    }
 }
 
 final class Samplers {

@@ -21,6 +21,16 @@ abstract class Source {
 
     abstract void load(long index, Row row, SampleContext context, long[] nanos) throws Exception;
 
+    /** True when {@link #loadRun} may write a run of consecutive samples at once. */
+    boolean readsRuns() {
+        return false;
+    }
+
+    /** Writes {@code count} consecutive samples from {@code index} (see {@link DirectDataset#readRun}). */
+    boolean loadRun(long index, int count, Row row) throws Exception {
+        return false;
+    }
+
     static <T, R> Source of(Dataset<T> dataset, Transform<? super T, ? extends R> transform, Collator<? super R> collator) {
         return new Objects<>(dataset, transform, collator);
     }
@@ -85,9 +95,11 @@ abstract class Source {
 
     private static final class Direct extends Source {
         private final DirectDataset dataset;
+        private final boolean runs;
 
         Direct(DirectDataset dataset) {
             this.dataset = java.util.Objects.requireNonNull(dataset, "dataset");
+            this.runs = dataset.schema().fields().stream().noneMatch(Field::isVariable);
         }
 
         @Override
@@ -113,6 +125,16 @@ abstract class Source {
         @Override
         void load(long index, Row row, SampleContext context, long[] nanos) throws Exception {
             dataset.read(index, row);
+        }
+
+        @Override
+        boolean readsRuns() {
+            return runs;
+        }
+
+        @Override
+        boolean loadRun(long index, int count, Row row) throws Exception {
+            return dataset.readRun(index, count, row);
         }
     }
 }

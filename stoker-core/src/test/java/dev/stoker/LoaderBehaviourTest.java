@@ -119,6 +119,67 @@ class LoaderBehaviourTest {
         }
     }
 
+    /** Each sample writes its index; sample {@code bad} fails; {@code runs} also offers runs of consecutive samples. */
+    private record Indices(long size, long bad, boolean runs) implements DirectDataset {
+        @Override
+        public Schema schema() {
+            return Schema.of(Field.scalar("i", DType.INT64));
+        }
+
+        @Override
+        public void read(long index, Row row) throws IOException {
+            if (index == bad) {
+                throw new IOException("sample " + index + " is bad");
+            }
+            row.putLong(0, 0, index);
+        }
+
+        @Override
+        public boolean readRun(long index, int count, Row row) throws IOException {
+            if (!runs) {
+                return false;
+            }
+            for (int k = 0; k < count; k++) {
+                if (index + k == bad) {
+                    throw new IOException("sample " + (index + k) + " is bad");
+                }
+                row.column(0).set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, row.offset(0) + 8L * k, index + k);
+            }
+            return true;
+        }
+    }
+
+    @Test
+    void runsOfConsecutiveSamplesGiveTheBatchesOfOneAtATimeAndAFailingOneIsSkippedAlone() throws Exception {
+        for (Sampler sampler : new Sampler[] {Sampler.sequential(), Sampler.shuffle(), Sampler.blockShuffle(new long[] {0, 40, 41, 90, 100}, 2)}) {
+            for (int workers : new int[] {0, 2}) {
+                List<List<Long>> want = null;
+                for (boolean runs : new boolean[] {false, true}) {
+                    List<List<Long>> got = new ArrayList<>();
+                    try (Loader l = Loader.builder(new Indices(100, 37, runs)).sampler(sampler).batchSize(16).workers(workers)
+                            .errorPolicy(ErrorPolicy.SKIP_SAMPLE).seed(5).build()) {
+                        for (Batch b : l) {
+                            List<Long> ids = new ArrayList<>();
+                            for (int r = 0; r < b.size(); r++) {
+                                long v = b.data("i").get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, 8L * r);
+                                assertEquals(b.index(r), v, "row " + r + " holds its own sample");
+                                ids.add(v);
+                            }
+                            got.add(ids);
+                        }
+                        assertEquals(1, l.stats().skipped(), sampler + ", runs " + runs);
+                        assertEquals(99, l.stats().samples());
+                    }
+                    if (want == null) {
+                        want = got;
+                    } else {
+                        assertEquals(want, got, sampler + ", " + workers + " workers: runs change no batch");
+                    }
+                }
+            }
+        }
+    }
+
     @Test
     void aTimeoutNamesTheBatchItWaitedFor() {
         try (Loader l = Loader.builder(new Flaky(64, Long.MAX_VALUE, 17, 1500), Collator.bytes("text", 16))

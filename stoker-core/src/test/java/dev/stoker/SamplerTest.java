@@ -120,4 +120,58 @@ class SamplerTest {
             assertEquals(r + 4, p.position(1));
         }
     }
+
+    @Test
+    void blockShuffleVisitsEverySampleOnceAndReadsFromAWindowOfBlocksAtATime() {
+        // blocks of uneven sizes, some empty, a last window that is not full
+        long[] starts = {0, 7, 7, 20, 21, 40, 40, 41, 60, 75, 90, 90, 103};
+        int blocks = starts.length - 1;
+        for (int window : new int[] {1, 2, 3, 5, blocks, blocks + 4}) {
+            Sampler s = Sampler.blockShuffle(starts, window);
+            Order o = s.order(103, 11, 2);
+            assertEquals(103, o.length());
+            Set<Long> seen = new HashSet<>();
+            long[] order = new long[103];
+            for (int p = 0; p < 103; p++) {
+                order[p] = o.index(p);
+                assertTrue(seen.add(order[p]), "window " + window + ": index " + order[p] + " twice");
+            }
+            assertEquals(103, seen.size());
+            // the positions of each window of blocks hold the samples of `window` blocks only, in full
+            int p = 0;
+            while (p < 103) {
+                Set<Integer> from = new HashSet<>();
+                int taken = 0;
+                int q = p;
+                for (; q < 103; q++) {
+                    int b = block(starts, order[q]);
+                    if (!from.contains(b) && from.size() == Math.min(window, blocks)) {
+                        break;
+                    }
+                    from.add(b);
+                    taken++;
+                }
+                long held = from.stream().mapToLong(b -> starts[b + 1] - starts[b]).sum();
+                assertEquals(held, taken, "window " + window + " at position " + p + ": whole blocks " + from);
+                p = q;
+            }
+            assertEquals(o.index(17), s.order(103, 11, 2).index(17));
+            boolean differs = false;
+            Order other = s.order(103, 11, 3);
+            for (int k = 0; k < 103; k++) {
+                differs |= other.index(k) != o.index(k);
+            }
+            assertTrue(differs, "another epoch, another order");
+        }
+        assertThrows(IllegalArgumentException.class, () -> Sampler.blockShuffle(starts, 2).order(102, 1, 0));
+        assertThrows(IllegalArgumentException.class, () -> Sampler.blockShuffle(new long[] {0, 5, 3}, 2));
+    }
+
+    private static int block(long[] starts, long index) {
+        int b = 0;
+        while (starts[b + 1] <= index) {
+            b++;
+        }
+        return b;
+    }
 }

@@ -447,6 +447,16 @@ final class BenchCommand implements Runnable {
         @Option(names = "--cache-mb", defaultValue = "512", paramLabel = "MB", description = "Decoded row groups held at once (default ${DEFAULT-VALUE} MB).")
         long cacheMb;
 
+        @Option(names = "--shuffle-row-groups", paramLabel = "N", description = "Shuffle by row group instead of --order: the row "
+                + "groups in a random order, and the rows of each N consecutive ones in a random order among themselves; N row "
+                + "groups are decoded at a time, each once per epoch.")
+        Integer shuffleRowGroups;
+
+        @Option(names = "--ceiling", paramLabel = "THREADS", description = "Also measure the decompression ceiling, after the "
+                + "loader: the projected column chunks in memory, every page decompressed (nothing decoded) on THREADS threads; "
+                + "printed to stderr as a line 'ceiling: …'.")
+        Integer ceiling;
+
         @Mixin
         BenchOptions options;
 
@@ -464,10 +474,23 @@ final class BenchCommand implements Runnable {
             }
             try (data) {
                 // every configuration starts with no decoded row group, as a fresh process would
-                int rc = new BenchRunner(options, spec.commandLine().getOut(), "parquet", 0).run(() -> {
+                BenchRunner runner = new BenchRunner(options, spec.commandLine().getOut(), "parquet", 0);
+                if (shuffleRowGroups != null) {
+                    if (shuffleRowGroups < 1) {
+                        throw new Main.UsageException("--shuffle-row-groups must be >= 1, got " + shuffleRowGroups);
+                    }
+                    runner.sampler(dev.stoker.Sampler.blockShuffle(data.rowGroupStarts(), shuffleRowGroups));
+                }
+                int rc = runner.run(() -> {
                     data.dropCache();
                     return dev.stoker.Loader.builder(data);
                 });
+                if (ceiling != null) {
+                    var c = data.decompressionCeiling(ceiling);
+                    spec.commandLine().getErr().printf(java.util.Locale.ROOT, "ceiling: %d threads decompressed %.2f MB into %.2f MB "
+                            + "in %.3f s: %.0f MB/s, %.2f M rows/s%n", c.threads(), c.compressedBytes() / 1e6, c.uncompressedBytes() / 1e6,
+                            c.seconds(), c.uncompressedBytes() / 1e6 / c.seconds(), data.size() / 1e6 / c.seconds());
+                }
                 if (dev.stoker.storage.Storage.isRemote(path)) {
                     var t = data.traffic();
                     spec.commandLine().getErr().printf(java.util.Locale.ROOT, "parquet %s: fetched %.2f MB in %d requests; "

@@ -1,5 +1,18 @@
 package dev.stoker.parquet;
 
+import dev.hardwood.metadata.ColumnChunk;
+import dev.hardwood.metadata.ColumnMetaData;
+import dev.hardwood.metadata.FileMetaData;
+import dev.hardwood.metadata.LogicalType;
+import dev.hardwood.metadata.PhysicalType;
+import dev.hardwood.metadata.RepetitionType;
+import dev.hardwood.metadata.RowGroup;
+import dev.hardwood.reader.ColumnReader;
+import dev.hardwood.reader.ParquetFileReader;
+import dev.hardwood.reader.RowGroupPredicate;
+import dev.hardwood.reader.Validity;
+import dev.hardwood.schema.FileSchema;
+import dev.hardwood.schema.SchemaNode;
 import dev.stoker.BlockCache;
 import dev.stoker.CorruptShardException;
 import dev.stoker.DType;
@@ -7,52 +20,50 @@ import dev.stoker.DirectDataset;
 import dev.stoker.Field;
 import dev.stoker.Row;
 import dev.stoker.Schema;
-import dev.stoker.storage.Storage;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Files;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import org.apache.parquet.ParquetReadOptions;
-import org.apache.parquet.column.ColumnDescriptor;
-import org.apache.parquet.column.ColumnReader;
-import org.apache.parquet.column.impl.ColumnReadStoreImpl;
-import org.apache.parquet.column.page.PageReadStore;
-import org.apache.parquet.conf.PlainParquetConfiguration;
-import org.apache.parquet.filter2.statisticslevel.StatisticsFilter;
-import org.apache.parquet.hadoop.ParquetFileReader;
-import org.apache.parquet.hadoop.metadata.BlockMetaData;
-import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
-import org.apache.parquet.hadoop.metadata.ParquetMetadata;
-import org.apache.parquet.io.InputFile;
-import org.apache.parquet.io.LocalInputFile;
-import org.apache.parquet.io.api.Binary;
-import org.apache.parquet.io.api.Converter;
-import org.apache.parquet.io.api.GroupConverter;
-import org.apache.parquet.io.api.PrimitiveConverter;
-import org.apache.parquet.schema.LogicalTypeAnnotation;
-import org.apache.parquet.schema.MessageType;
-import org.apache.parquet.schema.PrimitiveType;
-import org.apache.parquet.schema.Type;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * A Parquet file as a random-access dataset: one sample per row, one batch field per projected
  * column. Numeric and boolean columns become scalar fields of their type (int32, int64, uint32,
  * uint64, float32, float64, bool; decimals stored as int32 or int64 become float64), strings and
- * binary become variable-length fields (offsets + bytes). A nullable
- * column that holds nulls also gets a bool field {@code <name>_valid} (false for a null, whose value
- * is written as 0, NaN or empty).
+ * binary become variable-length fields (offsets + bytes). A nullable column that holds nulls also
+ * gets a bool field {@code <name>_valid} (false for a null, whose value is written as 0, NaN or
+ * empty).
  *
  * <p>Rows are addressed by (row group, offset): sample {@code i} is found by a binary search over
  * the row groups' first rows, so every order, partition and resume of the core applies. A row
  * group is decoded once, column by column (only the projected ones), by the worker that first
  * needs it, into plain arrays kept in a {@link BlockCache} bounded in bytes; workers that need
- * different row groups decode them in parallel, each with a reader of its own. An optional {@link Where} filter
- * skips row groups whose statistics rule it out and keeps the matching rows of the others (found
- * once, when the dataset is opened).
+ * different row groups decode them in parallel. A run of consecutive rows is copied into its
+ * batch with one copy per column ({@link #readRun}). An optional {@link Where} filter skips row
+ * groups whose statistics rule it out and keeps the matching rows of the others (found once, when
+ * the dataset is opened).
+ *
+ * <p>The footer is parsed by Hardwood; the projected column chunks of a row group are read with
+ * one ranged read per run of adjacent chunks and decoded by Stoker's own page decoder
+ * ({@link ChunkDecoder}: plain, dictionary and byte-stream-split pages, straight into arrays);
+ * a chunk in an encoding it does not handle (the delta encodings) is decoded by Hardwood's column
+ * reader instead. A remote file is read the same way, by ranged requests ({@link #traffic()}).
  *
  * <p>An order that jumps between row groups at random decodes a group per sample once the file
  * outgrows the cache: shuffle such a file by row group, or give the cache room for it.
@@ -61,21 +72,28 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
     /** The default bound on decoded row groups held at once. */
     public static final long DEFAULT_CACHE_BYTES = 512L << 20;
 
+    /** Hardwood logs at INFO when it loads (its SIMD support); a data loader's output stays quiet. */
+    private static final Logger HARDWOOD_LOG = Logger.getLogger("dev.hardwood");
+
+    static {
+        HARDWOOD_LOG.setLevel(Level.WARNING);
+    }
+
     private final String location;
-    private final InputFile input;
-    private final StorageInputFile.Traffic traffic = new StorageInputFile.Traffic();
+    private final ParquetInput input;
+    private final ParquetFileReader hardwood;
+    private final FileMetaData meta;
     private final long projectionBytes;
-    private final ParquetMetadata footer;
-    private final ParquetReadOptions options;
-    private final MessageType projection;
     private final Column[] columns;
     private final Schema schema;
     private final int[] groups;
     private final long[] starts;
     private final int[][] kept;
     private final long size;
-    private final ConcurrentLinkedQueue<ParquetFileReader> readers = new ConcurrentLinkedQueue<>();
-    private final BlockCache<Decoded> cache;
+    private final long firstRows;
+    private final ConcurrentLinkedQueue<ChunkDecoder> decoders = new ConcurrentLinkedQueue<>();
+    private final BlockCache<Group> cache;
+    private volatile boolean closed;
 
     /** All flat columns, every row, the default cache. */
     public ParquetDataset(Path path) throws IOException {
@@ -92,63 +110,67 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
     }
 
     /**
-     * A Parquet file at any location {@link Storage} reads: a local file is read as such, a
-     * remote one by ranged requests for its footer and the column chunks of the row groups read
-     * ({@link #traffic()} tells how many bytes that fetched).
+     * A Parquet file at any location {@link dev.stoker.storage.Storage} reads: a local file by
+     * positioned reads, a remote one by ranged requests for its footer and the column chunks of
+     * the row groups read ({@link #traffic()} tells how many bytes that fetched).
      */
     public ParquetDataset(String location, List<String> columns, Where where, long cacheBytes) throws IOException {
         this.location = location;
-        this.options = options();
-        this.input = inputFile(location, traffic);
-        ParquetFileReader first = open(input, location, null, options);
+        this.input = new ParquetInput(location);
+        ParquetFileReader reader;
         try {
-            this.footer = first.getFooter();
-            MessageType file = footer.getFileMetaData().getSchema();
-            List<String> names = columns.isEmpty() ? file.getFields().stream().map(Type::getName).toList() : columns;
-            List<Type> projected = new ArrayList<>();
-            List<BlockMetaData> blocks = footer.getBlocks();
+            reader = open(input, location);
+        } catch (IOException | RuntimeException e) {
+            input.close();
+            throw e;
+        }
+        try {
+            this.meta = reader.getFileMetaData();
+            FileSchema file = reader.getFileSchema();
+            List<String> names = columns.isEmpty() ? file.getRootNode().children().stream().map(SchemaNode::name).toList() : columns;
+            List<RowGroup> blocks = meta.rowGroups();
             this.columns = new Column[names.size()];
             List<Field> fields = new ArrayList<>();
             for (int i = 0; i < names.size(); i++) {
-                String name = names.get(i);
-                Type t = flatColumn(file, name, "");
-                projected.add(t);
-                PrimitiveType p = t.asPrimitiveType();
-                boolean nulls = t.isRepetition(Type.Repetition.OPTIONAL) && mayHoldNulls(blocks, name);
-                Column c = new Column(name, p, file.getColumnDescription(new String[] {name}), kind(p), fields.size(), nulls ? fields.size() + 1 : -1);
+                SchemaNode.PrimitiveNode node = flatColumn(file, names.get(i), "");
+                Kind kind = kind(node);
+                boolean nulls = node.repetitionType() == RepetitionType.OPTIONAL && mayHoldNulls(blocks, node.columnIndex());
+                Column c = new Column(node, typeLength(file, node), kind, fields.size(), nulls ? fields.size() + 1 : -1);
                 this.columns[i] = c;
-                fields.add(c.kind == Kind.BYTES ? Field.bytes(name, bytesHint(blocks, name)) : Field.scalar(name, c.kind.dtype));
+                fields.add(kind == Kind.BYTES ? Field.bytes(node.name(), bytesHint(blocks, node.columnIndex()))
+                        : Field.scalar(node.name(), kind.dtype));
                 if (nulls) {
-                    fields.add(Field.scalar(name + "_valid", DType.BOOL));
+                    fields.add(Field.scalar(node.name() + "_valid", DType.BOOL));
                 }
             }
             this.schema = Schema.of(fields.toArray(Field[]::new));
-            this.projection = new MessageType(file.getName(), projected);
+            this.hardwood = reader;
 
             // row groups, pruned by the filter's statistics, then the matching rows of each
             List<Integer> keep = new ArrayList<>();
             List<int[]> rows = new ArrayList<>();
             Where.Bound bound = null;
-            ColumnDescriptor filterColumn = null;
+            Column filter = null;
             if (where != null) {
-                Type t = flatColumn(file, where.column(), "filter '" + where + "': ");
-                bound = where.bind(t.asPrimitiveType());
-                filterColumn = file.getColumnDescription(new String[] {where.column()});
+                SchemaNode.PrimitiveNode node = flatColumn(file, where.column(), "filter '" + where + "': ");
+                bound = where.bind(node.type());
+                filter = new Column(node, typeLength(file, node), kind(node), -1, -1);
             }
             for (int g = 0; g < blocks.size(); g++) {
-                BlockMetaData b = blocks.get(g);
-                if (b.getRowCount() == 0) {
+                RowGroup b = blocks.get(g);
+                if (b.numRows() == 0) {
                     continue;
                 }
                 if (bound != null) {
-                    if (StatisticsFilter.canDrop(bound.predicate(), b.getColumns())) {
+                    ColumnMetaData m = b.columns().get(filter.node.columnIndex()).metaData();
+                    if (bound.rulesOut(m.statistics(), m.numValues())) {
                         continue;
                     }
-                    int[] match = matching(first, g, b.getRowCount(), filterColumn, where, bound);
+                    int[] match = matching(g, filter, where, bound);
                     if (match.length == 0) {
                         continue;
                     }
-                    rows.add(match.length == b.getRowCount() ? null : match);
+                    rows.add(match.length == b.numRows() ? null : match);
                 } else {
                     rows.add(null);
                 }
@@ -158,17 +180,18 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
             this.kept = rows.toArray(int[][]::new);
             this.starts = new long[groups.length + 1];
             for (int i = 0; i < groups.length; i++) {
-                starts[i + 1] = starts[i] + (kept[i] != null ? kept[i].length : blocks.get(groups[i]).getRowCount());
+                starts[i + 1] = starts[i] + (kept[i] != null ? kept[i].length : blocks.get(groups[i]).numRows());
             }
             this.size = starts[groups.length];
-            this.projectionBytes = projectionBytes(blocks, names, where);
-            this.cache = new BlockCache<>(location, groups.length, cacheBytes, k -> decode(groups[k]), d -> d.byteSize);
-            first.setRequestedSchema(projection);
-            readers.add(first);
-            first = null;
+            this.firstRows = groups.length == 0 ? 1 : starts[1];
+            this.projectionBytes = projectionBytes(blocks, this.columns, filter);
+            this.cache = new BlockCache<>(location, groups.length, cacheBytes, k -> decode(groups[k], this.columns),
+                    Group::bytes, Group::free);
+            reader = null;
         } finally {
-            if (first != null) {
-                first.close();
+            if (reader != null) { // the constructor failed after the footer was read
+                reader.close();
+                input.close();
             }
         }
     }
@@ -193,6 +216,14 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
         return groups.length;
     }
 
+    /**
+     * The first row of each row group read, and the row count after the last: the blocks of
+     * {@link dev.stoker.Sampler#blockShuffle}, the shuffle that decodes each row group once per epoch.
+     */
+    public long[] rowGroupStarts() {
+        return starts.clone();
+    }
+
     /** Forgets the decoded row groups, so that the next pass starts cold (benchmarks do this per configuration). */
     public void dropCache() {
         cache.clear();
@@ -200,17 +231,130 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
 
     @Override
     public void read(long index, Row row) throws IOException {
+        int k = group(index);
+        int offset = (int) (index - starts[k]);
+        int r = kept[k] != null ? kept[k][offset] : offset;
+        try {
+            write(cache.get(k).values, r, row);
+        } catch (IllegalStateException e) {
+            Group own = freedUnder(e, k);
+            try {
+                write(own.values, r, row);
+            } finally {
+                own.free();
+            }
+        }
+    }
+
+    /**
+     * A read that found its row group's memory freed under it (the cache dropped the group for
+     * room between taking it and copying from it; the freed memory was never read, as a shared
+     * arena's close guarantees) decodes the group again for itself alone: another turn through
+     * the cache could lose the same race again when the cache holds less than a group per worker.
+     */
+    private Group freedUnder(IllegalStateException e, int k) throws IOException {
+        if (closed) {
+            throw e;
+        }
+        return decode(groups[k], columns);
+    }
+
+    /**
+     * Writes row {@code r} of a decoded group: first the fixed-width values, the only reads that
+     * can fail on freed memory (and are simply done again), then the variable-length ones (on
+     * the heap, appended once) and the validity bytes.
+     */
+    private void write(Values[] d, int r, Row row) {
+        for (int i = 0; i < columns.length; i++) {
+            Values v = d[i];
+            int f = columns[i].field;
+            switch (v.width) { // one load and one store, not a bulk copy, for a single value
+                case 8 -> row.column(f).set(LE_LONG, row.offset(f), v.segment.get(LE_LONG, 8L * r));
+                case 4 -> row.column(f).set(LE_INT, row.offset(f), v.segment.get(LE_INT, 4L * r));
+                case 1 -> row.column(f).set(ValueLayout.JAVA_BYTE, row.offset(f), v.segment.get(ValueLayout.JAVA_BYTE, r));
+                case 0 -> {
+                }
+                default -> row.copy(f, v.segment, (long) r * v.width, v.width);
+            }
+        }
+        for (int i = 0; i < columns.length; i++) {
+            Column c = columns[i];
+            Values v = d[i];
+            if (v.width == 0) {
+                row.append(c.field, v.segment, v.offsets[r], v.offsets[r + 1] - v.offsets[r]);
+            }
+            if (c.validField >= 0) {
+                row.putByte(c.validField, 0, v.present(r) ? (byte) 1 : 0);
+            }
+        }
+    }
+
+    /** Copies each column's part of a run with one copy per row group it spans (every field is a tensor here). */
+    @Override
+    public boolean readRun(long index, int count, Row row) throws IOException {
+        int done = 0;
+        while (done < count) {
+            long at = index + done;
+            int k = group(at);
+            int offset = (int) (at - starts[k]);
+            int n = (int) Math.min(count - done, starts[k + 1] - at);
+            try {
+                copy(cache.get(k).values, kept[k], offset, n, done, row);
+            } catch (IllegalStateException e) {
+                Group own = freedUnder(e, k);
+                try {
+                    copy(own.values, kept[k], offset, n, done, row);
+                } finally {
+                    own.free();
+                }
+            }
+            done += n;
+        }
+        return true;
+    }
+
+    /** Copies {@code n} rows from {@code offset} of a row group (its kept {@code rows}, or all) into the rows from {@code done}. */
+    private void copy(Values[] d, int[] rows, int offset, int n, int done, Row row) {
+        for (int i = 0; i < columns.length; i++) {
+            Column c = columns[i];
+            Values v = d[i];
+            int w = v.width;
+            MemorySegment dst = row.column(c.field);
+            long to = row.offset(c.field) + (long) done * w;
+            if (rows == null) {
+                MemorySegment.copy(v.segment, (long) offset * w, dst, to, (long) n * w);
+            } else {
+                for (int j = 0; j < n; j++) {
+                    MemorySegment.copy(v.segment, (long) rows[offset + j] * w, dst, to + (long) j * w, w);
+                }
+            }
+            if (c.validField >= 0) {
+                MemorySegment valid = row.column(c.validField);
+                long vto = row.offset(c.validField) + done;
+                if (v.valid == null) {
+                    valid.asSlice(vto, n).fill((byte) 1);
+                } else if (rows == null) {
+                    MemorySegment.copy(v.validSegment, offset, valid, vto, n);
+                } else {
+                    for (int j = 0; j < n; j++) {
+                        valid.set(ValueLayout.JAVA_BYTE, vto + j, v.valid[rows[offset + j]]);
+                    }
+                }
+            }
+        }
+    }
+
+    /** The row group holding row {@code index}: a guess from the first group's size, then a binary search if it missed. */
+    private int group(long index) {
         if (index < 0 || index >= size) {
             throw new IndexOutOfBoundsException("row " + index + " of " + size);
         }
-        int k = Arrays.binarySearch(starts, index); // no two starts are equal: every group kept has rows
-        k = k >= 0 ? k : -k - 2;
-        int offset = (int) (index - starts[k]);
-        int r = kept[k] != null ? kept[k][offset] : offset;
-        Decoded d = cache.get(k);
-        for (int i = 0; i < columns.length; i++) {
-            d.write(i, columns[i], r, row);
+        int k = (int) Math.min(groups.length - 1, index / firstRows);
+        if (starts[k] <= index && index < starts[k + 1]) {
+            return k; // every row of a file whose groups (but the last) have one size
         }
+        k = Arrays.binarySearch(starts, index); // no two starts are equal: every group kept has rows
+        return k >= 0 ? k : -k - 2;
     }
 
     // ---- decoding ------------------------------------------------------------------------------
@@ -226,213 +370,276 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
         }
     }
 
-    record Column(String name, PrimitiveType type, ColumnDescriptor descriptor, Kind kind, int field, int validField) {
+    /** A decoded row group: its projected columns' values, and the arena that holds them off the heap. */
+    record Group(Values[] values, Arena arena) {
+        long bytes() {
+            long n = 0;
+            for (Values v : values) {
+                n += v.byteSize();
+            }
+            return n;
+        }
+
+        void free() {
+            arena.close();
+        }
+    }
+
+    /** A projected (or filter) column: its place in the file and its fields in the batch. */
+    record Column(SchemaNode.PrimitiveNode node, int typeLength, Kind kind, int field, int validField) {
+        String name() {
+            return node.name();
+        }
     }
 
     /** A top-level, non-repeated primitive column of the file; {@code context} prefixes the error. */
-    private Type flatColumn(MessageType file, String name, String context) {
-        if (!file.containsField(name)) {
-            throw new IllegalArgumentException(location + ": " + context + "no column '" + name + "' (it has " + columnNames(file) + ")");
+    private SchemaNode.PrimitiveNode flatColumn(FileSchema file, String name, String context) {
+        SchemaNode n = file.getRootNode().children().stream().filter(c -> c.name().equals(name)).findFirst().orElse(null);
+        if (n == null) {
+            throw new IllegalArgumentException(location + ": " + context + "no column '" + name + "' (it has "
+                    + file.getRootNode().children().stream().map(SchemaNode::name).toList() + ")");
         }
-        Type t = file.getType(name);
-        if (!t.isPrimitive() || t.isRepetition(Type.Repetition.REPEATED)) {
+        if (!(n instanceof SchemaNode.PrimitiveNode p) || p.repetitionType() == RepetitionType.REPEATED) {
             throw new IllegalArgumentException(location + ": " + context + "column '" + name
                     + "' is nested or repeated; only flat columns can be read");
         }
-        return t;
+        return p;
     }
 
-    private static Kind kind(PrimitiveType p) {
-        LogicalTypeAnnotation l = p.getLogicalTypeAnnotation();
-        boolean unsigned = l instanceof LogicalTypeAnnotation.IntLogicalTypeAnnotation i && !i.isSigned();
-        boolean decimal = l instanceof LogicalTypeAnnotation.DecimalLogicalTypeAnnotation;
-        return switch (p.getPrimitiveTypeName()) {
+    private static int typeLength(FileSchema file, SchemaNode.PrimitiveNode p) {
+        Integer n = file.getColumn(p.columnIndex()).typeLength();
+        return n == null ? 0 : n;
+    }
+
+    private static Kind kind(SchemaNode.PrimitiveNode p) {
+        LogicalType l = p.logicalType();
+        boolean unsigned = l instanceof LogicalType.IntType i && !i.isSigned();
+        boolean decimal = l instanceof LogicalType.DecimalType;
+        return switch (p.type()) {
             case BOOLEAN -> Kind.BOOL;
             case INT32 -> decimal ? Kind.DECIMAL32 : unsigned ? Kind.UINT32 : Kind.INT32;
             case INT64 -> decimal ? Kind.DECIMAL64 : unsigned ? Kind.UINT64 : Kind.INT64;
             case FLOAT -> Kind.FLOAT32;
             case DOUBLE -> Kind.FLOAT64;
-            case BINARY, FIXED_LEN_BYTE_ARRAY -> Kind.BYTES;
+            case BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY -> Kind.BYTES;
             case INT96 -> Kind.BYTES; // legacy timestamps: their 12 bytes as they are
         };
     }
 
-    /** One row group's projected columns, decoded into arrays; immutable once made. */
-    private final class Decoded {
-        final Object[] values = new Object[columns.length];
-        final int[][] offsets = new int[columns.length][];
-        final MemorySegment[] bytes = new MemorySegment[columns.length];
-        final boolean[][] valid = new boolean[columns.length][];
-        long byteSize;
-
-        void write(int i, Column c, int r, Row row) {
-            boolean present = valid[i] == null || valid[i][r];
-            switch (c.kind) {
-                case BOOL -> row.putByte(c.field, 0, ((boolean[]) values[i])[r] ? (byte) 1 : 0);
-                case INT32, UINT32 -> row.putInt(c.field, 0, ((int[]) values[i])[r]);
-                case INT64, UINT64 -> row.putLong(c.field, 0, ((long[]) values[i])[r]);
-                case FLOAT32 -> row.putFloat(c.field, 0, present ? ((float[]) values[i])[r] : Float.NaN);
-                case FLOAT64, DECIMAL32, DECIMAL64 -> row.putDouble(c.field, 0, present ? ((double[]) values[i])[r] : Double.NaN);
-                case BYTES -> row.append(c.field, bytes[i], offsets[i][r], offsets[i][r + 1] - offsets[i][r]);
+    /**
+     * Row group {@code g}'s chunks of {@code cols}, read with one read per run of adjacent chunks
+     * and decoded; a chunk in an encoding the page decoder does not handle goes to Hardwood.
+     */
+    private Group decode(int g, Column[] cols) throws IOException {
+        if (closed) {
+            throw new IllegalStateException(location + " is closed");
+        }
+        RowGroup group = meta.rowGroups().get(g);
+        int n = Math.toIntExact(group.numRows());
+        Values[] out = new Values[cols.length];
+        Integer[] order = new Integer[cols.length];
+        for (int i = 0; i < cols.length; i++) {
+            order[i] = i;
+        }
+        Arrays.sort(order, (a, b) -> Long.compare(chunk(group, cols[a]).chunkStartOffset(), chunk(group, cols[b]).chunkStartOffset()));
+        ChunkDecoder decoder = decoders.poll();
+        if (decoder == null) {
+            decoder = new ChunkDecoder();
+        }
+        Arena arena = Arena.ofShared();
+        boolean done = false;
+        int i = 0;
+        Column current = cols[order[0]];
+        try {
+            while (i < cols.length) {
+                // a run of adjacent chunks: one read
+                long from = chunk(group, cols[order[i]]).chunkStartOffset();
+                long to = from;
+                int j = i;
+                while (j < cols.length && chunk(group, cols[order[j]]).chunkStartOffset() == to) {
+                    to += chunk(group, cols[order[j]]).metaData().totalCompressedSize();
+                    j++;
+                }
+                if (j == i) { // two columns sharing a chunk cannot be; a chunk behind the run's end (overlap) is read alone
+                    to = from + chunk(group, cols[order[i]]).metaData().totalCompressedSize();
+                    j = i + 1;
+                }
+                int length = Math.toIntExact(to - from);
+                byte[] bytes = decoder.buffer(length);
+                input.read(from, bytes, 0, length);
+                for (; i < j; i++) {
+                    current = cols[order[i]];
+                    ColumnChunk c = chunk(group, current);
+                    ColumnMetaData m = c.metaData();
+                    ChunkDecoder.Spec spec = new ChunkDecoder.Spec(m.type(), current.typeLength,
+                            current.node.maxDefinitionLevel(), m.codec());
+                    Values v;
+                    try {
+                        v = decoder.decode(bytes, (int) (c.chunkStartOffset() - from), Math.toIntExact(m.totalCompressedSize()), spec, n, arena);
+                    } catch (ChunkDecoder.Unsupported e) {
+                        v = hardwood(g, group, current, n);
+                    }
+                    out[order[i]] = decimal(v, current, arena);
+                }
             }
-            if (c.validField >= 0) {
-                row.putByte(c.validField, 0, present ? (byte) 1 : 0);
+            done = true;
+            return new Group(out, arena);
+        } catch (IOException | RuntimeException e) {
+            if (e instanceof CorruptShardException || e instanceof java.io.FileNotFoundException
+                    || e instanceof java.nio.channels.ClosedByInterruptException || e instanceof java.io.InterruptedIOException || closed) {
+                throw e; // an interrupted read is not a corrupt row group
+            }
+            throw new CorruptShardException(location, chunk(group, current).chunkStartOffset(),
+                    "row group " + g + " is unreadable: column '" + current.name() + "': " + describe(e), e);
+        } finally {
+            decoders.add(decoder);
+            if (!done) {
+                arena.close();
             }
         }
     }
 
-    private Decoded decode(int g) throws IOException {
-        ParquetFileReader reader = reader();
-        try {
-            PageReadStore pages = reader.readRowGroup(g);
-            int n = Math.toIntExact(pages.getRowCount());
-            ColumnReadStoreImpl store = new ColumnReadStoreImpl(pages, NO_CONVERTER, projection, footer.getFileMetaData().getCreatedBy());
-            Decoded d = new Decoded();
-            for (int i = 0; i < columns.length; i++) {
-                Column c = columns[i];
-                ColumnReader cr = store.getColumnReader(c.descriptor);
-                int max = c.descriptor.getMaxDefinitionLevel();
-                boolean[] valid = max > 0 ? new boolean[n] : null;
-                boolean anyNull = false;
-                Kind kind = c.kind;
-                boolean[] bools = kind == Kind.BOOL ? new boolean[n] : null;
-                int[] ints = kind == Kind.INT32 || kind == Kind.UINT32 ? new int[n] : null;
-                long[] longs = kind == Kind.INT64 || kind == Kind.UINT64 ? new long[n] : null;
-                float[] floats = kind == Kind.FLOAT32 ? new float[n] : null;
-                double[] doubles = kind == Kind.FLOAT64 || kind == Kind.DECIMAL32 || kind == Kind.DECIMAL64 ? new double[n] : null;
-                double unit = kind == Kind.DECIMAL32 || kind == Kind.DECIMAL64 ? Math.pow(10, -((LogicalTypeAnnotation.DecimalLogicalTypeAnnotation)
-                        c.type.getLogicalTypeAnnotation()).getScale()) : 1;
-                int[] off = kind == Kind.BYTES ? new int[n + 1] : null;
-                java.io.ByteArrayOutputStream out = kind == Kind.BYTES ? new java.io.ByteArrayOutputStream() : null;
-                // one loop for every kind: the switch is on a value fixed for the loop, which the JIT hoists
-                for (int r = 0; r < n; r++, cr.consume()) {
-                    boolean present = cr.getCurrentDefinitionLevel() == max;
-                    if (present) {
-                        switch (kind) {
-                            case BOOL -> bools[r] = cr.getBoolean();
-                            case INT32, UINT32 -> ints[r] = cr.getInteger();
-                            case INT64, UINT64 -> longs[r] = cr.getLong();
-                            case FLOAT32 -> floats[r] = cr.getFloat();
-                            case FLOAT64 -> doubles[r] = cr.getDouble();
-                            case DECIMAL32 -> doubles[r] = cr.getInteger() * unit;
-                            case DECIMAL64 -> doubles[r] = cr.getLong() * unit;
-                            case BYTES -> {
-                                Binary b = cr.getBinary();
-                                out.write(b.getBytesUnsafe(), 0, b.length());
-                            }
-                        }
-                        if (valid != null) {
-                            valid[r] = true;
-                        }
-                    } else {
-                        anyNull = true;
-                    }
-                    if (off != null) {
-                        off[r + 1] = out.size();
-                    }
-                }
-                switch (kind) {
-                    case BOOL -> d.values[i] = bools;
-                    case INT32, UINT32 -> d.values[i] = ints;
-                    case INT64, UINT64 -> d.values[i] = longs;
-                    case FLOAT32 -> d.values[i] = floats;
-                    case FLOAT64, DECIMAL32, DECIMAL64 -> d.values[i] = doubles;
-                    case BYTES -> {
-                        d.offsets[i] = off;
-                        d.bytes[i] = MemorySegment.ofArray(out.toByteArray());
-                    }
-                }
-                d.byteSize += kind == Kind.BYTES ? 4L * (n + 1) + out.size() : (long) n * Math.max(1, kind.dtype.byteSize());
-                if (anyNull && c.validField < 0) {
-                    // the statistics said no nulls (or were absent and the column is required)
-                    throw new CorruptShardException(location, -1, "column '" + c.name + "' holds nulls in row group " + g
-                            + " although its statistics say it has none");
-                }
-                d.valid[i] = c.validField >= 0 ? valid : null;
-                d.byteSize += d.valid[i] != null ? n : 0;
-            }
-            return d;
-        } catch (CorruptShardException e) {
-            throw e;
-        } catch (IOException | RuntimeException e) {
-            throw new CorruptShardException(location, offset(g), "row group " + g + " is unreadable: " + describe(e), e);
-        } finally {
-            readers.add(reader);
+    private static ColumnChunk chunk(RowGroup group, Column c) {
+        return group.columns().get(c.node.columnIndex());
+    }
+
+    /** A chunk decoded by Hardwood's column reader (the encodings {@link ChunkDecoder} does not handle). */
+    private Values hardwood(int g, RowGroup group, Column c, int n) throws IOException {
+        long from = Long.MAX_VALUE;
+        long to = 0;
+        for (ColumnChunk k : group.columns()) {
+            from = Math.min(from, k.chunkStartOffset());
+            to = Math.max(to, k.chunkStartOffset() + k.metaData().totalCompressedSize());
         }
+        PhysicalType type = c.node.type();
+        int w = switch (type) {
+            case BOOLEAN -> 1;
+            case INT32, FLOAT -> 4;
+            case INT64, DOUBLE -> 8;
+            default -> 0;
+        };
+        byte[] data = new byte[w * n];
+        MemorySegment seg = MemorySegment.ofArray(data);
+        int[] offsets = w == 0 ? new int[n + 1] : null;
+        ByteArrayOutputStream bytes = w == 0 ? new ByteArrayOutputStream() : null;
+        byte[] valid = c.node.maxDefinitionLevel() > 0 ? new byte[n] : null;
+        boolean nulls = false;
+        int r = 0;
+        try (ColumnReader reader = hardwood.buildColumnReader(c.node.columnIndex())
+                .filter(RowGroupPredicate.byteRange(from, to)).batchSize(n).build()) {
+            while (reader.nextBatch()) {
+                int m = reader.getRecordCount();
+                if (r + m > n) {
+                    throw new IOException("Hardwood read more than the row group's " + n + " rows");
+                }
+                Validity v = reader.getLeafValidity();
+                switch (type) {
+                    case BOOLEAN -> {
+                        boolean[] a = reader.getBooleans();
+                        for (int i = 0; i < m; i++) {
+                            data[r + i] = a[i] ? (byte) 1 : 0;
+                        }
+                    }
+                    case INT32 -> MemorySegment.copy(reader.getInts(), 0, seg, LE_INT, 4L * r, m);
+                    case INT64 -> MemorySegment.copy(reader.getLongs(), 0, seg, LE_LONG, 8L * r, m);
+                    case FLOAT -> MemorySegment.copy(reader.getFloats(), 0, seg, LE_FLOAT, 4L * r, m);
+                    case DOUBLE -> MemorySegment.copy(reader.getDoubles(), 0, seg, LE_DOUBLE, 8L * r, m);
+                    default -> {
+                        byte[][] a = reader.getBinaries();
+                        for (int i = 0; i < m; i++) {
+                            if (a[i] != null && !v.isNull(i)) {
+                                bytes.write(a[i], 0, a[i].length);
+                            }
+                            offsets[r + i + 1] = bytes.size();
+                        }
+                    }
+                }
+                for (int i = 0; i < m; i++) {
+                    boolean isNull = v.isNull(i);
+                    if (valid != null) {
+                        valid[r + i] = isNull ? (byte) 0 : 1;
+                    }
+                    if (isNull) {
+                        nulls = true;
+                        if (type == PhysicalType.FLOAT) {
+                            seg.set(LE_FLOAT, 4L * (r + i), Float.NaN);
+                        } else if (type == PhysicalType.DOUBLE) {
+                            seg.set(LE_DOUBLE, 8L * (r + i), Double.NaN);
+                        } else if (w > 0) {
+                            seg.asSlice((long) w * (r + i), w).fill((byte) 0);
+                        }
+                    }
+                }
+                r += m;
+            }
+        }
+        if (r != n) {
+            throw new IOException("Hardwood read " + r + " of the row group's " + n + " rows");
+        }
+        byte[] validity = nulls ? valid : null;
+        return w > 0 ? new Values(w, n, seg, validity) : new Values(n, bytes.toByteArray(), offsets, validity);
+    }
+
+    private static final ValueLayout.OfInt LE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfFloat LE_FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfDouble LE_DOUBLE = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    /** A decimal column's unscaled integers as doubles (a null as NaN); any other column as it is. */
+    private static Values decimal(Values v, Column c, Arena arena) {
+        if (c.kind != Kind.DECIMAL32 && c.kind != Kind.DECIMAL64) {
+            return v;
+        }
+        double unit = Math.pow(10, -((LogicalType.DecimalType) c.node.logicalType()).scale());
+        MemorySegment to = arena.allocate(8L * v.rows, 8);
+        for (int r = 0; r < v.rows; r++) {
+            double x = !v.present(r) ? Double.NaN
+                    : c.kind == Kind.DECIMAL32 ? v.segment.get(LE_INT, 4L * r) * unit : v.segment.get(LE_LONG, 8L * r) * unit;
+            to.set(LE_DOUBLE, 8L * r, x);
+        }
+        return new Values(8, v.rows, to, v.valid);
     }
 
     /** The rows of row group {@code g} whose filter column satisfies the condition. */
-    private int[] matching(ParquetFileReader reader, int g, long rows, ColumnDescriptor column, Where where, Where.Bound bound)
-            throws IOException {
+    private int[] matching(int g, Column column, Where where, Where.Bound bound) throws IOException {
+        Group d = decode(g, new Column[] {column});
         try {
-            MessageType only = new MessageType("filter", footer.getFileMetaData().getSchema().getType(where.column()));
-            reader.setRequestedSchema(only);
-            PageReadStore pages = reader.readRowGroup(g);
-            ColumnReadStoreImpl store = new ColumnReadStoreImpl(pages, NO_CONVERTER, only, footer.getFileMetaData().getCreatedBy());
-            ColumnReader cr = store.getColumnReader(column);
-            int max = column.getMaxDefinitionLevel();
-            int n = Math.toIntExact(rows);
-            int[] out = new int[n];
+            Values v = d.values[0];
+            int[] out = new int[v.rows];
             int m = 0;
-            for (int r = 0; r < n; r++, cr.consume()) {
-                if (cr.getCurrentDefinitionLevel() != max) {
-                    continue;
-                }
-                int c = switch (column.getPrimitiveType().getPrimitiveTypeName()) {
-                    case INT32 -> Integer.compare(cr.getInteger(), (int) bound.integer());
-                    case INT64 -> Long.compare(cr.getLong(), bound.integer());
-                    case FLOAT -> Float.compare(cr.getFloat(), (float) bound.real());
-                    case DOUBLE -> Double.compare(cr.getDouble(), bound.real());
-                    case BOOLEAN -> Integer.compare(cr.getBoolean() ? 1 : 0, (int) bound.integer());
-                    default -> Arrays.compareUnsigned(cr.getBinary().getBytesUnsafe(), bound.bytes());
-                };
-                if (where.op().holds(c)) {
+            for (int r = 0; r < v.rows; r++) {
+                if (v.present(r) && where.op().holds(bound.compare(v, r))) {
                     out[m++] = r;
                 }
             }
             return Arrays.copyOf(out, m);
-        } catch (CorruptShardException e) {
-            throw e;
-        } catch (IOException | RuntimeException e) {
-            throw new CorruptShardException(location, offset(g), "row group " + g + " is unreadable: " + describe(e), e);
+        } finally {
+            d.free();
         }
-    }
-
-    private long offset(int g) {
-        List<ColumnChunkMetaData> cols = footer.getBlocks().get(g).getColumns();
-        return cols.isEmpty() ? -1 : cols.get(0).getStartingPos();
-    }
-
-    private ParquetFileReader reader() throws IOException {
-        ParquetFileReader r = readers.poll();
-        if (r == null) {
-            r = open(input, location, footer, options);
-            r.setRequestedSchema(projection);
-        }
-        return r;
     }
 
     /**
      * The bytes a read of the projection needs: the footer (everything after the last column
      * chunk) and the chunks of the projected and filter columns in the row groups read.
      */
-    private long projectionBytes(List<BlockMetaData> blocks, List<String> names, Where where) throws IOException {
-        java.util.Set<String> read = new java.util.HashSet<>(names);
-        if (where != null) {
-            read.add(where.column());
+    private long projectionBytes(List<RowGroup> blocks, Column[] projected, Column filter) {
+        Set<Integer> read = new HashSet<>();
+        for (Column c : projected) {
+            read.add(c.node.columnIndex());
+        }
+        if (filter != null) {
+            read.add(filter.node.columnIndex());
         }
         long dataEnd = 4; // the leading magic
-        for (BlockMetaData b : blocks) {
-            for (ColumnChunkMetaData c : b.getColumns()) {
-                dataEnd = Math.max(dataEnd, c.getStartingPos() + c.getTotalSize());
+        for (RowGroup b : blocks) {
+            for (ColumnChunk c : b.columns()) {
+                dataEnd = Math.max(dataEnd, c.chunkStartOffset() + c.metaData().totalCompressedSize());
             }
         }
-        long need = input.getLength() - dataEnd;
+        long need = input.length() - dataEnd;
         for (int g : groups) {
-            for (ColumnChunkMetaData c : blocks.get(g).getColumns()) {
-                if (read.contains(c.getPath().toDotString())) {
-                    need += c.getTotalSize();
-                }
+            for (int c : read) {
+                need += blocks.get(g).columns().get(c).metaData().totalCompressedSize();
             }
         }
         return need;
@@ -446,103 +653,135 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
     public record Traffic(long bytesFetched, long requests, long projectionBytes, long fileBytes) {
     }
 
-    public Traffic traffic() throws IOException {
-        return new Traffic(traffic.bytes.sum(), traffic.requests.sum(), projectionBytes, input.getLength());
+    public Traffic traffic() {
+        return new Traffic(input.bytesFetched.sum(), input.requests.sum(), projectionBytes, input.length());
     }
 
-    /** The file at {@code location}: a local file as such, any other through ranged reads counted in {@code traffic}. */
-    private static InputFile inputFile(String location, StorageInputFile.Traffic traffic) throws IOException {
-        if (Storage.isRemote(location)) {
-            return new StorageInputFile(location, Storage.size(location), traffic);
+    /**
+     * Hardwood's reader of the file's footer. The file's end is read first, so that a store's
+     * error is reported as itself (and a remote file's tail is fetched once); a footer that
+     * cannot be parsed is a corrupt file.
+     */
+    private static ParquetFileReader open(ParquetInput in, String location) throws IOException {
+        byte[] end = new byte[8];
+        if (in.length() < 12) {
+            throw new CorruptShardException(location, 0, "not a readable Parquet file: " + in.length() + " bytes, too short for one");
         }
-        Path path = location.startsWith("file:") ? Path.of(java.net.URI.create(location)) : Path.of(location);
-        if (!Files.isRegularFile(path)) {
-            throw new java.nio.file.NoSuchFileException(location);
+        in.read(in.length() - 8, end, 0, 8);
+        if (end[4] != 'P' || end[5] != 'A' || end[6] != 'R' || end[7] != '1') {
+            throw new CorruptShardException(location, in.length() - 4, "not a readable Parquet file: it does not end with the magic PAR1");
         }
-        return new LocalInputFile(path);
-    }
-
-    private static ParquetFileReader open(InputFile in, String location, ParquetMetadata footer, ParquetReadOptions options)
-            throws IOException {
         try {
-            return footer == null ? ParquetFileReader.open(in, options) : ParquetFileReader.open(in, footer, options, in.newStream());
-        } catch (IOException e) {
-            if (in instanceof StorageInputFile) {
-                throw e; // the store's error, which names the location and the byte
-            }
-            throw corruptFooter(in, location, e);
-        } catch (RuntimeException e) {
+            return ParquetFileReader.open(in.forHardwood());
+        } catch (IOException | RuntimeException e) {
             throw corruptFooter(in, location, e);
         }
     }
 
-    private static CorruptShardException corruptFooter(InputFile in, String location, Exception e) throws IOException {
-        return new CorruptShardException(location, Math.max(0, in.getLength() - 8),
-                "not a readable Parquet file (the footer at its end): " + describe(e), e);
+    /** What {@link #decompressionCeiling} measured: the chunks' bytes, the bytes their pages hold uncompressed, and the time it took. */
+    public record Ceiling(long compressedBytes, long uncompressedBytes, double seconds, int threads) {
     }
 
-    /** Read options with Stoker's own page codecs, so no Hadoop {@code Configuration} is ever built. */
-    private static ParquetReadOptions options() {
-        return ParquetReadOptions.builder(new PlainParquetConfiguration()).withCodecFactory(Codecs.INSTANCE).build();
+    /**
+     * The decompression ceiling of this dataset's reads: the projected column chunks of the row
+     * groups read, fetched into memory first, then every page decompressed (nothing decoded) on
+     * {@code threads} threads, a chunk at a time. No reader of these pages can be faster; a
+     * benchmark reports its own rate against this one, measured in the same run.
+     */
+    public Ceiling decompressionCeiling(int threads) throws IOException, InterruptedException {
+        List<byte[]> chunks = new ArrayList<>();
+        List<ChunkDecoder.Spec> specs = new ArrayList<>();
+        long compressed = 0;
+        for (int g : groups) {
+            RowGroup group = meta.rowGroups().get(g);
+            for (Column c : columns) {
+                ColumnChunk k = chunk(group, c);
+                byte[] b = new byte[Math.toIntExact(k.metaData().totalCompressedSize())];
+                input.read(k.chunkStartOffset(), b, 0, b.length);
+                chunks.add(b);
+                specs.add(new ChunkDecoder.Spec(k.metaData().type(), c.typeLength, c.node.maxDefinitionLevel(), k.metaData().codec()));
+                compressed += b.length;
+            }
+        }
+        AtomicInteger next = new AtomicInteger();
+        AtomicLong out = new AtomicLong();
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            long t0 = System.nanoTime();
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                done.add(pool.submit(() -> {
+                    ChunkDecoder d = new ChunkDecoder();
+                    for (int i; (i = next.getAndIncrement()) < chunks.size(); ) {
+                        byte[] b = chunks.get(i);
+                        out.addAndGet(d.decompressOnly(b, 0, b.length, specs.get(i)));
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                try {
+                    f.get();
+                } catch (ExecutionException e) {
+                    throw new IOException(location + ": decompressing its chunks: " + describe(e.getCause()), e.getCause());
+                }
+            }
+            return new Ceiling(compressed, out.get(), (System.nanoTime() - t0) / 1e9, threads);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static CorruptShardException corruptFooter(ParquetInput in, String location, Exception e) {
+        return new CorruptShardException(location, Math.max(0, in.length() - 8),
+                "not a readable Parquet file (the footer at its end): " + describe(e), e);
     }
 
     private static String describe(Throwable e) {
         return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
     }
 
-    private static boolean mayHoldNulls(List<BlockMetaData> blocks, String name) {
-        for (BlockMetaData b : blocks) {
-            for (ColumnChunkMetaData c : b.getColumns()) {
-                if (c.getPath().toDotString().equals(name)) {
-                    var st = c.getStatistics();
-                    if (st == null || !st.isNumNullsSet() || st.getNumNulls() > 0) {
-                        return true;
-                    }
-                }
+    private static boolean mayHoldNulls(List<RowGroup> blocks, int column) {
+        for (RowGroup b : blocks) {
+            var st = b.columns().get(column).metaData().statistics();
+            if (st == null || st.nullCount() == null || st.nullCount() > 0) {
+                return true;
             }
         }
         return false;
     }
 
-    private static long bytesHint(List<BlockMetaData> blocks, String name) {
+    private static long bytesHint(List<RowGroup> blocks, int column) {
         long bytes = 0;
         long rows = 0;
-        for (BlockMetaData b : blocks) {
-            for (ColumnChunkMetaData c : b.getColumns()) {
-                if (c.getPath().toDotString().equals(name)) {
-                    bytes += c.getTotalUncompressedSize();
-                    rows += b.getRowCount();
-                }
-            }
+        for (RowGroup b : blocks) {
+            bytes += b.columns().get(column).metaData().totalUncompressedSize();
+            rows += b.numRows();
         }
         return Math.max(8, rows == 0 ? 8 : bytes / rows);
     }
 
-    private static List<String> columnNames(MessageType t) {
-        return t.getFields().stream().map(Type::getName).toList();
-    }
-
     /** A column's type as {@code stoker inspect} names it: the logical type if any, else the physical one. */
-    static String typeName(Type t) {
-        if (!t.isPrimitive()) {
-            return "group";
-        }
-        PrimitiveType p = t.asPrimitiveType();
-        LogicalTypeAnnotation l = p.getLogicalTypeAnnotation();
-        String physical = p.getPrimitiveTypeName().name().toLowerCase();
+    static String typeName(SchemaNode n) {
         String base;
-        if (l instanceof LogicalTypeAnnotation.StringLogicalTypeAnnotation) {
-            base = "string";
-        } else if (l instanceof LogicalTypeAnnotation.IntLogicalTypeAnnotation i) {
-            base = (i.isSigned() ? "int" : "uint") + i.getBitWidth();
-        } else if (l instanceof LogicalTypeAnnotation.DecimalLogicalTypeAnnotation d) {
-            base = "decimal(" + d.getPrecision() + "," + d.getScale() + ")";
-        } else if (l != null) {
-            base = physical + " (" + l + ")";
+        if (!(n instanceof SchemaNode.PrimitiveNode p)) {
+            base = "group";
         } else {
-            base = physical;
+            LogicalType l = p.logicalType();
+            String physical = p.type() == PhysicalType.BYTE_ARRAY ? "binary" : p.type().name().toLowerCase();
+            if (l instanceof LogicalType.StringType) {
+                base = "string";
+            } else if (l instanceof LogicalType.IntType i) {
+                base = (i.isSigned() ? "int" : "uint") + i.bitWidth();
+            } else if (l instanceof LogicalType.DecimalType d) {
+                base = "decimal(" + d.precision() + "," + d.scale() + ")";
+            } else if (l != null) {
+                base = physical + " (" + l + ")";
+            } else {
+                base = physical;
+            }
         }
-        return t.isRepetition(Type.Repetition.REPEATED) ? "repeated " + base : base;
+        return n.repetitionType() == RepetitionType.REPEATED ? "repeated " + base : base;
     }
 
     /** What {@code stoker inspect} shows of a Parquet file. */
@@ -556,53 +795,33 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
         return describe(path.toString());
     }
 
-    /** {@link #describe(Path)} of a file at any location: a remote one by ranged reads of its footer. */
+    /** {@link #describe(Path)} of a file at any location: a remote one by one ranged read of its footer. */
     public static Info describe(String location) throws IOException {
-        try (ParquetFileReader r = open(inputFile(location, new StorageInputFile.Traffic()), location, null, options())) {
-            ParquetMetadata f = r.getFooter();
+        try (ParquetInput in = new ParquetInput(location); ParquetFileReader r = open(in, location)) {
+            FileMetaData f = r.getFileMetaData();
             long rows = 0;
-            for (BlockMetaData b : f.getBlocks()) {
-                rows += b.getRowCount();
+            for (RowGroup b : f.rowGroups()) {
+                rows += b.numRows();
             }
             List<ColumnInfo> cols = new ArrayList<>();
-            for (Type t : f.getFileMetaData().getSchema().getFields()) {
-                cols.add(new ColumnInfo(t.getName(), typeName(t), t.isRepetition(Type.Repetition.OPTIONAL)));
+            for (SchemaNode t : r.getFileSchema().getRootNode().children()) {
+                cols.add(new ColumnInfo(t.name(), typeName(t), t.repetitionType() == RepetitionType.OPTIONAL));
             }
-            return new Info(rows, f.getBlocks().size(), cols, f.getFileMetaData().getCreatedBy());
+            return new Info(rows, f.rowGroups().size(), cols, f.createdBy());
         }
     }
 
     @Override
     public void close() throws IOException {
-        cache.close();
-        IOException first = null;
-        for (ParquetFileReader r; (r = readers.poll()) != null; ) {
-            try {
-                r.close();
-            } catch (IOException e) {
-                first = first == null ? e : first;
-            }
+        if (closed) {
+            return;
         }
-        if (first != null) {
-            throw first;
+        closed = true;
+        cache.close();
+        try {
+            hardwood.close();
+        } finally {
+            input.close();
         }
     }
-
-    private static final GroupConverter NO_CONVERTER = new GroupConverter() {
-        private final PrimitiveConverter primitive = new PrimitiveConverter() {
-        };
-
-        @Override
-        public Converter getConverter(int fieldIndex) {
-            return primitive;
-        }
-
-        @Override
-        public void start() {
-        }
-
-        @Override
-        public void end() {
-        }
-    };
 }

@@ -120,6 +120,68 @@ class ParquetDatasetTest {
         }
     }
 
+    /** The dataset with its runs hidden: the loader reads it one row at a time. */
+    private record RowsOnly(ParquetDataset d) implements dev.stoker.DirectDataset {
+        @Override
+        public long size() {
+            return d.size();
+        }
+
+        @Override
+        public dev.stoker.Schema schema() {
+            return d.schema();
+        }
+
+        @Override
+        public void read(long index, dev.stoker.Row row) throws IOException {
+            d.read(index, row);
+        }
+    }
+
+    @Test
+    void runsCopiedByColumnGiveTheBatchesOfRowsReadOneByOne() throws Exception {
+        // numeric columns only (so the loader asks for runs), one with nulls
+        List<String> numeric = List.of("id", "x", "f", "k", "flag", "maybe", "price");
+        for (String codec : new String[] {"zstd", "v2"}) {
+            for (Where where : new Where[] {null, Where.parse("k >= 100")}) {
+                for (int order = 0; order < 3; order++) {
+                    // sequential: a cache of 16 KiB drops groups under the other worker; shuffles: room for the file
+                    try (ParquetDataset d = new ParquetDataset(fixture(codec), numeric, where, order == 0 ? 1 << 14 : 8 << 20)) {
+                        dev.stoker.Sampler sampler = order == 0 ? dev.stoker.Sampler.sequential()
+                                : order == 1 ? dev.stoker.Sampler.blockShuffle(d.rowGroupStarts(), 2) : dev.stoker.Sampler.shuffle();
+                        List<String> rows = digests(Loader.builder(new RowsOnly(d)).sampler(sampler).batchSize(300).workers(2).seed(9));
+                        List<String> runs = digests(Loader.builder(d).sampler(sampler).batchSize(300).workers(2).seed(9));
+                        assertEquals(rows, runs, codec + ", " + where + ", " + sampler);
+                        assertEquals((d.size() + 299) / 300, runs.size());
+                    }
+                }
+            }
+        }
+    }
+
+    private static List<String> digests(Loader.Builder b) throws Exception {
+        List<String> out = new ArrayList<>();
+        try (Loader l = b.build()) {
+            for (Batch batch : l) {
+                var md = java.security.MessageDigest.getInstance("SHA-256");
+                batch.digest(md);
+                out.add(java.util.HexFormat.of().formatHex(md.digest()));
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void theDecompressionCeilingDecompressesEveryProjectedChunk() throws Exception {
+        for (String codec : new String[] {"zstd", "snappy", "gzip", "uncompressed", "v2"}) {
+            try (ParquetDataset d = new ParquetDataset(fixture(codec), List.of("id", "label"), null, 1 << 20)) {
+                ParquetDataset.Ceiling c = d.decompressionCeiling(2);
+                assertTrue(c.uncompressedBytes() >= (codec.equals("v2") ? 1000 : 8 * 10_000), codec + ": " + c); // v2: ids delta-encoded
+                assertTrue(c.compressedBytes() > 0 && c.seconds() > 0, codec + ": " + c);
+            }
+        }
+    }
+
     static List<String> digests(ParquetDataset d, int workers) throws Exception {
         List<String> out = new ArrayList<>();
         try (Loader l = Loader.builder(d).batchSize(100).workers(workers).shuffle(true).seed(3).build()) {
@@ -151,7 +213,7 @@ class ParquetDatasetTest {
                     assertEquals(want, digests(d, 2), location);
                     ParquetDataset.Traffic t = d.traffic();
                     assertTrue(t.bytesFetched() >= t.projectionBytes(), location + ": " + t);
-                    assertTrue(t.bytesFetched() <= t.projectionBytes() + StorageInputFile.TAIL,
+                    assertTrue(t.bytesFetched() <= t.projectionBytes() + ParquetInput.TAIL,
                             location + ": no more than the file's tail beyond the projection: " + t);
                     assertTrue(t.bytesFetched() < t.fileBytes() / 3, location + ": two narrow columns of twelve: " + t);
                     assertTrue(t.requests() <= 2 + 5 * 2 * 2, location + ": the footer, then each group's chunks once per worker: " + t);

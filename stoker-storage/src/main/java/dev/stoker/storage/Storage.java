@@ -352,7 +352,8 @@ public final class Storage {
         return Files.size(localPath(location));
     }
 
-    static Path localPath(String location) {
+    /** The path of a location that is not remote: a plain path or a {@code file://} URL. */
+    public static Path localPath(String location) {
         return location.startsWith("file://") ? Path.of(URI.create(location)) : Path.of(location);
     }
 

@@ -1,0 +1,697 @@
+package dev.stoker.parquet;
+
+import com.github.luben.zstd.Zstd;
+import dev.hardwood.metadata.CompressionCodec;
+import dev.hardwood.metadata.PhysicalType;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.zip.GZIPInputStream;
+import net.jpountz.lz4.LZ4Factory;
+import org.xerial.snappy.Snappy;
+
+/**
+ * Decodes the column chunk of one flat column in one row group, page by page, straight from the
+ * page bytes into {@link Values}: a plain page of fixed-width values is one decompression and
+ * one copy, a dictionary page's indices are unpacked in bulk and gathered. Handles data pages v1
+ * and v2, the codecs uncompressed, Snappy, gzip, zstd and LZ4 (raw), and the encodings plain,
+ * dictionary, RLE (booleans) and byte stream split; {@link Unsupported} for anything else, which
+ * the caller decodes another way (the rarer delta encodings, old codecs). Not thread-safe: one
+ * decoder per thread at a time, its buffers reused from chunk to chunk.
+ */
+final class ChunkDecoder {
+    /** A page this decoder does not handle: an encoding or a codec it does not know. */
+    static final class Unsupported extends Exception {
+        Unsupported(String what) {
+            super(what, null, false, false);
+        }
+    }
+
+    /** How a column's values are stored in the file and kept in {@link Values}. */
+    record Spec(PhysicalType type, int typeLength, int maxDefinitionLevel, CompressionCodec codec) {
+        /** Bytes per kept value; 0 for variable-length values. */
+        int width() {
+            return switch (type) {
+                case BOOLEAN -> 1;
+                case INT32, FLOAT -> 4;
+                case INT64, DOUBLE -> 8;
+                case BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY, INT96 -> 0;
+            };
+        }
+
+        /** Bytes per value in the file: {@link #width()}, or those of a fixed-length byte array; 0 for variable. */
+        int fileWidth() {
+            return switch (type) {
+                case FIXED_LEN_BYTE_ARRAY -> typeLength;
+                case INT96 -> 12;
+                default -> width();
+            };
+        }
+    }
+
+    // page types and encodings as parquet.thrift numbers them
+    private static final int DATA_PAGE = 0;
+    private static final int DICTIONARY_PAGE = 2;
+    private static final int DATA_PAGE_V2 = 3;
+    private static final int PLAIN = 0;
+    private static final int PLAIN_DICTIONARY = 2;
+    private static final int RLE = 3;
+    private static final int RLE_DICTIONARY = 8;
+    private static final int BYTE_STREAM_SPLIT = 9;
+
+    private static final ValueLayout.OfInt LE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private byte[] chunk = new byte[0];
+    private byte[] page = new byte[0];
+    private byte[] dense = new byte[0];
+    private int[] levels = new int[0];
+    private int[] indices = new int[0];
+
+    // the chunk being decoded
+    private Spec spec;
+    private int rows;
+    private int row;
+    private MemorySegment fixed;
+    private byte[] out;
+    private int[] offsets;
+    private int size;
+    private byte[] valid;
+    private boolean nulls;
+    private Values dictionary;
+
+    /** A buffer of at least {@code n} bytes for the chunks to decode, reused from call to call. */
+    byte[] buffer(int n) {
+        if (chunk.length < n) {
+            chunk = new byte[Math.max(n, chunk.length + (chunk.length >> 1))];
+        }
+        return chunk;
+    }
+
+    /**
+     * Decodes the chunk in {@code buf[from, from + length)} into {@code rows} rows; fixed-width
+     * values go into memory of {@code arena}.
+     */
+    Values decode(byte[] buf, int from, int length, Spec spec, int rows, Arena arena) throws IOException, Unsupported {
+        this.spec = spec;
+        this.rows = rows;
+        this.row = 0;
+        int w = spec.width();
+        this.fixed = w > 0 ? arena.allocate((long) rows * w, 8) : null;
+        this.out = w > 0 ? null : new byte[Math.max(16, length)];
+        this.offsets = w > 0 ? null : new int[rows + 1];
+        this.size = 0;
+        this.valid = spec.maxDefinitionLevel() > 0 ? new byte[rows] : null;
+        this.nulls = false;
+        this.dictionary = null;
+        Header h = new Header();
+        int p = from;
+        int end = from + length;
+        while (row < rows) {
+            if (p >= end) {
+                throw new IOException("the chunk ends after " + row + " of " + rows + " rows");
+            }
+            p = h.read(buf, p, end);
+            int body = p;
+            p += h.compressedSize;
+            if (h.compressedSize < 0 || p > end) {
+                throw new IOException("a page of " + h.compressedSize + " bytes runs past the chunk's end");
+            }
+            switch (h.type) {
+                case DICTIONARY_PAGE -> dictionary(buf, body, h);
+                case DATA_PAGE -> dataPage(buf, body, h);
+                case DATA_PAGE_V2 -> dataPageV2(buf, body, h);
+                default -> {
+                    // an index page: nothing of the values
+                }
+            }
+        }
+        byte[] validity = nulls ? valid : null;
+        Values v = w > 0 ? new Values(w, rows, fixed, validity) : new Values(rows, Arrays.copyOf(out, size), offsets, validity);
+        this.out = null;
+        this.fixed = null;
+        this.dictionary = null;
+        return v;
+    }
+
+    /**
+     * Only decompresses the pages of the chunk in {@code buf[from, from + length)}, decoding
+     * nothing: the work no decoder of the chunk can avoid. Returns the bytes decompressed.
+     */
+    long decompressOnly(byte[] buf, int from, int length, Spec spec) throws IOException, Unsupported {
+        this.spec = spec;
+        Header h = new Header();
+        long total = 0;
+        for (int p = from; p < from + length; ) {
+            p = h.read(buf, p, from + length);
+            int levels = h.type == DATA_PAGE_V2 ? h.repetitionLength + h.definitionLength : 0;
+            if (h.type != DATA_PAGE_V2 || h.compressed) {
+                uncompressed(buf, p + levels, h.compressedSize - levels, h.uncompressedSize - levels);
+            }
+            total += h.uncompressedSize;
+            p += h.compressedSize;
+        }
+        return total;
+    }
+
+    // ---- pages -----------------------------------------------------------------------------
+
+    private void dictionary(byte[] buf, int body, Header h) throws IOException, Unsupported {
+        if (h.encoding != PLAIN && h.encoding != PLAIN_DICTIONARY) {
+            throw new Unsupported("a dictionary page in encoding " + h.encoding);
+        }
+        byte[] b = uncompressed(buf, body, h.compressedSize, h.uncompressedSize);
+        int at = b == buf ? body : 0;
+        int n = h.numValues;
+        int w = spec.width();
+        if (w > 0) {
+            byte[] values = new byte[Math.multiplyExact(n, w)];
+            plainFixed(b, at, at + h.uncompressedSize, n, values, 0);
+            dictionary = new Values(n, values, null, null); // fixed-width: no offsets
+        } else {
+            int[] off = new int[n + 1];
+            byte[] data = new byte[h.uncompressedSize];
+            int p = at;
+            int end = at + h.uncompressedSize;
+            int fixed = spec.fileWidth();
+            for (int i = 0; i < n; i++) {
+                int len = fixed > 0 ? fixed : le32(b, p, end);
+                p += fixed > 0 ? 0 : 4;
+                check(p + len <= end, "a dictionary value runs past its page");
+                System.arraycopy(b, p, data, off[i], len);
+                off[i + 1] = off[i] + len;
+                p += len;
+            }
+            dictionary = new Values(n, data, off, null);
+        }
+    }
+
+    private void dataPage(byte[] buf, int body, Header h) throws IOException, Unsupported {
+        byte[] b = uncompressed(buf, body, h.compressedSize, h.uncompressedSize);
+        int p = b == buf ? body : 0;
+        int end = p + h.uncompressedSize;
+        int n = h.numValues;
+        int present = n;
+        if (spec.maxDefinitionLevel() > 0) {
+            if (h.definitionEncoding != RLE) {
+                throw new Unsupported("definition levels in encoding " + h.definitionEncoding);
+            }
+            int len = le32(b, p, end);
+            p += 4;
+            check(p + len <= end, "definition levels run past their page");
+            present = levels(b, p, p + len, n);
+            p += len;
+        }
+        values(b, p, end, h.encoding, n, present);
+    }
+
+    private void dataPageV2(byte[] buf, int body, Header h) throws IOException, Unsupported {
+        int levelsEnd = body + h.repetitionLength + h.definitionLength;
+        check(h.repetitionLength == 0, "repetition levels in a flat column");
+        check(h.definitionLength >= 0 && levelsEnd <= body + h.compressedSize, "levels run past their page");
+        int n = h.numValues;
+        int present = n;
+        if (spec.maxDefinitionLevel() > 0) {
+            present = levels(buf, body, levelsEnd, n);
+        }
+        int compressed = h.compressedSize - (levelsEnd - body);
+        int plain = h.uncompressedSize - (levelsEnd - body);
+        byte[] b = h.compressed ? uncompressed(buf, levelsEnd, compressed, plain) : buf;
+        int p = b == buf ? levelsEnd : 0;
+        values(b, p, p + plain, h.encoding, n, present);
+    }
+
+    /** Decodes the definition levels of {@code n} rows; returns how many are present. */
+    private int levels(byte[] b, int p, int end, int n) throws IOException {
+        if (levels.length < n) {
+            levels = new int[n];
+        }
+        hybrid(b, p, end, bitWidth(spec.maxDefinitionLevel()), levels, n);
+        int max = spec.maxDefinitionLevel();
+        int present = 0;
+        for (int i = 0; i < n; i++) {
+            present += levels[i] == max ? 1 : 0;
+        }
+        return present;
+    }
+
+    /** The page's {@code n} rows, {@code present} of them with a value in {@code b[p, end)}. */
+    private void values(byte[] b, int p, int end, int encoding, int n, int present) throws IOException, Unsupported {
+        check(row + n <= rows, "pages hold more than the row group's " + rows + " rows");
+        int w = spec.width();
+        if (w == 0) {
+            variable(b, p, end, encoding, n, present);
+            return;
+        }
+        // the present values one after the other: in the page itself, or decoded into `dense`
+        byte[] src;
+        int at;
+        int bytes = present * w;
+        if (encoding == PLAIN && spec.type() != PhysicalType.BOOLEAN) {
+            check(p + bytes <= end, present + " values run past their page");
+            src = b;
+            at = p;
+        } else {
+            if (dense.length < bytes) {
+                dense = new byte[bytes];
+            }
+            switch (encoding) {
+                case PLAIN -> plainFixed(b, p, end, present, dense, 0);
+                case RLE -> {
+                    check(spec.type() == PhysicalType.BOOLEAN, "RLE values in a non-boolean column");
+                    int len = le32(b, p, end);
+                    toBytes(b, p + 4, Math.min(end, p + 4 + len), 1, present);
+                }
+                case PLAIN_DICTIONARY, RLE_DICTIONARY -> gatherFixed(b, p, end, present, w);
+                case BYTE_STREAM_SPLIT -> {
+                    check(p + bytes <= end, present + " values run past their page");
+                    for (int i = 0; i < present; i++) {
+                        for (int k = 0; k < w; k++) {
+                            dense[i * w + k] = b[p + k * present + i];
+                        }
+                    }
+                }
+                default -> throw new Unsupported("values in encoding " + encoding);
+            }
+            src = dense;
+            at = 0;
+        }
+        if (present == n) {
+            MemorySegment.copy(src, at, fixed, ValueLayout.JAVA_BYTE, (long) row * w, bytes);
+            if (valid != null) {
+                Arrays.fill(valid, row, row + n, (byte) 1);
+            }
+        } else {
+            int max = spec.maxDefinitionLevel();
+            for (int i = 0; i < n; i++) {
+                if (levels[i] == max) {
+                    MemorySegment.copy(src, at, fixed, ValueLayout.JAVA_BYTE, (long) (row + i) * w, w);
+                    at += w;
+                    valid[row + i] = 1;
+                } else {
+                    nulls = true;
+                    if (spec.type() == PhysicalType.FLOAT) {
+                        fixed.set(LE_INT, (long) (row + i) * 4, Float.floatToRawIntBits(Float.NaN));
+                    } else if (spec.type() == PhysicalType.DOUBLE) {
+                        fixed.set(LE_LONG, (long) (row + i) * 8, Double.doubleToRawLongBits(Double.NaN));
+                    }
+                }
+            }
+        }
+        row += n;
+    }
+
+    private void variable(byte[] b, int p, int end, int encoding, int n, int present) throws IOException, Unsupported {
+        boolean dict = encoding == PLAIN_DICTIONARY || encoding == RLE_DICTIONARY;
+        if (!dict && encoding != PLAIN) {
+            throw new Unsupported("values in encoding " + encoding);
+        }
+        if (dict) {
+            indices(b, p, end, present);
+        }
+        int max = spec.maxDefinitionLevel();
+        int fixed = spec.fileWidth();
+        int v = 0;
+        for (int i = 0; i < n; i++) {
+            int r = row + i;
+            if (valid != null && levels[i] != max) {
+                nulls = true;
+                offsets[r + 1] = size;
+                continue;
+            }
+            if (dict) {
+                int k = indices[v++];
+                int[] o = dictionary.offsets;
+                append(dictionary.bytes, o[k], o[k + 1] - o[k]);
+            } else {
+                int len = fixed > 0 ? fixed : le32(b, p, end);
+                p += fixed > 0 ? 0 : 4;
+                check(len >= 0 && p + len <= end, "a value of " + len + " bytes runs past its page");
+                append(b, p, len);
+                p += len;
+            }
+            if (valid != null) {
+                valid[r] = 1;
+            }
+            offsets[r + 1] = size;
+        }
+        row += n;
+    }
+
+    private void append(byte[] src, int at, int len) {
+        if (size + len > out.length) {
+            out = Arrays.copyOf(out, Math.max(size + len, out.length * 2));
+        }
+        System.arraycopy(src, at, out, size, len);
+        size += len;
+    }
+
+    // ---- encodings ---------------------------------------------------------------------------
+
+    /** {@code n} plain values of a fixed-width type from {@code b[p, end)} into {@code dst} at {@code at}. */
+    private void plainFixed(byte[] b, int p, int end, int n, byte[] dst, int at) throws IOException {
+        if (spec.type() == PhysicalType.BOOLEAN) {
+            check(p + (n + 7) / 8 <= end, n + " booleans run past their page");
+            for (int i = 0; i < n; i++) {
+                dst[at + i] = (byte) ((b[p + (i >>> 3)] >>> (i & 7)) & 1);
+            }
+            return;
+        }
+        int bytes = n * spec.width();
+        check(p + bytes <= end, n + " values run past their page");
+        System.arraycopy(b, p, dst, at, bytes);
+    }
+
+    /** Dictionary indices of {@code n} values, gathered into {@code dense}. */
+    private void gatherFixed(byte[] b, int p, int end, int n, int w) throws IOException {
+        indices(b, p, end, n);
+        byte[] d = dictionary.bytes;
+        int[] ix = indices;
+        switch (w) {
+            case 8 -> {
+                for (int i = 0; i < n; i++) {
+                    System.arraycopy(d, ix[i] << 3, dense, i << 3, 8);
+                }
+            }
+            case 4 -> {
+                for (int i = 0; i < n; i++) {
+                    System.arraycopy(d, ix[i] << 2, dense, i << 2, 4);
+                }
+            }
+            default -> {
+                for (int i = 0; i < n; i++) {
+                    dense[i] = d[ix[i]];
+                }
+            }
+        }
+    }
+
+    /** The dictionary indices of {@code n} values (a bit width byte, then the hybrid runs), checked against the dictionary. */
+    private void indices(byte[] b, int p, int end, int n) throws IOException {
+        check(dictionary != null, "a dictionary-encoded page without a dictionary page");
+        check(p < end || n == 0, "dictionary indices missing");
+        if (indices.length < n) {
+            indices = new int[n];
+        }
+        if (n == 0) {
+            return;
+        }
+        int width = b[p] & 0xFF;
+        check(width <= 32, "a bit width of " + width);
+        hybrid(b, p + 1, end, width, indices, n);
+        int size = dictionary.rows;
+        for (int i = 0; i < n; i++) {
+            if (indices[i] >= size || indices[i] < 0) {
+                throw new IOException("dictionary index " + indices[i] + " of a dictionary of " + size);
+            }
+        }
+    }
+
+    /** {@code n} booleans in the hybrid encoding into {@code dense}. */
+    private void toBytes(byte[] b, int p, int end, int width, int n) throws IOException {
+        if (indices.length < n) {
+            indices = new int[n];
+        }
+        hybrid(b, p, end, width, indices, n);
+        for (int i = 0; i < n; i++) {
+            dense[i] = (byte) indices[i];
+        }
+    }
+
+    /**
+     * The RLE / bit-packing hybrid: runs of one repeated value and groups of eight bit-packed
+     * values (least significant bit first), each behind a varint header.
+     */
+    static void hybrid(byte[] b, int p, int end, int width, int[] out, int n) throws IOException {
+        int bytesPerValue = (width + 7) >>> 3;
+        long mask = width == 32 ? 0xFFFF_FFFFL : (1L << width) - 1;
+        int i = 0;
+        while (i < n) {
+            int header = 0;
+            for (int shift = 0; ; shift += 7) {
+                check(p < end && shift < 32, "a run header runs past its data");
+                int x = b[p++];
+                header |= (x & 0x7F) << shift;
+                if (x >= 0) {
+                    break;
+                }
+            }
+            if ((header & 1) == 0) {
+                int count = header >>> 1;
+                check(p + bytesPerValue <= end, "a run's value runs past its data");
+                int v = 0;
+                for (int k = 0; k < bytesPerValue; k++) {
+                    v |= (b[p + k] & 0xFF) << (8 * k);
+                }
+                p += bytesPerValue;
+                int m = Math.min(count, n - i);
+                Arrays.fill(out, i, i + m, v);
+                i += m;
+            } else {
+                int groups = header >>> 1;
+                int bytes = groups * width;
+                check(bytes >= 0 && p + bytes <= end || width == 0, "bit-packed values run past their data");
+                int m = Math.min(groups * 8, n - i);
+                long acc = 0;
+                int bits = 0;
+                int q = p;
+                for (int k = 0; k < m; k++) {
+                    while (bits < width) {
+                        acc |= (long) (b[q++] & 0xFF) << bits;
+                        bits += 8;
+                    }
+                    out[i + k] = (int) (acc & mask);
+                    acc >>>= width;
+                    bits -= width;
+                }
+                i += m;
+                p += bytes;
+            }
+        }
+    }
+
+    static int bitWidth(int max) {
+        return 32 - Integer.numberOfLeadingZeros(max);
+    }
+
+    // ---- codecs ------------------------------------------------------------------------------
+
+    /** The page's bytes uncompressed: {@code buf} itself if not compressed, else the decoder's page buffer. */
+    private byte[] uncompressed(byte[] buf, int at, int compressed, int plain) throws IOException, Unsupported {
+        check(plain >= 0, "a page of " + plain + " bytes");
+        if (spec.codec() == CompressionCodec.UNCOMPRESSED) {
+            check(compressed == plain, "an uncompressed page of " + compressed + " bytes says it holds " + plain);
+            return buf;
+        }
+        if (page.length < plain) {
+            page = new byte[Math.max(plain, page.length + (page.length >> 1))];
+        }
+        long n = switch (spec.codec()) {
+            case ZSTD -> {
+                long r = Zstd.decompressByteArray(page, 0, plain, buf, at, compressed);
+                if (Zstd.isError(r)) {
+                    throw new IOException("zstd: " + Zstd.getErrorName(r));
+                }
+                yield r;
+            }
+            case SNAPPY -> Snappy.uncompress(buf, at, compressed, page, 0);
+            case LZ4_RAW -> LZ4Factory.fastestInstance().safeDecompressor().decompress(buf, at, compressed, page, 0, plain);
+            case GZIP -> {
+                try (GZIPInputStream in = new GZIPInputStream(new ByteArrayInputStream(buf, at, compressed))) {
+                    yield in.readNBytes(page, 0, plain);
+                }
+            }
+            default -> throw new Unsupported("the codec " + spec.codec());
+        };
+        check(n == plain, "a page decompressed to " + n + " bytes, its header says " + plain);
+        return page;
+    }
+
+    // ---- bytes -------------------------------------------------------------------------------
+
+    private static int le32(byte[] b, int p, int end) throws IOException {
+        check(p + 4 <= end, "a length runs past its page");
+        return (b[p] & 0xFF) | (b[p + 1] & 0xFF) << 8 | (b[p + 2] & 0xFF) << 16 | b[p + 3] << 24;
+    }
+
+    private static void check(boolean ok, String what) throws IOException {
+        if (!ok) {
+            throw new IOException(what);
+        }
+    }
+
+    /**
+     * A page header, read from its Thrift compact encoding: the fields a flat column's pages
+     * need, every other field skipped.
+     */
+    static final class Header {
+        int type;
+        int uncompressedSize;
+        int compressedSize;
+        int numValues;
+        int encoding;
+        int definitionEncoding;
+        int definitionLength;
+        int repetitionLength;
+        boolean compressed;
+
+        private byte[] b;
+        private int p;
+        private int end;
+
+        /** Reads the header at {@code p}; returns where the page's body starts. */
+        int read(byte[] b, int p, int end) throws IOException {
+            this.b = b;
+            this.p = p;
+            this.end = end;
+            type = -1;
+            uncompressedSize = compressedSize = numValues = -1;
+            encoding = definitionEncoding = PLAIN;
+            definitionLength = repetitionLength = 0;
+            compressed = true;
+            int id = 0;
+            for (int f; (f = u8()) != 0; ) {
+                id = fieldId(f, id);
+                int t = f & 0x0F;
+                switch (id) {
+                    case 1 -> type = i32(t);
+                    case 2 -> uncompressedSize = i32(t);
+                    case 3 -> compressedSize = i32(t);
+                    case 5 -> dataPageHeader(t);
+                    case 7 -> dictionaryPageHeader(t);
+                    case 8 -> dataPageHeaderV2(t);
+                    default -> skip(t);
+                }
+            }
+            check(type >= 0 && compressedSize >= 0 && uncompressedSize >= 0, "a page header without its type or sizes");
+            return this.p;
+        }
+
+        private void dataPageHeader(int t) throws IOException {
+            expect(t, 12);
+            int id = 0;
+            for (int f; (f = u8()) != 0; ) {
+                id = fieldId(f, id);
+                switch (id) {
+                    case 1 -> numValues = i32(f & 0x0F);
+                    case 2 -> encoding = i32(f & 0x0F);
+                    case 3 -> definitionEncoding = i32(f & 0x0F);
+                    default -> skip(f & 0x0F);
+                }
+            }
+        }
+
+        private void dictionaryPageHeader(int t) throws IOException {
+            expect(t, 12);
+            int id = 0;
+            for (int f; (f = u8()) != 0; ) {
+                id = fieldId(f, id);
+                switch (id) {
+                    case 1 -> numValues = i32(f & 0x0F);
+                    case 2 -> encoding = i32(f & 0x0F);
+                    default -> skip(f & 0x0F);
+                }
+            }
+        }
+
+        private void dataPageHeaderV2(int t) throws IOException {
+            expect(t, 12);
+            int id = 0;
+            for (int f; (f = u8()) != 0; ) {
+                id = fieldId(f, id);
+                int ft = f & 0x0F;
+                switch (id) {
+                    case 1 -> numValues = i32(ft);
+                    case 4 -> encoding = i32(ft);
+                    case 5 -> definitionLength = i32(ft);
+                    case 6 -> repetitionLength = i32(ft);
+                    case 7 -> compressed = ft == 1;
+                    default -> skip(ft);
+                }
+            }
+        }
+
+        private int fieldId(int f, int last) throws IOException {
+            int delta = f >>> 4;
+            return delta != 0 ? last + delta : (short) zigzag(varint());
+        }
+
+        private int i32(int t) throws IOException {
+            expect(t, 5);
+            return (int) zigzag(varint());
+        }
+
+        private void expect(int t, int want) throws IOException {
+            check(t == want, "a page header field of Thrift type " + t + " where " + want + " was expected");
+        }
+
+        private void skip(int t) throws IOException {
+            switch (t) {
+                case 1, 2 -> {
+                    // a boolean: its value is the type
+                }
+                case 3 -> p++;
+                case 4, 5, 6 -> varint();
+                case 7 -> p += 8;
+                case 8 -> p += Math.toIntExact(varint());
+                case 9, 10 -> {
+                    int h = u8();
+                    long n = h >>> 4 == 15 ? varint() : h >>> 4;
+                    for (long i = 0; i < n; i++) {
+                        skipElement(h & 0x0F);
+                    }
+                }
+                case 11 -> {
+                    long n = varint();
+                    int kv = n > 0 ? u8() : 0;
+                    for (long i = 0; i < n; i++) {
+                        skipElement(kv >>> 4);
+                        skipElement(kv & 0x0F);
+                    }
+                }
+                case 12 -> {
+                    int id = 0;
+                    for (int f; (f = u8()) != 0; ) {
+                        id = fieldId(f, id);
+                        skip(f & 0x0F);
+                    }
+                }
+                default -> throw new IOException("a page header field of unknown Thrift type " + t);
+            }
+            check(p <= end, "a page header runs past the chunk's end");
+        }
+
+        private void skipElement(int t) throws IOException {
+            if (t == 1 || t == 2) {
+                p++; // a boolean in a container is a byte
+            } else {
+                skip(t);
+            }
+        }
+
+        private int u8() throws IOException {
+            check(p < end, "a page header runs past the chunk's end");
+            return b[p++] & 0xFF;
+        }
+
+        private long varint() throws IOException {
+            long v = 0;
+            for (int shift = 0; shift < 64; shift += 7) {
+                int x = u8();
+                v |= (long) (x & 0x7F) << shift;
+                if ((x & 0x80) == 0) {
+                    return v;
+                }
+            }
+            throw new IOException("a varint of more than ten bytes in a page header");
+        }
+
+        private static long zigzag(long v) {
+            return (v >>> 1) ^ -(v & 1);
+        }
+    }
+}
