@@ -150,18 +150,13 @@ public final class BlockCache<V> {
         V v;
         try {
             v = decoder.decode(k);
-        } catch (java.nio.channels.ClosedByInterruptException e) {
-            // an interrupted read: not the block's fault, and another thread may decode it
-            InterruptedIOException i = new InterruptedIOException("interrupted decoding block " + k + " of " + name);
-            i.initCause(e);
-            synchronized (map) {
-                map.remove(k, f);
-            }
-            f.completeExceptionally(i);
-            return;
         } catch (Throwable e) {
             synchronized (map) {
                 map.remove(k, f);
+            }
+            if (e instanceof java.nio.channels.ClosedByInterruptException) {
+                // an interrupted read: not the block's fault, and a waiter not interrupted decodes it again (load)
+                e = new InterruptedIOException("interrupted decoding block " + k + " of " + name).initCause(e);
             }
             f.completeExceptionally(e);
             return;

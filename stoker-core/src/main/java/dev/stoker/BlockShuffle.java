@@ -63,7 +63,7 @@ final class BlockShuffle implements Sampler {
         }
         int windows = (blocks + window - 1) / window;
         long[] windowStart = new long[windows + 1];
-        long[] within = new long[blocks + 1]; // the start of each permuted block within its window
+        long[] within = new long[blocks]; // the start of each permuted block within its window
         for (int w = 0; w < windows; w++) {
             long n = 0;
             for (int i = w * window; i < Math.min(blocks, (w + 1) * window); i++) {

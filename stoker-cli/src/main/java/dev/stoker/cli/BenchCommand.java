@@ -481,6 +481,9 @@ final class BenchCommand implements Runnable {
                     }
                     runner.sampler(dev.stoker.Sampler.blockShuffle(data.rowGroupStarts(), shuffleRowGroups));
                 }
+                if (ceiling != null && ceiling < 1) {
+                    throw new Main.UsageException("--ceiling takes a number of threads >= 1, got " + ceiling);
+                }
                 int rc = runner.run(() -> {
                     data.dropCache();
                     return dev.stoker.Loader.builder(data);

@@ -553,65 +553,60 @@ final class ChunkDecoder {
             encoding = definitionEncoding = PLAIN;
             definitionLength = repetitionLength = 0;
             compressed = true;
-            int id = 0;
-            for (int f; (f = u8()) != 0; ) {
-                id = fieldId(f, id);
-                int t = f & 0x0F;
+            struct((id, t) -> {
                 switch (id) {
                     case 1 -> type = i32(t);
                     case 2 -> uncompressedSize = i32(t);
                     case 3 -> compressedSize = i32(t);
-                    case 5 -> dataPageHeader(t);
-                    case 7 -> dictionaryPageHeader(t);
-                    case 8 -> dataPageHeaderV2(t);
+                    case 5 -> struct(t, (i, u) -> {
+                        switch (i) { // DataPageHeader
+                            case 1 -> numValues = i32(u);
+                            case 2 -> encoding = i32(u);
+                            case 3 -> definitionEncoding = i32(u);
+                            default -> skip(u);
+                        }
+                    });
+                    case 7 -> struct(t, (i, u) -> {
+                        switch (i) { // DictionaryPageHeader
+                            case 1 -> numValues = i32(u);
+                            case 2 -> encoding = i32(u);
+                            default -> skip(u);
+                        }
+                    });
+                    case 8 -> struct(t, (i, u) -> {
+                        switch (i) { // DataPageHeaderV2
+                            case 1 -> numValues = i32(u);
+                            case 4 -> encoding = i32(u);
+                            case 5 -> definitionLength = i32(u);
+                            case 6 -> repetitionLength = i32(u);
+                            case 7 -> compressed = u == 1;
+                            default -> skip(u);
+                        }
+                    });
                     default -> skip(t);
                 }
-            }
+            });
             check(type >= 0 && compressedSize >= 0 && uncompressedSize >= 0, "a page header without its type or sizes");
             return this.p;
         }
 
-        private void dataPageHeader(int t) throws IOException {
-            expect(t, 12);
-            int id = 0;
-            for (int f; (f = u8()) != 0; ) {
-                id = fieldId(f, id);
-                switch (id) {
-                    case 1 -> numValues = i32(f & 0x0F);
-                    case 2 -> encoding = i32(f & 0x0F);
-                    case 3 -> definitionEncoding = i32(f & 0x0F);
-                    default -> skip(f & 0x0F);
-                }
-            }
+        /** Reads one field of a struct: its id and its Thrift type. */
+        private interface FieldReader {
+            void read(int id, int type) throws IOException;
         }
 
-        private void dictionaryPageHeader(int t) throws IOException {
+        /** A nested struct's fields (a field of Thrift type {@code t}, which must be a struct). */
+        private void struct(int t, FieldReader fields) throws IOException {
             expect(t, 12);
-            int id = 0;
-            for (int f; (f = u8()) != 0; ) {
-                id = fieldId(f, id);
-                switch (id) {
-                    case 1 -> numValues = i32(f & 0x0F);
-                    case 2 -> encoding = i32(f & 0x0F);
-                    default -> skip(f & 0x0F);
-                }
-            }
+            struct(fields);
         }
 
-        private void dataPageHeaderV2(int t) throws IOException {
-            expect(t, 12);
+        /** The fields of a struct up to its stop byte, each to {@code fields}. */
+        private void struct(FieldReader fields) throws IOException {
             int id = 0;
             for (int f; (f = u8()) != 0; ) {
                 id = fieldId(f, id);
-                int ft = f & 0x0F;
-                switch (id) {
-                    case 1 -> numValues = i32(ft);
-                    case 4 -> encoding = i32(ft);
-                    case 5 -> definitionLength = i32(ft);
-                    case 6 -> repetitionLength = i32(ft);
-                    case 7 -> compressed = ft == 1;
-                    default -> skip(ft);
-                }
+                fields.read(id, f & 0x0F);
             }
         }
 
@@ -653,13 +648,7 @@ final class ChunkDecoder {
                         skipElement(kv & 0x0F);
                     }
                 }
-                case 12 -> {
-                    int id = 0;
-                    for (int f; (f = u8()) != 0; ) {
-                        id = fieldId(f, id);
-                        skip(f & 0x0F);
-                    }
-                }
+                case 12 -> struct((id, type) -> skip(type));
                 default -> throw new IOException("a page header field of unknown Thrift type " + t);
             }
             check(p <= end, "a page header runs past the chunk's end");

@@ -117,13 +117,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
     public ParquetDataset(String location, List<String> columns, Where where, long cacheBytes) throws IOException {
         this.location = location;
         this.input = new ParquetInput(location);
-        ParquetFileReader reader;
-        try {
-            reader = open(input, location);
-        } catch (IOException | RuntimeException e) {
-            input.close();
-            throw e;
-        }
+        ParquetFileReader reader = open(input, location);
         try {
             this.meta = reader.getFileMetaData();
             FileSchema file = reader.getFileSchema();
@@ -191,7 +185,6 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
         } finally {
             if (reader != null) { // the constructor failed after the footer was read
                 reader.close();
-                input.close();
             }
         }
     }
@@ -456,13 +449,9 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
                 long from = chunk(group, cols[order[i]]).chunkStartOffset();
                 long to = from;
                 int j = i;
-                while (j < cols.length && chunk(group, cols[order[j]]).chunkStartOffset() == to) {
+                while (j < cols.length && chunk(group, cols[order[j]]).chunkStartOffset() == to) { // at least chunk i
                     to += chunk(group, cols[order[j]]).metaData().totalCompressedSize();
                     j++;
-                }
-                if (j == i) { // two columns sharing a chunk cannot be; a chunk behind the run's end (overlap) is read alone
-                    to = from + chunk(group, cols[order[i]]).metaData().totalCompressedSize();
-                    j = i + 1;
                 }
                 int length = Math.toIntExact(to - from);
                 byte[] bytes = decoder.buffer(length);
@@ -477,7 +466,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
                     try {
                         v = decoder.decode(bytes, (int) (c.chunkStartOffset() - from), Math.toIntExact(m.totalCompressedSize()), spec, n, arena);
                     } catch (ChunkDecoder.Unsupported e) {
-                        v = hardwood(g, group, current, n);
+                        v = hardwood(group, current, spec.width(), n);
                     }
                     out[order[i]] = decimal(v, current, arena);
                 }
@@ -504,7 +493,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
     }
 
     /** A chunk decoded by Hardwood's column reader (the encodings {@link ChunkDecoder} does not handle). */
-    private Values hardwood(int g, RowGroup group, Column c, int n) throws IOException {
+    private Values hardwood(RowGroup group, Column c, int w, int n) throws IOException {
         long from = Long.MAX_VALUE;
         long to = 0;
         for (ColumnChunk k : group.columns()) {
@@ -512,12 +501,6 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
             to = Math.max(to, k.chunkStartOffset() + k.metaData().totalCompressedSize());
         }
         PhysicalType type = c.node.type();
-        int w = switch (type) {
-            case BOOLEAN -> 1;
-            case INT32, FLOAT -> 4;
-            case INT64, DOUBLE -> 8;
-            default -> 0;
-        };
         byte[] data = new byte[w * n];
         MemorySegment seg = MemorySegment.ofArray(data);
         int[] offsets = w == 0 ? new int[n + 1] : null;
@@ -672,7 +655,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
             throw new CorruptShardException(location, in.length() - 4, "not a readable Parquet file: it does not end with the magic PAR1");
         }
         try {
-            return ParquetFileReader.open(in.forHardwood());
+            return ParquetFileReader.open(in);
         } catch (IOException | RuntimeException e) {
             throw corruptFooter(in, location, e);
         }
@@ -689,6 +672,9 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
      * benchmark reports its own rate against this one, measured in the same run.
      */
     public Ceiling decompressionCeiling(int threads) throws IOException, InterruptedException {
+        if (threads < 1) {
+            throw new IllegalArgumentException("the decompression ceiling needs at least one thread, got " + threads);
+        }
         List<byte[]> chunks = new ArrayList<>();
         List<ChunkDecoder.Spec> specs = new ArrayList<>();
         long compressed = 0;
@@ -797,7 +783,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
 
     /** {@link #describe(Path)} of a file at any location: a remote one by one ranged read of its footer. */
     public static Info describe(String location) throws IOException {
-        try (ParquetInput in = new ParquetInput(location); ParquetFileReader r = open(in, location)) {
+        try (ParquetFileReader r = open(new ParquetInput(location), location)) {
             FileMetaData f = r.getFileMetaData();
             long rows = 0;
             for (RowGroup b : f.rowGroups()) {
@@ -818,10 +804,6 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
         }
         closed = true;
         cache.close();
-        try {
-            hardwood.close();
-        } finally {
-            input.close();
-        }
+        hardwood.close();
     }
 }

@@ -15,9 +15,10 @@ import java.util.concurrent.atomic.LongAdder;
  * close the channel), a remote one by a ranged request through {@link Storage}. A remote file's footer
  * costs one request: the first read among its last {@link #TAIL} bytes fetches them all, and the
  * footer's later reads are served from them. Every byte fetched and every request is counted.
- * Safe for concurrent reads.
+ * Safe for concurrent reads; nothing is held open between them. Also the input Hardwood parses
+ * the footer from.
  */
-final class ParquetInput implements java.io.Closeable {
+final class ParquetInput implements dev.hardwood.InputFile {
     /** The file's last bytes, fetched at once by the first read among them (the footer's). */
     static final int TAIL = 64 << 10;
 
@@ -77,45 +78,29 @@ final class ParquetInput implements java.io.Closeable {
         return t;
     }
 
-    long length() {
-        return length;
-    }
-
-    /**
-     * This file as Hardwood reads it. Hardwood closes its input when it is done with a reader,
-     * so the view's close does nothing: the file is closed by {@link #close()}.
-     */
-    dev.hardwood.InputFile forHardwood() {
-        return new dev.hardwood.InputFile() {
-            @Override
-            public ByteBuffer readRange(long offset, int len) throws IOException {
-                byte[] b = new byte[len];
-                read(offset, b, 0, len);
-                return ByteBuffer.wrap(b);
-            }
-
-            @Override
-            public void open() {
-            }
-
-            @Override
-            public long length() {
-                return length;
-            }
-
-            @Override
-            public String name() {
-                return location;
-            }
-
-            @Override
-            public void close() {
-            }
-        };
+    @Override
+    public ByteBuffer readRange(long offset, int len) throws IOException {
+        byte[] b = new byte[len];
+        read(offset, b, 0, len);
+        return ByteBuffer.wrap(b);
     }
 
     @Override
+    public void open() {
+    }
+
+    @Override
+    public long length() {
+        return length;
+    }
+
+    @Override
+    public String name() {
+        return location;
+    }
+
+    /** Nothing is held open between reads; Hardwood closes its input whenever it is done with a reader. */
+    @Override
     public void close() {
-        // nothing is held open between reads
     }
 }

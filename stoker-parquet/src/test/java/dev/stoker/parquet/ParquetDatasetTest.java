@@ -103,14 +103,8 @@ class ParquetDatasetTest {
     void theSameBatchesForAnyWorkerCount() throws Exception {
         List<String> ref = null;
         for (int workers : new int[] {0, 1, 3}) {
-            try (ParquetDataset d = new ParquetDataset(fixture("zstd"), List.of(), null, 1 << 14);
-                 Loader l = Loader.builder(d).batchSize(50).workers(workers).build()) {
-                List<String> digests = new ArrayList<>();
-                for (Batch b : l) {
-                    var md = java.security.MessageDigest.getInstance("SHA-256");
-                    b.digest(md);
-                    digests.add(java.util.HexFormat.of().formatHex(md.digest()));
-                }
+            try (ParquetDataset d = new ParquetDataset(fixture("zstd"), List.of(), null, 1 << 14)) {
+                List<String> digests = digests(Loader.builder(d).batchSize(50).workers(workers));
                 if (ref == null) {
                     ref = digests;
                 } else {
@@ -183,15 +177,7 @@ class ParquetDatasetTest {
     }
 
     static List<String> digests(ParquetDataset d, int workers) throws Exception {
-        List<String> out = new ArrayList<>();
-        try (Loader l = Loader.builder(d).batchSize(100).workers(workers).shuffle(true).seed(3).build()) {
-            for (Batch b : l) {
-                var md = java.security.MessageDigest.getInstance("SHA-256");
-                b.digest(md);
-                out.add(java.util.HexFormat.of().formatHex(md.digest()));
-            }
-        }
-        return out;
+        return digests(Loader.builder(d).batchSize(100).workers(workers).shuffle(true).seed(3));
     }
 
     @Test
