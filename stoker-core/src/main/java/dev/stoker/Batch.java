@@ -253,17 +253,15 @@ public final class Batch implements AutoCloseable {
         return writer;
     }
 
-    /** Starts the {@code count} rows from row {@code rows} for the consecutive samples from {@code index}. */
-    Row beginRun(long index, int count) {
-        for (int i = 0; i < count; i++) {
-            indices[rows + i] = index + i;
-        }
-        writer.begin(rows, index);
+    /** Starts the {@code count} rows from row {@code rows} for the samples {@code samples[0, count)}. */
+    Row beginAll(long[] samples, int count) {
+        System.arraycopy(samples, 0, indices, rows, count);
+        writer.begin(rows, samples[0]);
         return writer;
     }
 
-    /** Keeps the {@code count} rows of the run just written. */
-    void commitRun(int count) {
+    /** Keeps the {@code count} rows just written by {@link #beginAll}. */
+    void commitAll(int count) {
         rows += count;
     }
 

@@ -83,6 +83,34 @@ public final class BlockCache<V> {
         return load(k);
     }
 
+    /**
+     * Starts the blocks {@code ks[0, n)} a reader is about to need all of (a shuffled batch's):
+     * decodes, here and in turn, each one neither decoded nor being decoded by another thread, so
+     * that threads needing the same blocks share their decoding instead of waiting on each other.
+     * A failed decode is reported by the {@link #get} that follows, as when it is the first.
+     */
+    public void start(int[] ks, int n) {
+        for (int i = 0; i < n; i++) {
+            int k = ks[i];
+            if (ready.get(k) != null) {
+                continue;
+            }
+            CompletableFuture<V> mine = null;
+            synchronized (map) {
+                if (closed) {
+                    return; // the get that follows says so
+                }
+                if (!map.containsKey(k)) {
+                    mine = new CompletableFuture<>();
+                    map.put(k, mine);
+                }
+            }
+            if (mine != null) {
+                fill(k, mine);
+            }
+        }
+    }
+
     private V load(int k) throws IOException {
         while (true) {
             try {

@@ -83,10 +83,20 @@ final class BlockShuffle implements Sampler {
                 return size;
             }
 
+            /** The window holding {@code position}: a guess from the first window's size (right for blocks of one size), else a search. */
+            private int window(long position) {
+                long first = windowStart[1];
+                int w = first == 0 ? 0 : (int) Math.min(windows - 1, position / first);
+                if (windowStart[w] <= position && position < windowStart[w + 1]) {
+                    return w;
+                }
+                w = Arrays.binarySearch(windowStart, position);
+                return w >= 0 ? w : -w - 2;
+            }
+
             @Override
             public long index(long position) {
-                int w = Arrays.binarySearch(windowStart, position);
-                w = w >= 0 ? w : -w - 2;
+                int w = window(position);
                 while (windowStart[w + 1] == windowStart[w]) {
                     w++; // a window of empty blocks
                 }

@@ -19,14 +19,17 @@ public interface DirectDataset {
     void read(long index, Row row) throws IOException;
 
     /**
-     * Writes the {@code count} consecutive samples from {@code index} into as many consecutive
+     * Writes the {@code count} samples {@code indices[from, from + count)} into as many consecutive
      * rows, the first of them {@code row}, and returns true; or returns false, having written
      * nothing, if this dataset writes one sample at a time only (the default). The loader asks for
-     * a run when a batch holds consecutive samples (a sequential order gives whole batches of
-     * them) and every field of the schema is a tensor: a field's rows lie one after the other in
-     * its column from {@link Row#offset}, so a column store copies a run with one copy per field.
+     * a whole batch at once when every field of the schema is a tensor: field {@code f} of the
+     * {@code j}-th row lies at {@link Row#offset}{@code (f) + j *} its bytes per sample in
+     * {@link Row#column}{@code (f)}, so a column store fills a batch column by column, copying a
+     * run of consecutive samples (a sequential order gives whole batches of them) with one copy.
+     * If it throws, the loader reads the batch again one sample at a time, so that the error
+     * policy sees exactly the failing sample.
      */
-    default boolean readRun(long index, int count, Row row) throws IOException {
+    default boolean readAll(long[] indices, int from, int count, Row row) throws IOException {
         return false;
     }
 

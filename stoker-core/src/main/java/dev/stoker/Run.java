@@ -75,6 +75,7 @@ final class Run extends Pass {
     private final DeliveredSet deliveredSet = new DeliveredSet();
     private final SampleContext inlineContext = new SampleContext();
     private final long[] inlineNanos = new long[3];
+    private final long[] inlineSamples;
     private Batch held;
     /** Delivered batches not yet closed, when the consumer may hold several (Loader.holds > 1). */
     private int holding;
@@ -93,6 +94,7 @@ final class Run extends Pass {
         this.order = loader.sampler.order(loader.source.size(), loader.seed, epoch);
         this.partition = new Partition(segmentStart, loader.length, loader.worldSize, loader.rank, loader.tail);
         this.batchSize = loader.batchSize;
+        this.inlineSamples = new long[batchSize];
         this.rankOffset = Math.min(rankOffset, partition.length());
         this.endOffset = endOffset(partition.length(), this.rankOffset, batchSize, loader.dropLast);
         this.total = (endOffset - this.rankOffset + batchSize - 1) / batchSize;
@@ -292,7 +294,7 @@ final class Run extends Pass {
         int buf = free.acquire();
         Arrays.fill(inlineNanos, 0);
         try {
-            fill(buffers[buf], s, inlineContext, inlineNanos, null);
+            fill(buffers[buf], s, inlineContext, inlineNanos, inlineSamples);
         } catch (RuntimeException | Error e) {
             free.release(buf);
             failed = true;
@@ -453,46 +455,34 @@ final class Run extends Pass {
         return b;
     }
 
-    private void fill(Batch batch, long s, SampleContext context, long[] nanos, Worker worker) {
+    private void fill(Batch batch, long s, SampleContext context, long[] nanos, long[] samples) {
         long b = batchNumber(s);
         batch.reset(epoch, sequenceBase + b);
         long from = rankOffset + b * batchSize;
         long to = Math.min(endOffset, from + batchSize);
         long t0 = source.timesStages() ? 0 : System.nanoTime();
         long seed = loader.seed;
-        boolean runs = source.readsRuns();
-        long singlyUntil = from; // after a run that failed: its samples, one at a time
-        long peekedAt = -1; // the position whose index the search for a run computed last
-        long peeked = 0;
+        if (source.readsBatches() && to > from && !cancelled) {
+            // the whole batch at once; if that fails, one sample at a time, so that the error policy sees the failing one
+            int n = (int) (to - from);
+            for (int i = 0; i < n; i++) {
+                samples[i] = order.index(partition.position(from + i));
+            }
+            try {
+                if (source.loadAll(samples, n, batch.beginAll(samples, n))) {
+                    batch.commitAll(n);
+                    nanos[Source.FETCH] += System.nanoTime() - t0;
+                    return;
+                }
+            } catch (Exception e) {
+                // read again below, sample by sample
+            }
+        }
         for (long m = from; m < to; m++) {
             if (cancelled) {
                 return;
             }
-            long index = m == peekedAt ? peeked : order.index(partition.position(m));
-            if (runs && m >= singlyUntil) {
-                int k = 1;
-                while (m + k < to) {
-                    long next = order.index(partition.position(m + k));
-                    if (next != index + k) {
-                        peekedAt = m + k;
-                        peeked = next;
-                        break;
-                    }
-                    k++;
-                }
-                if (k > 1) {
-                    try {
-                        if (source.loadRun(index, k, batch.beginRun(index, k))) {
-                            batch.commitRun(k);
-                            m += k - 1;
-                            continue;
-                        }
-                        runs = false; // the dataset reads one sample at a time
-                    } catch (Exception e) {
-                        singlyUntil = m + k; // so that the error policy sees the failing sample
-                    }
-                }
-            }
+            long index = order.index(partition.position(m));
             Row row = batch.beginRow(index);
             context.set(seed, epoch, index);
             try {
@@ -520,6 +510,8 @@ final class Run extends Pass {
     final class Worker extends PassWorker {
         private final long[] nanos = new long[3];
         private final SampleContext context = new SampleContext();
+        /** The sample indices of the batch being filled. */
+        private final long[] samples = new long[batchSize];
 
         Worker(int i) {
             super(i);
@@ -549,7 +541,7 @@ final class Run extends Pass {
                 long n1 = nanos[Source.TRANSFORM];
                 long n2 = nanos[Source.COLLATE];
                 try {
-                    fill(buffers[buf], s, context, nanos, this);
+                    fill(buffers[buf], s, context, nanos, samples);
                 } catch (Throwable e) {
                     errors[buf] = e;
                 }

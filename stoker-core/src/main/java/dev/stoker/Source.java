@@ -21,13 +21,13 @@ abstract class Source {
 
     abstract void load(long index, Row row, SampleContext context, long[] nanos) throws Exception;
 
-    /** True when {@link #loadRun} may write a run of consecutive samples at once. */
-    boolean readsRuns() {
+    /** True when {@link #loadAll} may write a whole batch at once. */
+    boolean readsBatches() {
         return false;
     }
 
-    /** Writes {@code count} consecutive samples from {@code index} (see {@link DirectDataset#readRun}). */
-    boolean loadRun(long index, int count, Row row) throws Exception {
+    /** Writes the samples {@code indices[0, count)} (see {@link DirectDataset#readAll}). */
+    boolean loadAll(long[] indices, int count, Row row) throws Exception {
         return false;
     }
 
@@ -95,11 +95,12 @@ abstract class Source {
 
     private static final class Direct extends Source {
         private final DirectDataset dataset;
-        private final boolean runs;
+        /** Every field a tensor, and the dataset has not yet said it writes one sample at a time. */
+        private boolean batches;
 
         Direct(DirectDataset dataset) {
             this.dataset = java.util.Objects.requireNonNull(dataset, "dataset");
-            this.runs = dataset.schema().fields().stream().noneMatch(Field::isVariable);
+            this.batches = dataset.schema().fields().stream().noneMatch(Field::isVariable);
         }
 
         @Override
@@ -128,13 +129,17 @@ abstract class Source {
         }
 
         @Override
-        boolean readsRuns() {
-            return runs;
+        boolean readsBatches() {
+            return batches;
         }
 
         @Override
-        boolean loadRun(long index, int count, Row row) throws Exception {
-            return dataset.readRun(index, count, row);
+        boolean loadAll(long[] indices, int count, Row row) throws Exception {
+            if (dataset.readAll(indices, 0, count, row)) {
+                return true;
+            }
+            batches = false; // a plain write, read by every worker sooner or later: asking again is only wasted
+            return false;
         }
     }
 }

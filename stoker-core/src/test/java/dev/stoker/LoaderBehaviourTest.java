@@ -119,7 +119,7 @@ class LoaderBehaviourTest {
         }
     }
 
-    /** Each sample writes its index; sample {@code bad} fails; {@code runs} also offers runs of consecutive samples. */
+    /** Each sample writes its index; sample {@code bad} fails; {@code runs} also writes whole batches at once. */
     private record Indices(long size, long bad, boolean runs) implements DirectDataset {
         @Override
         public Schema schema() {
@@ -135,22 +135,23 @@ class LoaderBehaviourTest {
         }
 
         @Override
-        public boolean readRun(long index, int count, Row row) throws IOException {
+        public boolean readAll(long[] indices, int from, int count, Row row) throws IOException {
             if (!runs) {
                 return false;
             }
             for (int k = 0; k < count; k++) {
-                if (index + k == bad) {
-                    throw new IOException("sample " + (index + k) + " is bad");
+                long index = indices[from + k];
+                if (index == bad) {
+                    throw new IOException("sample " + index + " is bad");
                 }
-                row.column(0).set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, row.offset(0) + 8L * k, index + k);
+                row.column(0).set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, row.offset(0) + 8L * k, index);
             }
             return true;
         }
     }
 
     @Test
-    void runsOfConsecutiveSamplesGiveTheBatchesOfOneAtATimeAndAFailingOneIsSkippedAlone() throws Exception {
+    void wholeBatchesGiveTheBatchesOfOneAtATimeAndAFailingOneIsSkippedAlone() throws Exception {
         for (Sampler sampler : new Sampler[] {Sampler.sequential(), Sampler.shuffle(), Sampler.blockShuffle(new long[] {0, 40, 41, 90, 100}, 2)}) {
             for (int workers : new int[] {0, 2}) {
                 List<List<Long>> want = null;

@@ -1,12 +1,13 @@
 package dev.stoker.parquet;
 
-import com.github.luben.zstd.Zstd;
+import com.github.luben.zstd.ZstdDecompressCtx;
+import com.github.luben.zstd.ZstdException;
 import dev.hardwood.metadata.CompressionCodec;
 import dev.hardwood.metadata.PhysicalType;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SegmentAllocator;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.Arrays;
@@ -35,12 +36,7 @@ final class ChunkDecoder {
     record Spec(PhysicalType type, int typeLength, int maxDefinitionLevel, CompressionCodec codec) {
         /** Bytes per kept value; 0 for variable-length values. */
         int width() {
-            return switch (type) {
-                case BOOLEAN -> 1;
-                case INT32, FLOAT -> 4;
-                case INT64, DOUBLE -> 8;
-                case BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY, INT96 -> 0;
-            };
+            return ChunkDecoder.width(type);
         }
 
         /** Bytes per value in the file: {@link #width()}, or those of a fixed-length byte array; 0 for variable. */
@@ -51,6 +47,16 @@ final class ChunkDecoder {
                 default -> width();
             };
         }
+    }
+
+    /** Bytes per kept value of a physical type; 0 for variable-length values (kept on the heap). */
+    static int width(PhysicalType type) {
+        return switch (type) {
+            case BOOLEAN -> 1;
+            case INT32, FLOAT -> 4;
+            case INT64, DOUBLE -> 8;
+            case BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY, INT96 -> 0;
+        };
     }
 
     // page types and encodings as parquet.thrift numbers them
@@ -71,6 +77,8 @@ final class ChunkDecoder {
     private byte[] dense = new byte[0];
     private int[] levels = new int[0];
     private int[] indices = new int[0];
+    private byte[] validScratch = new byte[0];
+    private ZstdDecompressCtx zstd;
 
     // the chunk being decoded
     private Spec spec;
@@ -94,18 +102,21 @@ final class ChunkDecoder {
 
     /**
      * Decodes the chunk in {@code buf[from, from + length)} into {@code rows} rows; fixed-width
-     * values go into memory of {@code arena}.
+     * values go into memory from {@code memory}.
      */
-    Values decode(byte[] buf, int from, int length, Spec spec, int rows, Arena arena) throws IOException, Unsupported {
+    Values decode(byte[] buf, int from, int length, Spec spec, int rows, SegmentAllocator memory) throws IOException, Unsupported {
         this.spec = spec;
         this.rows = rows;
         this.row = 0;
         int w = spec.width();
-        this.fixed = w > 0 ? arena.allocate((long) rows * w, 8) : null;
+        this.fixed = w > 0 ? memory.allocate((long) rows * w, 8) : null;
         this.out = w > 0 ? null : new byte[Math.max(16, length)];
         this.offsets = w > 0 ? null : new int[rows + 1];
         this.size = 0;
-        this.valid = spec.maxDefinitionLevel() > 0 ? new byte[rows] : null;
+        if (spec.maxDefinitionLevel() > 0 && validScratch.length < rows) {
+            validScratch = new byte[rows];
+        }
+        this.valid = spec.maxDefinitionLevel() > 0 ? validScratch : null;
         this.nulls = false;
         this.dictionary = null;
         Header h = new Header();
@@ -130,7 +141,7 @@ final class ChunkDecoder {
                 }
             }
         }
-        byte[] validity = nulls ? valid : null;
+        byte[] validity = nulls ? Arrays.copyOf(valid, rows) : null;
         Values v = w > 0 ? new Values(w, rows, fixed, validity) : new Values(rows, Arrays.copyOf(out, size), offsets, validity);
         this.out = null;
         this.fixed = null;
@@ -294,10 +305,14 @@ final class ChunkDecoder {
                     valid[row + i] = 1;
                 } else {
                     nulls = true;
-                    if (spec.type() == PhysicalType.FLOAT) {
-                        fixed.set(LE_INT, (long) (row + i) * 4, Float.floatToRawIntBits(Float.NaN));
-                    } else if (spec.type() == PhysicalType.DOUBLE) {
-                        fixed.set(LE_LONG, (long) (row + i) * 8, Double.doubleToRawLongBits(Double.NaN));
+                    valid[row + i] = 0;
+                    long at8 = (long) (row + i) * w; // the memory is reused: a null's value is written too
+                    switch (spec.type()) {
+                        case FLOAT -> fixed.set(LE_INT, at8, Float.floatToRawIntBits(Float.NaN));
+                        case DOUBLE -> fixed.set(LE_LONG, at8, Double.doubleToRawLongBits(Double.NaN));
+                        case INT64 -> fixed.set(LE_LONG, at8, 0L);
+                        case INT32 -> fixed.set(LE_INT, at8, 0);
+                        default -> fixed.set(ValueLayout.JAVA_BYTE, at8, (byte) 0);
                     }
                 }
             }
@@ -320,6 +335,7 @@ final class ChunkDecoder {
             int r = row + i;
             if (valid != null && levels[i] != max) {
                 nulls = true;
+                valid[r] = 0; // the scratch is reused
                 offsets[r + 1] = size;
                 continue;
             }
@@ -492,11 +508,14 @@ final class ChunkDecoder {
         }
         long n = switch (spec.codec()) {
             case ZSTD -> {
-                long r = Zstd.decompressByteArray(page, 0, plain, buf, at, compressed);
-                if (Zstd.isError(r)) {
-                    throw new IOException("zstd: " + Zstd.getErrorName(r));
+                if (zstd == null) {
+                    zstd = new ZstdDecompressCtx();
                 }
-                yield r;
+                try {
+                    yield zstd.decompressByteArray(page, 0, plain, buf, at, compressed);
+                } catch (ZstdException e) {
+                    throw new IOException("zstd: " + e.getMessage());
+                }
             }
             case SNAPPY -> Snappy.uncompress(buf, at, compressed, page, 0);
             case LZ4_RAW -> LZ4Factory.fastestInstance().safeDecompressor().decompress(buf, at, compressed, page, 0, plain);

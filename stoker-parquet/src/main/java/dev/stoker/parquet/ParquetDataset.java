@@ -22,8 +22,8 @@ import dev.stoker.Row;
 import dev.stoker.Schema;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SegmentAllocator;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
@@ -55,7 +55,7 @@ import java.util.logging.Logger;
  * group is decoded once, column by column (only the projected ones), by the worker that first
  * needs it, into plain arrays kept in a {@link BlockCache} bounded in bytes; workers that need
  * different row groups decode them in parallel. A run of consecutive rows is copied into its
- * batch with one copy per column ({@link #readRun}). An optional {@link Where} filter skips row
+ * batch with one copy per column, a shuffled batch is gathered column by column ({@link #readAll}). An optional {@link Where} filter skips row
  * groups whose statistics rule it out and keeps the matching rows of the others (found once, when
  * the dataset is opened).
  *
@@ -71,6 +71,9 @@ import java.util.logging.Logger;
 public final class ParquetDataset implements DirectDataset, AutoCloseable {
     /** The default bound on decoded row groups held at once. */
     public static final long DEFAULT_CACHE_BYTES = 512L << 20;
+
+    /** Free slabs of decoded memory held for reuse beyond those in use. */
+    private static final int SLABS_KEPT = 4;
 
     /** Hardwood logs at INFO when it loads (its SIMD support); a data loader's output stays quiet. */
     private static final Logger HARDWOOD_LOG = Logger.getLogger("dev.hardwood");
@@ -92,7 +95,9 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
     private final long size;
     private final long firstRows;
     private final ConcurrentLinkedQueue<ChunkDecoder> decoders = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Gather> gathers = new ConcurrentLinkedQueue<>();
     private final BlockCache<Group> cache;
+    private final Slabs slabs;
     private volatile boolean closed;
 
     /** All flat columns, every row, the default cache. */
@@ -139,6 +144,12 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
             }
             this.schema = Schema.of(fields.toArray(Field[]::new));
             this.hardwood = reader;
+
+            long largest = 0;
+            for (RowGroup b : blocks) {
+                largest = Math.max(largest, fixedBytes(this.columns, b.numRows()));
+            }
+            this.slabs = new Slabs(largest, SLABS_KEPT);
 
             // row groups, pruned by the filter's statistics, then the matching rows of each
             List<Integer> keep = new ArrayList<>();
@@ -282,56 +293,140 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
         }
     }
 
-    /** Copies each column's part of a run with one copy per row group it spans (every field is a tensor here). */
+    /**
+     * Fills a batch column by column (every field is a tensor here): the samples' row groups and
+     * rows are found first, then each column is copied for the whole batch, a run of consecutive
+     * rows of one group with one copy, any other row with one load and one store, in a loop whose
+     * loads do not wait on each other (a shuffled batch's rows are cache misses, and the processor
+     * overlaps them). A group freed under the batch (the cache dropped it for room meanwhile)
+     * fails the batch, which the loader then reads sample by sample.
+     */
     @Override
-    public boolean readRun(long index, int count, Row row) throws IOException {
-        int done = 0;
-        while (done < count) {
-            long at = index + done;
-            int k = group(at);
-            int offset = (int) (at - starts[k]);
-            int n = (int) Math.min(count - done, starts[k + 1] - at);
-            try {
-                copy(cache.get(k).values, kept[k], offset, n, done, row);
-            } catch (IllegalStateException e) {
-                Group own = freedUnder(e, k);
-                try {
-                    copy(own.values, kept[k], offset, n, done, row);
-                } finally {
-                    own.free();
+    public boolean readAll(long[] indices, int from, int count, Row row) throws IOException {
+        Gather g = gathers.poll();
+        if (g == null) {
+            g = new Gather(columns.length, groups.length);
+        }
+        g.size(count);
+        try {
+            boolean runs = false;
+            int d = 0;
+            for (int i = 0; i < count; i++) {
+                long index = indices[from + i];
+                int k = group(index);
+                int offset = (int) (index - starts[k]);
+                g.group[i] = k;
+                g.row[i] = kept[k] != null ? kept[k][offset] : offset;
+                runs |= i > 0 && k == g.group[i - 1] && g.row[i] == g.row[i - 1] + 1;
+                if (g.held[k] == null) {
+                    g.held[k] = Gather.PENDING;
+                    g.distinct[d++] = k;
                 }
             }
-            done += n;
+            cache.start(g.distinct, d); // the batch's groups that no worker decodes yet are decoded here
+            for (int j = 0; j < d; j++) {
+                int k = g.distinct[j];
+                g.held[k] = cache.get(k).values;
+                for (int c = 0; c < columns.length; c++) {
+                    g.segments[c][k] = g.held[k][c].segment;
+                }
+            }
+            for (int c = 0; c < columns.length; c++) {
+                if (runs) {
+                    copyRuns(g, c, count, row);
+                } else {
+                    gather(g.segments[c], g.group, g.row, count, row.column(columns[c].field), row.offset(columns[c].field),
+                            g.held[g.group[0]][c].width);
+                }
+                if (columns[c].validField >= 0) {
+                    MemorySegment valid = row.column(columns[c].validField);
+                    long at = row.offset(columns[c].validField);
+                    for (int i = 0; i < count; i++) {
+                        valid.set(ValueLayout.JAVA_BYTE, at + i, g.held[g.group[i]][c].present(g.row[i]) ? (byte) 1 : 0);
+                    }
+                }
+            }
+        } finally {
+            for (int i = 0; i < count; i++) {
+                g.forget(g.group[i]);
+            }
+            gathers.add(g);
         }
         return true;
     }
 
-    /** Copies {@code n} rows from {@code offset} of a row group (its kept {@code rows}, or all) into the rows from {@code done}. */
-    private void copy(Values[] d, int[] rows, int offset, int n, int done, Row row) {
-        for (int i = 0; i < columns.length; i++) {
-            Column c = columns[i];
-            Values v = d[i];
-            int w = v.width;
-            MemorySegment dst = row.column(c.field);
-            long to = row.offset(c.field) + (long) done * w;
-            if (rows == null) {
-                MemorySegment.copy(v.segment, (long) offset * w, dst, to, (long) n * w);
-            } else {
-                for (int j = 0; j < n; j++) {
-                    MemorySegment.copy(v.segment, (long) rows[offset + j] * w, dst, to + (long) j * w, w);
+    /** Values of width {@code w}, row {@code rows[i]} of group {@code group[i]} for each {@code i}, into {@code dst} from {@code at}. */
+    private static void gather(MemorySegment[] src, int[] group, int[] rows, int count, MemorySegment dst, long at, int w) {
+        switch (w) { // one loop per width: no branch between the loads
+            case 8 -> {
+                for (int i = 0; i < count; i++) {
+                    dst.set(LE_LONG, at + 8L * i, src[group[i]].get(LE_LONG, 8L * rows[i]));
                 }
             }
-            if (c.validField >= 0) {
-                MemorySegment valid = row.column(c.validField);
-                long vto = row.offset(c.validField) + done;
-                if (v.valid == null) {
-                    valid.asSlice(vto, n).fill((byte) 1);
-                } else if (rows == null) {
-                    MemorySegment.copy(v.validSegment, offset, valid, vto, n);
-                } else {
-                    for (int j = 0; j < n; j++) {
-                        valid.set(ValueLayout.JAVA_BYTE, vto + j, v.valid[rows[offset + j]]);
-                    }
+            case 4 -> {
+                for (int i = 0; i < count; i++) {
+                    dst.set(LE_INT, at + 4L * i, src[group[i]].get(LE_INT, 4L * rows[i]));
+                }
+            }
+            case 1 -> {
+                for (int i = 0; i < count; i++) {
+                    dst.set(ValueLayout.JAVA_BYTE, at + i, src[group[i]].get(ValueLayout.JAVA_BYTE, rows[i]));
+                }
+            }
+            default -> {
+                for (int i = 0; i < count; i++) {
+                    MemorySegment.copy(src[group[i]], (long) w * rows[i], dst, at + (long) w * i, w);
+                }
+            }
+        }
+    }
+
+    /** Column {@code c} of a batch that holds runs of consecutive rows: one copy per run. */
+    private void copyRuns(Gather g, int c, int count, Row row) {
+        MemorySegment dst = row.column(columns[c].field);
+        long base = row.offset(columns[c].field);
+        MemorySegment[] src = g.segments[c];
+        int w = g.held[g.group[0]][c].width;
+        for (int i = 0; i < count; ) {
+            int j = i + 1;
+            while (j < count && g.group[j] == g.group[i] && g.row[j] == g.row[j - 1] + 1) {
+                j++;
+            }
+            MemorySegment.copy(src[g.group[i]], (long) g.row[i] * w, dst, base + (long) i * w, (long) (j - i) * w);
+            i = j;
+        }
+    }
+
+    /** Scratch for one {@link #readAll} at a time: each sample's row group and row, and the groups the batch holds. */
+    private static final class Gather {
+        static final Values[] PENDING = new Values[0];
+        int[] group = new int[0];
+        int[] row = new int[0];
+        /** The batch's groups, by group number (PENDING until fetched); null for the others. */
+        final Values[][] held;
+        /** The batch's groups, each once, in the order of their first row. */
+        final int[] distinct;
+        /** Each column's values in the batch's groups, by column, then group number. */
+        final MemorySegment[][] segments;
+
+        Gather(int columns, int groups) {
+            held = new Values[groups][];
+            distinct = new int[groups];
+            segments = new MemorySegment[columns][groups];
+        }
+
+        void size(int count) {
+            if (group.length < count) {
+                group = new int[count];
+                row = new int[count];
+            }
+        }
+
+        void forget(int k) {
+            if (held[k] != null) {
+                held[k] = null;
+                for (MemorySegment[] s : segments) {
+                    s[k] = null;
                 }
             }
         }
@@ -363,8 +458,8 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
         }
     }
 
-    /** A decoded row group: its projected columns' values, and the arena that holds them off the heap. */
-    record Group(Values[] values, Arena arena) {
+    /** A decoded row group: its projected columns' values, and the memory that holds them off the heap. */
+    record Group(Values[] values, Slabs.Lease memory) {
         long bytes() {
             long n = 0;
             for (Values v : values) {
@@ -374,7 +469,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
         }
 
         void free() {
-            arena.close();
+            memory.free();
         }
     }
 
@@ -439,7 +534,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
         if (decoder == null) {
             decoder = new ChunkDecoder();
         }
-        Arena arena = Arena.ofShared();
+        Slabs.Lease memory = slabs.lease(fixedBytes(cols, n));
         boolean done = false;
         int i = 0;
         Column current = cols[order[0]];
@@ -464,15 +559,15 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
                             current.node.maxDefinitionLevel(), m.codec());
                     Values v;
                     try {
-                        v = decoder.decode(bytes, (int) (c.chunkStartOffset() - from), Math.toIntExact(m.totalCompressedSize()), spec, n, arena);
+                        v = decoder.decode(bytes, (int) (c.chunkStartOffset() - from), Math.toIntExact(m.totalCompressedSize()), spec, n, memory.allocator);
                     } catch (ChunkDecoder.Unsupported e) {
                         v = hardwood(group, current, spec.width(), n);
                     }
-                    out[order[i]] = decimal(v, current, arena);
+                    out[order[i]] = decimal(v, current, memory.allocator);
                 }
             }
             done = true;
-            return new Group(out, arena);
+            return new Group(out, memory);
         } catch (IOException | RuntimeException e) {
             if (e instanceof CorruptShardException || e instanceof java.io.FileNotFoundException
                     || e instanceof java.nio.channels.ClosedByInterruptException || e instanceof java.io.InterruptedIOException || closed) {
@@ -483,9 +578,22 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
         } finally {
             decoders.add(decoder);
             if (!done) {
-                arena.close();
+                memory.free();
             }
         }
+    }
+
+    /** The off-heap bytes a group of {@code rows} rows of {@code cols} takes: its fixed-width values (8-aligned), and doubles for its decimals. */
+    private static long fixedBytes(Column[] cols, long rows) {
+        long n = 0;
+        for (Column c : cols) {
+            int w = ChunkDecoder.width(c.node.type());
+            n += (rows * w + 7) & ~7L;
+            if (c.kind == Kind.DECIMAL32 || c.kind == Kind.DECIMAL64) {
+                n += 8 * rows;
+            }
+        }
+        return n;
     }
 
     private static ColumnChunk chunk(RowGroup group, Column c) {
@@ -569,7 +677,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
     private static final ValueLayout.OfDouble LE_DOUBLE = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     /** A decimal column's unscaled integers as doubles (a null as NaN); any other column as it is. */
-    private static Values decimal(Values v, Column c, Arena arena) {
+    private static Values decimal(Values v, Column c, SegmentAllocator arena) {
         if (c.kind != Kind.DECIMAL32 && c.kind != Kind.DECIMAL64) {
             return v;
         }
@@ -804,6 +912,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
         }
         closed = true;
         cache.close();
+        slabs.close();
         hardwood.close();
     }
 }
