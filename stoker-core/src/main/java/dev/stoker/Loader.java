@@ -44,6 +44,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     public static final int AUTO = -1;
     private static final String THREAD_PREFIX = "stoker-worker-";
     private static final int MAX_AUTO_PREFETCH = 64;
+    /** The bytes of batches an autotuned window may hold beyond four batches per worker. */
+    private static final long WINDOW_FOOTPRINT_BYTES = 1 << 20;
     /** Batch buffers of a streaming pass with workers and one held batch: one delivered, one ready, one being collated. */
     private static final int STREAM_BATCHES = 3;
 
@@ -240,9 +242,12 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                 prefetch = autoPrefetch || b.prefetch == 0 ? 2 * workers : b.prefetch; // rings are not resized while running
                 maxPrefetch = prefetch;
             } else if (autoPrefetch) {
-                // within the memory budget, and at most four batches per worker thread: deeper windows
-                // cost cache footprint and measured no gain here (BENCHMARKS.md, autotuning)
-                maxPrefetch = (int) Math.clamp(Math.min(b.memoryBudget / perBatch - 1, 4L * workers), 1, MAX_AUTO_PREFETCH);
+                // within the memory budget, and at most four batches per worker thread or, for small
+                // batches, WINDOW_FOOTPRINT_BYTES of them: deeper windows of large batches cost cache
+                // footprint and measured no gain; small ones from bursty workers (a Parquet row group
+                // decoded every hundred batches) gain (BENCHMARKS.md, autotuning)
+                long deepest = Math.max(4L * workers, WINDOW_FOOTPRINT_BYTES / perBatch);
+                maxPrefetch = (int) Math.clamp(Math.min(b.memoryBudget / perBatch - 1, deepest), 1, MAX_AUTO_PREFETCH);
                 prefetch = Math.min(maxPrefetch, 2 * firstWorkers);
             } else {
                 prefetch = b.prefetch > 0 ? b.prefetch : 2 * workers;

@@ -294,22 +294,90 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
     }
 
     /**
-     * Fills a batch column by column (every field is a tensor here): the samples' row groups and
-     * rows are found first, then each column is copied for the whole batch, a run of consecutive
-     * rows of one group with one copy, any other row with one load and one store, in a loop whose
-     * loads do not wait on each other (a shuffled batch's rows are cache misses, and the processor
-     * overlaps them). A group freed under the batch (the cache dropped it for room meanwhile)
-     * fails the batch, which the loader then reads sample by sample.
+     * Fills a batch column by column (every field is a tensor here). A batch of consecutive rows
+     * (a sequential order's) is copied with one copy per column and row group it spans. Any other
+     * is gathered: the samples' row groups and rows are found first, the groups no worker decodes
+     * yet are decoded here, then each column is copied for the whole batch, one load and one
+     * store per row, in a loop whose loads do not wait on each other (a shuffled batch's rows are
+     * cache misses, and the processor overlaps them). A group freed under the batch (the cache
+     * dropped it for room meanwhile) fails the batch, which the loader then reads sample by sample.
      */
     @Override
     public boolean readAll(long[] indices, int from, int count, Row row) throws IOException {
+        long first = indices[from];
+        boolean consecutive = true;
+        for (int i = 1; i < count && consecutive; i++) {
+            consecutive = indices[from + i] == first + i;
+        }
+        if (consecutive) {
+            readRun(first, count, row);
+        } else {
+            gatherAll(indices, from, count, row);
+        }
+        return true;
+    }
+
+    /** The {@code count} consecutive rows from {@code index}: one copy per column and row group they span. */
+    private void readRun(long index, int count, Row row) throws IOException {
+        int done = 0;
+        while (done < count) {
+            long at = index + done;
+            int k = group(at);
+            int offset = (int) (at - starts[k]);
+            int n = (int) Math.min(count - done, starts[k + 1] - at);
+            try {
+                copy(cache.get(k).values, kept[k], offset, n, done, row);
+            } catch (IllegalStateException e) {
+                Group own = freedUnder(e, k);
+                try {
+                    copy(own.values, kept[k], offset, n, done, row);
+                } finally {
+                    own.free();
+                }
+            }
+            done += n;
+        }
+    }
+
+    /** Copies {@code n} rows from {@code offset} of a row group (its kept {@code rows}, or all) into the rows from {@code done}. */
+    private void copy(Values[] d, int[] rows, int offset, int n, int done, Row row) {
+        for (int i = 0; i < columns.length; i++) {
+            Column c = columns[i];
+            Values v = d[i];
+            int w = v.width;
+            MemorySegment dst = row.column(c.field);
+            long to = row.offset(c.field) + (long) done * w;
+            if (rows == null) {
+                MemorySegment.copy(v.segment, (long) offset * w, dst, to, (long) n * w);
+            } else {
+                for (int j = 0; j < n; j++) {
+                    MemorySegment.copy(v.segment, (long) rows[offset + j] * w, dst, to + (long) j * w, w);
+                }
+            }
+            if (c.validField >= 0) {
+                MemorySegment valid = row.column(c.validField);
+                long vto = row.offset(c.validField) + done;
+                if (v.valid == null) {
+                    valid.asSlice(vto, n).fill((byte) 1);
+                } else if (rows == null) {
+                    MemorySegment.copy(v.validSegment, offset, valid, vto, n);
+                } else {
+                    for (int j = 0; j < n; j++) {
+                        valid.set(ValueLayout.JAVA_BYTE, vto + j, v.valid[rows[offset + j]]);
+                    }
+                }
+            }
+        }
+    }
+
+    /** Samples in no particular order, gathered column by column (see {@link #readAll}). */
+    private void gatherAll(long[] indices, int from, int count, Row row) throws IOException {
         Gather g = gathers.poll();
         if (g == null) {
             g = new Gather(columns.length, groups.length);
         }
         g.size(count);
         try {
-            boolean runs = false;
             int d = 0;
             for (int i = 0; i < count; i++) {
                 long index = indices[from + i];
@@ -317,7 +385,6 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
                 int offset = (int) (index - starts[k]);
                 g.group[i] = k;
                 g.row[i] = kept[k] != null ? kept[k][offset] : offset;
-                runs |= i > 0 && k == g.group[i - 1] && g.row[i] == g.row[i - 1] + 1;
                 if (g.held[k] == null) {
                     g.held[k] = Gather.PENDING;
                     g.distinct[d++] = k;
@@ -332,12 +399,8 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
                 }
             }
             for (int c = 0; c < columns.length; c++) {
-                if (runs) {
-                    copyRuns(g, c, count, row);
-                } else {
-                    gather(g.segments[c], g.group, g.row, count, row.column(columns[c].field), row.offset(columns[c].field),
-                            g.held[g.group[0]][c].width);
-                }
+                gather(g.segments[c], g.group, g.row, count, row.column(columns[c].field), row.offset(columns[c].field),
+                        g.held[g.group[0]][c].width);
                 if (columns[c].validField >= 0) {
                     MemorySegment valid = row.column(columns[c].validField);
                     long at = row.offset(columns[c].validField);
@@ -352,7 +415,6 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
             }
             gathers.add(g);
         }
-        return true;
     }
 
     /** Values of width {@code w}, row {@code rows[i]} of group {@code group[i]} for each {@code i}, into {@code dst} from {@code at}. */
@@ -378,22 +440,6 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
                     MemorySegment.copy(src[group[i]], (long) w * rows[i], dst, at + (long) w * i, w);
                 }
             }
-        }
-    }
-
-    /** Column {@code c} of a batch that holds runs of consecutive rows: one copy per run. */
-    private void copyRuns(Gather g, int c, int count, Row row) {
-        MemorySegment dst = row.column(columns[c].field);
-        long base = row.offset(columns[c].field);
-        MemorySegment[] src = g.segments[c];
-        int w = g.held[g.group[0]][c].width;
-        for (int i = 0; i < count; ) {
-            int j = i + 1;
-            while (j < count && g.group[j] == g.group[i] && g.row[j] == g.row[j - 1] + 1) {
-                j++;
-            }
-            MemorySegment.copy(src[g.group[i]], (long) g.row[i] * w, dst, base + (long) i * w, (long) (j - i) * w);
-            i = j;
         }
     }
 
