@@ -50,9 +50,25 @@ final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        try (RemoteFiles files = new RemoteFiles(locations, cache)) {
-            return inspect(files.paths());
+        // a remote Parquet file is described where it lives, from its footer alone (one ranged
+        // read); any other remote file is fetched through the shard cache first
+        List<String> fetched = locations.stream().filter(l -> !remoteParquet(l)).toList();
+        try (RemoteFiles files = new RemoteFiles(fetched, cache)) {
+            java.util.Iterator<Path> local = files.paths().iterator();
+            List<Path> paths = new java.util.ArrayList<>();
+            for (String l : locations) {
+                paths.add(remoteParquet(l) ? null : local.next());
+            }
+            return inspect(paths);
         }
+    }
+
+    private static boolean remoteParquet(String location) {
+        return dev.stoker.storage.Storage.isRemote(location) && isParquet(location);
+    }
+
+    private static boolean isParquet(String name) {
+        return name.endsWith(".parquet") || name.endsWith(".pq");
     }
 
     private int inspect(List<Path> paths) throws IOException {
@@ -61,7 +77,7 @@ final class InspectCommand implements Callable<Integer> {
         // uneven shard sizes are judged against the median of the tar shards inspected together
         Map<Path, dev.stoker.formats.TarSummary> tars = new java.util.LinkedHashMap<>();
         for (Path p : paths) {
-            if (isTar(p)) {
+            if (p != null && isTar(p)) {
                 if (!Files.exists(p)) {
                     throw new NoSuchFileException(p.toString());
                 }
@@ -96,6 +112,8 @@ final class InspectCommand implements Callable<Integer> {
                             found.add(labels(t.labels, "labels (cls)"));
                         }
                     }
+                } else if (p == null) {
+                    parquet(dev.stoker.parquet.ParquetDataset.describe(locations.get(i)), g);
                 } else {
                     describe(p, rawType, g, found);
                 }
@@ -167,6 +185,20 @@ final class InspectCommand implements Callable<Integer> {
         return out;
     }
 
+    private static void parquet(dev.stoker.parquet.ParquetDataset.Info info, JsonGenerator g) throws IOException {
+        g.writeStringField("format", "parquet");
+        g.writeNumberField("rows", info.rows());
+        g.writeNumberField("rowGroups", info.rowGroups());
+        g.writeArrayFieldStart("columns");
+        for (dev.stoker.parquet.ParquetDataset.ColumnInfo c : info.columns()) {
+            g.writeStartObject();
+            g.writeStringField("name", c.name());
+            g.writeStringField("type", c.type());
+            g.writeEndObject();
+        }
+        g.writeEndArray();
+    }
+
     private static void describe(Path p, DType rawType, JsonGenerator g, List<Distribution> found) throws IOException {
         String name = p.getFileName() == null ? p.toString() : p.getFileName().toString();
         if (name.endsWith(".npy")) {
@@ -207,19 +239,8 @@ final class InspectCommand implements Callable<Integer> {
                 g.writeEndObject();
             }
             g.writeEndArray();
-        } else if (name.endsWith(".parquet") || name.endsWith(".pq")) {
-            dev.stoker.parquet.ParquetDataset.Info info = dev.stoker.parquet.ParquetDataset.describe(p);
-            g.writeStringField("format", "parquet");
-            g.writeNumberField("rows", info.rows());
-            g.writeNumberField("rowGroups", info.rowGroups());
-            g.writeArrayFieldStart("columns");
-            for (dev.stoker.parquet.ParquetDataset.ColumnInfo c : info.columns()) {
-                g.writeStartObject();
-                g.writeStringField("name", c.name());
-                g.writeStringField("type", c.type());
-                g.writeEndObject();
-            }
-            g.writeEndArray();
+        } else if (isParquet(name)) {
+            parquet(dev.stoker.parquet.ParquetDataset.describe(p), g);
         } else if (isJsonl(name)) {
             if (!Files.exists(p)) {
                 throw new NoSuchFileException(p.toString());

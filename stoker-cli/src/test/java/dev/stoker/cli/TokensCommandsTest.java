@@ -154,6 +154,25 @@ class TokensCommandsTest {
     }
 
     @Test
+    void inspectOfAParquetUrlReadsItsFooterWhereItLivesAndFetchesNothingIntoTheCache() throws IOException {
+        Path file = root().resolve("stoker-parquet/src/test/resources/parquet/rows-zstd.parquet");
+        Path served = java.nio.file.Files.createDirectories(tmp.resolve("served"));
+        java.nio.file.Files.copy(file, served.resolve("rows.parquet"));
+        Path cache = tmp.resolve("cache");
+        MainTest.Outcome here = stoker("inspect", "--json", served.resolve("rows.parquet").toString());
+        MainTest.Outcome there = TarCommandsTest.overHttp(served, url -> stoker("inspect", "--json", url + "rows.parquet",
+                "--cache-dir", cache.toString()));
+        assertEquals(0, there.code(), there.err());
+        String local = here.out().strip();
+        String remote = there.out().strip();
+        assertEquals(local.substring(local.indexOf("\"format\"")), remote.substring(remote.indexOf("\"format\"")));
+        assertTrue(field(remote, "path").startsWith("http://127.0.0.1:"), remote);
+        try (var left = java.nio.file.Files.exists(cache) ? java.nio.file.Files.walk(cache) : java.util.stream.Stream.<Path>empty()) {
+            assertEquals(List.of(), left.filter(java.nio.file.Files::isRegularFile).toList(), "nothing fetched whole");
+        }
+    }
+
+    @Test
     void tokenFilesNpyMegatronAndJsonLinesOverHttpGiveTheLocalBatches() throws IOException {
         Path served = java.nio.file.Files.createDirectories(tmp.resolve("served"));
         java.nio.file.Files.copy(tokens(5_000), served.resolve("train.bin"));
