@@ -70,7 +70,8 @@ SOURCES = {
     "shards": (True, dict(_TRANSFORM, **_CACHE, stream=_Opt(_FLAG))),
     "folder": (True, dict(_TRANSFORM)),
     "hdf5": (True, dict(_CACHE, dataset=_Opt(_LIST))),
-    "parquet": (True, {"columns": _Opt(_LIST), "where": _Opt(_STR), "cache_mb": _Opt(_INT, 1)}),
+    "parquet": (True, {"columns": _Opt(_LIST), "where": _Opt(_STR), "cache_mb": _Opt(_INT, 1),
+                       "shuffle_row_groups": _Opt(_INT, 1)}),
 }
 
 # PyTorch DataLoader names, accepted as aliases.

@@ -57,6 +57,24 @@ def test_image_shards_and_json_lines_have_the_bench_digests(data, tmp_path):
         assert digests(loader) == expected
 
 
+def test_parquet_shuffled_by_row_group_has_the_bench_digests_and_every_row_once(tmp_path):
+    # written by DuckDB: 10,000 rows in row groups of 2,048; id is the row number
+    path = os.path.join(ROOT, "stoker-parquet", "src", "test", "resources", "parquet", "rows-zstd.parquet")
+    opts = dict(columns=["id", "x", "maybe"], batch=300, seed=4, workers=2, shuffle_row_groups=2)
+    expected = bench_digests(tmp_path, "parquet", path, "--columns", "id,x,maybe", "--batch", "300", "--seed", "4",
+                             "--workers", "2", "--shuffle-row-groups", "2")
+    with stoker.Loader("parquet", path, **opts) as loader:
+        got, ids = [], []
+        for b in loader:
+            got.append(stoker.batch_digest(b))
+            ids.extend(int(v) for v in b["id"].tolist())
+        assert got == expected
+    assert sorted(ids) == list(range(10_000)), "each row exactly once"
+    assert ids != sorted(ids), "shuffled"
+    # a window's rows stay together: the first 4,096 come from its two row groups (three if the short last is one)
+    assert len({i // 2048 for i in ids[:4096]}) <= 3
+
+
 def test_a_variable_length_field_is_offsets_and_bytes_even_when_it_outgrows_its_slot(data, tmp_path):
     shards = [str(data / f"shard-{s:06d}.tar") for s in range(3)] + [str(data / "big-000000.tar")]
     expected = bench_digests(tmp_path, "shards", *shards, "--transform", "none", "--batch", "2", "--order", "sequential")
