@@ -80,11 +80,13 @@ final class BenchRunner {
      * the seconds from the first request (before the first {@code iterator()}) to the first
      * batch; samples/s from that batch's arrival to the end of the loop, the first batch's
      * samples left out (the peer's headline, {@code rate_steady}); and samples/s from the first
-     * request to the end of the loop (the peer's {@code rate}). A fresh process's start-up (worker
-     * threads or processes, and for Stoker the JIT's first compilations) weighs on the first batch.
+     * request to the end of the loop (the peer's {@code rate}); with {@code --epochs}, samples/s
+     * from the end of the first epoch to the end of the loop (NaN with one epoch). A fresh
+     * process's start-up (worker threads or processes, and for Stoker the JIT's first
+     * compilations) weighs on the first batch, and for about a second of compiling, on the first epoch.
      */
-    record FirstBatch(double seconds, double samplesPerSecAfter, double samplesPerSecFromStart) {
-        static final FirstBatch NONE = new FirstBatch(Double.NaN, Double.NaN, Double.NaN);
+    record FirstBatch(double seconds, double samplesPerSecAfter, double samplesPerSecFromStart, double samplesPerSecAfterFirstEpoch) {
+        static final FirstBatch NONE = new FirstBatch(Double.NaN, Double.NaN, Double.NaN, Double.NaN);
     }
 
     /** Where a configured loader goes instead of being measured: a session of {@code stoker serve}. */
@@ -260,6 +262,9 @@ final class BenchRunner {
         long delivered = 0;
         long firstAt = 0;
         long firstSamples = 0;
+        long samples = 0;
+        long epochEndedAt = 0; // when the first epoch ended, and its samples
+        long epochSamples = 0;
         long startedAt = System.nanoTime();
         try (loader;
              BufferedWriter digests = o.digests == null ? null : Files.newBufferedWriter(o.digests, StandardCharsets.UTF_8);
@@ -281,6 +286,7 @@ final class BenchRunner {
                     }
                     Batch batch = it.next();
                     delivered++;
+                    samples += batch.size();
                     if (delivered == 1) {
                         firstAt = System.nanoTime();
                         firstSamples = batch.size();
@@ -311,6 +317,10 @@ final class BenchRunner {
                         bar.stepTo(delivered);
                     }
                 }
+                if (e == 0) {
+                    epochEndedAt = System.nanoTime();
+                    epochSamples = samples;
+                }
             }
             long endedAt = System.nanoTime();
             if (bar != null) {
@@ -325,8 +335,11 @@ final class BenchRunner {
             }
             LoaderStats s = loader.stats();
             double seconds = s.wallNanos() / 1e9;
+            // the rate after the first epoch: with --epochs, the loader past the JVM's warm-up
+            double afterEpoch = samples > epochSamples && epochSamples > 0
+                    ? (samples - epochSamples) / ((endedAt - epochEndedAt) / 1e9) : Double.NaN;
             FirstBatch first = delivered < 2 ? FirstBatch.NONE : new FirstBatch((firstAt - startedAt) / 1e9,
-                    (s.samples() - firstSamples) / ((endedAt - firstAt) / 1e9), s.samples() / ((endedAt - startedAt) / 1e9));
+                    (s.samples() - firstSamples) / ((endedAt - firstAt) / 1e9), s.samples() / ((endedAt - startedAt) / 1e9), afterEpoch);
             return new Result(loader.workers(), loader.prefetch(), workers == Loader.AUTO,
                     prefetch == Loader.AUTO && workers != 0, loader.tuningHistory(), delivered, s, seconds,
                     hashing ? hex.formatHex(all.digest()) : null, first);
@@ -394,6 +407,9 @@ final class BenchRunner {
                 g.writeNumberField("samplesPerSecFromStart", r.first.samplesPerSecFromStart());
                 if (tokensPerSample > 0) {
                     g.writeNumberField("tokensPerSecAfterFirst", r.first.samplesPerSecAfter() * tokensPerSample);
+                }
+                if (!Double.isNaN(r.first.samplesPerSecAfterFirstEpoch())) {
+                    g.writeNumberField("samplesPerSecAfterFirstEpoch", r.first.samplesPerSecAfterFirstEpoch());
                 }
             }
             g.writeNumberField("bytesPerSec", r.seconds == 0 ? 0 : s.bytes() / r.seconds);
