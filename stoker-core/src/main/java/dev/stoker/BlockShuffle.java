@@ -72,6 +72,7 @@ final class BlockShuffle implements Sampler {
             }
             windowStart[w + 1] = windowStart[w] + n;
         }
+        double perWindow = windowStart[1] == 0 ? 0 : 1.0 / windowStart[1];
         Permutation[] inside = new Permutation[windows];
         for (int w = 0; w < windows; w++) {
             long n = windowStart[w + 1] - windowStart[w];
@@ -83,31 +84,50 @@ final class BlockShuffle implements Sampler {
                 return size;
             }
 
-            /** The window holding {@code position}: a guess from the first window's size (right for blocks of one size), else a search. */
+            /**
+             * The window holding {@code position} (past windows of empty blocks): a guess from the
+             * first window's size, a multiplication (right for blocks of one size), else a search.
+             */
             private int window(long position) {
-                long first = windowStart[1];
-                int w = first == 0 ? 0 : (int) Math.min(windows - 1, position / first);
-                if (windowStart[w] <= position && position < windowStart[w + 1]) {
-                    return w;
+                int w = (int) Math.min(windows - 1, position * perWindow);
+                if (!(windowStart[w] <= position && position < windowStart[w + 1])) {
+                    w = Arrays.binarySearch(windowStart, position);
+                    w = w >= 0 ? w : -w - 2;
                 }
-                w = Arrays.binarySearch(windowStart, position);
-                return w >= 0 ? w : -w - 2;
-            }
-
-            @Override
-            public long index(long position) {
-                int w = window(position);
                 while (windowStart[w + 1] == windowStart[w]) {
                     w++; // a window of empty blocks
                 }
+                return w;
+            }
+
+            /** The index at {@code position}, which window {@code w} holds. */
+            private long index(int w, long position) {
                 long local = inside[w].apply(position - windowStart[w]);
                 int first = w * window;
                 int last = Math.min(blocks, first + window) - 1;
                 int b = first;
-                while (b < last && within[b + 1] <= local) {
-                    b++; // to the block holding `local`, past empty ones
+                for (int j = first + 1; j <= last; j++) {
+                    b += within[j] <= local ? 1 : 0; // to the block holding `local`, past empty ones; no branch to mispredict
                 }
                 return starts[perm[b]] + local - within[b];
+            }
+
+            @Override
+            public long index(long position) {
+                return index(window(position), position);
+            }
+
+            /** A batch's positions mostly share a window: it is found again only when one leaves it. */
+            @Override
+            public void indices(long[] positions, int count) {
+                int w = -1;
+                for (int i = 0; i < count; i++) {
+                    long p = positions[i];
+                    if (w < 0 || p < windowStart[w] || p >= windowStart[w + 1]) {
+                        w = window(p);
+                    }
+                    positions[i] = index(w, p);
+                }
             }
         };
     }

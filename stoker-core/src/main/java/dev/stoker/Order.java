@@ -12,4 +12,15 @@ public interface Order {
 
     /** The dataset index at position {@code position}, in {@code [0, length())}. */
     long index(long position);
+
+    /**
+     * {@link #index} of each of {@code positions[0, count)}, written over it. The loader asks for
+     * a batch's indices at once; an order that finds them faster together (its lookups shared
+     * by neighbouring positions) overrides this.
+     */
+    default void indices(long[] positions, int count) {
+        for (int i = 0; i < count; i++) {
+            positions[i] = index(positions[i]);
+        }
+    }
 }

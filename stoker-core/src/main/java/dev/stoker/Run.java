@@ -466,8 +466,9 @@ final class Run extends Pass {
             // the whole batch at once; if that fails, one sample at a time, so that the error policy sees the failing one
             int n = (int) (to - from);
             for (int i = 0; i < n; i++) {
-                samples[i] = order.index(partition.position(from + i));
+                samples[i] = partition.position(from + i);
             }
+            order.indices(samples, n);
             try {
                 if (source.loadAll(samples, n, batch.beginAll(samples, n))) {
                     batch.commitAll(n);

@@ -93,7 +93,8 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
     private final long[] starts;
     private final int[][] kept;
     private final long size;
-    private final long firstRows;
+    /** 1 / the first row group's rows. */
+    private final double perGroup;
     private final ConcurrentLinkedQueue<ChunkDecoder> decoders = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<Gather> gathers = new ConcurrentLinkedQueue<>();
     private final BlockCache<Group> cache;
@@ -188,7 +189,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
                 starts[i + 1] = starts[i] + (kept[i] != null ? kept[i].length : blocks.get(groups[i]).numRows());
             }
             this.size = starts[groups.length];
-            this.firstRows = groups.length == 0 ? 1 : starts[1];
+            this.perGroup = groups.length == 0 ? 0 : 1.0 / starts[1];
             this.projectionBytes = projectionBytes(blocks, this.columns, filter);
             this.cache = new BlockCache<>(location, groups.length, cacheBytes, k -> decode(groups[k], this.columns),
                     Group::bytes, Group::free);
@@ -478,12 +479,16 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
         }
     }
 
-    /** The row group holding row {@code index}: a guess from the first group's size, then a binary search if it missed. */
+    /**
+     * The row group holding row {@code index}: a guess from the first group's size (a
+     * multiplication: a division would cost a shuffled batch more than its gather), then a binary
+     * search if it missed.
+     */
     private int group(long index) {
         if (index < 0 || index >= size) {
             throw new IndexOutOfBoundsException("row " + index + " of " + size);
         }
-        int k = (int) Math.min(groups.length - 1, index / firstRows);
+        int k = (int) Math.min(groups.length - 1, index * perGroup);
         if (starts[k] <= index && index < starts[k + 1]) {
             return k; // every row of a file whose groups (but the last) have one size
         }
