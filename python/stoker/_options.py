@@ -41,6 +41,7 @@ COMMON = {
     "drop_last": _Opt(_FLAG),
     "errors": _Opt(_STR, choices=("fail", "skip-sample", "skip-shard")),
     "cores": _Opt(_INT, 1),
+    "memory_limit": _Opt(_INT, 1),
 }
 
 _TRANSFORM = {"transform": _Opt(_STR, choices=("none", "train224", "eval224"))}

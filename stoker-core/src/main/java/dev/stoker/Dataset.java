@@ -25,6 +25,15 @@ public interface Dataset<T> {
         return getClass().getSimpleName();
     }
 
+    /**
+     * Shards this dataset left out when it was opened because they could not be read (under a
+     * skip policy, e.g. a tar shard that cannot be indexed): a loader over it counts them in
+     * {@link LoaderStats#skippedShards()}, once.
+     */
+    default long shardsLeftOut() {
+        return 0;
+    }
+
     /** The samples {@code [from, to)}. */
     default Dataset<T> subset(long from, long to) {
         return new Views.Subset<>(this, Indexes.range(size(), from, to));

@@ -114,6 +114,9 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     private Loader(Builder b) {
         this.source = b.source;
         this.stream = b.stream;
+        if (b.source != null) {
+            stats.addSkipped(0, b.source.shardsLeftOut());
+        }
         this.sampler = b.sampler;
         this.batchSize = b.batchSize;
         boolean autoWorkers = b.workers == AUTO;
@@ -247,7 +250,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                 // footprint and measured no gain; small ones from bursty workers (a Parquet row group
                 // decoded every hundred batches) gain (BENCHMARKS.md, autotuning)
                 long deepest = Math.max(4L * workers, WINDOW_FOOTPRINT_BYTES / perBatch);
-                maxPrefetch = (int) Math.clamp(Math.min(b.memoryBudget / perBatch - 1, deepest), 1, MAX_AUTO_PREFETCH);
+                maxPrefetch = (int) Math.clamp(Math.min(Math.min(b.memoryBudget, b.memoryLimit) / perBatch - 1, deepest), 1, MAX_AUTO_PREFETCH);
                 prefetch = Math.min(maxPrefetch, 2 * firstWorkers);
             } else {
                 prefetch = b.prefetch > 0 ? b.prefetch : 2 * workers;
@@ -259,6 +262,14 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             int buffers = b.stream == null ? maxPrefetch + b.holds
                     : workers == 0 ? b.holds
                     : (int) Math.clamp(b.memoryBudget / perBatch, 2, STREAM_BATCHES) - 1 + b.holds;
+            // checked before anything is allocated: past the machine's memory, the kernel's OOM killer ends the process without a word
+            long need = Math.multiplyHigh(perBatch, buffers) != 0 ? Long.MAX_VALUE : perBatch * buffers;
+            if (need > b.memoryLimit) {
+                throw new IllegalArgumentException(String.format(java.util.Locale.ROOT, "%d batch buffers of %,d bytes (batches of"
+                        + " %,d samples) need %,d bytes, more than the memory limit of %,d bytes (%s): a smaller batch or"
+                        + " prefetch, or a higher limit", buffers, perBatch, b.batchSize, need, b.memoryLimit,
+                        b.memoryLimitSet ? "as set" : "three quarters of this machine's memory"));
+            }
             return new Pool(prefetch, maxPrefetch, buffers);
         }
     }
@@ -518,6 +529,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         private Tracer tracer;
         private int cores = Runtime.getRuntime().availableProcessors();
         private long memoryBudget = 512L << 20;
+        private long memoryLimit = defaultMemoryLimit();
+        private boolean memoryLimitSet;
         private int holds = 1;
 
         private Builder(Source source) {
@@ -707,6 +720,27 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             this.cores = cores;
             this.memoryBudget = bytes;
             return this;
+        }
+
+        /**
+         * The most bytes of batch buffers this loader may allocate, checked when it is built, so
+         * that a configuration too large for the machine is refused with its numbers rather than
+         * ended by the kernel's OOM killer (default: three quarters of the machine's memory, as
+         * the JVM sees it, container limits included).
+         */
+        public Builder memoryLimit(long bytes) {
+            if (bytes < 1) {
+                throw new IllegalArgumentException("a memory limit must be >= 1 byte, got " + bytes);
+            }
+            this.memoryLimit = bytes;
+            this.memoryLimitSet = true;
+            return this;
+        }
+
+        private static long defaultMemoryLimit() {
+            java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+            long total = os instanceof com.sun.management.OperatingSystemMXBean m ? m.getTotalMemorySize() : 0;
+            return total > 0 ? total / 4 * 3 : Long.MAX_VALUE;
         }
 
         /** Receives a span per batch filled and per consumer wait (default: none, at no cost). */

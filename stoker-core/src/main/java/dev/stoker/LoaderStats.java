@@ -7,7 +7,8 @@ package dev.stoker;
  * @param samples       samples delivered
  * @param bytes         bytes delivered (valid column bytes)
  * @param skipped       samples left out under {@link ErrorPolicy#SKIP_SAMPLE}
- * @param skippedShards shards of a {@link StreamingDataset} whose rest was left out after an error
+ * @param skippedShards shards of a {@link StreamingDataset} whose rest was left out after an error,
+ *     and shards a dataset left out when opened ({@link Dataset#shardsLeftOut})
  * @param fetchNanos    worker time spent reading samples (summed over workers)
  * @param transformNanos worker time spent in transforms
  * @param collateNanos  worker time spent writing samples into batches

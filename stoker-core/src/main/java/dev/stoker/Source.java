@@ -21,6 +21,11 @@ abstract class Source {
 
     abstract void load(long index, Row row, SampleContext context, long[] nanos) throws Exception;
 
+    /** Shards the dataset left out when it was opened (see {@link Dataset#shardsLeftOut}). */
+    long shardsLeftOut() {
+        return 0;
+    }
+
     /** True when {@link #loadAll} may write a whole batch at once. */
     boolean readsBatches() {
         return false;
@@ -70,6 +75,11 @@ abstract class Source {
         @Override
         boolean timesStages() {
             return true;
+        }
+
+        @Override
+        long shardsLeftOut() {
+            return dataset.shardsLeftOut();
         }
 
         @Override

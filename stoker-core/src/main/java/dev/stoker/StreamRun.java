@@ -806,8 +806,13 @@ final class StreamRun extends Pass {
         spentReaders.clear();
     }
 
-    private static void closeQuietly(StreamingDataset.ShardReader<?> reader) {
+    /** Closes a reader, counting the records it left out as malformed ({@link StreamingDataset.ShardReader#skippedRecords}). */
+    private void closeQuietly(StreamingDataset.ShardReader<?> reader) {
         if (reader != null) {
+            long bad = reader.skippedRecords();
+            if (bad > 0) {
+                stats.addSkipped(bad, 0);
+            }
             try {
                 reader.close();
             } catch (Exception ignored) {

@@ -56,6 +56,15 @@ public interface StreamingDataset<T> {
             return k;
         }
 
+        /**
+         * Records of the shard this reader has left out as malformed so far, under a skip policy
+         * of the format's own (JSON lines' {@code skipBad}); the loader counts them in
+         * {@link LoaderStats#skipped()} when it closes the reader.
+         */
+        default long skippedRecords() {
+            return 0;
+        }
+
         @Override
         void close() throws IOException;
     }

@@ -290,7 +290,8 @@ final class BenchCommand implements Runnable {
                 // compressed shards are read as streams: shard order shuffled, --shuffle-window for samples
                 return image.run(new dev.stoker.formats.TarShards(shards), options, spec.commandLine().getOut(), "shards");
             }
-            try (dev.stoker.formats.TarDataset data = new dev.stoker.formats.TarDataset(shards)) {
+            try (dev.stoker.formats.TarDataset data = new dev.stoker.formats.TarDataset(shards,
+                    shards.stream().map(java.nio.file.Path::toString).toList(), true, !options.errors.equals("fail"))) {
                 return image.run(data, options, spec.commandLine().getOut(), "shards");
             }
         }
@@ -351,7 +352,8 @@ final class BenchCommand implements Runnable {
                 for (String l : locations) {
                     local.add(shardCache.acquire(l));
                 }
-                try (dev.stoker.formats.TarDataset data = new dev.stoker.formats.TarDataset(local, locations, false)) {
+                try (dev.stoker.formats.TarDataset data = new dev.stoker.formats.TarDataset(local, locations, false,
+                        !options.errors.equals("fail"))) {
                     return image.run(data, options, spec.commandLine().getOut(), "shards");
                 }
             } finally {

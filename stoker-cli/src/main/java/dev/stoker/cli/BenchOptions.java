@@ -32,6 +32,10 @@ final class BenchOptions {
             description = "Order of the epoch (default ${DEFAULT-VALUE}).")
     String order;
 
+    @Option(names = "--memory-limit", paramLabel = "BYTES", description = "The most bytes of batch buffers the loader may "
+            + "allocate; a larger configuration is refused before it starts (default: three quarters of the machine's memory).")
+    Long memoryLimit;
+
     @Option(names = "--cores", paramLabel = "N", description = "The cores the autotuner may give workers (default: all of them).")
     Integer cores;
 

@@ -133,6 +133,13 @@ final class BenchRunner {
         for (int w : workerList) {
             for (int p : prefetchList) {
                 Result r = runOne(base.get(), sampler, w, p, resumeState, hashing);
+                LoaderStats st = r.stats;
+                if (st.samples() == 0 && resumeState == null && o.stopAfter == null && o.steps == null) {
+                    // an empty run is a failure to say, not a success to report
+                    throw new IOException(source + ": nothing to deliver: " + (st.skipped() + st.skippedShards() > 0
+                            ? "every sample was left out as unreadable (" + st.skipped() + " samples, " + st.skippedShards() + " shards)"
+                            : "the input gives no sample (shorter than one? a --seq-len longer than its tokens or text, or no record in it)"));
+                }
                 results.add(r);
                 if (o.json) {
                     out.println(json(r));
@@ -179,6 +186,12 @@ final class BenchRunner {
         }
         if (o.timeoutMs != null) {
             b.timeout(Duration.ofMillis(o.timeoutMs));
+        }
+        if (o.memoryLimit != null) {
+            if (o.memoryLimit < 1) {
+                throw new Main.UsageException("--memory-limit must be >= 1, got " + o.memoryLimit);
+            }
+            b.memoryLimit(o.memoryLimit);
         }
         if (o.cores != null) {
             b.budget(checked("--cores", o.cores, 1), 512L << 20);
@@ -367,6 +380,9 @@ final class BenchRunner {
                 r.workersLabel(), r.prefetchLabel(), o.batch, r.batches, s.samples(), r.seconds, grouped(r.samplesPerSec()),
                 r.seconds == 0 ? 0 : s.bytes() / r.seconds / 1e6, 100 * r.waitFraction(),
                 100 * s.fetchNanos() / work, 100 * s.transformNanos() / work, 100 * s.collateNanos() / work);
+        if (s.skippedShards() > 0) {
+            out.printf(Locale.ROOT, "%-10s skipped %d unreadable shards (or their rest)%n", "", s.skippedShards());
+        }
         if (s.skipped() > 0) {
             out.printf(Locale.ROOT, "%-10s skipped %d bad samples%n", "", s.skipped());
         }

@@ -50,7 +50,7 @@ public final class JsonlDataset implements Dataset<MemorySegment>, AutoCloseable
         long mtime = Files.getLastModifiedTime(path).toMillis();
         for (Path p : places(path)) {
             long[][] idx = load(p, size, mtime);
-            if (idx != null) {
+            if (idx != null && boundsLines(file.segment(), idx)) {
                 return idx;
             }
         }
@@ -65,6 +65,34 @@ public final class JsonlDataset implements Dataset<MemorySegment>, AutoCloseable
             }
         }
         return idx;
+    }
+
+    /** Lines whose bounds a stored index is checked against in the file it claims. */
+    private static final int CHECKED_LINES = 64;
+
+    /**
+     * Whether a stored index still bounds lines of the file: for {@link #CHECKED_LINES} of its
+     * lines, spread evenly, a newline (or the file's start) just before the line and one (or
+     * {@code \r}, or the file's end) just after it. A file rewritten with the same size and
+     * mtime but other lines fails this, and is indexed again instead of read at stale offsets.
+     */
+    private static boolean boundsLines(MemorySegment s, long[][] idx) {
+        long size = s.byteSize();
+        int n = idx[0].length;
+        for (int i = 0; i < Math.min(n, CHECKED_LINES); i++) {
+            int k = (int) ((long) i * n / Math.min(n, CHECKED_LINES));
+            long start = idx[0][k];
+            long end = idx[1][k];
+            if (start < 0 || end < start || end > size) {
+                return false;
+            }
+            boolean before = start == 0 || s.get(ValueLayout.JAVA_BYTE, start - 1) == '\n';
+            byte after = end == size ? (byte) '\n' : s.get(ValueLayout.JAVA_BYTE, end);
+            if (!before || after != '\n' && after != '\r') {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static java.util.List<Path> places(Path file) {

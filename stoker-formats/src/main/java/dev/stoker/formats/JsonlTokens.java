@@ -212,6 +212,11 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<JsonlToken
             }
 
             @Override
+            public long skippedRecords() {
+                return docs.skipped();
+            }
+
+            @Override
             public void close() throws IOException {
                 docs.close();
             }

@@ -25,6 +25,11 @@ public final class MappedFile implements AutoCloseable {
     }
 
     public static MappedFile open(Path path) throws IOException {
+        if (!java.nio.file.Files.isRegularFile(path)) {
+            // a directory, a device or a pipe maps as nothing, or fails with the system's words alone
+            throw java.nio.file.Files.exists(path) ? new IOException(path + ": not a regular file (a directory, device or pipe)")
+                    : new java.nio.file.NoSuchFileException(path.toString());
+        }
         Arena arena = Arena.ofShared();
         try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
             long size = ch.size();

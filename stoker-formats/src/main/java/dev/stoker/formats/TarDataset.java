@@ -1,5 +1,6 @@
 package dev.stoker.formats;
 
+import dev.stoker.CorruptShardException;
 import dev.stoker.Dataset;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -17,6 +18,7 @@ import java.util.Map;
  */
 public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
     private final List<Shard> shards = new ArrayList<>();
+    private long leftOut;
     private final Dataset<TarSample> all;
 
     /** One mapped shard, its index, and the name samples and errors give it. */
@@ -43,38 +45,58 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
     }
 
     public TarDataset(List<Path> paths) throws IOException {
-        this(paths, paths.stream().map(Path::toString).toList(), true);
+        this(paths, paths.stream().map(Path::toString).toList(), true, false);
     }
 
     /**
      * Shards read from local copies ({@code paths}, e.g. a shard cache's files) under the names
      * they have elsewhere ({@code names}, e.g. their URLs), which samples and errors give. With
      * {@code storeIndex} false the indexes are built in memory and stored nowhere (a cache's
-     * directory holds its shards alone).
+     * directory holds its shards alone). With {@code skipUnreadable}, a shard that cannot be
+     * indexed (damaged, cut short, empty) is left out and counted ({@link #shardsLeftOut()});
+     * without it, it is an error; a dataset left with no shard at all is an error either way.
      */
-    public TarDataset(List<Path> paths, List<String> names, boolean storeIndex) throws IOException {
+    public TarDataset(List<Path> paths, List<String> names, boolean storeIndex, boolean skipUnreadable) throws IOException {
         if (paths.isEmpty()) {
             throw new IllegalArgumentException("no shards");
         }
         if (names.size() != paths.size()) {
             throw new IllegalArgumentException(names.size() + " names for " + paths.size() + " shards");
         }
+        CorruptShardException first = null;
         try {
             for (int i = 0; i < paths.size(); i++) {
                 Path p = paths.get(i);
                 TarIndex idx;
                 try {
                     idx = storeIndex ? TarIndex.of(p) : TarIndex.build(p);
+                } catch (CorruptShardException e) {
+                    if (!skipUnreadable) {
+                        throw renamed(e, p.toString(), names.get(i));
+                    }
+                    first = first == null ? e : first;
+                    leftOut++;
+                    continue;
                 } catch (IOException e) {
                     throw renamed(e, p.toString(), names.get(i));
                 }
                 shards.add(new Shard(MappedFile.open(p), idx, names.get(i)));
+            }
+            if (shards.isEmpty()) {
+                throw new IOException("every shard is unreadable (" + leftOut + "); the first: "
+                        + renamed(first, paths.get(0).toString(), names.get(0)).getMessage(), first);
             }
         } catch (IOException | RuntimeException e) {
             close();
             throw e;
         }
         this.all = Dataset.concat(shards);
+    }
+
+    /** Shards left out as unreadable (with {@code skipUnreadable}). */
+    @Override
+    public long shardsLeftOut() {
+        return leftOut;
     }
 
     /** The same error, naming the shard as its reader knows it (its URL, not the cache's file). */

@@ -16,16 +16,25 @@ import java.util.Map;
  * Where every sample of an uncompressed tar shard lies: for each sample its key and, per field,
  * the byte offset and size of the member's data. Built by one pass over the headers (the data
  * is skipped), kept beside the shard as {@code SHARD.stkidx} (or, when that folder is read-only,
- * in {@code ~/.cache/stoker/index}), and rebuilt whenever the shard's size or mtime changed.
+ * in {@code ~/.cache/stoker/index}), and rebuilt whenever it does not prove it belongs to the
+ * shard: the shard's size and mtime, and a {@link #fingerprint} of its content (its first and
+ * last 64 KiB and the headers of sixteen of the members the index lists), so that a shard
+ * rewritten with the same size and mtime is indexed again instead of read at stale offsets.
  */
 public final class TarIndex {
-    private static final long MAGIC = 0x53544b4944583031L; // "STKIDX01"
+    private static final long MAGIC = 0x53544b4944583032L; // "STKIDX02" (01: no fingerprint, and a shard cut between members was accepted)
+    /** The bytes at each end of the shard that the fingerprint covers. */
+    private static final int ENDS = 64 << 10;
+    /** The members whose header blocks the fingerprint covers, spread evenly over the index. */
+    private static final int SAMPLED_HEADERS = 16;
 
     final String[] keys;
     final int[] firstField;     // sample s has fields [firstField[s], firstField[s + 1])
     final String[] fieldNames;
     final long[] offsets;
     final long[] sizes;
+    /** The fingerprint the stored file holds (0 for an index just built). */
+    private long stored;
 
     private TarIndex(String[] keys, int[] firstField, String[] fieldNames, long[] offsets, long[] sizes) {
         this.keys = keys;
@@ -46,16 +55,17 @@ public final class TarIndex {
         for (Path p : places(shard)) {
             if (Files.isRegularFile(p)) {
                 TarIndex idx = load(p, size, mtime);
-                if (idx != null) {
+                if (idx != null && idx.stored == idx.fingerprint(shard, size)) {
                     return idx;
                 }
             }
         }
         TarIndex idx = build(shard);
+        long print = idx.fingerprint(shard, size);
         for (Path p : places(shard)) {
             try {
                 Files.createDirectories(p.toAbsolutePath().getParent());
-                AtomicFile.write(p, out -> idx.store(out, size, mtime));
+                AtomicFile.write(p, out -> idx.store(out, size, mtime, print));
                 break;
             } catch (IOException e) {
                 // not writable here: try the next place; an index not stored is rebuilt next time
@@ -120,11 +130,42 @@ public final class TarIndex {
                 sizes.stream().mapToLong(Long::longValue).toArray());
     }
 
-    private void store(java.io.OutputStream o, long size, long mtime) throws IOException {
+    /**
+     * A hash of what shows whether this index is the shard's: the shard's first and last
+     * {@link #ENDS} bytes, and the header blocks (the 512 bytes before the data) of
+     * {@link #SAMPLED_HEADERS} of the members listed, spread evenly. A shard rewritten with other
+     * members moves or changes those headers; one cut or extended changes its end.
+     */
+    long fingerprint(Path shard, long size) throws IOException {
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(shard, java.nio.file.StandardOpenOption.READ)) {
+            update(crc, ch, 0, (int) Math.min(size, ENDS));
+            update(crc, ch, Math.max(0, size - ENDS), (int) Math.min(size, ENDS));
+            int n = offsets.length;
+            for (int i = 0; i < Math.min(n, SAMPLED_HEADERS); i++) {
+                long data = offsets[(int) ((long) i * n / Math.min(n, SAMPLED_HEADERS))];
+                update(crc, ch, Math.max(0, data - TarReader.BLOCK), TarReader.BLOCK);
+            }
+        }
+        return crc.getValue() ^ size << 32;
+    }
+
+    private static void update(java.util.zip.CRC32C crc, java.nio.channels.FileChannel ch, long at, int n) throws IOException {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(n);
+        while (b.hasRemaining()) {
+            if (ch.read(b, at + b.position()) < 0) {
+                break; // the shard is shorter than the index says: the hash differs
+            }
+        }
+        crc.update(b.flip());
+    }
+
+    private void store(java.io.OutputStream o, long size, long mtime, long fingerprint) throws IOException {
         DataOutputStream out = new DataOutputStream(o);
         out.writeLong(MAGIC);
         out.writeLong(size);
         out.writeLong(mtime);
+        out.writeLong(fingerprint);
         out.writeInt(keys.length);
         out.writeInt(fieldNames.length);
         for (String k : keys) {
@@ -147,6 +188,7 @@ public final class TarIndex {
             if (in.readLong() != MAGIC || in.readLong() != size || in.readLong() != mtime) {
                 return null;
             }
+            long fingerprint = in.readLong();
             int n = in.readInt();
             int f = in.readInt();
             if (n < 0 || f < 0 || n > size / 512 || f > size / 512) {
@@ -169,7 +211,9 @@ public final class TarIndex {
                 offsets[i] = in.readLong();
                 sizes[i] = in.readLong();
             }
-            return new TarIndex(keys, first, names, offsets, sizes);
+            TarIndex idx = new TarIndex(keys, first, names, offsets, sizes);
+            idx.stored = fingerprint;
+            return idx;
         } catch (IOException | RuntimeException e) {
             return null;
         }

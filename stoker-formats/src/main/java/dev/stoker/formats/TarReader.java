@@ -17,7 +17,8 @@ import net.jpountz.lz4.LZ4FrameInputStream;
  * gzip, zstd and lz4 (frame) compression by magic bytes (a suffix alone is not trusted).
  *
  * <p>Errors are {@link CorruptShardException}s naming the shard and the byte offset (in the
- * uncompressed archive): a bad header checksum, a member cut short, garbage after the end.
+ * uncompressed archive): a bad header checksum, a member cut short, garbage after the end, and
+ * an archive with no end-of-archive blocks (an empty file, or one cut between two members).
  */
 public final class TarReader implements AutoCloseable {
     static final int BLOCK = 512;
@@ -133,8 +134,11 @@ public final class TarReader implements AutoCloseable {
             long at = offset;
             int n = readFully(header, BLOCK);
             if (n == 0) {
-                ended = true; // end of file without the end-of-archive blocks: tolerated, as tar does
-                return null;
+                // no end-of-archive blocks: an empty file, or one cut short between two members
+                // (the classic truncated upload), which would otherwise read as a shorter shard
+                ended = true;
+                throw new CorruptShardException(shard, at, at == 0 ? "empty: 0 bytes, not a tar archive"
+                        : "ends after " + at + " bytes without the end-of-archive blocks: cut short between two members");
             }
             if (n < BLOCK) {
                 throw new CorruptShardException(shard, at, "truncated header: " + n + " of 512 bytes");

@@ -14,9 +14,11 @@ import java.util.regex.Pattern;
  * A row filter {@code column op literal} ({@code op} one of {@code == != < <= > >=}): pushed down
  * to the row groups' statistics (a row group whose min/max rule the condition out is never read),
  * then applied exactly to the rows of the groups kept. The literal is read as the column's type;
- * strings compare as UTF-8 bytes, as Parquet orders them. A null value never matches.
+ * strings compare as UTF-8 bytes, as Parquet orders them. A number against a string column is
+ * refused (it would compare as text, {@code "10" < "9"}) unless quoted, which says text is meant.
+ * A null value never matches.
  */
-public record Where(String column, Op op, String literal) {
+public record Where(String column, Op op, String literal, boolean quoted) {
 
     public enum Op {
         EQ("=="), NE("!="), LT("<"), LE("<="), GT(">"), GE(">=");
@@ -39,6 +41,7 @@ public record Where(String column, Op op, String literal) {
         }
     }
 
+    private static final Pattern NUMBER = Pattern.compile("[-+]?(\\d+\\.?\\d*|\\.\\d+)([eE][-+]?\\d+)?");
     private static final Pattern FORM = Pattern.compile("\\s*([^\\s=!<>]+)\\s*(==|!=|<=|>=|<|>|=)\\s*([^\\s=!<>].*?)?\\s*");
 
     /** Parses {@code "x >= 5"}, {@code "label == cat"} (quotes around the literal are optional). */
@@ -49,12 +52,14 @@ public record Where(String column, Op op, String literal) {
         }
         String op = m.group(2).equals("=") ? "==" : m.group(2);
         String literal = m.group(3);
-        if (literal.length() >= 2 && (literal.startsWith("'") && literal.endsWith("'") || literal.startsWith("\"") && literal.endsWith("\""))) {
+        boolean quoted = literal.length() >= 2
+                && (literal.startsWith("'") && literal.endsWith("'") || literal.startsWith("\"") && literal.endsWith("\""));
+        if (quoted) {
             literal = literal.substring(1, literal.length() - 1);
         }
         for (Op o : Op.values()) {
             if (o.symbol.equals(op)) {
-                return new Where(m.group(1), o, literal);
+                return new Where(m.group(1), o, literal, quoted);
             }
         }
         throw new AssertionError(op);
@@ -62,7 +67,7 @@ public record Where(String column, Op op, String literal) {
 
     @Override
     public String toString() {
-        return column + " " + op.symbol + " " + literal;
+        return column + " " + op.symbol + " " + (quoted ? "'" + literal + "'" : literal);
     }
 
     /** The condition for a column of this physical type: the literal read as that type. */
@@ -79,7 +84,14 @@ public record Where(String column, Op op, String literal) {
                     }
                     yield new Bound(this, type, literal.equals("true") ? 1 : 0, 0, null);
                 }
-                case BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY -> new Bound(this, type, 0, 0, literal.getBytes(StandardCharsets.UTF_8));
+                case BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY -> {
+                    if (!quoted && NUMBER.matcher(literal).matches()) {
+                        throw new IllegalArgumentException("filter '" + this + "': column " + column + " holds strings ("
+                                + type + "), and " + literal + " is a number, which would compare as text (\"10\" < \"9\"); "
+                                + "quote it ('" + literal + "') to compare text");
+                    }
+                    yield new Bound(this, type, 0, 0, literal.getBytes(StandardCharsets.UTF_8));
+                }
                 default -> throw new IllegalArgumentException("filters on " + type + " columns are not supported");
             };
         } catch (NumberFormatException e) {
