@@ -238,6 +238,41 @@ class TarCommandsTest {
     }
 
     @Test
+    void skippedShardsAndSkippedLinesAreCountedInTheJsonAndTheTable() throws IOException {
+        shard("good.tar", 5);
+        Path empty = java.nio.file.Files.createFile(tmp.resolve("empty.tar"));
+        String good = tmp.resolve("good.tar").toString();
+        for (String[] mode : new String[][] {{}, {"--stream"}}) {
+            MainTest.Outcome failed = stoker(concat(new String[] {"bench", "shards", good, empty.toString(), "--transform", "none"}, mode));
+            assertEquals(1, failed.code(), failed.err());
+            assertTrue(failed.err().contains(empty + ": empty: 0 bytes, not a tar archive"), failed.err());
+            MainTest.Outcome json = stoker(concat(new String[] {"bench", "shards", good, empty.toString(), "--transform", "none",
+                    "--errors", "skip-shard", "--json"}, mode));
+            assertEquals(0, json.code(), json.err());
+            assertEquals("5", field(json.out().strip(), "samples"));
+            assertEquals("1", field(json.out().strip(), "skippedShards"));
+            MainTest.Outcome table = stoker(concat(new String[] {"bench", "shards", good, empty.toString(), "--transform", "none",
+                    "--errors", "skip-shard"}, mode));
+            assertTrue(table.out().contains("skipped 1 unreadable shards"), table.out());
+        }
+        Path lines = tmp.resolve("some-bad.jsonl");
+        java.nio.file.Files.writeString(lines, "{\"text\": \"a fine line of text\"}\n{oops\n".repeat(20));
+        for (String f : new String[] {lines.toString(), gzip(lines).toString()}) {
+            MainTest.Outcome j = stoker("bench", "jsonl", f, "--seq-len", "8", "--batch", "2", "--skip-bad", "--json");
+            assertEquals(0, j.code(), j.err());
+            assertEquals("20", field(j.out().strip(), "skipped"), f);
+        }
+    }
+
+    private Path gzip(Path p) throws IOException {
+        Path gz = Path.of(p + ".gz");
+        try (var out = new java.util.zip.GZIPOutputStream(java.nio.file.Files.newOutputStream(gz))) {
+            out.write(java.nio.file.Files.readAllBytes(p));
+        }
+        return gz;
+    }
+
+    @Test
     void lsAndInspectReadShardsAtAUrlAsTheLocalOnes() throws IOException {
         Path shards = java.nio.file.Files.createDirectories(tmp.resolve("served"));
         shard("served/w-0.tar", 3);

@@ -134,6 +134,43 @@ class TokensCommandsTest {
     }
 
     @Test
+    void anInputThatGivesNoSampleADirectoryForAFileAndAnOversizedConfigurationAreOneLineErrors() throws IOException {
+        Path small = tokens(100);
+        Path blank = Files.writeString(tmp.resolve("blank.jsonl"), "\n  \n");
+        String[][] cases = {
+            {"bench", "tokens", small.toString(), "--seq-len", "1024"},
+            {"bench", "jsonl", blank.toString(), "--seq-len", "16"},
+            {"bench", "tokens", tmp.toString(), "--seq-len", "16"},
+            {"bench", "tokens", small.toString(), "--seq-len", "4", "--batch", "2147483647"},
+            {"bench", "tokens", small.toString(), "--seq-len", "4", "--batch", "8", "--memory-limit", "1000"},
+        };
+        String[] says = {
+            "tokens: nothing to deliver: the input gives no sample",
+            "jsonl: nothing to deliver: the input gives no sample",
+            tmp + ": not a regular file",
+            "need 274,877,906,944 bytes, more than the memory limit of",
+            "need 1,024 bytes, more than the memory limit of 1,000 bytes (as set)",
+        };
+        for (int i = 0; i < cases.length; i++) {
+            MainTest.Outcome o = stoker(cases[i]);
+            assertTrue(o.code() == 1 || o.code() == 2, String.join(" ", cases[i]) + ": exit " + o.code());
+            assertTrue(o.err().startsWith("stoker: ") && o.err().contains(says[i]), String.join(" ", cases[i]) + ": " + o.err());
+            assertTrue(!o.err().contains("Exception") && !o.err().contains("\tat "), o.err());
+        }
+        assertEquals(0, stoker("bench", "tokens", small.toString(), "--seq-len", "4", "--batch", "8", "--memory-limit", "100000").code());
+    }
+
+    @Test
+    void aNumberAgainstAStringColumnIsRefusedUnlessQuoted() {
+        Path file = root().resolve("stoker-parquet/src/test/resources/parquet/rows-zstd.parquet");
+        MainTest.Outcome bare = stoker("bench", "parquet", file.toString(), "--columns", "id", "--where", "label >= 5");
+        assertEquals(2, bare.code(), bare.err());
+        assertTrue(bare.err().contains("column label holds strings") && bare.err().contains("quote it ('5')"), bare.err());
+        assertEquals(0, stoker("bench", "parquet", file.toString(), "--columns", "id", "--where", "label >= '5'").code());
+        assertEquals(0, stoker("bench", "parquet", file.toString(), "--columns", "id", "--where", "label == class3").code());
+    }
+
+    @Test
     void inspectAndBenchParquet() {
         Path file = root().resolve("stoker-parquet/src/test/resources/parquet/rows-zstd.parquet");
         MainTest.Outcome o = stoker("inspect", "--json", file.toString());

@@ -64,6 +64,22 @@ class JsonlDatasetTest {
     }
 
     @Test
+    void aLineIndexOfAFileRewrittenWithTheSameSizeAndMtimeIsNotTrusted() throws IOException {
+        Path p = tmp.resolve("same.jsonl");
+        Files.writeString(p, "{\"text\": \"aaaaaaaa\"}\n{\"text\": \"b\"}\n");
+        var mtime = Files.getLastModifiedTime(p);
+        try (JsonlDataset d = new JsonlDataset(p)) {
+            assertEquals(2, d.size());
+        }
+        Files.writeString(p, "{\"text\": \"a\"}\n{\"text\": \"bbbbbbbb\"}\n"); // the same size, the lines' bounds moved
+        Files.setLastModifiedTime(p, mtime);
+        try (JsonlDataset d = new JsonlDataset(p);
+             Loader l = Loader.builder(d, d.text("text"), Collator.bytes("text", 16)).batchSize(2).shuffle(false).build()) {
+            assertEquals(Set.of("a", "bbbbbbbb"), texts(l));
+        }
+    }
+
+    @Test
     void aMalformedLineIsNamedOrSkippedAndCounted() throws IOException {
         Path p = file(50, 30);
         try (JsonlDataset d = new JsonlDataset(p);

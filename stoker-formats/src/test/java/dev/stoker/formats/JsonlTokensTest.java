@@ -144,6 +144,30 @@ class JsonlTokensTest {
     }
 
     @Test
+    void skippedMalformedLinesAreCountedInTheLoadersStats() throws IOException {
+        Path p = tmp.resolve("some-bad.jsonl");
+        StringBuilder b = new StringBuilder();
+        int bad = 0;
+        for (int i = 0; i < 300; i++) {
+            if (i % 37 == 5) {
+                b.append("{\"text\": oops}\n");
+                bad++;
+            }
+            b.append("{\"text\": \"line ").append(i).append("\"}\n");
+        }
+        Files.writeString(p, b);
+        for (long shardBytes : new long[] {1 << 20, 1024}) { // one range, and many read in parallel
+            for (int workers : new int[] {0, 2}) {
+                JsonlTokens t = new JsonlTokens(List.of(p), Tokenizer.named("bytes"), "text", 8, shardBytes, true);
+                try (Loader l = Loader.builder(t, t.collator(DType.INT64)).batchSize(4).workers(workers).build()) {
+                    delivered(l, 8);
+                    assertEquals(bad, l.stats().skipped(), shardBytes + " bytes a range, " + workers + " workers");
+                }
+            }
+        }
+    }
+
+    @Test
     void readAheadDeliversEveryByteInOrderAndRethrowsFailures() throws IOException {
         byte[] data = new byte[3_000_001];
         new java.util.Random(1).nextBytes(data);

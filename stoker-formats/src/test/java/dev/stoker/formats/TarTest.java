@@ -140,6 +140,85 @@ class TarTest {
         }
     }
 
+    @Test
+    void anIndexOfAShardRewrittenWithTheSameSizeAndMtimeIsNotTrusted() throws IOException {
+        // the same members' sizes in another order: the same size, other offsets for each key
+        Path shard = tmp.resolve("same.tar");
+        writeSized(shard, new int[] {700, 100, 300});
+        java.nio.file.attribute.FileTime mtime = Files.getLastModifiedTime(shard);
+        long size = Files.size(shard);
+        try (TarDataset d = new TarDataset(List.of(shard))) {
+            assertEquals(700, d.get(0).fields().get("bin").byteSize());
+        }
+        writeSized(shard, new int[] {100, 300, 700});
+        Files.setLastModifiedTime(shard, mtime);
+        assertEquals(size, Files.size(shard));
+        try (TarDataset d = new TarDataset(List.of(shard))) {
+            for (int i = 0; i < 3; i++) {
+                assertEquals(new int[] {100, 300, 700}[i], d.get(i).fields().get("bin").byteSize(), "sample " + i + " at its new place");
+            }
+        }
+    }
+
+    /** Samples k0, k1, ... with a {@code bin} field of the given sizes. */
+    private static void writeSized(Path shard, int[] sizes) throws IOException {
+        try (TarWriter w = new TarWriter(shard)) {
+            for (int i = 0; i < sizes.length; i++) {
+                w.write("k" + i, Map.of("bin", new byte[sizes[i]]));
+            }
+        }
+    }
+
+    @Test
+    void aShardCutBetweenMembersOrEmptyIsAnErrorOrLeftOutAndCounted() throws IOException {
+        Path good = tmp.resolve("good.tar");
+        write(good, 4, 0);
+        byte[] whole = Files.readAllBytes(good);
+        // the last member ends where its padded data ends: cut there, before the end-of-archive blocks
+        long end;
+        try (TarReader r = TarReader.open(good)) {
+            TarReader.Member last = null;
+            for (TarReader.Member m; (m = r.next(false)) != null; ) {
+                last = m;
+            }
+            end = (last.dataOffset() + last.size() + 511) / 512 * 512;
+        }
+        Path cut = tmp.resolve("cut.tar");
+        Files.write(cut, java.util.Arrays.copyOf(whole, (int) end));
+        Path empty = Files.createFile(tmp.resolve("empty.tar"));
+        for (Path bad : List.of(cut, empty)) {
+            CorruptShardException e = assertThrows(CorruptShardException.class, () -> read(new TarShards(List.of(bad)).open(0)));
+            assertTrue(e.getMessage().startsWith(bad + ": ") && e.offset() == (bad == cut ? end : 0), e.getMessage());
+            assertTrue(e.getMessage().contains(bad == cut ? "without the end-of-archive blocks" : "0 bytes"), e.getMessage());
+            assertThrows(CorruptShardException.class, () -> new TarDataset(List.of(bad)));
+        }
+        List<Path> three = List.of(cut, good, empty);
+        try (TarDataset d = new TarDataset(three, three.stream().map(Path::toString).toList(), true, true)) {
+            assertEquals(4, d.size(), "the good shard's samples only");
+            assertEquals(2, d.shardsLeftOut());
+            dev.stoker.Collator<TarSample> one = new dev.stoker.Collator<>() {
+                @Override
+                public dev.stoker.Schema schema() {
+                    return dev.stoker.Schema.of(dev.stoker.Field.scalar("one", dev.stoker.DType.INT64));
+                }
+
+                @Override
+                public void write(TarSample t, dev.stoker.Row row) {
+                    row.putLong(0, 0, 1);
+                }
+            };
+            try (dev.stoker.Loader l = dev.stoker.Loader.builder(d, one).batchSize(2).build()) {
+                assertEquals(2, l.stats().skippedShards(), "counted once the loader exists");
+                l.forEach(b -> { });
+                assertEquals(4, l.stats().samples());
+                assertEquals(2, l.stats().skippedShards());
+            }
+        }
+        IOException none = assertThrows(IOException.class,
+                () -> new TarDataset(List.of(cut, empty), List.of(cut.toString(), empty.toString()), true, true));
+        assertTrue(none.getMessage().startsWith("every shard is unreadable (2)"), none.getMessage());
+    }
+
     static void write(Path shard, int n, int from) throws IOException {
         try (TarWriter w = new TarWriter(shard)) {
             for (int i = from; i < from + n; i++) {
