@@ -350,7 +350,8 @@ final class BenchCommand implements Runnable {
             java.util.List<java.nio.file.Path> local = new java.util.ArrayList<>();
             try {
                 for (String l : locations) {
-                    local.add(shardCache.acquire(l));
+                    // a copy that is no tar archive (an error page sent as a success) is fetched again, once
+                    local.add(shardCache.acquire(l, p -> dev.stoker.formats.TarReader.checkStart(p, l)));
                 }
                 try (dev.stoker.formats.TarDataset data = new dev.stoker.formats.TarDataset(local, locations, false,
                         !options.errors.equals("fail"))) {

@@ -27,20 +27,33 @@ public final class RemoteShards<T> implements StreamingDataset<T> {
     private final ShardCache cache;
     private final int ahead;
     private final Opener<T> opener;
+    private final Check check;
     private int[] plan;
     private int cursor;
 
     public RemoteShards(List<String> locations, ShardCache cache, int ahead, Opener<T> opener) {
+        this(locations, cache, ahead, opener, (local, name) -> { });
+    }
+
+    /** A format's check of a fresh copy, its errors naming the shard {@code name}. */
+    @FunctionalInterface
+    public interface Check {
+        void check(Path local, String name) throws IOException;
+    }
+
+    /** With {@code check}, a cached copy its format cannot read is evicted and fetched again once ({@link ShardCache#acquire(String, ShardCache.Check)}). */
+    public RemoteShards(List<String> locations, ShardCache cache, int ahead, Opener<T> opener, Check check) {
         this.locations = List.copyOf(locations);
         this.cache = cache;
         this.ahead = ahead;
         this.opener = opener;
+        this.check = check;
     }
 
     /** WebDataset tar shards (plain or compressed) at these locations. */
     public static RemoteShards<TarSample> tar(List<String> locations, ShardCache cache, int ahead) {
         return new RemoteShards<>(locations, cache, ahead,
-                (local, name) -> new TarShards(List.of(local), List.of(name)).open(0));
+                (local, name) -> new TarShards(List.of(local), List.of(name)).open(0), TarReader::checkStart);
     }
 
     @Override
@@ -100,7 +113,7 @@ public final class RemoteShards<T> implements StreamingDataset<T> {
     public ShardReader<T> open(int shard) throws IOException {
         String location = locations.get(shard);
         lookAhead(shard);
-        Path local = cache.acquire(location);
+        Path local = cache.acquire(location, copy -> check.check(copy, location));
         ShardReader<T> inner;
         try {
             inner = opener.open(local, location);

@@ -69,6 +69,16 @@ public final class TarReader implements AutoCloseable {
         }
     }
 
+    /**
+     * Whether a file (a shard cache's fresh copy) is a tar archive at all: opened as one, its
+     * first header read. An error page a server sent with a success status fails here at byte 0.
+     */
+    public static void checkStart(Path path, String name) throws IOException {
+        try (TarReader r = open(path, name)) {
+            r.next(false);
+        }
+    }
+
     private static byte[] firstBytes(Path path) throws IOException {
         try (InputStream in = Files.newInputStream(path)) {
             return in.readNBytes(4);

@@ -79,6 +79,31 @@ class RemoteShardsTest {
     }
 
     @Test
+    void anErrorPageSentAsASuccessIsFetchedAgainOnceAndNeverKept() throws IOException {
+        List<Path> local = shards("pages", 2, 10);
+        List<String> want = keys(Loader.builder(new TarShards(local), KEYS).batchSize(4).build());
+        byte[] page = "<html><body>503 Service Unavailable, try again</body></html>".getBytes();
+        List<String> locations = List.of(store.location("pages/s0.tar"), store.location("pages/s1.tar"));
+        store.sendsInstead("pages/s1.tar", page, 1);
+        try (ShardCache cache = new ShardCache(tmp.resolve("c1"), 10_000_000, 2)) {
+            assertEquals(want, keys(Loader.builder(RemoteShards.tar(locations, cache, 0), KEYS).batchSize(4).build()));
+        }
+        assertEquals(2, store.requests("pages/s1.tar"), "the page, then the shard");
+        store.sendsInstead("pages/s1.tar", page, 2);
+        Path dir = tmp.resolve("c2");
+        try (ShardCache cache = new ShardCache(dir, 10_000_000, 2)) {
+            LoaderException e = assertThrows(LoaderException.class,
+                    () -> keys(Loader.builder(RemoteShards.tar(locations, cache, 0), KEYS).batchSize(4).build()));
+            assertTrue(e.getMessage().contains(locations.get(1) + ": truncated header: 60 of 512 bytes (at byte 0)")
+                    && e.getMessage().contains("fetched twice, and neither copy was readable"), e.getMessage());
+        }
+        try (var files = Files.list(dir)) {
+            assertEquals(List.of(), files.map(f -> f.getFileName().toString()).filter(n -> n.contains("s1.tar")
+                    && n.endsWith(".shard")).toList(), "the page is not kept as the shard");
+        }
+    }
+
+    @Test
     // the working set: up to two shards open (the one read and one ahead) and two downloading ahead
     void shuffledShardsAreFetchedInTheLoadersOrderSoATightCacheDownloadsEachOnce() throws IOException {
         List<Path> local = shards("tight", 10, 20);

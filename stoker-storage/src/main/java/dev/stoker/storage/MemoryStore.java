@@ -24,6 +24,8 @@ public final class MemoryStore implements Store, AutoCloseable {
     private final Map<String, byte[]> objects = new ConcurrentSkipListMap<>();
     private final Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> failOpens = new ConcurrentHashMap<>();
+    private final Map<String, AtomicInteger> pageOpens = new ConcurrentHashMap<>();
+    private final Map<String, byte[]> pages = new ConcurrentHashMap<>();
     private final RetryingSource.Retry retry = new RetryingSource.Retry(6, Duration.ofMillis(1), Duration.ofMillis(10));
     private volatile int chunk = Integer.MAX_VALUE;
     private volatile long cutAfter = Long.MAX_VALUE;
@@ -76,6 +78,16 @@ public final class MemoryStore implements Store, AutoCloseable {
         return this;
     }
 
+    /**
+     * The next {@code n} requests for {@code key} succeed with {@code page} instead of the object,
+     * its size announced as theirs: a server's error page sent with a success status.
+     */
+    public MemoryStore sendsInstead(String key, byte[] page, int n) {
+        pages.put(key, page.clone());
+        pageOpens.computeIfAbsent(key, k -> new AtomicInteger()).set(n);
+        return this;
+    }
+
     /** The requests made for {@code key} so far (each open and each resumed range). */
     public int requests(String key) {
         AtomicInteger n = requests.get(key);
@@ -108,7 +120,8 @@ public final class MemoryStore implements Store, AutoCloseable {
                 if (fail != null && fail.getAndDecrement() > 0) {
                     throw new IOException("injected: 503 Slow Down");
                 }
-                byte[] b = object(location);
+                AtomicInteger page = pageOpens.get(key);
+                byte[] b = page != null && page.getAndDecrement() > 0 ? pages.get(key) : object(location);
                 learnLength(b.length);
                 return new Body(b, (int) Math.min(position, b.length));
             }

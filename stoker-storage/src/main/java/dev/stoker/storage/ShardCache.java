@@ -191,6 +191,50 @@ public final class ShardCache implements AutoCloseable {
         }
     }
 
+    /** A format's check of a local copy: throws when the bytes are not a shard it can read. */
+    @FunctionalInterface
+    public interface Check {
+        void check(Path local) throws IOException;
+    }
+
+    /**
+     * {@link #acquire}, then {@code check} of the copy by its format's reader. A copy that fails
+     * it (an error page that a store sent with a success status and the size it announced, a copy
+     * damaged on disk) is evicted and fetched again, once; failing again, it is evicted too and
+     * the error, naming the location, is the caller's. A server's status and sizes cannot tell a
+     * shard from an error page; only its format can.
+     */
+    public Path acquire(String location, Check check) throws IOException {
+        for (int attempt = 1; ; attempt++) {
+            Path local = acquire(location);
+            try {
+                check.check(local);
+                return local;
+            } catch (IOException | RuntimeException e) {
+                release(location);
+                evict(location);
+                if (attempt == 2) {
+                    String why = e.getMessage() != null ? e.getMessage() : e.toString();
+                    throw new IOException((why.startsWith(location) ? why : location + ": " + why)
+                            + " (fetched twice, and neither copy was readable: not kept)", e);
+                }
+            }
+        }
+    }
+
+    /** Removes a shard's copy unless some process has it pinned; it is fetched again when next acquired. */
+    public void evict(String location) throws IOException {
+        String k = key(location);
+        ledger(() -> {
+            if (Pins.evict(dir.resolve(k + ".pin"), dir.resolve(k))) {
+                synchronized (this) {
+                    evictions++;
+                }
+            }
+            return scan(null);
+        });
+    }
+
     public synchronized void release(String location) {
         String k = key(location);
         Integer n = pins.get(k);
