@@ -41,8 +41,9 @@ public final class ImageFolder implements Dataset<TarSample> {
     public ImageFolder(String root) throws IOException {
         this.remote = Storage.isRemote(root);
         this.root = remote && !root.endsWith("/") ? root + "/" : root;
-        // every file below a class folder, by its path below root
+        // every file below a class folder, by its path below root; every class folder, even one with no image
         List<String> below = new ArrayList<>();
+        java.util.TreeMap<String, List<String>> byClass = new java.util.TreeMap<>();
         if (remote) {
             for (String l : Storage.list(this.root)) {
                 below.add(l.substring(this.root.length()));
@@ -51,6 +52,7 @@ public final class ImageFolder implements Dataset<TarSample> {
             Path r = Path.of(root);
             try (Stream<Path> dirs = Files.list(r)) {
                 for (Path d : dirs.filter(Files::isDirectory).toList()) {
+                    byClass.put(d.getFileName().toString(), new ArrayList<>());
                     try (Stream<Path> walk = Files.walk(d)) {
                         walk.filter(Files::isRegularFile).forEach(p -> below.add(r.relativize(p).toString()));
                     }
@@ -58,12 +60,22 @@ public final class ImageFolder implements Dataset<TarSample> {
             }
         }
         // classes by name (a class "a" before "a-b"), then images by path within each
-        java.util.TreeMap<String, List<String>> byClass = new java.util.TreeMap<>();
         for (String n : below) {
             int slash = n.indexOf('/');
-            if (slash > 0 && isImage(n)) {
-                byClass.computeIfAbsent(n.substring(0, slash), k -> new ArrayList<>()).add(n);
+            if (slash > 0) {
+                List<String> images = byClass.computeIfAbsent(n.substring(0, slash), k -> new ArrayList<>());
+                if (isImage(n)) {
+                    images.add(n);
+                }
             }
+        }
+        // as torchvision's ImageFolder: a class folder with no image is an error, not a class
+        // silently dropped (which would shift the label of every class after it)
+        List<String> empty = byClass.entrySet().stream().filter(e -> e.getValue().isEmpty()).map(Map.Entry::getKey).toList();
+        if (!empty.isEmpty() && empty.size() < byClass.size()) {
+            throw new IOException(root + ": no image in the class folder" + (empty.size() > 1 ? "s " : " ") + String.join(", ", empty)
+                    + " (expected root/CLASS/IMAGE with extension " + String.join(", ", EXTENSIONS)
+                    + "); torchvision's ImageFolder refuses it too: remove the folder, or add its images");
         }
         List<Integer> lab = new ArrayList<>();
         for (Map.Entry<String, List<String>> c : byClass.entrySet()) {

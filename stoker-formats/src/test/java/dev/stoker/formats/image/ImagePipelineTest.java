@@ -287,5 +287,13 @@ public class ImagePipelineTest {
         assertEquals(6, f.size());
         assertEquals("zebra/b1", f.get(5).key());
         assertEquals("2", new String(f.get(5).field("cls").toArray(ValueLayout.JAVA_BYTE)));
+        // a class folder with no image shifts every later label if dropped: refused, as torchvision refuses it
+        Files.createDirectories(tmp.resolve("root/bee"));
+        Files.writeString(tmp.resolve("root/bee/readme.txt"), "no images yet");
+        IOException e = assertThrows(IOException.class, () -> new ImageFolder(tmp.resolve("root")));
+        assertTrue(e.getMessage().contains("no image in the class folder bee"), e.getMessage());
+        Files.createDirectories(tmp.resolve("root/cat"));
+        e = assertThrows(IOException.class, () -> new ImageFolder(tmp.resolve("root")));
+        assertTrue(e.getMessage().contains("class folders bee, cat"), e.getMessage());
     }
 }
