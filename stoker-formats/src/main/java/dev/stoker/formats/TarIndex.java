@@ -1,6 +1,5 @@
 package dev.stoker.formats;
 
-import dev.stoker.CorruptShardException;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -97,28 +96,17 @@ public final class TarIndex {
                         + "(TarShards) or store it uncompressed");
             }
             TarReader r = new TarReader(in, shard.toString());
-            String key = null;
-            long keyAt = -1;
-            java.util.Set<String> seen = new java.util.HashSet<>();
+            TarGrouping grouping = new TarGrouping(shard.toString());
             for (TarReader.Member m; (m = r.next(false)) != null; ) {
-                if (TarSample.isMeta(m.name())) {
-                    continue;
-                }
-                String[] kf = TarSample.split(m.name());
+                String[] kf = TarGrouping.keyAndField(m);
                 if (kf == null) {
                     continue;
                 }
-                if (!kf[0].equals(key)) {
-                    key = kf[0];
-                    keyAt = m.headerOffset();
-                    keys.add(key);
+                if (grouping.starts(kf[0])) {
+                    keys.add(kf[0]);
                     first.add(names.size());
-                    seen.clear();
                 }
-                if (!seen.add(kf[1])) {
-                    throw new CorruptShardException(shard.toString(), m.headerOffset(), "duplicate field '" + kf[1]
-                            + "' in sample '" + key + "' (which starts at byte " + keyAt + ")");
-                }
+                grouping.add(kf, m);
                 names.add(intern.computeIfAbsent(kf[1], k -> k));
                 offsets.add(m.dataOffset());
                 sizes.add(m.size());

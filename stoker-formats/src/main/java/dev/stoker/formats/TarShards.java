@@ -1,6 +1,5 @@
 package dev.stoker.formats;
 
-import dev.stoker.CorruptShardException;
 import dev.stoker.StreamingDataset;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -61,13 +60,13 @@ public final class TarShards implements StreamingDataset<TarSample> {
      */
     static ShardReader<TarSample> samples(TarReader reader) {
         MemorySegment mapped = reader.mapped();
+        TarGrouping grouping = new TarGrouping(reader.shard());
         return new ShardReader<>() {
             private TarReader.Member pending;
 
             @Override
             public TarSample next() throws IOException {
                 String key = null;
-                long keyAt = -1;
                 Map<String, MemorySegment> fields = new LinkedHashMap<>();
                 while (true) {
                     TarReader.Member m = pending != null ? pending : reader.next(mapped == null);
@@ -75,26 +74,17 @@ public final class TarShards implements StreamingDataset<TarSample> {
                     if (m == null) {
                         return key == null ? null : new TarSample(key, reader.shard(), fields);
                     }
-                    if (TarSample.isMeta(m.name())) {
-                        continue;
-                    }
-                    String[] kf = TarSample.split(m.name());
+                    String[] kf = TarGrouping.keyAndField(m);
                     if (kf == null) {
-                        continue; // no dot in the file name: no sample has it, as in WebDataset
+                        continue; // no sample has it, as in WebDataset
                     }
-                    if (key != null && !key.equals(kf[0])) {
+                    if (key != null && grouping.starts(kf[0])) {
                         pending = m;
                         return new TarSample(key, reader.shard(), fields);
                     }
-                    if (key == null) {
-                        key = kf[0];
-                        keyAt = m.headerOffset();
-                    }
-                    MemorySegment data = mapped != null ? mapped.asSlice(m.dataOffset(), m.size()) : MemorySegment.ofArray(m.data());
-                    if (fields.put(kf[1], data) != null) {
-                        throw new CorruptShardException(reader.shard(), m.headerOffset(), "duplicate field '" + kf[1]
-                                + "' in sample '" + key + "' (which starts at byte " + keyAt + ")");
-                    }
+                    grouping.add(kf, m);
+                    key = kf[0];
+                    fields.put(kf[1], mapped != null ? mapped.asSlice(m.dataOffset(), m.size()) : MemorySegment.ofArray(m.data()));
                 }
             }
 

@@ -42,13 +42,16 @@ public final class TarSummary {
             String key = null;
             List<String> current = new ArrayList<>();
             long bytes = 0;
+            TarGrouping grouping = new TarGrouping(r.shard());
             for (TarReader.Member m; (m = r.next(distributions)) != null; ) {
-                String[] kf = TarSample.isMeta(m.name()) ? null : TarSample.split(m.name());
+                String[] kf = TarGrouping.keyAndField(m);
                 if (kf == null) {
                     s.skippedMembers++;
                     continue;
                 }
-                if (!kf[0].equals(key)) {
+                boolean starts = grouping.starts(kf[0]);
+                grouping.add(kf, m); // a field repeated within a sample fails here as in every loading path
+                if (starts) {
                     if (key != null && distributions) {
                         sizes = add(sizes, (int) s.samples, bytes);
                     }

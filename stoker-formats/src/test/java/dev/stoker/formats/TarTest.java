@@ -330,6 +330,9 @@ class TarTest {
         CorruptShardException e = assertThrows(CorruptShardException.class, () -> read(new TarShards(List.of(p)).open(0)));
         assertTrue(e.getMessage().contains("duplicate field 'txt' in sample 'a'"), e.getMessage());
         assertThrows(CorruptShardException.class, () -> new TarDataset(List.of(p)));
+        // ls and inspect group by the same rule: no path accepts what another refuses
+        e = assertThrows(CorruptShardException.class, () -> TarSummary.of(p, null));
+        assertTrue(e.getMessage().contains("duplicate field 'txt' in sample 'a'"), e.getMessage());
     }
 
     @Test
