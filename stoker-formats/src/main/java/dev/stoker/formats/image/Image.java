@@ -47,6 +47,24 @@ public final class Image {
         }
     }
 
+    /**
+     * The most pixels an image may have to be decoded: Pillow's limit (twice its
+     * {@code MAX_IMAGE_PIXELS}, where it raises {@code DecompressionBombError}), 178,956,970;
+     * the system property {@code stoker.maxImagePixels} sets another. A small file can claim a
+     * huge image (a 1 MB PNG of 30,000 × 30,000 pixels is 3.6 GB decoded): its size is read from
+     * its header and checked before a pixel is decoded, by every decoder.
+     */
+    public static final long MAX_PIXELS = Long.getLong("stoker.maxImagePixels", 178_956_970L);
+
+    /** Refuses an image of {@code w} × {@code h} pixels above {@link #MAX_PIXELS}, naming it. */
+    static void checkPixels(long w, long h, String name) throws IOException {
+        if (w * h > MAX_PIXELS) {
+            throw new dev.stoker.CorruptShardException(name, -1, String.format(java.util.Locale.ROOT,
+                    "an image of %,d x %,d = %,d pixels, more than the limit of %,d (a decompression bomb?"
+                    + " -Dstoker.maxImagePixels raises it)", w, h, w * h, MAX_PIXELS));
+        }
+    }
+
     /** True when {@code encoded} starts as a JPEG does (the SOI marker, FF D8). */
     static boolean isJpeg(MemorySegment encoded) {
         return encoded.byteSize() >= 2 && encoded.get(ValueLayout.JAVA_BYTE, 0) == (byte) 0xFF

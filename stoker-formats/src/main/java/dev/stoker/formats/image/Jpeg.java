@@ -70,13 +70,24 @@ public final class Jpeg {
 
     static void decodeImageIo(MemorySegment jpeg, Image into, String name) throws IOException {
         java.awt.image.BufferedImage img;
-        try {
-            img = javax.imageio.ImageIO.read(new ByteArrayInputStream(jpeg.toArray(ValueLayout.JAVA_BYTE)));
+        try (javax.imageio.stream.ImageInputStream in = javax.imageio.ImageIO.createImageInputStream(
+                new ByteArrayInputStream(jpeg.toArray(ValueLayout.JAVA_BYTE)))) {
+            java.util.Iterator<javax.imageio.ImageReader> readers = javax.imageio.ImageIO.getImageReaders(in);
+            if (!readers.hasNext()) {
+                throw new CorruptShardException(name, -1, "not an image javax.imageio can decode");
+            }
+            javax.imageio.ImageReader reader = readers.next();
+            try {
+                reader.setInput(in, true, true);
+                Image.checkPixels(reader.getWidth(0), reader.getHeight(0), name); // from the header, before any pixel
+                img = reader.read(0);
+            } finally {
+                reader.dispose();
+            }
+        } catch (CorruptShardException e) {
+            throw e;
         } catch (IOException | RuntimeException e) {
             throw new CorruptShardException(name, -1, "cannot decode image: " + e.getMessage(), e);
-        }
-        if (img == null) {
-            throw new CorruptShardException(name, -1, "not an image javax.imageio can decode");
         }
         int w = img.getWidth();
         int h = img.getHeight();
@@ -202,6 +213,7 @@ public final class Jpeg {
                 long dims = header(h, src, jpeg.byteSize(), name);
                 int w = (int) (dims >>> 32);
                 int hgt = (int) dims;
+                Image.checkPixels(w, hgt, name);
                 int sw = w;
                 int sh = hgt;
                 if (minW <= 0 && minH <= 0) {

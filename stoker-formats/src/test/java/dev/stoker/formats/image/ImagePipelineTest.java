@@ -274,6 +274,47 @@ public class ImagePipelineTest {
     }
 
     @Test
+    void anImageClaimingMorePixelsThanTheLimitIsRefusedBeforeDecoding() throws IOException {
+        // a PNG of 30,000 x 30,000 in 70 bytes: its header, a token of data, its end
+        java.io.ByteArrayOutputStream png = new java.io.ByteArrayOutputStream();
+        png.write(new byte[] {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'});
+        java.nio.ByteBuffer ihdr = java.nio.ByteBuffer.allocate(13).putInt(30_000).putInt(30_000).put((byte) 8).put((byte) 2)
+                .put((byte) 0).put((byte) 0).put((byte) 0);
+        chunk(png, "IHDR", ihdr.array());
+        chunk(png, "IDAT", new byte[] {0x78, (byte) 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01});
+        chunk(png, "IEND", new byte[0]);
+        // a JPEG whose frame header says 30,000 x 30,000
+        byte[] jpg = jpeg(16, 16, 1);
+        for (int i = 0; i + 8 < jpg.length; i++) {
+            if ((jpg[i] & 0xFF) == 0xFF && ((jpg[i + 1] & 0xFF) == 0xC0 || (jpg[i + 1] & 0xFF) == 0xC2)) {
+                jpg[i + 5] = (byte) (30_000 >> 8);
+                jpg[i + 6] = (byte) 30_000;
+                jpg[i + 7] = (byte) (30_000 >> 8);
+                jpg[i + 8] = (byte) 30_000;
+                break;
+            }
+        }
+        for (byte[] bomb : List.of(png.toByteArray(), jpg)) {
+            long t0 = System.nanoTime();
+            dev.stoker.CorruptShardException e = assertThrows(dev.stoker.CorruptShardException.class,
+                    () -> Image.decode(java.lang.foreign.MemorySegment.ofArray(bomb), new Image(), "s.tar: k/bomb"));
+            assertTrue(e.getMessage().startsWith("s.tar: k/bomb: an image of 30,000 x 30,000 = 900,000,000 pixels, more than the "
+                    + "limit of 178,956,970"), e.getMessage());
+            assertTrue(System.nanoTime() - t0 < 2_000_000_000L, "refused from the header, not after decoding");
+        }
+    }
+
+    private static void chunk(java.io.ByteArrayOutputStream out, String type, byte[] data) throws IOException {
+        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+        crc.update(type.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        crc.update(data);
+        out.write(java.nio.ByteBuffer.allocate(4).putInt(data.length).array());
+        out.write(type.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        out.write(data);
+        out.write(java.nio.ByteBuffer.allocate(4).putInt((int) crc.getValue()).array());
+    }
+
+    @Test
     void anImageFolderNumbersClassesBySortedName() throws IOException {
         for (String c : new String[] {"zebra", "ant", "moose"}) {
             Files.createDirectories(tmp.resolve("root").resolve(c));
