@@ -30,6 +30,10 @@ COUNTER_MESSAGE = struct.Struct("<IIq")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+# what the JVM prints at every start when the Vector API's incubator module is added
+JVM_NOTICE = "WARNING: Using incubator modules:"
+
+
 def server_command():
     """How to start the server: $STOKER_JAR (with $STOKER_JAVA), $STOKER_LAUNCHER, the ``stoker``
     launcher of the source tree this package lives in, or ``stoker`` on the PATH."""
@@ -94,7 +98,9 @@ class Server:
 
     def _drain_stderr(self):
         for line in self.process.stderr:
-            self.stderr.append(line.decode("utf-8", "replace").rstrip())
+            text = line.decode("utf-8", "replace").rstrip()
+            if not text.startswith(JVM_NOTICE):  # the JVM's, on every start: not the server's to report
+                self.stderr.append(text)
         self._stderr_done.set()
 
     def died(self, what="died"):
