@@ -3,18 +3,16 @@ package dev.stoker.parquet;
 import dev.stoker.storage.Storage;
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
-import java.nio.file.StandardOpenOption;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * A Parquet file's bytes at any location, read by range: a local file by a channel opened for
- * the read (an interrupt, as a loader closing a pass sends, ends and closes that channel only;
- * and a channel reads through a reused native buffer, where a stream mallocs one per read), a
- * remote one by a ranged request through {@link Storage}. A remote file's footer
+ * A Parquet file's bytes at any location, read by range: a local file by a read of a file opened
+ * for it (not a channel: an interrupt, as a loader closing a pass sends, would end the read and
+ * close the channel), a remote one by a ranged request through {@link Storage}. A remote file's footer
  * costs one request: the first read among its last {@link #TAIL} bytes fetches them all, and the
  * footer's later reads are served from them. Every byte fetched and every request is counted.
  * Safe for concurrent reads; nothing is held open between them. Also the input Hardwood parses
@@ -51,14 +49,10 @@ final class ParquetInput implements dev.hardwood.InputFile {
             return;
         }
         if (!remote) {
-            // a channel of this read's own: an interrupt (a loader closing its pass) ends this read only
-            try (FileChannel f = FileChannel.open(Storage.localPath(location), StandardOpenOption.READ)) {
-                ByteBuffer b = ByteBuffer.wrap(dst, at, len);
-                while (b.hasRemaining()) {
-                    if (f.read(b, offset + b.position() - at) < 0) {
-                        throw new EOFException(location + ": ends before byte " + (offset + len));
-                    }
-                }
+            // a RandomAccessFile: unlike a FileChannel, a read of it is not ended by an interrupt
+            try (RandomAccessFile f = new RandomAccessFile(Storage.localPath(location).toFile(), "r")) {
+                f.seek(offset);
+                f.readFully(dst, at, len);
             }
             return;
         }
