@@ -51,8 +51,23 @@ abstract class Pass implements Iterator<Batch> {
         return n;
     }
 
+    /**
+     * A failure in words: an I/O error's own message (it names what failed; a class name adds
+     * nothing for a reader), with the few terse ones of the libraries underneath said plainly;
+     * anything else (a bug's exception) with its class, which is then the most telling part.
+     */
     static String describe(Throwable e) {
         String m = e.getMessage();
-        return m == null ? e.getClass().getSimpleName() : e.getClass().getSimpleName() + ": " + m;
+        if (m == null) {
+            return e instanceof java.io.EOFException ? "the data ends too early (cut short?)" : e.getClass().getSimpleName();
+        }
+        if (e instanceof java.io.IOException) {
+            return switch (m) {
+                case "Truncated source" -> "the compressed stream is cut short (zstd: " + m + ")";
+                case "Unknown frame descriptor" -> "not zstd data, or damaged (zstd: " + m + ")";
+                default -> m;
+            };
+        }
+        return e.getClass().getSimpleName() + ": " + m;
     }
 }

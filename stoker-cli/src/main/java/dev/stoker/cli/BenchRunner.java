@@ -493,6 +493,10 @@ final class BenchRunner {
             text = Files.readString(file);
         } catch (NoSuchFileException e) {
             throw new Main.BadDataException(file + ": no such state file", e);
+        } catch (java.nio.charset.CharacterCodingException e) {
+            throw new Main.BadDataException(file + ": loader state: not text (a state file is JSON written by --save-state)", e);
+        } catch (IOException e) {
+            throw new IOException(file + ": " + (e.getMessage() != null ? e.getMessage() : e.toString()), e);
         }
         try {
             return LoaderState.fromJson(text);

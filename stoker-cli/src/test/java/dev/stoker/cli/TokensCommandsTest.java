@@ -137,7 +137,15 @@ class TokensCommandsTest {
     void anInputThatGivesNoSampleADirectoryForAFileAndAnOversizedConfigurationAreOneLineErrors() throws IOException {
         Path small = tokens(100);
         Path blank = Files.writeString(tmp.resolve("blank.jsonl"), "\n  \n");
+        Path binaryState = Files.write(tmp.resolve("state.bin"), new byte[] {0, (byte) 0xFF, (byte) 0xFE, 'x'});
+        java.io.ByteArrayOutputStream z = new java.io.ByteArrayOutputStream();
+        try (var out = new com.github.luben.zstd.ZstdOutputStream(z)) {
+            out.write("{\"text\": \"a line of text to compress\"}\n".repeat(2000).getBytes());
+        }
+        Path cutZst = Files.write(tmp.resolve("cut.jsonl.zst"), java.util.Arrays.copyOf(z.toByteArray(), z.size() / 2));
         String[][] cases = {
+            {"bench", "synthetic", "--samples", "10", "--resume", binaryState.toString()},
+            {"bench", "jsonl", cutZst.toString(), "--seq-len", "16"},
             {"bench", "tokens", small.toString(), "--seq-len", "1024"},
             {"bench", "jsonl", blank.toString(), "--seq-len", "16"},
             {"bench", "tokens", tmp.toString(), "--seq-len", "16"},
@@ -145,6 +153,8 @@ class TokensCommandsTest {
             {"bench", "tokens", small.toString(), "--seq-len", "4", "--batch", "8", "--memory-limit", "1000"},
         };
         String[] says = {
+            binaryState + ": loader state: not text",
+            cutZst + ": reading sample 0 of the shard (epoch 0, rank 0): the compressed stream is cut short",
             "tokens: nothing to deliver: the input gives no sample",
             "jsonl: nothing to deliver: the input gives no sample",
             tmp + ": not a regular file",
