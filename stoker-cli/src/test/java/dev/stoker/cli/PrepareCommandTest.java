@@ -71,4 +71,42 @@ class PrepareCommandTest {
         assertEquals(field(lines.get(0), "digest"), field(lines.get(1), "digest"));
         assertTrue(Double.parseDouble(field(lines.get(0), "tokensPerSec")) > 0);
     }
+
+    @Test
+    void aSignalDuringPrepareLeavesNoTemporaryAndNoFinalFile() throws Exception {
+        // enough text that GPT-2 tokenizing is still writing when the signal comes
+        Path in = tmp.resolve("big.jsonl");
+        String line = "{\"text\": \"" + "the quick brown fox jumps over the lazy dog, again and again. ".repeat(40) + "\"}\n";
+        try (var w = Files.newBufferedWriter(in)) {
+            for (int i = 0; i < 40_000; i++) {
+                w.write(line);
+            }
+        }
+        Path out = Files.createDirectories(tmp.resolve("out"));
+        String javaBin = ProcessHandle.current().info().command().orElse("java");
+        Process p = new ProcessBuilder(javaBin, "--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector",
+                "-cp", System.getProperty("java.class.path"), "dev.stoker.cli.Main", "prepare", "tokens", in.toString(),
+                "--tokenizer", "gpt2", "--out", out.resolve("train").toString()).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while (partials(out).isEmpty() && p.isAlive() && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertTrue(p.isAlive() && !partials(out).isEmpty(), "the run was writing its output when signalled");
+            p.destroy(); // SIGTERM
+            assertTrue(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS));
+        } finally {
+            p.destroyForcibly();
+        }
+        try (var left = Files.list(out)) {
+            assertEquals(java.util.List.of(), left.map(f -> f.getFileName().toString()).toList(), "nothing left, nothing half-written");
+        }
+    }
+
+    private static java.util.List<Path> partials(Path dir) throws IOException {
+        try (var files = Files.list(dir)) {
+            return files.filter(f -> f.getFileName().toString().endsWith(".partial")).toList();
+        }
+    }
 }

@@ -13,7 +13,8 @@ import java.nio.file.StandardOpenOption;
 /**
  * A file being written under a temporary name beside its target: {@link #commit()} flushes it to
  * disk and renames it into place in one step, {@link #abandon()} deletes it. Readers never see a
- * partial file; an interrupted writer leaves only a hidden {@code .partial} file.
+ * partial file; a writer stopped by a signal removes it on the way out ({@link dev.stoker.storage.Temporaries}), and
+ * one killed outright leaves a hidden {@code .NAME.PID.*.partial} file that the next writer there sweeps.
  */
 final class PendingFile {
     private final Path target;
@@ -24,7 +25,7 @@ final class PendingFile {
 
     PendingFile(Path target) throws IOException {
         this.target = target.toAbsolutePath();
-        this.tmp = Files.createTempFile(this.target.getParent(), "." + this.target.getFileName(), ".partial");
+        this.tmp = dev.stoker.storage.Temporaries.create(this.target); // removed even if the process is stopped by a signal
         try {
             // a temporary file is created private (0600); the finished file is an ordinary one
             Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
@@ -57,6 +58,7 @@ final class PendingFile {
             channel.close();
             Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             moved = true;
+            dev.stoker.storage.Temporaries.done(tmp);
         } finally {
             if (!moved) {
                 discard();
@@ -77,6 +79,7 @@ final class PendingFile {
             channel.close();
         } finally {
             Files.deleteIfExists(tmp);
+            dev.stoker.storage.Temporaries.done(tmp);
         }
     }
 }

@@ -282,6 +282,7 @@ public final class ShardCache implements AutoCloseable {
             }
             removePartials(k); // left by a process that died: we hold the shard's lock
             Path tmp = Files.createTempFile(dir, "." + k + ".", ".partial");
+            Temporaries.track(tmp); // removed if the process is stopped mid-download
             Path reserve = dir.resolve(k + ".reserve");
             long[] reserved = {-1};
             try {
@@ -305,6 +306,7 @@ public final class ShardCache implements AutoCloseable {
                 return target;
             } finally {
                 Files.deleteIfExists(tmp);
+                Temporaries.done(tmp);
                 if (Files.deleteIfExists(reserve)) {
                     ledger(() -> scan(null)); // refresh the stats after giving the reservation back
                 }

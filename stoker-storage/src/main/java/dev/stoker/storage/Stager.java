@@ -105,19 +105,18 @@ public final class Stager {
                 continue;
             }
             Files.createDirectories(target.getParent());
-            Path tmp = target.resolveSibling("." + target.getFileName() + ".partial");
+            Path tmp = Temporaries.create(target); // removed even if the process is stopped by a signal
             long n;
             try {
                 n = Storage.copy(it.location(), tmp, progress);
-            } catch (IOException | RuntimeException e) {
+                if (n != it.size()) {
+                    throw new IOException(it.location() + ": copied " + n + " bytes but expected " + it.size());
+                }
+                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            } finally {
                 Files.deleteIfExists(tmp);
-                throw e;
+                Temporaries.done(tmp);
             }
-            if (n != it.size()) {
-                Files.deleteIfExists(tmp);
-                throw new IOException(it.location() + ": copied " + n + " bytes but expected " + it.size());
-            }
-            Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             copied++;
             bytes += n;
         }
