@@ -26,6 +26,16 @@ public interface Dataset<T> {
     }
 
     /**
+     * A fingerprint of this dataset's content (0: none given), recorded in a {@link LoaderState}
+     * and checked when a loader resumes from it, so that a state saved from other data is refused
+     * rather than continued at positions that mean other samples. It depends on the content only,
+     * never on where the bytes live: a state saved reading from S3 resumes on the staged copy.
+     */
+    default long fingerprint() {
+        return 0;
+    }
+
+    /**
      * Shards this dataset left out when it was opened because they could not be read (under a
      * skip policy, e.g. a tar shard that cannot be indexed): a loader over it counts them in
      * {@link LoaderStats#skippedShards()}, once.

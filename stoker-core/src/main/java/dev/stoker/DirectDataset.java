@@ -33,6 +33,16 @@ public interface DirectDataset {
         return false;
     }
 
+    /**
+     * A fingerprint of this dataset's content (0: none given), recorded in a {@link LoaderState}
+     * and checked when a loader resumes from it, so that a state saved from other data is refused
+     * rather than continued at positions that mean other samples. It depends on the content only,
+     * never on where the bytes live: a state saved reading from S3 resumes on the staged copy.
+     */
+    default long fingerprint() {
+        return 0;
+    }
+
     default String name() {
         return getClass().getSimpleName();
     }

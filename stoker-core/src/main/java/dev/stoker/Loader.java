@@ -110,6 +110,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
     private volatile Pass run;
     private boolean closed;
+    /** The content fingerprint of the data ({@link Dataset#fingerprint}), recorded in states and checked on resume. */
+    private final long dataFingerprint;
 
     private Loader(Builder b) {
         this.source = b.source;
@@ -149,6 +151,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             throw new IllegalArgumentException("shuffleWindow is for streaming datasets; a random-access dataset "
                     + "is shuffled whole by Sampler.shuffle()");
         }
+        this.dataFingerprint = source != null ? source.fingerprint() : stream.dataset.fingerprint();
         LoaderState s = b.resume;
         if (s == null) {
             this.seed = b.seed;
@@ -165,6 +168,16 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             if (s.size() != length) {
                 throw new IllegalArgumentException("cannot resume: the state's epoch has " + s.size()
                         + " positions, this loader's has " + length + " (a different dataset?)");
+            }
+            if (s.data() != 0 && dataFingerprint != 0 && s.data() != dataFingerprint) {
+                throw new IllegalArgumentException("cannot resume: the state was saved from other data (fingerprint "
+                        + Long.toHexString(s.data()) + ", this dataset's " + Long.toHexString(dataFingerprint)
+                        + "): the same number of samples, other content");
+            }
+            if (s.segmentStart() + Math.multiplyHigh(s.rankOffset(), s.worldSize()) > length
+                    || s.segmentStart() + s.rankOffset() * (long) s.worldSize() > length + (long) s.worldSize() * s.batchSize()) {
+                throw new IllegalArgumentException("cannot resume: the state's position (" + s.rankOffset() + " samples a rank from "
+                        + s.segmentStart() + ") lies past the end of an epoch of " + length);
             }
             if (b.seedSet && b.seed != s.seed()) {
                 throw new IllegalArgumentException("cannot resume: seed " + b.seed + " was set, the state has seed " + s.seed());
@@ -357,10 +370,10 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
      */
     public synchronized LoaderState state() {
         if (run != null && !run.finished()) {
-            return run.state();
+            return run.state().withData(dataFingerprint);
         }
         return new LoaderState(sampler.id(), length, seed, epoch, worldSize, rank, batchSize, segmentStart,
-                rankOffset, sampleInShard, blockEmitted, done, delivered);
+                rankOffset, sampleInShard, blockEmitted, done, delivered, dataFingerprint);
     }
 
     /**

@@ -25,15 +25,31 @@ import java.util.List;
  *
  * @param sampler      the sampler's id; a resumed loader must use the same one
  * @param size         positions in an epoch's order; a resumed loader must have the same
+ * @param data         the fingerprint of the data the state was saved from ({@link Dataset#fingerprint()};
+ *                     0 when the dataset gives none): a resumed loader's data must have the same,
+ *                     wherever its bytes live
  */
 public record LoaderState(String sampler, long size, long seed, long epoch, int worldSize, int rank,
                           int batchSize, long segmentStart, long rankOffset, long sampleInShard, long blockEmitted,
-                          long[] done, long delivered) {
+                          long[] done, long delivered, long data) {
     static final int VERSION = 1;
     private static final JsonFactory JSON = new JsonFactory();
 
     public LoaderState {
         done = done.clone();
+    }
+
+    /** A state with no data fingerprint. */
+    public LoaderState(String sampler, long size, long seed, long epoch, int worldSize, int rank, int batchSize,
+                       long segmentStart, long rankOffset, long sampleInShard, long blockEmitted, long[] done, long delivered) {
+        this(sampler, size, seed, epoch, worldSize, rank, batchSize, segmentStart, rankOffset, sampleInShard, blockEmitted,
+                done, delivered, 0);
+    }
+
+    /** This state, saved from data of fingerprint {@code data}. */
+    LoaderState withData(long data) {
+        return new LoaderState(sampler, size, seed, epoch, worldSize, rank, batchSize, segmentStart, rankOffset,
+                sampleInShard, blockEmitted, done, delivered, data);
     }
 
     @Override
@@ -63,6 +79,9 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
             }
             g.writeEndArray();
             g.writeNumberField("delivered", delivered);
+            if (data != 0) {
+                g.writeStringField("data", Long.toHexString(data));
+            }
             g.writeEndObject();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -78,6 +97,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
     public static LoaderState fromJson(String json) {
         String sampler = null;
         long version = -1;
+        long[] data = {0};
         long[] v = new long[11];
         boolean[] seen = new boolean[11];
         List<Long> done = new ArrayList<>();
@@ -93,6 +113,14 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                 switch (name) {
                     case "version" -> version = p.getLongValue();
                     case "sampler" -> sampler = p.getText();
+                    case "data" -> {
+                        try {
+                            data[0] = Long.parseUnsignedLong(p.getText(), 16);
+                        } catch (NumberFormatException e) {
+                            throw new IllegalArgumentException("loader state: 'data' must be a hexadecimal fingerprint, got '"
+                                    + p.getText() + "'");
+                        }
+                    }
                     case "done" -> {
                         if (t != JsonToken.START_ARRAY) {
                             throw new IllegalArgumentException("loader state: 'done' must be an array");
@@ -138,8 +166,20 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                 throw new IllegalArgumentException("loader state: missing '" + names[i] + "'");
             }
         }
+        long[] d = done.stream().mapToLong(Long::longValue).toArray();
+        for (int i = 0; i < d.length; i++) {
+            if (d[i] < 0 || i > 0 && d[i] <= d[i - 1]) {
+                throw new IllegalArgumentException("loader state: 'done' must list distinct batch numbers >= 0 in order, got "
+                        + done);
+            }
+        }
+        if (v[0] < 0 || v[6] < 0 || v[6] > v[0] || v[7] < 0 || v[8] < 0 || v[9] < 0 || v[10] < 0 || v[3] < 1
+                || v[4] < 0 || v[4] >= v[3] || v[5] < 1) {
+            throw new IllegalArgumentException("loader state: out of range (size " + v[0] + ", segmentStart " + v[6]
+                    + ", rankOffset " + v[7] + ", worldSize " + v[3] + ", rank " + v[4] + ", batchSize " + v[5] + ")");
+        }
         return new LoaderState(sampler, v[0], v[1], v[2], Math.toIntExact(v[3]), Math.toIntExact(v[4]),
-                Math.toIntExact(v[5]), v[6], v[7], v[9], v[10], done.stream().mapToLong(Long::longValue).toArray(), v[8]);
+                Math.toIntExact(v[5]), v[6], v[7], v[9], v[10], d, v[8], data[0]);
     }
 
     @Override

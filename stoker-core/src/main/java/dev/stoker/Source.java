@@ -21,6 +21,9 @@ abstract class Source {
 
     abstract void load(long index, Row row, SampleContext context, long[] nanos) throws Exception;
 
+    /** The dataset's content fingerprint (see {@link Dataset#fingerprint}). */
+    abstract long fingerprint();
+
     /** Shards the dataset left out when it was opened (see {@link Dataset#shardsLeftOut}). */
     long shardsLeftOut() {
         return 0;
@@ -83,6 +86,11 @@ abstract class Source {
         }
 
         @Override
+        long fingerprint() {
+            return dataset.fingerprint();
+        }
+
+        @Override
         @SuppressWarnings("unchecked")
         void load(long index, Row row, SampleContext context, long[] nanos) throws Exception {
             long t0 = System.nanoTime();
@@ -141,6 +149,11 @@ abstract class Source {
         @Override
         boolean readsBatches() {
             return batches;
+        }
+
+        @Override
+        long fingerprint() {
+            return dataset.fingerprint();
         }
 
         @Override

@@ -171,6 +171,43 @@ class TokensCommandsTest {
     }
 
     @Test
+    void aStateFromOtherDataOrOutOfRangeIsRefusedAndTheSameDataElsewhereResumes() throws IOException {
+        Path a = tokens(20_000);
+        Path b = tmp.resolve("other.bin");
+        byte[] other = Files.readAllBytes(a);
+        other[10] ^= 1; // the same size, one token different
+        Files.write(b, other);
+        Path copy = Files.copy(a, tmp.resolve("copy.bin")); // the same data at another place (a staged copy)
+        Path state = tmp.resolve("state.json");
+        String[] opts = {"--seq-len", "16", "--batch", "8", "--seed", "2"};
+        MainTest.Outcome saved = stoker(TarCommandsTest.concat(new String[] {"bench", "tokens", a.toString(), "--stop-after", "3",
+                "--save-state", state.toString()}, opts));
+        assertEquals(0, saved.code(), saved.err());
+        MainTest.Outcome there = stoker(TarCommandsTest.concat(new String[] {"bench", "tokens", copy.toString(), "--resume",
+                state.toString()}, opts));
+        assertEquals(0, there.code(), there.err());
+        MainTest.Outcome refused = stoker(TarCommandsTest.concat(new String[] {"bench", "tokens", b.toString(), "--resume",
+                state.toString()}, opts));
+        assertTrue(refused.code() != 0 && refused.err().contains("the state was saved from other data"), refused.err());
+        String json = Files.readString(state);
+        String[][] broken = {
+            {"\"rankOffset\":", "\"rankOffset\":99999999,\"x\":"},
+            {"\"done\":[]", "\"done\":[3,3]"},
+            {"\"done\":[]", "\"done\":[-1]"},
+            {"\"rank\":0", "\"rank\":5"},
+        };
+        for (String[] edit : broken) {
+            assertTrue(json.contains(edit[0]), json);
+            Path bad = Files.writeString(tmp.resolve("bad.json"), json.replaceFirst(java.util.regex.Pattern.quote(edit[0]),
+                    java.util.regex.Matcher.quoteReplacement(edit[1])));
+            MainTest.Outcome o = stoker(TarCommandsTest.concat(new String[] {"bench", "tokens", a.toString(), "--resume", bad.toString()}, opts));
+            assertTrue(o.code() != 0 && o.err().startsWith("stoker: ") && o.err().lines().count() <= 2, edit[1] + ": " + o.err());
+            assertTrue(o.err().contains("past the end") || o.err().contains("out of range") || o.err().contains("'done'"),
+                    edit[1] + ": " + o.err());
+        }
+    }
+
+    @Test
     void aNumberAgainstAStringColumnIsRefusedUnlessQuoted() {
         Path file = root().resolve("stoker-parquet/src/test/resources/parquet/rows-zstd.parquet");
         MainTest.Outcome bare = stoker("bench", "parquet", file.toString(), "--columns", "id", "--where", "label >= 5");

@@ -93,6 +93,29 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
         this.all = Dataset.concat(shards);
     }
 
+    /**
+     * A hash of every sample's key and of its fields' names and sizes, shard by shard: the same for
+     * a shard cache's copies and the local files, other for other shards.
+     */
+    @Override
+    public long fingerprint() {
+        java.util.zip.CRC32C keys = new java.util.zip.CRC32C();
+        java.util.zip.CRC32C fields = new java.util.zip.CRC32C();
+        java.nio.ByteBuffer n = java.nio.ByteBuffer.allocate(8);
+        for (Shard sh : shards) {
+            TarIndex x = sh.index();
+            for (String k : x.keys) {
+                keys.update(k.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                keys.update(0);
+            }
+            for (int f = 0; f < x.fieldNames.length; f++) {
+                fields.update(x.fieldNames[f].getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                fields.update(n.clear().putLong(x.sizes[f]).flip());
+            }
+        }
+        return keys.getValue() << 32 | fields.getValue();
+    }
+
     /** Shards left out as unreadable (with {@code skipUnreadable}). */
     @Override
     public long shardsLeftOut() {

@@ -229,6 +229,28 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
         return starts.clone();
     }
 
+    /**
+     * A hash of what the footer says of the rows read (each kept row group's rows and the
+     * statistics-free layout: projected columns, their types, the filter's kept rows): the same
+     * for a file wherever it lives, other for another file of as many rows.
+     */
+    @Override
+    public long fingerprint() {
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        java.nio.ByteBuffer n = java.nio.ByteBuffer.allocate(8);
+        for (int i = 0; i < groups.length; i++) {
+            var g = meta.rowGroups().get(groups[i]);
+            crc.update(n.clear().putLong(starts[i + 1] - starts[i]).flip());
+            for (Column c : columns) {
+                crc.update(n.clear().putLong(chunk(g, c).metaData().totalCompressedSize()).flip());
+            }
+        }
+        for (Column c : columns) {
+            crc.update((c.name() + ":" + c.kind).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
+        return crc.getValue() << 32 | size & 0xFFFF_FFFFL;
+    }
+
     /** Forgets the decoded row groups, so that the next pass starts cold (benchmarks do this per configuration). */
     public void dropCache() {
         cache.clear();
