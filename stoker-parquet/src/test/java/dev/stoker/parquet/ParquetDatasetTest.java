@@ -378,6 +378,49 @@ class ParquetDatasetTest {
     }
 
     @Test
+    @Timeout(120)
+    void mutantsOfRealFilesAreReadOrRefusedWithAnIoErrorNeverAnotherException() throws Exception {
+        for (String codec : new String[] {"zstd", "v2", "snappy"}) {
+            byte[] good = Files.readAllBytes(fixture(codec));
+            java.util.SplittableRandom r = new java.util.SplittableRandom(codec.hashCode());
+            int refused = 0;
+            for (int i = 0; i < 150; i++) {
+                byte[] b = good.clone();
+                switch (r.nextInt(3)) {
+                    case 0 -> b = java.util.Arrays.copyOf(b, r.nextInt(b.length));
+                    case 1 -> {
+                        for (int k = 1 + r.nextInt(6); k > 0; k--) {
+                            b[r.nextInt(b.length)] ^= (byte) (1 << r.nextInt(8));
+                        }
+                    }
+                    default -> {
+                        int at = r.nextInt(b.length - 4);
+                        int v = new int[] {0, -1, Integer.MAX_VALUE, Integer.MIN_VALUE, 1 << 30}[r.nextInt(5)];
+                        java.nio.ByteBuffer.wrap(b, at, 4).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(v);
+                    }
+                }
+                Path p = tmp.resolve(codec + "-mutant-" + i + ".parquet");
+                Files.write(p, b);
+                try (ParquetDataset d = new ParquetDataset(p, List.of(), null, 1 << 20);
+                     Loader l = Loader.builder(d).batchSize(500).workers(0).build()) {
+                    l.forEach(batch -> { });
+                } catch (IOException e) {
+                    refused++;
+                    assertTrue(e.getMessage() != null && e.getMessage().contains(p.getFileName().toString()), e.getMessage());
+                } catch (LoaderException e) {
+                    refused++;
+                    assertTrue(e.getCause() instanceof IOException, codec + " mutant " + i + ": " + e);
+                } catch (RuntimeException | OutOfMemoryError e) {
+                    throw new AssertionError(codec + " mutant " + i + ": " + e, e);
+                } finally {
+                    Files.deleteIfExists(p);
+                }
+            }
+            assertTrue(refused > 15, codec + ": only " + refused + " of 150 mutants refused");
+        }
+    }
+
+    @Test
     void closeIsIdempotentAndReadsAfterItFail() throws Exception {
         ParquetDataset d = new ParquetDataset(fixture("zstd"));
         d.close();
