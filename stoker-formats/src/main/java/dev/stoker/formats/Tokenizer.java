@@ -12,6 +12,11 @@ import java.nio.charset.StandardCharsets;
  * {@code p50k_base}, {@code cl100k_base}, {@code o200k_base}) through JTokkit, a pure-Java
  * implementation checked against OpenAI's own (TokenizerTest); {@code bytes} gives the UTF-8 bytes
  * (ids 0..255). Special tokens in the text are encoded as ordinary text. Thread-safe.
+ *
+ * <p>BPE's work on one pre-tokenized piece grows faster than the piece (a 50 MB line with no
+ * space is one piece), so a run of more than {@link #MAX_RUN} characters without whitespace is
+ * encoded in parts of at most that many: the same ids as OpenAI's tokenizer for any text without
+ * such a run, and bounded work for the rare text with one (its ids then differ inside the run).
  */
 public final class Tokenizer {
     private static final EncodingRegistry REGISTRY = Encodings.newLazyEncodingRegistry();
@@ -64,8 +69,14 @@ public final class Tokenizer {
         return vocabSize <= 65_536 ? DType.UINT16 : DType.UINT32;
     }
 
+    /** Characters without whitespace encoded as one part at most (see the class's note). */
+    public static final int MAX_RUN = 4096;
+
     /** The ids of {@code text}. */
     public int[] encode(String text) {
+        if (encoding != null && longestRun(text) > MAX_RUN) {
+            return encodeInParts(text);
+        }
         if (encoding == null) {
             byte[] b = text.getBytes(StandardCharsets.UTF_8);
             int[] out = new int[b.length];
@@ -75,5 +86,48 @@ public final class Tokenizer {
             return out;
         }
         return encoding.encodeOrdinary(text).toArray();
+    }
+
+    private static int longestRun(String text) {
+        int longest = 0;
+        int run = 0;
+        for (int i = 0; i < text.length(); i++) {
+            run = Character.isWhitespace(text.charAt(i)) ? 0 : run + 1;
+            longest = Math.max(longest, run);
+        }
+        return longest;
+    }
+
+    /** The text cut inside each run of more than {@link #MAX_RUN} non-space characters, the parts encoded one by one. */
+    private int[] encodeInParts(String text) {
+        int[] out = new int[Math.max(16, text.length() / 3)];
+        int n = 0;
+        int from = 0;
+        int run = 0;
+        for (int i = 0; i <= text.length(); i++) {
+            boolean end = i == text.length();
+            if (!end) {
+                run = Character.isWhitespace(text.charAt(i)) ? 0 : run + 1;
+            }
+            if (end || run == MAX_RUN) {
+                // cut after this character (after both halves of a surrogate pair)
+                int cut = end ? i : Character.isHighSurrogate(text.charAt(i)) && i + 1 < text.length() ? i + 2 : i + 1;
+                if (cut > from) {
+                    int[] part = encoding.encodeOrdinary(text.substring(from, cut)).toArray();
+                    if (n + part.length > out.length) {
+                        out = java.util.Arrays.copyOf(out, Math.max(n + part.length, 2 * out.length));
+                    }
+                    System.arraycopy(part, 0, out, n, part.length);
+                    n += part.length;
+                }
+                if (end) {
+                    break;
+                }
+                from = cut;
+                i = cut - 1;
+                run = 0;
+            }
+        }
+        return java.util.Arrays.copyOf(out, n);
     }
 }

@@ -51,4 +51,26 @@ class TokenizerTest {
         assertEquals(199999, Tokenizer.named("o200k_base").endOfText());
         assertThrows(IllegalArgumentException.class, () -> Tokenizer.named("llama"));
     }
+
+    @Test
+    void aRunLongerThanThePartLimitIsEncodedInPartsThatDecodeToTheSameText() {
+        com.knuddels.jtokkit.api.Encoding gpt2 = com.knuddels.jtokkit.Encodings.newDefaultEncodingRegistry()
+                .getEncoding(com.knuddels.jtokkit.api.EncodingType.R50K_BASE);
+        Tokenizer t = Tokenizer.named("gpt2");
+        java.util.SplittableRandom r = new java.util.SplittableRandom(5);
+        StringBuilder run = new StringBuilder();
+        for (int i = 0; i < 3 * Tokenizer.MAX_RUN + 17; i++) {
+            run.append(i % 1000 == 999 ? "\uD83D\uDE00" : String.valueOf((char) ('a' + r.nextInt(26)))); // a surrogate pair now and then
+        }
+        String text = "before it, " + run + " and after it";
+        int[] ids = t.encode(text);
+        com.knuddels.jtokkit.api.IntArrayList list = new com.knuddels.jtokkit.api.IntArrayList();
+        for (int id : ids) {
+            list.add(id);
+        }
+        assertEquals(text, gpt2.decode(list), "every character once, no pair split");
+        // text without such a run: exactly OpenAI's ids (the corpus test checks them), one call
+        String normal = "before it, " + run.substring(0, Tokenizer.MAX_RUN) + " and after it";
+        assertArrayEquals(gpt2.encodeOrdinary(normal).toArray(), t.encode(normal));
+    }
 }
