@@ -240,7 +240,7 @@ public abstract class RetryingSource extends InputStream {
             }
         }
         throw new IOException(name + ": failed at byte " + position + " after " + tries + (tries == 1 ? " attempt: " : " attempts: ")
-                + (last == null ? "unknown" : last.getMessage()), last);
+                + (last == null ? "unknown" : Storage.inWords(last)), last);
     }
 
     /** At the end of the object: the bytes delivered against the digest the server announced, once. */

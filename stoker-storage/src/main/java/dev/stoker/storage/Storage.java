@@ -96,6 +96,14 @@ public final class Storage {
      * is -1), as a stream: a ranged request for remote objects, retried and resumed within the range.
      */
     public static InputStream open(String location, long offset, long length) throws IOException {
+        try {
+            return openAt(location, offset, length);
+        } catch (IOException e) {
+            throw named(location, e);
+        }
+    }
+
+    private static InputStream openAt(String location, long offset, long length) throws IOException {
         Store store = mounted(location);
         if (store != null) {
             return store.open(location, offset, length);
@@ -339,6 +347,32 @@ public final class Storage {
 
     /** The object's size in bytes (a HEAD request for HTTP, HeadObject for S3). */
     public static long size(String location) throws IOException {
+        try {
+            return sizeOf(location);
+        } catch (IOException e) {
+            throw named(location, e);
+        }
+    }
+
+    /**
+     * An error that names its location: a library's own (a refused connection, an unknown host)
+     * says only what failed, not where.
+     */
+    static IOException named(String location, IOException e) {
+        String m = e.getMessage();
+        if (m != null && m.contains(location) || e instanceof NoSuchFileException) {
+            return e;
+        }
+        return new IOException(location + ": " + inWords(e), e);
+    }
+
+    /** What a network or I/O failure was, in words: a bare host name becomes "unknown host HOST". */
+    static String inWords(Throwable e) {
+        String m = e.getMessage();
+        return e instanceof java.net.UnknownHostException ? "unknown host " + m : m != null ? m : e.getClass().getSimpleName();
+    }
+
+    private static long sizeOf(String location) throws IOException {
         Store store = mounted(location);
         if (store != null) {
             return store.size(location);

@@ -320,4 +320,14 @@ class StorageTest {
         assertTrue(java.util.Arrays.stream(next).sum() < java.util.Arrays.stream(lru).sum(),
                 "next-use " + java.util.Arrays.toString(next) + " vs LRU " + java.util.Arrays.toString(lru));
     }
+
+    @Test
+    void aFailureToReachAServerNamesTheLocationInWords() {
+        String refused = "http://127.0.0.1:1/shard.tar"; // nothing listens on port 1
+        java.io.IOException e = org.junit.jupiter.api.Assertions.assertThrows(java.io.IOException.class, () -> Storage.size(refused));
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().startsWith(refused + ": "), e.getMessage());
+        String unknown = "http://no-such-host.invalid/shard.tar";
+        e = org.junit.jupiter.api.Assertions.assertThrows(java.io.IOException.class, () -> Storage.size(unknown));
+        org.junit.jupiter.api.Assertions.assertEquals(unknown + ": unknown host no-such-host.invalid", e.getMessage());
+    }
 }
