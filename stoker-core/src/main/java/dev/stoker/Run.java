@@ -490,6 +490,16 @@ final class Run extends Pass {
                 source.load(index, row, context, nanos);
                 batch.commitRow();
             } catch (Exception e) {
+                if (!cancelled && interrupted(e) && strayInterrupts.incrementAndGet() <= MAX_STRAY_INTERRUPTS) {
+                    // NOTE [Stray interrupts]: the loader interrupts a worker only when it closes, after
+                    // cancelling the pass; an interrupt while the pass goes on is not the loader's (seen,
+                    // rarely, in a pass over a small block cache, its sender not found) and fails no
+                    // sample: it is cleared and the sample read again
+                    Thread.interrupted();
+                    batch.abandonRow();
+                    m--;
+                    continue;
+                }
                 if (loader.errorPolicy != ErrorPolicy.FAIL) {
                     batch.abandonRow();
                     batch.skipped++;
@@ -506,6 +516,21 @@ final class Run extends Pass {
             nanos[Source.FETCH] += System.nanoTime() - t0;
         }
     }
+
+    /** An interrupted read or wait, anywhere in the cause chain. */
+    private static boolean interrupted(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.io.InterruptedIOException || t instanceof java.nio.channels.ClosedByInterruptException
+                    || t instanceof InterruptedException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Stray interrupts cleared in this pass (NOTE [Stray interrupts]); past the bound, they fail the sample. */
+    private final java.util.concurrent.atomic.AtomicInteger strayInterrupts = new java.util.concurrent.atomic.AtomicInteger();
+    private static final int MAX_STRAY_INTERRUPTS = 100;
 
     /** A worker thread: claims batch numbers, fills buffers, parks them for the consumer. */
     final class Worker extends PassWorker {

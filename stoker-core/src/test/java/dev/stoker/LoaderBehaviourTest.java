@@ -119,6 +119,47 @@ class LoaderBehaviourTest {
         }
     }
 
+    @Test
+    void aStrayInterruptOfAWorkerMidPassFailsNoSample() throws Exception {
+        // a read finds its thread interrupted by someone other than the loader (which interrupts only when closing)
+        java.util.Set<Long> hit = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        DirectDataset strays = new DirectDataset() {
+            @Override
+            public long size() {
+                return 200;
+            }
+
+            @Override
+            public Schema schema() {
+                return Schema.of(Field.scalar("i", DType.INT64));
+            }
+
+            @Override
+            public void read(long index, Row row) throws IOException {
+                if (index % 17 == 3 && hit.add(index)) {
+                    Thread.currentThread().interrupt();
+                    throw new java.io.InterruptedIOException("interrupted waiting for block " + index);
+                }
+                row.putLong(0, 0, index);
+            }
+        };
+        for (int workers : new int[] {0, 2}) {
+            hit.clear();
+            try (Loader l = Loader.builder(strays).batchSize(16).workers(workers).seed(1).build()) {
+                long n = 0;
+                for (Batch b : l) {
+                    for (int r = 0; r < b.size(); r++) {
+                        assertEquals(b.index(r), b.data("i").get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, 8L * r));
+                    }
+                    n += b.size();
+                }
+                assertEquals(200, n, workers + " workers: every sample");
+                assertEquals(12, hit.size());
+            }
+            assertTrue(!Thread.interrupted(), "the consumer's own flag is clear");
+        }
+    }
+
     /** Each sample writes its index; sample {@code bad} fails; {@code runs} also writes whole batches at once. */
     private record Indices(long size, long bad, boolean runs) implements DirectDataset {
         @Override
