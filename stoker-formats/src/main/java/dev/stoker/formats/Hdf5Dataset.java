@@ -218,6 +218,21 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
         }
     }
 
+    /** A hash of the file's ends and size, with the datasets read and their shapes. */
+    @Override
+    public long fingerprint() {
+        long h;
+        try {
+            h = Fingerprints.ends(path);
+        } catch (java.io.IOException e) {
+            return 0; // no fingerprint: a resume is not checked against one
+        }
+        for (int i = 0; i < names.size(); i++) {
+            h = h * 31 + names.get(i).hashCode() + java.util.Arrays.hashCode(dims[i]);
+        }
+        return h;
+    }
+
     @Override
     public long size() {
         return size;

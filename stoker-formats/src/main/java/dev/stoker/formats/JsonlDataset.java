@@ -174,6 +174,12 @@ public final class JsonlDataset implements Dataset<MemorySegment>, AutoCloseable
         }
     }
 
+    /** A hash of the file's ends and size, with its count of lines. */
+    @Override
+    public long fingerprint() {
+        return Fingerprints.ends(file.segment()) ^ (long) starts.length << 40;
+    }
+
     @Override
     public long size() {
         return starts.length;

@@ -22,8 +22,6 @@ import java.util.Map;
  */
 public final class TarIndex {
     private static final long MAGIC = 0x53544b4944583032L; // "STKIDX02" (01: no fingerprint, and a shard cut between members was accepted)
-    /** The bytes at each end of the shard that the fingerprint covers. */
-    private static final int ENDS = 64 << 10;
     /** The members whose header blocks the fingerprint covers, spread evenly over the index. */
     private static final int SAMPLED_HEADERS = 16;
 
@@ -120,32 +118,23 @@ public final class TarIndex {
 
     /**
      * A hash of what shows whether this index is the shard's: the shard's first and last
-     * {@link #ENDS} bytes, and the header blocks (the 512 bytes before the data) of
+     * {@link Fingerprints#ENDS} bytes, and the header blocks (the 512 bytes before the data) of
      * {@link #SAMPLED_HEADERS} of the members listed, spread evenly. A shard rewritten with other
      * members moves or changes those headers; one cut or extended changes its end.
      */
     long fingerprint(Path shard, long size) throws IOException {
         java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
         try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(shard, java.nio.file.StandardOpenOption.READ)) {
-            update(crc, ch, 0, (int) Math.min(size, ENDS));
-            update(crc, ch, Math.max(0, size - ENDS), (int) Math.min(size, ENDS));
+            int ends = (int) Math.min(size, Fingerprints.ENDS);
+            crc.update(Fingerprints.read(ch, 0, ends));
+            crc.update(Fingerprints.read(ch, size - ends, ends));
             int n = offsets.length;
             for (int i = 0; i < Math.min(n, SAMPLED_HEADERS); i++) {
                 long data = offsets[(int) ((long) i * n / Math.min(n, SAMPLED_HEADERS))];
-                update(crc, ch, Math.max(0, data - TarReader.BLOCK), TarReader.BLOCK);
+                crc.update(Fingerprints.read(ch, Math.max(0, data - TarReader.BLOCK), TarReader.BLOCK));
             }
         }
         return crc.getValue() ^ size << 32;
-    }
-
-    private static void update(java.util.zip.CRC32C crc, java.nio.channels.FileChannel ch, long at, int n) throws IOException {
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(n);
-        while (b.hasRemaining()) {
-            if (ch.read(b, at + b.position()) < 0) {
-                break; // the shard is shorter than the index says: the hash differs
-            }
-        }
-        crc.update(b.flip());
     }
 
     private void store(java.io.OutputStream o, long size, long mtime, long fingerprint) throws IOException {

@@ -80,6 +80,18 @@ class JsonlDatasetTest {
     }
 
     @Test
+    void theFingerprintIsTheContentsNotThePlaces() throws IOException {
+        Path a = Files.writeString(tmp.resolve("a.jsonl"), "{\"text\": \"one\"}\n{\"text\": \"two\"}\n");
+        Path copy = Files.copy(a, Files.createDirectories(tmp.resolve("elsewhere")).resolve("a.jsonl"));
+        Path other = Files.writeString(tmp.resolve("b.jsonl"), "{\"text\": \"one\"}\n{\"text\": \"tWo\"}\n");
+        try (JsonlDataset x = new JsonlDataset(a); JsonlDataset y = new JsonlDataset(copy); JsonlDataset z = new JsonlDataset(other)) {
+            assertTrue(x.fingerprint() != 0);
+            assertEquals(x.fingerprint(), y.fingerprint());
+            assertTrue(x.fingerprint() != z.fingerprint());
+        }
+    }
+
+    @Test
     void aMalformedLineIsNamedOrSkippedAndCounted() throws IOException {
         Path p = file(50, 30);
         try (JsonlDataset d = new JsonlDataset(p);

@@ -1,0 +1,54 @@
+package dev.stoker.formats;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.zip.CRC32C;
+
+/**
+ * Content fingerprints for {@link dev.stoker.Dataset#fingerprint()}: a CRC-32C of a file's first
+ * and last 64 KiB with its size, which tells another file of the same length apart in practice
+ * and costs two reads however large the file; formats add what they know of their structure.
+ * The same for a file in memory and on disk.
+ */
+final class Fingerprints {
+    /** The bytes at each end that a fingerprint covers. */
+    static final int ENDS = 64 << 10;
+
+    private Fingerprints() {
+    }
+
+    /** Of bytes in memory (a mapped file). */
+    static long ends(MemorySegment s) {
+        long n = s.byteSize();
+        int ends = (int) Math.min(n, ENDS);
+        CRC32C crc = new CRC32C();
+        crc.update(s.asSlice(0, ends).asByteBuffer());
+        crc.update(s.asSlice(n - ends, ends).asByteBuffer());
+        return crc.getValue() << 32 ^ n;
+    }
+
+    /** Of a file, by two reads. */
+    static long ends(Path file) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            long n = ch.size();
+            int ends = (int) Math.min(n, ENDS);
+            CRC32C crc = new CRC32C();
+            crc.update(read(ch, 0, ends));
+            crc.update(read(ch, n - ends, ends));
+            return crc.getValue() << 32 ^ n;
+        }
+    }
+
+    /** {@code n} bytes of a file from {@code at} (fewer where it ends first). */
+    static ByteBuffer read(FileChannel ch, long at, int n) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(n);
+        while (b.hasRemaining() && ch.read(b, at + b.position()) > 0) {
+            // until full, or the file ends early (then the hash differs)
+        }
+        return b.flip();
+    }
+}
