@@ -174,8 +174,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                         + Long.toHexString(s.data()) + ", this dataset's " + Long.toHexString(dataFingerprint)
                         + "): the same number of samples, other content");
             }
-            if (s.segmentStart() + Math.multiplyHigh(s.rankOffset(), s.worldSize()) > length
-                    || s.segmentStart() + s.rankOffset() * (long) s.worldSize() > length + (long) s.worldSize() * s.batchSize()) {
+            if (product(s.rankOffset(), s.worldSize()) > length - s.segmentStart() + (long) s.worldSize() * s.batchSize()) {
                 throw new IllegalArgumentException("cannot resume: the state's position (" + s.rankOffset() + " samples a rank from "
                         + s.segmentStart() + ") lies past the end of an epoch of " + length);
             }
@@ -239,6 +238,15 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         }
     }
 
+    /** {@code a × b} for non-negative numbers, or Long.MAX_VALUE where it would overflow. */
+    private static long product(long a, long b) {
+        try {
+            return Math.multiplyExact(a, b);
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+
     /**
      * The prefetch depth, the deepest a tuner may make it, and the batch buffers of the pool: one
      * rule for the loader and for {@link Builder#buffers()}.
@@ -276,7 +284,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                     : workers == 0 ? b.holds
                     : (int) Math.clamp(b.memoryBudget / perBatch, 2, STREAM_BATCHES) - 1 + b.holds;
             // checked before anything is allocated: past the machine's memory, the kernel's OOM killer ends the process without a word
-            long need = Math.multiplyHigh(perBatch, buffers) != 0 ? Long.MAX_VALUE : perBatch * buffers;
+            long need = product(perBatch, buffers);
             if (need > b.memoryLimit) {
                 throw new IllegalArgumentException(String.format(java.util.Locale.ROOT, "%d batch buffers of %,d bytes (batches of"
                         + " %,d samples) need %,d bytes, more than the memory limit of %,d bytes (%s): a smaller batch or"

@@ -351,7 +351,7 @@ final class BenchCommand implements Runnable {
             try {
                 for (String l : locations) {
                     // a copy that is no tar archive (an error page sent as a success) is fetched again, once
-                    local.add(shardCache.acquire(l, p -> dev.stoker.formats.TarReader.checkStart(p, l)));
+                    local.add(shardCache.acquire(l, dev.stoker.formats.TarReader::checkStart));
                 }
                 try (dev.stoker.formats.TarDataset data = new dev.stoker.formats.TarDataset(local, locations, false,
                         !options.errors.equals("fail"))) {

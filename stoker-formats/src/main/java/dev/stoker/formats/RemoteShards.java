@@ -27,7 +27,7 @@ public final class RemoteShards<T> implements StreamingDataset<T> {
     private final ShardCache cache;
     private final int ahead;
     private final Opener<T> opener;
-    private final Check check;
+    private final ShardCache.Check check;
     private int[] plan;
     private int cursor;
 
@@ -35,14 +35,8 @@ public final class RemoteShards<T> implements StreamingDataset<T> {
         this(locations, cache, ahead, opener, (local, name) -> { });
     }
 
-    /** A format's check of a fresh copy, its errors naming the shard {@code name}. */
-    @FunctionalInterface
-    public interface Check {
-        void check(Path local, String name) throws IOException;
-    }
-
     /** With {@code check}, a cached copy its format cannot read is evicted and fetched again once ({@link ShardCache#acquire(String, ShardCache.Check)}). */
-    public RemoteShards(List<String> locations, ShardCache cache, int ahead, Opener<T> opener, Check check) {
+    public RemoteShards(List<String> locations, ShardCache cache, int ahead, Opener<T> opener, ShardCache.Check check) {
         this.locations = List.copyOf(locations);
         this.cache = cache;
         this.ahead = ahead;
@@ -113,7 +107,7 @@ public final class RemoteShards<T> implements StreamingDataset<T> {
     public ShardReader<T> open(int shard) throws IOException {
         String location = locations.get(shard);
         lookAhead(shard);
-        Path local = cache.acquire(location, copy -> check.check(copy, location));
+        Path local = cache.acquire(location, check);
         ShardReader<T> inner;
         try {
             inner = opener.open(local, location);

@@ -19,6 +19,7 @@ import java.util.Map;
 public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
     private final List<Shard> shards = new ArrayList<>();
     private long leftOut;
+    private volatile long fingerprint;
     private final Dataset<TarSample> all;
 
     /** One mapped shard, its index, and the name samples and errors give it. */
@@ -99,6 +100,14 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
      */
     @Override
     public long fingerprint() {
+        long f = fingerprint;
+        if (f == 0) {
+            f = fingerprint = keysAndFields(); // once: it reads every sample's key, and every loader asks
+        }
+        return f;
+    }
+
+    private long keysAndFields() {
         java.util.zip.CRC32C keys = new java.util.zip.CRC32C();
         java.util.zip.CRC32C fields = new java.util.zip.CRC32C();
         java.nio.ByteBuffer n = java.nio.ByteBuffer.allocate(8);

@@ -191,10 +191,10 @@ public final class ShardCache implements AutoCloseable {
         }
     }
 
-    /** A format's check of a local copy: throws when the bytes are not a shard it can read. */
+    /** A format's check of a local copy of {@code location}: throws, naming the location, when the bytes are not a shard it can read. */
     @FunctionalInterface
     public interface Check {
-        void check(Path local) throws IOException;
+        void check(Path local, String location) throws IOException;
     }
 
     /**
@@ -208,7 +208,7 @@ public final class ShardCache implements AutoCloseable {
         for (int attempt = 1; ; attempt++) {
             Path local = acquire(location);
             try {
-                check.check(local);
+                check.check(local, location);
                 return local;
             } catch (IOException | RuntimeException e) {
                 release(location);
