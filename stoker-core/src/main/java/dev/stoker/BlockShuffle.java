@@ -117,16 +117,33 @@ final class BlockShuffle implements Sampler {
                 return index(window(position), position);
             }
 
-            /** A batch's positions mostly share a window: it is found again only when one leaves it. */
+            /**
+             * A batch's positions mostly share a window: they are permuted within it together
+             * ({@link Permutation#applyAll}), then each is placed in its block.
+             */
             @Override
             public void indices(long[] positions, int count) {
-                int w = -1;
-                for (int i = 0; i < count; i++) {
-                    long p = positions[i];
-                    if (w < 0 || p < windowStart[w] || p >= windowStart[w + 1]) {
-                        w = window(p);
+                int i = 0;
+                while (i < count) {
+                    int w = window(positions[i]);
+                    long lo = windowStart[w];
+                    long hi = windowStart[w + 1];
+                    int j = i;
+                    while (j < count && positions[j] >= lo && positions[j] < hi) {
+                        positions[j++] -= lo;
                     }
-                    positions[i] = index(w, p);
+                    inside[w].applyAll(positions, i, j - i);
+                    int first = w * window;
+                    int last = Math.min(blocks, first + window) - 1;
+                    for (int t = i; t < j; t++) {
+                        long local = positions[t];
+                        int b = first;
+                        for (int k = first + 1; k <= last; k++) {
+                            b += within[k] <= local ? 1 : 0;
+                        }
+                        positions[t] = starts[perm[b]] + local - within[b];
+                    }
+                    i = j;
                 }
             }
         };

@@ -123,6 +123,11 @@ final class Samplers {
                 public long index(long position) {
                     return p.apply(position);
                 }
+
+                @Override
+                public void indices(long[] positions, int count) {
+                    p.applyAll(positions, 0, count);
+                }
             };
         }
 

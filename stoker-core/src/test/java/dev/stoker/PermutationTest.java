@@ -125,6 +125,27 @@ class PermutationTest {
     }
 
     @Test
+    void applyAllEqualsApplyForEachPosition() {
+        java.util.Random random = new java.util.Random(3);
+        for (long n : new long[] {1, 2, 3, 4, 5, 17, 1000, 1 << 16, (1 << 16) + 1, 491_520, (1L << 40) + 3, 1L << 62}) {
+            Permutation p = new Permutation(n, n * 31 + 7);
+            long[] xs = new long[700];
+            for (int i = 0; i < xs.length; i++) {
+                xs[i] = Math.floorMod(random.nextLong(), n);
+            }
+            long[] ys = xs.clone();
+            p.applyAll(ys, 5, 690); // a slice: the ends stay as they were
+            for (int i = 0; i < xs.length; i++) {
+                assertEquals(i < 5 || i >= 695 ? xs[i] : p.apply(xs[i]), ys[i], "n " + n + ", position " + xs[i]);
+            }
+        }
+        Permutation p = new Permutation(10, 1);
+        assertThrows(IndexOutOfBoundsException.class, () -> p.applyAll(new long[] {3, 10, 4}, 0, 3));
+        assertThrows(IndexOutOfBoundsException.class, () -> p.applyAll(new long[] {-1}, 0, 1));
+        assertThrows(IndexOutOfBoundsException.class, () -> p.applyAll(new long[] {1, 2}, 1, 2));
+    }
+
+    @Test
     void rejectsBadSizesAndPositions() {
         assertThrows(IllegalArgumentException.class, () -> new Permutation(0, 1));
         assertThrows(IndexOutOfBoundsException.class, () -> new Permutation(10, 1).apply(10));

@@ -167,6 +167,31 @@ class SamplerTest {
         assertThrows(IllegalArgumentException.class, () -> Sampler.blockShuffle(new long[] {0, 5, 3}, 2));
     }
 
+    @Test
+    void aBatchOfIndicesAtOnceEqualsEachIndexAlone() {
+        // Order.indices may find a batch's indices together (a shuffle vectorizes its permutation,
+        // a block shuffle permutes a window's run of positions at once); the result must not differ
+        long[] starts = {0, 7, 7, 20, 21, 40, 40, 41, 60, 75, 90, 90, 103};
+        java.util.Random random = new java.util.Random(5);
+        for (Sampler s : new Sampler[] {Sampler.sequential(), Sampler.shuffle(), Sampler.blockShuffle(starts, 1),
+                Sampler.blockShuffle(starts, 3), Sampler.blockShuffle(starts, 20)}) {
+            Order o = s.order(103, 9, 1);
+            for (int trial = 0; trial < 200; trial++) {
+                int n = 1 + random.nextInt(40);
+                long[] positions = new long[n];
+                long first = random.nextInt(103);
+                for (int i = 0; i < n; i++) { // a run (across windows) or, every third trial, scattered positions
+                    positions[i] = trial % 3 == 0 ? random.nextInt(103) : (first + i) % 103;
+                }
+                long[] batch = positions.clone();
+                o.indices(batch, n);
+                for (int i = 0; i < n; i++) {
+                    assertEquals(o.index(positions[i]), batch[i], s + ": position " + positions[i]);
+                }
+            }
+        }
+    }
+
     private static int block(long[] starts, long index) {
         int b = 0;
         while (starts[b + 1] <= index) {

@@ -393,111 +393,136 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
         }
     }
 
-    /** Samples in no particular order, gathered column by column (see {@link #readAll}). */
+    /**
+     * Samples in no particular order, gathered column by column (see {@link #readAll}). The
+     * batch's samples are first sorted by row group (a counting sort: a batch holds a few), so
+     * that each column is then copied group by group, from one segment at a time: the checks of
+     * that segment (bounds, and that its memory is still there) are made once per group and
+     * column, not once per value.
+     */
     private void gatherAll(long[] indices, int from, int count, Row row) throws IOException {
         Gather g = gathers.poll();
         if (g == null) {
-            g = new Gather(columns.length, groups.length);
+            g = new Gather(groups.length);
         }
         g.size(count);
+        int d = 0;
         try {
-            int d = 0;
             for (int i = 0; i < count; i++) {
                 long index = indices[from + i];
                 int k = group(index);
                 int offset = (int) (index - starts[k]);
-                g.group[i] = k;
                 g.row[i] = kept[k] != null ? kept[k][offset] : offset;
-                if (g.held[k] == null) {
-                    g.held[k] = Gather.PENDING;
-                    g.distinct[d++] = k;
+                int s = g.slot[k];
+                if (s < 0) {
+                    s = d++;
+                    g.slot[k] = s;
+                    g.distinct[s] = k;
                 }
+                g.group[i] = s;
+                g.end[s]++;
+            }
+            for (int s = 1; s <= d; s++) {
+                g.end[s] += g.end[s - 1]; // each slot's end among the sorted samples
+            }
+            for (int i = count - 1; i >= 0; i--) {
+                int t = --g.end[g.group[i]]; // now each slot's start
+                g.sortedRow[t] = g.row[i];
+                g.sortedAt[t] = i;
             }
             cache.start(g.distinct, d); // the batch's groups that no worker decodes yet are decoded here
-            for (int j = 0; j < d; j++) {
-                int k = g.distinct[j];
-                g.held[k] = cache.get(k).values;
-                for (int c = 0; c < columns.length; c++) {
-                    g.segments[c][k] = g.held[k][c].segment;
-                }
+            for (int s = 0; s < d; s++) {
+                g.held[s] = cache.get(g.distinct[s]).values;
             }
             for (int c = 0; c < columns.length; c++) {
-                gather(g.segments[c], g.group, g.row, count, row.column(columns[c].field), row.offset(columns[c].field),
-                        g.held[g.group[0]][c].width);
-                if (columns[c].validField >= 0) {
-                    MemorySegment valid = row.column(columns[c].validField);
-                    long at = row.offset(columns[c].validField);
-                    for (int i = 0; i < count; i++) {
-                        valid.set(ValueLayout.JAVA_BYTE, at + i, g.held[g.group[i]][c].present(g.row[i]) ? (byte) 1 : 0);
+                MemorySegment dst = row.column(columns[c].field);
+                long at = row.offset(columns[c].field);
+                int validField = columns[c].validField;
+                for (int s = 0; s < d; s++) {
+                    int begin = g.end[s];
+                    int stop = s + 1 < d ? g.end[s + 1] : count;
+                    Values v = g.held[s][c];
+                    gather(v.segment, g.sortedRow, g.sortedAt, begin, stop, dst, at, v.width);
+                    if (validField >= 0) {
+                        MemorySegment valid = row.column(validField);
+                        long vat = row.offset(validField);
+                        for (int t = begin; t < stop; t++) {
+                            valid.set(ValueLayout.JAVA_BYTE, vat + g.sortedAt[t], v.present(g.sortedRow[t]) ? (byte) 1 : 0);
+                        }
                     }
                 }
             }
         } finally {
-            for (int i = 0; i < count; i++) {
-                g.forget(g.group[i]);
-            }
+            g.clear(d);
             gathers.add(g);
         }
     }
 
-    /** Values of width {@code w}, row {@code rows[i]} of group {@code group[i]} for each {@code i}, into {@code dst} from {@code at}. */
-    private static void gather(MemorySegment[] src, int[] group, int[] rows, int count, MemorySegment dst, long at, int w) {
+    /** Values of width {@code w}: row {@code rows[t]} of {@code src} to sample {@code at[t]} of {@code dst} from {@code base}, for {@code t} in {@code [begin, stop)}. */
+    private static void gather(MemorySegment src, int[] rows, int[] at, int begin, int stop, MemorySegment dst, long base, int w) {
         switch (w) { // one loop per width: no branch between the loads
             case 8 -> {
-                for (int i = 0; i < count; i++) {
-                    dst.set(LE_LONG, at + 8L * i, src[group[i]].get(LE_LONG, 8L * rows[i]));
+                for (int t = begin; t < stop; t++) {
+                    dst.set(LE_LONG, base + 8L * at[t], src.get(LE_LONG, 8L * rows[t]));
                 }
             }
             case 4 -> {
-                for (int i = 0; i < count; i++) {
-                    dst.set(LE_INT, at + 4L * i, src[group[i]].get(LE_INT, 4L * rows[i]));
+                for (int t = begin; t < stop; t++) {
+                    dst.set(LE_INT, base + 4L * at[t], src.get(LE_INT, 4L * rows[t]));
                 }
             }
             case 1 -> {
-                for (int i = 0; i < count; i++) {
-                    dst.set(ValueLayout.JAVA_BYTE, at + i, src[group[i]].get(ValueLayout.JAVA_BYTE, rows[i]));
+                for (int t = begin; t < stop; t++) {
+                    dst.set(ValueLayout.JAVA_BYTE, base + at[t], src.get(ValueLayout.JAVA_BYTE, rows[t]));
                 }
             }
             default -> {
-                for (int i = 0; i < count; i++) {
-                    MemorySegment.copy(src[group[i]], (long) w * rows[i], dst, at + (long) w * i, w);
+                for (int t = begin; t < stop; t++) {
+                    MemorySegment.copy(src, (long) w * rows[t], dst, base + (long) w * at[t], w);
                 }
             }
         }
     }
 
-    /** Scratch for one {@link #readAll} at a time: each sample's row group and row, and the groups the batch holds. */
+    /** Scratch for one {@link #readAll} at a time: the batch's samples sorted by row group, and the groups it holds. */
     private static final class Gather {
-        static final Values[] PENDING = new Values[0];
-        int[] group = new int[0];
+        /** Each sample's row in its group, and its group's slot. */
         int[] row = new int[0];
-        /** The batch's groups, by group number (PENDING until fetched); null for the others. */
-        final Values[][] held;
-        /** The batch's groups, each once, in the order of their first row. */
+        int[] group = new int[0];
+        /** The samples' rows and places in the batch, sorted by slot. */
+        int[] sortedRow = new int[0];
+        int[] sortedAt = new int[0];
+        /** By group number: its slot in this batch, or -1. */
+        final int[] slot;
+        /** By slot: the group number, where its samples start among the sorted ones, its values. */
         final int[] distinct;
-        /** Each column's values in the batch's groups, by column, then group number. */
-        final MemorySegment[][] segments;
+        final int[] end;
+        final Values[][] held;
 
-        Gather(int columns, int groups) {
-            held = new Values[groups][];
+        Gather(int groups) {
+            slot = new int[groups];
+            Arrays.fill(slot, -1);
             distinct = new int[groups];
-            segments = new MemorySegment[columns][groups];
+            end = new int[groups + 1];
+            held = new Values[groups][];
         }
 
         void size(int count) {
-            if (group.length < count) {
-                group = new int[count];
+            if (row.length < count) {
                 row = new int[count];
+                group = new int[count];
+                sortedRow = new int[count];
+                sortedAt = new int[count];
             }
         }
 
-        void forget(int k) {
-            if (held[k] != null) {
-                held[k] = null;
-                for (MemorySegment[] s : segments) {
-                    s[k] = null;
-                }
+        /** Ready for the next batch, whose slots {@code [0, d)} this one used. */
+        void clear(int d) {
+            for (int s = 0; s < d; s++) {
+                slot[distinct[s]] = -1;
+                held[s] = null;
             }
+            Arrays.fill(end, 0, d + 1, 0);
         }
     }
 
