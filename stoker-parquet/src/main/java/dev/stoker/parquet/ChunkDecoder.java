@@ -18,7 +18,8 @@ import org.xerial.snappy.Snappy;
 /**
  * Decodes the column chunk of one flat column in one row group, page by page, straight from the
  * page bytes into {@link Values}: a plain page of fixed-width values is one decompression and
- * one copy, a dictionary page's indices are unpacked in bulk and gathered. Handles data pages v1
+ * one copy (zstd, all present: one decompression and no copy, see {@link #inPlace}), a
+ * dictionary page's indices are unpacked in bulk and gathered. Handles data pages v1
  * and v2, the codecs uncompressed, Snappy, gzip, zstd and LZ4 (raw), and the encodings plain,
  * dictionary, RLE (booleans) and byte stream split; {@link Unsupported} for anything else, which
  * the caller decodes another way (the rarer delta encodings, old codecs). Not thread-safe: one
@@ -68,6 +69,8 @@ final class ChunkDecoder {
     private static final int RLE = 3;
     private static final int RLE_DICTIONARY = 8;
     private static final int BYTE_STREAM_SPLIT = 9;
+    /** Bytes kept before each fixed-width column's values, where a page decompressed in place puts its levels. */
+    static final int SLACK = 64;
 
     private static final ValueLayout.OfInt LE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -85,6 +88,13 @@ final class ChunkDecoder {
     private int rows;
     private int row;
     private MemorySegment fixed;
+    /** {@link #SLACK} bytes, then {@link #fixed}; and as a buffer for zstd, made when first needed. */
+    private MemorySegment region;
+    private java.nio.ByteBuffer regionBuffer;
+    /** The bytes a v1 page's definition levels took the last time (the next page's most likely). */
+    private int levelsGuess = 8;
+    private final byte[] saved = new byte[SLACK];
+    private byte[] levelBytes = new byte[0];
     private byte[] out;
     private int[] offsets;
     private int size;
@@ -109,7 +119,9 @@ final class ChunkDecoder {
         this.rows = rows;
         this.row = 0;
         int w = spec.width();
-        this.fixed = w > 0 ? memory.allocate((long) rows * w, 8) : null;
+        this.region = w > 0 ? memory.allocate(SLACK + (long) rows * w, 8) : null;
+        this.regionBuffer = null;
+        this.fixed = w > 0 ? region.asSlice(SLACK, (long) rows * w) : null;
         this.out = w > 0 ? null : new byte[Math.max(16, length)];
         this.offsets = w > 0 ? null : new int[rows + 1];
         this.size = 0;
@@ -145,6 +157,8 @@ final class ChunkDecoder {
         Values v = w > 0 ? new Values(w, rows, fixed, validity) : new Values(rows, Arrays.copyOf(out, size), offsets, validity);
         this.out = null;
         this.fixed = null;
+        this.region = null;
+        this.regionBuffer = null;
         this.dictionary = null;
         return v;
     }
@@ -202,8 +216,87 @@ final class ChunkDecoder {
     }
 
     private void dataPage(byte[] buf, int body, Header h) throws IOException, Unsupported {
+        if (inPlace(buf, body, h)) {
+            return;
+        }
         byte[] b = uncompressed(buf, body, h.compressedSize, h.uncompressedSize);
-        int p = b == buf ? body : 0;
+        decodePage(b, b == buf ? body : 0, h);
+    }
+
+    /**
+     * A v1 page of plain fixed-width values, zstd-compressed, decompressed straight into the
+     * group's memory: the page's definition levels go just before its rows' place (the bytes
+     * there are kept aside and put back after; before the first row, {@link #SLACK} bytes are
+     * left for it), so that its values land where they belong and no copy follows. That needs the
+     * levels' size before decompressing: the last page's is taken, right for every page but the
+     * first of a file whose pages have no nulls. When it is wrong, or the page has nulls, the page
+     * is copied out of the group's memory and decoded the usual way. Returns false, having done
+     * nothing, for a page of another kind or one that would not fit.
+     */
+    private boolean inPlace(byte[] buf, int body, Header h) throws IOException, Unsupported {
+        int w = spec.width();
+        int n = h.numValues;
+        int plain = h.uncompressedSize;
+        boolean levels = spec.maxDefinitionLevel() > 0;
+        int g = levels ? levelsGuess : 0;
+        long at = SLACK + (long) row * w - g;
+        if (w == 0 || spec.type() == PhysicalType.BOOLEAN || h.encoding != PLAIN || spec.codec() != CompressionCodec.ZSTD
+                || (levels && h.definitionEncoding != RLE) || n < 0 || row + n > rows || g > SLACK || plain < g
+                || at + plain > region.byteSize() || region.byteSize() > Integer.MAX_VALUE) {
+            return false;
+        }
+        if (regionBuffer == null) {
+            regionBuffer = region.asByteBuffer();
+        }
+        MemorySegment.copy(region, ValueLayout.JAVA_BYTE, at, saved, 0, g);
+        if (zstd == null) {
+            zstd = new ZstdDecompressCtx();
+        }
+        long got;
+        try {
+            got = zstd.decompressByteArrayToDirectByteBuffer(regionBuffer, (int) at, plain, buf, body, h.compressedSize);
+        } catch (ZstdException e) {
+            MemorySegment.copy(saved, 0, region, ValueLayout.JAVA_BYTE, at, g);
+            throw new IOException("zstd: " + e.getMessage());
+        }
+        int taken = 0;
+        int present = n;
+        if (got == plain && levels) {
+            int len = region.get(LE_INT, at);
+            if (len >= 0 && len <= plain - 4) {
+                taken = 4 + len;
+                if (taken == g) { // else the values are not where they belong: decoded below from a copy
+                    if (levelBytes.length < len) {
+                        levelBytes = new byte[Math.max(len, 2 * levelBytes.length)];
+                    }
+                    MemorySegment.copy(region, ValueLayout.JAVA_BYTE, at + 4, levelBytes, 0, len);
+                    present = levels(levelBytes, 0, len, n);
+                }
+                levelsGuess = taken;
+            }
+        }
+        if (got == plain && taken == g && present == n && plain - g >= (long) n * w) {
+            MemorySegment.copy(saved, 0, region, ValueLayout.JAVA_BYTE, at, g);
+            if (valid != null) {
+                Arrays.fill(valid, row, row + n, (byte) 1);
+            }
+            row += n;
+            return true;
+        }
+        // decoded the usual way, from a copy of the page (a short one fails there, with its reason)
+        int copied = (int) Math.max(0, Math.min(got, plain));
+        if (page.length < plain) {
+            page = new byte[Math.max(plain, page.length + (page.length >> 1))];
+        }
+        MemorySegment.copy(region, ValueLayout.JAVA_BYTE, at, page, 0, copied);
+        MemorySegment.copy(saved, 0, region, ValueLayout.JAVA_BYTE, at, g);
+        check(got == plain, "a page decompressed to " + got + " bytes, its header says " + plain);
+        decodePage(page, 0, h);
+        return true;
+    }
+
+    /** A v1 page's levels and values, uncompressed in {@code b} from {@code p}. */
+    private void decodePage(byte[] b, int p, Header h) throws IOException, Unsupported {
         int end = p + h.uncompressedSize;
         int n = h.numValues;
         int present = n;

@@ -686,7 +686,7 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
         long n = 0;
         for (Column c : cols) {
             int w = ChunkDecoder.width(c.node.type());
-            n += (rows * w + 7) & ~7L;
+            n += w == 0 ? 0 : ChunkDecoder.SLACK + ((rows * w + 7) & ~7L);
             if (c.kind == Kind.DECIMAL32 || c.kind == Kind.DECIMAL64) {
                 n += 8 * rows;
             }
