@@ -64,7 +64,20 @@ public final class Main implements Runnable {
             err.flush();
             return exitCode(t);
         });
-        return cl.execute(args);
+        // NOTE [Warnings]: what the libraries log at WARNING reaches the user as the CLI's own
+        // line, "stoker: warning: ...", after the command: on success (a missing libjpeg-turbo,
+        // shared memory that could not be removed), and on failure only with --debug, where the
+        // error is the one line (a worker that did not stop in time while a failed run closed).
+        try (Warnings warnings = new Warnings()) {
+            int code = cl.execute(args);
+            if (code == 0 || java.util.Arrays.asList(args).contains("--debug")) {
+                for (String m : warnings.messages()) {
+                    err.println("stoker: warning: " + m);
+                }
+                err.flush();
+            }
+            return code;
+        }
     }
 
     private static void helpEverywhere(CommandLine c) {
