@@ -104,6 +104,29 @@ class PrepareCommandTest {
         }
     }
 
+    @Test
+    void aWriteThatFailsNamesTheFileInOneLineAndLeavesNothing() throws Exception {
+        // a file-size limit (ulimit -f) fails writes past 64 KiB as a full disk would: the
+        // system's message alone ("File too large", "No space left on device") names no file
+        Path in = tmp.resolve("some.jsonl");
+        String line = "{\"text\": \"" + "the quick brown fox jumps over the lazy dog. ".repeat(20) + "\"}\n";
+        Files.writeString(in, line.repeat(2_000));
+        Path out = Files.createDirectories(tmp.resolve("out"));
+        String javaBin = ProcessHandle.current().info().command().orElse("java");
+        String command = "ulimit -f 64; exec \"$0\" --enable-native-access=ALL-UNNAMED --add-modules=jdk.incubator.vector"
+                + " -cp \"$1\" dev.stoker.cli.Main prepare tokens \"$2\" --out \"$3\"";
+        Process p = new ProcessBuilder("bash", "-c", command, javaBin, System.getProperty("java.class.path"), in.toString(),
+                out.resolve("train").toString()).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        String err = new String(p.getErrorStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).lines()
+                .filter(l -> !l.startsWith("WARNING: Using incubator modules")).collect(java.util.stream.Collectors.joining("\n"));
+        assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
+        assertEquals(1, p.exitValue(), err);
+        assertEquals("stoker: " + out.resolve("train.bin").toAbsolutePath() + ": File too large", err);
+        try (var left = Files.list(out)) {
+            assertEquals(java.util.List.of(), left.map(f -> f.getFileName().toString()).toList(), "nothing left, nothing half-written");
+        }
+    }
+
     private static java.util.List<Path> partials(Path dir) throws IOException {
         try (var files = Files.list(dir)) {
             return files.filter(f -> f.getFileName().toString().endsWith(".partial")).toList();

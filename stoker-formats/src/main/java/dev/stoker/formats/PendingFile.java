@@ -1,8 +1,10 @@
 package dev.stoker.formats;
 
 import java.io.BufferedOutputStream;
+import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -15,6 +17,8 @@ import java.nio.file.StandardOpenOption;
  * disk and renames it into place in one step, {@link #abandon()} deletes it. Readers never see a
  * partial file; a writer stopped by a signal removes it on the way out ({@link dev.stoker.storage.Temporaries}), and
  * one killed outright leaves a hidden {@code .NAME.PID.*.partial} file that the next writer there sweeps.
+ * A failed write (a full disk, an I/O error) names the target: the system's own message
+ * ("No space left on device") names nothing.
  */
 final class PendingFile {
     private final Path target;
@@ -25,7 +29,11 @@ final class PendingFile {
 
     PendingFile(Path target) throws IOException {
         this.target = target.toAbsolutePath();
-        this.tmp = dev.stoker.storage.Temporaries.create(this.target); // removed even if the process is stopped by a signal
+        try {
+            this.tmp = dev.stoker.storage.Temporaries.create(this.target); // removed even if the process is stopped by a signal
+        } catch (IOException e) {
+            throw named(e);
+        }
         try {
             // a temporary file is created private (0600); the finished file is an ordinary one
             Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
@@ -33,7 +41,36 @@ final class PendingFile {
             // not a POSIX file system: its defaults apply
         }
         this.channel = FileChannel.open(tmp, StandardOpenOption.WRITE);
-        this.out = new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 16);
+        this.out = new BufferedOutputStream(new Named(Channels.newOutputStream(channel)), 1 << 16);
+    }
+
+    private IOException named(IOException e) {
+        return dev.stoker.storage.Storage.named(target.toString(), e);
+    }
+
+    /** The file's stream, its failures naming the target. */
+    private final class Named extends FilterOutputStream {
+        Named(OutputStream out) {
+            super(out);
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            try {
+                out.write(b);
+            } catch (IOException e) {
+                throw named(e);
+            }
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            try {
+                out.write(b, off, len);
+            } catch (IOException e) {
+                throw named(e);
+            }
+        }
     }
 
     /** Buffered; flushed by {@link #commit()}. */
@@ -41,9 +78,15 @@ final class PendingFile {
         return out;
     }
 
-    /** For writes at a position (e.g. a header written last); flush {@link #out()} first. */
-    FileChannel channel() {
-        return channel;
+    /** Writes {@code b} at {@code position} (e.g. a header written last); flush {@link #out()} first. */
+    void writeAt(ByteBuffer b, long position) throws IOException {
+        try {
+            while (b.hasRemaining()) {
+                position += channel.write(b, position);
+            }
+        } catch (IOException e) {
+            throw named(e);
+        }
     }
 
     void commit() throws IOException {
@@ -59,6 +102,8 @@ final class PendingFile {
             Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             moved = true;
             dev.stoker.storage.Temporaries.done(tmp);
+        } catch (IOException e) {
+            throw named(e);
         } finally {
             if (!moved) {
                 discard();

@@ -234,7 +234,7 @@ public final class TokenPreparer {
             flush();
             if (npy) {
                 file.out().flush();
-                file.channel().write(ByteBuffer.wrap(Npy.header(type, new long[] {count}, NPY_HEADER)), 0);
+                file.writeAt(ByteBuffer.wrap(Npy.header(type, new long[] {count}, NPY_HEADER)), 0);
             }
             file.commit();
         }

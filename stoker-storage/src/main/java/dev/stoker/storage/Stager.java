@@ -73,8 +73,11 @@ public final class Stager {
      * copied (or kept). Fails before copying anything if the destination has too little space.
      */
     public static Result stage(List<Item> items, Path dest, LongConsumer progress) throws IOException {
-        Files.createDirectories(dest);
-        return stage(items, dest, progress, Files.getFileStore(dest));
+        Path existing = dest.toAbsolutePath();
+        while (existing != null && !Files.exists(existing)) {
+            existing = existing.getParent(); // the destination is made only once the space is known to be there
+        }
+        return stage(items, dest, progress, Files.getFileStore(existing == null ? dest.toAbsolutePath().getRoot() : existing));
     }
 
     static Result stage(List<Item> items, Path dest, LongConsumer progress, FileStore store) throws IOException {
@@ -91,6 +94,7 @@ public final class Stager {
             throw new IOException(dest + ": staging needs " + toCopy + " bytes but " + store.name() + " has " + free
                     + " bytes free");
         }
+        Files.createDirectories(dest);
         int copied = 0;
         int kept = 0;
         long bytes = 0;

@@ -298,7 +298,11 @@ public final class Storage {
                     told = true;
                     sizeKnown.accept(in instanceof RetryingSource s ? s.length() : Files.size(localPath(location)));
                 }
-                out.write(buf, 0, r);
+                try {
+                    out.write(buf, 0, r);
+                } catch (IOException e) { // a full disk: the system's message names no file
+                    throw named(target.toAbsolutePath().getParent().toString(), e, "copying " + location);
+                }
                 n += r;
                 progress.accept(r);
             }
@@ -358,12 +362,19 @@ public final class Storage {
      * An error that names its location: a library's own (a refused connection, an unknown host)
      * says only what failed, not where.
      */
-    static IOException named(String location, IOException e) {
+    /** {@code e}, naming {@code location} in words unless its message already does (a file system's own exceptions do). */
+    public static IOException named(String location, IOException e) {
         String m = e.getMessage();
         if (m != null && m.contains(location) || e instanceof NoSuchFileException) {
             return e;
         }
         return new IOException(location + ": " + inWords(e), e);
+    }
+
+    /** {@link #named(String, IOException)}, saying what was being done in parentheses. */
+    static IOException named(String location, IOException e, String doing) {
+        IOException n = named(location, e);
+        return n == e ? e : new IOException(n.getMessage() + " (" + doing + ")", e);
     }
 
     /** What a network or I/O failure was, in words: a bare host name becomes "unknown host HOST". */

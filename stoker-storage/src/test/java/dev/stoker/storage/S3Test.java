@@ -449,5 +449,8 @@ class S3Test {
         IOException e = assertThrows(IOException.class, () -> Stager.stage(plan, dest, n -> { }, tiny));
         assertTrue(e.getMessage().contains("needs 1000 bytes") && e.getMessage().contains("999 bytes free"), e.getMessage());
         assertTrue(!Files.exists(dest.resolve("a.bin")), "nothing copied when space is short");
+        Path fresh = tmp.resolve("fresh/dest");
+        assertThrows(IOException.class, () -> Stager.stage(plan, fresh, n -> { }, tiny));
+        assertTrue(!Files.exists(tmp.resolve("fresh")), "no folder made for a staging refused");
     }
 }

@@ -31,6 +31,16 @@ class StorageTest {
     }
 
     @Test
+    void aCopyOntoAFullDeviceNamesWhereAndWhat() throws IOException {
+        Path full = Path.of("/dev/full"); // every write fails with "No space left on device"
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isWritable(full), "no /dev/full here");
+        Path src = tmp.resolve("src.bin");
+        Files.write(src, new byte[100_000]);
+        IOException e = assertThrows(IOException.class, () -> Storage.copy(src.toString(), full, n -> { }));
+        assertEquals("/dev: No space left on device (copying " + src + ")", e.getMessage());
+    }
+
+    @Test
     void aDroppedConnectionAndBurstsOf503ResumeWithoutLosingOrRepeatingAByte() throws IOException {
         Path root = served();
         byte[] data = new byte[1_000_003];
