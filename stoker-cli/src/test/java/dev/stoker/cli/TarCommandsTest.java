@@ -238,6 +238,36 @@ class TarCommandsTest {
     }
 
     @Test
+    void aStreamSavedOverHttpResumesOnALocalCopyAndIsRefusedOnOtherShards() throws IOException {
+        Path shards = java.nio.file.Files.createDirectories(tmp.resolve("served"));
+        Path others = java.nio.file.Files.createDirectories(tmp.resolve("others"));
+        for (int s = 0; s < 3; s++) {
+            shard("served/w-" + s + ".tar", 9 + 4 * s);
+            shard("others/v-" + s + ".tar", 9 + 4 * s); // the same sizes and samples, other shards
+        }
+        Path state = tmp.resolve("state.json");
+        Path whole = tmp.resolve("whole.txt");
+        Path head = tmp.resolve("head.txt");
+        Path tail = tmp.resolve("tail.txt");
+        String[] common = {"--stream", "--transform", "none", "--batch", "4", "--seed", "8", "--workers", "2"};
+        String local = shards.resolve("w-{0..2}.tar").toString();
+        assertEquals(0, stoker(concat(new String[] {"bench", "shards", local, "--digests", whole.toString()}, common)).code());
+        MainTest.Outcome saved = overHttp(shards, url -> stoker(concat(new String[] {"bench", "shards", url + "w-{0..2}.tar",
+                "--cache-dir", tmp.resolve("cache").toString(), "--stop-after", "3", "--save-state", state.toString(),
+                "--digests", head.toString()}, common)));
+        assertEquals(0, saved.code(), saved.err());
+        MainTest.Outcome resumed = stoker(concat(new String[] {"bench", "shards", local, "--resume", state.toString(),
+                "--digests", tail.toString()}, common));
+        assertEquals(0, resumed.code(), resumed.err());
+        List<String> both = new java.util.ArrayList<>(java.nio.file.Files.readAllLines(head));
+        both.addAll(java.nio.file.Files.readAllLines(tail));
+        assertEquals(java.nio.file.Files.readAllLines(whole), both);
+        MainTest.Outcome refused = stoker(concat(new String[] {"bench", "shards", others.resolve("v-{0..2}.tar").toString(),
+                "--resume", state.toString()}, common));
+        assertTrue(refused.code() != 0 && refused.err().contains("the state was saved from other data"), refused.err());
+    }
+
+    @Test
     void skippedShardsAndSkippedLinesAreCountedInTheJsonAndTheTable() throws IOException {
         shard("good.tar", 5);
         Path empty = java.nio.file.Files.createFile(tmp.resolve("empty.tar"));

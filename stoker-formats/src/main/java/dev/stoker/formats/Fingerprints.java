@@ -43,6 +43,33 @@ final class Fingerprints {
         }
     }
 
+    /**
+     * Of shards read as a stream, by their names alone (the last part of each path or URL, in
+     * order) and their number: a stream may start from object storage, where the ends of every
+     * shard would cost two requests each before the first batch, and its state must resume on a
+     * staged copy, which keeps the names. It tells other shards apart, not a shard rewritten
+     * under the same name.
+     */
+    static long names(java.util.List<String> names) {
+        CRC32C crc = new CRC32C();
+        for (String n : names) {
+            crc.update(dev.stoker.storage.Storage.baseName(n).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            crc.update(0);
+        }
+        return crc.getValue() << 32 ^ names.size();
+    }
+
+    /** A fingerprint extended by {@code more} (order-sensitive). */
+    static long and(long fingerprint, long more) {
+        return mix(fingerprint * 0x9e3779b97f4a7c15L + more);
+    }
+
+    private static long mix(long z) {
+        z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
+        z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
+        return z ^ (z >>> 31);
+    }
+
     /** {@code n} bytes of a file from {@code at} (fewer where it ends first). */
     static ByteBuffer read(FileChannel ch, long at, int n) throws IOException {
         ByteBuffer b = ByteBuffer.allocate(n);

@@ -27,6 +27,8 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<JsonlToken
     private final java.util.concurrent.ArrayBlockingQueue<Window> windows = new java.util.concurrent.ArrayBlockingQueue<>(1024);
     /** The bytes tokenizer: windows of bytes (NOTE [Byte windows]). */
     private final boolean asBytes;
+    /** Computed when first asked (two reads of each file), then kept. */
+    private volatile long fingerprint;
 
     private record Range(Path path, long start, long end) {
     }
@@ -103,6 +105,32 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<JsonlToken
     @Override
     public String name() {
         return shards.isEmpty() ? "jsonl" : shards.get(0).path.toString();
+    }
+
+    /**
+     * The files' contents ({@link Fingerprints#ends}: two reads each, local files only) in order,
+     * with what shapes the windows: the tokenizer, the field and the window's length.
+     */
+    @Override
+    public long fingerprint() {
+        if (fingerprint != 0) {
+            return fingerprint;
+        }
+        long h = Fingerprints.and(tokenizer.name().hashCode(), field.hashCode());
+        h = Fingerprints.and(h, seqLen);
+        Path last = null;
+        for (Range r : shards) {
+            if (!r.path.equals(last)) {
+                last = r.path;
+                try {
+                    h = Fingerprints.and(h, Fingerprints.ends(r.path));
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e); // read when the loader is made: reported as the file's error
+                }
+            }
+        }
+        fingerprint = h == 0 ? 1 : h;
+        return fingerprint;
     }
 
     /**

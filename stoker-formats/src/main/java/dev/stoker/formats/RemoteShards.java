@@ -60,6 +60,12 @@ public final class RemoteShards<T> implements StreamingDataset<T> {
         return locations.get(shard);
     }
 
+    /** The shards' names ({@link Fingerprints#names}): the same as {@link TarShards}' for a local copy. */
+    @Override
+    public long fingerprint() {
+        return Fingerprints.names(locations);
+    }
+
     @Override
     public String name() {
         return locations.isEmpty() ? "remote" : locations.get(0);

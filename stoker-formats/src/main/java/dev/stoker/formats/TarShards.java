@@ -48,6 +48,12 @@ public final class TarShards implements StreamingDataset<TarSample> {
         return names.isEmpty() ? "tar" : names.get(0);
     }
 
+    /** The shards' names ({@link Fingerprints#names}): the same as {@link RemoteShards}' for the same shards anywhere. */
+    @Override
+    public long fingerprint() {
+        return Fingerprints.names(names);
+    }
+
     @Override
     public ShardReader<TarSample> open(int shard) throws IOException {
         TarReader reader = TarReader.open(shards.get(shard), names.get(shard));

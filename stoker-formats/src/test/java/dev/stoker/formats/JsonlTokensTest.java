@@ -60,6 +60,24 @@ class JsonlTokensTest {
     }
 
     @Test
+    void theFingerprintIsTheContentsAndTheWindowsNotThePlaces() throws IOException {
+        Path a = Files.writeString(tmp.resolve("a.jsonl"), "{\"text\": \"one\"}\n{\"text\": \"two\"}\n");
+        Path copy = Files.copy(a, Files.createDirectories(tmp.resolve("elsewhere")).resolve("a.jsonl"));
+        Path other = Files.writeString(tmp.resolve("b.jsonl"), "{\"text\": \"one\"}\n{\"text\": \"tWo\"}\n");
+        Tokenizer bytes = Tokenizer.named("bytes");
+        long x = new JsonlTokens(List.of(a), bytes, "text", 8, 1 << 20, false).fingerprint();
+        assertTrue(x != 0);
+        assertEquals(x, new JsonlTokens(List.of(copy), bytes, "text", 8, 1 << 20, false).fingerprint());
+        assertEquals(x, new JsonlTokens(List.of(a), bytes, "text", 8, 4, false).fingerprint(), "how it is split is not the data");
+        for (JsonlTokens differs : List.of(new JsonlTokens(List.of(other), bytes, "text", 8, 1 << 20, false),
+                new JsonlTokens(List.of(a), bytes, "text", 9, 1 << 20, false),
+                new JsonlTokens(List.of(a), bytes, "body", 8, 1 << 20, false),
+                new JsonlTokens(List.of(a, copy), bytes, "text", 8, 1 << 20, false))) {
+            assertTrue(differs.fingerprint() != x, differs.shardName(0));
+        }
+    }
+
+    @Test
     void packsTheBytesOfEachDocumentAndASeparatorIntoWindows() throws IOException {
         for (String name : new String[] {"a.jsonl", "a.jsonl.gz"}) {
             Path p = write(name, 500);
