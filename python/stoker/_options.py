@@ -44,7 +44,8 @@ COMMON = {
     "memory_limit": _Opt(_INT, 1),
 }
 
-_TRANSFORM = {"transform": _Opt(_STR, choices=("none", "train224", "eval224"))}
+_TRANSFORM = {"transform": _Opt(_STR, choices=("none", "train224", "eval224")),
+              "image_dtype": _Opt(_STR, choices=("float32", "uint8"))}
 # sources that read remote files (URLs) through the cache
 _CACHE = {"cache_dir": _Opt(_STR), "cache_size": _Opt(_INT, 1)}
 

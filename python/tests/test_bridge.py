@@ -57,6 +57,24 @@ def test_image_shards_and_json_lines_have_the_bench_digests(data, tmp_path):
         assert digests(loader) == expected
 
 
+def test_uint8_images_have_the_bench_digests_and_normalize_to_the_float_images(data, tmp_path):
+    shards = [str(data / f"shard-{s:06d}.tar") for s in range(3)]
+    opts = {"transform": "eval224", "batch": 8, "seed": 2, "order": "sequential"}
+    expected = bench_digests(tmp_path, "shards", *shards, "--transform", "eval224", "--batch", "8", "--seed", "2",
+                             "--order", "sequential", "--image-dtype", "uint8")
+    mean = np.array([0.485, 0.456, 0.406], dtype=np.float32).reshape(1, 3, 1, 1)
+    std = np.array([0.229, 0.224, 0.225], dtype=np.float32).reshape(1, 3, 1, 1)
+    with stoker.Loader("shards", *shards, image_dtype="uint8", as_numpy=True, **opts) as u8, \
+            stoker.Loader("shards", *shards, as_numpy=True, **opts) as f32:
+        got = []
+        for a, b in zip(u8, f32):
+            assert a["image"].dtype == np.uint8 and a["image"].shape[1:] == (3, 224, 224)
+            got.append(stoker.batch_digest(a))
+            normalized = (a["image"].astype(np.float32) / 255 - mean) / std
+            np.testing.assert_allclose(normalized, b["image"], atol=1e-5)
+        assert got == expected
+
+
 def test_parquet_shuffled_by_row_group_has_the_bench_digests_and_every_row_once(tmp_path):
     # written by DuckDB: 10,000 rows in row groups of 2,048; id is the row number
     path = os.path.join(ROOT, "stoker-parquet", "src", "test", "resources", "parquet", "rows-zstd.parquet")

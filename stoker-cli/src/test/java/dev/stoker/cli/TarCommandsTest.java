@@ -238,6 +238,17 @@ class TarCommandsTest {
     }
 
     @Test
+    void anImageDtypeWithoutAnImageTransformIsBadUsage() throws IOException {
+        shard("a.tar", 2);
+        MainTest.Outcome o = stoker("bench", "shards", tmp.resolve("a.tar").toString(), "--transform", "none", "--image-dtype", "uint8");
+        assertEquals(2, o.code(), o.err());
+        assertTrue(o.err().contains("--image-dtype is for --transform train224 or eval224"), o.err());
+        MainTest.Outcome bad = stoker("bench", "shards", tmp.resolve("a.tar").toString(), "--image-dtype", "int4");
+        assertEquals(2, bad.code(), bad.err());
+        assertTrue(bad.err().contains("--image-dtype must be float32 or uint8, got 'int4'"), bad.err());
+    }
+
+    @Test
     void aStreamSavedOverHttpResumesOnALocalCopyAndIsRefusedOnOtherShards() throws IOException {
         Path shards = java.nio.file.Files.createDirectories(tmp.resolve("served"));
         Path others = java.nio.file.Files.createDirectories(tmp.resolve("others"));

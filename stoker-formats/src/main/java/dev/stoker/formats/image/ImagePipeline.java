@@ -25,6 +25,8 @@ import java.util.SplittableRandom;
  *       {@code RandomHorizontalFlip()}, normalize.</li>
  *   <li>{@link #eval}: {@code Resize(size * 8 / 7)} + {@code CenterCrop(size)} (256/224), normalize.</li>
  * </ul>
+ * Either gives float32 CHW normalized by ImageNet's mean and std, or, {@link #uint8()}, the
+ * pixels as uint8 CHW for the GPU to normalize.
  * Random choices come from the sample's seed ({@link SampleContext#seed()}: the loader's seed, the
  * epoch and the sample), so they do not depend on which worker ran them. The transform decodes
  * (at a reduced DCT scale when the crop allows) into its thread's image and resamples the crop to
@@ -45,6 +47,7 @@ public final class ImagePipeline {
 
     private final int size;
     private final boolean train;
+    private final boolean uint8;
     // NOTE [Images]: a transform's planes travel with their sample until the collator has
     // normalized them (with a streaming dataset, on another thread, much later), then go back to
     // this pool; so none is reused while a sample still needs it, and the steady state allocates none.
@@ -53,21 +56,32 @@ public final class ImagePipeline {
     private final ThreadLocal<Resampler> resamplers = ThreadLocal.withInitial(Resampler::new);
     private final Schema schema;
 
-    private ImagePipeline(int size, boolean train) {
+    private ImagePipeline(int size, boolean train, boolean uint8) {
         this.size = size;
         this.train = train;
-        this.schema = Schema.of(Field.tensor("image", DType.FLOAT32, 3, size, size), Field.scalar("label", DType.INT64));
+        this.uint8 = uint8;
+        this.schema = Schema.of(Field.tensor("image", uint8 ? DType.UINT8 : DType.FLOAT32, 3, size, size),
+                Field.scalar("label", DType.INT64));
         // load libjpeg-turbo and bind its functions now, as building a pipeline should, rather
         // than in the first sample, where one worker does it (60-80 ms) while the others wait
         Jpeg.native_();
     }
 
     public static ImagePipeline train(int size) {
-        return new ImagePipeline(size, true);
+        return new ImagePipeline(size, true, false);
     }
 
     public static ImagePipeline eval(int size) {
-        return new ImagePipeline(size, false);
+        return new ImagePipeline(size, false, false);
+    }
+
+    /**
+     * The same pipeline with images as uint8 CHW (pixels 0..255, not normalized), as FFCV and DALI
+     * hand them over: the GPU normalizes them ({@code (x / 255 - MEAN) / STD}), and the copy to it
+     * moves a quarter of the bytes of float32.
+     */
+    public ImagePipeline uint8() {
+        return new ImagePipeline(size, train, true);
     }
 
     /** Decode, and choose the crop. */
@@ -132,7 +146,11 @@ public final class ImagePipeline {
 
             @Override
             public void write(Prepared p, Row row) {
-                resamplers.get().normalize(p.chw(), size, MEAN, STD, row.column(0), row.offset(0));
+                if (uint8) {
+                    resamplers.get().toUint8(p.chw(), size, row.column(0), row.offset(0));
+                } else {
+                    resamplers.get().normalize(p.chw(), size, MEAN, STD, row.column(0), row.offset(0));
+                }
                 row.putLong(1, 0, p.label());
                 planes.offer(p.chw()); // a full pool lets them go to the garbage collector
             }

@@ -129,6 +129,31 @@ public final class Resampler {
     }
 
     /**
+     * Writes {@link #resize}'s planes as they are, uint8 channel-major (pixels 0..255, not
+     * normalized: a GPU normalizes them), at {@code out[offset...]}: the sign bit of each byte
+     * flipped back, eight bytes at a time.
+     */
+    public void toUint8(byte[] planes, int size, MemorySegment out, long offset) {
+        int n = 3 * size * size;
+        if (plane8.length < n) {
+            plane8 = new byte[n];
+        }
+        byte[] b = plane8;
+        int i = 0;
+        for (; i + 8 <= n; i += 8) {
+            LONGS.set(b, i, (long) LONGS.get(planes, i) ^ 0x8080808080808080L);
+        }
+        for (; i < n; i++) {
+            b[i] = (byte) (planes[i] ^ 0x80);
+        }
+        MemorySegment.copy(b, 0, out, ValueLayout.JAVA_BYTE, offset, n);
+    }
+
+    private static final java.lang.invoke.VarHandle LONGS =
+            java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private byte[] plane8 = new byte[0];
+
+    /**
      * The horizontal taps in {@link ResampleKernels}' layout, in output order (mirrored if flipped),
      * every pixel padded with zero weights to the most taps any has; returns that number.
      */

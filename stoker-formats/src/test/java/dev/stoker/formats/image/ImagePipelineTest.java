@@ -253,6 +253,43 @@ public class ImagePipelineTest {
     }
 
     @Test
+    void uint8ImagesAreThePixelsTheFloatImagesNormalize() throws Exception {
+        Path p = tmp.resolve("u8.tar");
+        try (TarWriter w = new TarWriter(p)) {
+            for (int i = 0; i < 6; i++) {
+                w.write("s" + i, Map.of("jpg", jpeg(48 + 8 * i, 40, i + 1), "cls", ("" + i).getBytes()));
+            }
+        }
+        for (ImagePipeline pipe : new ImagePipeline[] {ImagePipeline.train(32), ImagePipeline.eval(32)}) {
+            ImagePipeline u8 = pipe.uint8();
+            assertEquals(dev.stoker.DType.UINT8, u8.collator().schema().field(0).dtype());
+            try (TarDataset d = new TarDataset(List.of(p));
+                 var f = dev.stoker.Loader.builder(d, pipe.transform(), pipe.collator()).batchSize(3).seed(5).workers(2).build();
+                 var b = dev.stoker.Loader.builder(d, u8.transform(), u8.collator()).batchSize(3).seed(5).workers(2).build()) {
+                var floats = f.iterator();
+                var bytes = b.iterator();
+                int checked = 0;
+                while (floats.hasNext()) {
+                    Batch x = floats.next();
+                    Batch y = bytes.next();
+                    assertEquals(x.size(), y.size());
+                    int plane = 32 * 32;
+                    for (int i = 0; i < 3 * plane * x.size(); i++) {
+                        int c = i / plane % 3;
+                        int v = y.data("image").get(java.lang.foreign.ValueLayout.JAVA_BYTE, i) & 0xFF;
+                        float want = (v / 255f - ImagePipeline.MEAN[c]) / ImagePipeline.STD[c];
+                        float got = x.data("image").get(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, 4L * i);
+                        assertEquals(want, got, 1e-5, "value " + i);
+                        checked++;
+                    }
+                }
+                assertTrue(!bytes.hasNext());
+                assertEquals(6 * 3 * 32 * 32, checked);
+            }
+        }
+    }
+
+    @Test
     void aPngNamedJpgDecodesByItsBytes() throws Exception {
         BufferedImage src = new BufferedImage(40, 30, BufferedImage.TYPE_INT_RGB);
         src.setRGB(3, 4, 0x123456);
