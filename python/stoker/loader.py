@@ -13,6 +13,7 @@ import os
 import struct
 import time
 
+from . import _device as _device_mod
 from . import _options
 from ._server import (BYE, END, ERROR, HELLO, LOAD, MAPPED, OPEN, PASS, PASS_MESSAGE, READY, READY_BODY, STARTED,
                       STATE, STATE_IS, STATS, STATS_ARE, COUNTER_MESSAGE, Connection, Server)
@@ -74,7 +75,10 @@ class Loader:
     - ``holds``: batches the server may hand over ahead of the loop (default: 8 for batches of up
       to 8 MiB, fewer for larger ones, at least 2): the ring has this many slots more than the
       loader's prefetch window;
-    - ``server``: the socket path of a running ``stoker serve`` to use instead of starting one.
+    - ``server``: the socket path of a running ``stoker serve`` to use instead of starting one;
+    - ``device``: ``"cuda"`` (or ``"cuda:N"``, a ``torch.device``) yields the batches on that GPU:
+      the ring is registered with CUDA once and each batch copied on a side stream while the loop
+      runs, a few ahead (``stoker._device``); without CUDA it fails at once, saying where it looked.
 
     Rank and world size default to torch.distributed's when it is initialized, else to the
     ``RANK`` and ``WORLD_SIZE`` environment variables. Each rank's loader tunes its workers within
@@ -89,8 +93,9 @@ class Loader:
             if "order" in options:
                 raise ValueError("stoker.Loader: give 'shuffle' or 'order', not both")
             options["order"] = "shuffle" if shuffle else "sequential"
-        if "device" in options:
-            raise ValueError("stoker.Loader: option 'device' is not supported yet; move batches with .to(device)")
+        self._device = _device_option(options.pop("device", None), as_numpy)
+        self._backend = None
+        self._ring = None
         rank, world = _distributed()
         options.setdefault("rank", rank)
         options.setdefault("world_size", world)
@@ -148,6 +153,10 @@ class Loader:
                 raise StokerError(f"the stoker server answered {type_} to OPEN")
             self._info = json.loads(bytes(p))
             self._map(self._info)
+            if self._device is not None:
+                self._backend = _device_mod.TorchCuda(torch, self._device)
+                self._ring = torch.frombuffer(self._mm, dtype=torch.uint8)
+                self._backend.register(self._ring.data_ptr(), self._ring.numel())
             self._conn.send(MAPPED)
         except BaseException:
             if self._server is not None and self._conn is None:
@@ -192,6 +201,8 @@ class Loader:
         self._started(json.loads(bytes(self._reply(STARTED, void_pass=True))))
         it = _Pass(self)
         self._iterating = it
+        if self._backend is not None:
+            return _device_mod.DevicePass(self, it, self._backend, depth=2)
         return it
 
     def _drop_held(self):
@@ -220,6 +231,24 @@ class Loader:
             self._frees.clear()
 
     def _next(self, it):
+        self._release()
+        slot, batch = self._take(it)
+        self._held = slot
+        return batch
+
+    def _give(self, slot):
+        """A slot taken with _take back to the server (in groups, as _release)."""
+        self._frees.append(slot)
+        if len(self._frees) >= self._free_batch:
+            self._flush()
+
+    def _starved(self):
+        """Whether the server has every slot out to this loop and nothing is on its way."""
+        return (self._unfreed - len(self._frees) >= self._holds_now and not self._ahead
+                and not self._conn.buffered())
+
+    def _take(self, it):
+        """The next batch and its slot, which stays taken until given back (_give or _release)."""
         t0 = time.perf_counter()
         if it.stale:
             raise StokerError("this iterator is stale: a newer iter() over the loader took over")
@@ -228,7 +257,6 @@ class Loader:
         conn = self._conn
         if conn is None:
             raise StokerError("the loader is closed")
-        self._release()
         if self._ahead:
             type_, p = self._ahead.popleft()
         else:
@@ -240,12 +268,11 @@ class Loader:
         if type_ == READY:
             slot, _, counter, spill = READY_BODY.unpack_from(p)
             batch = self._batch(slot, p[READY_BODY.size:])
-            self._held = slot
             self._unfreed += 1
             self._consumed = counter
             self._batches += 1
             self._next_seconds += time.perf_counter() - t0
-            return batch
+            return slot, batch
         self._flush()
         if type_ == END:
             self._consumed, self._info["batches"] = _END.unpack_from(p)
@@ -389,6 +416,13 @@ class Loader:
         if self._iterating is not None:
             self._iterating.stale = True
         self._views.clear()
+        if self._backend is not None:
+            try:
+                self._backend.side.synchronize()  # no copy may still read the ring
+                self._backend.unregister()
+            finally:
+                self._backend = None
+                self._ring = None
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -418,6 +452,23 @@ class Loader:
             self.close()
         except Exception:
             pass
+
+
+def _device_option(device, as_numpy):
+    """None for the host (no device, or the CPU); else the CUDA device, checked now."""
+    if device is None:
+        return None
+    kind = device.type if torch is not None and isinstance(device, torch.device) else device
+    if isinstance(kind, str) and kind.split(":")[0] == "cpu":
+        return None
+    if not isinstance(kind, str) or kind.split(":")[0] != "cuda":
+        raise ValueError(f"stoker.Loader: option 'device' must be 'cuda', 'cuda:N', 'cpu' or a torch.device, got {device!r}")
+    if as_numpy:
+        raise ValueError("stoker.Loader: device= yields torch tensors; it does not go with as_numpy=True")
+    reason = _device_mod.cuda_missing_reason(torch, device)
+    if reason is not None:
+        raise StokerError("stoker.Loader(device=" + repr(str(device)) + "): " + reason)
+    return device
 
 
 class _Pass:
