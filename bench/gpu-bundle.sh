@@ -45,7 +45,7 @@ done
 # PNG and the JPEG fallback; 19 MiB of the 64): JPEG is decoded by libjpeg-turbo, carried in
 # native/ with ISA-L (gzip), which run.sh puts on LD_LIBRARY_PATH
 mods=$(jdeps --multi-release 25 --ignore-missing-deps --print-module-deps \
-  --class-path "$(ls "$dest"/lib/*.jar | tr '\n' :)" "$dest/stoker-cli.jar" 2>/dev/null)
+  --class-path "$(ls "$dest"/lib/*.jar | tr '\n' :)" "$dest/stoker-cli.jar" 2>/dev/null | grep -v "^WARNING")
 mods=$(echo "$mods,jdk.incubator.vector,jdk.unsupported,java.logging" | tr , '\n' | grep -v '^java.desktop$' | sort -u | paste -sd,)
 jlink --add-modules "$mods" --strip-java-debug-attributes --strip-native-debug-symbols objcopy=/usr/bin/objcopy --no-header-files \
   --no-man-pages --compress zip-9 --output "$dest/jdk" 2> >(grep -v '^WARNING: Using incubator modules' >&2)

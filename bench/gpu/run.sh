@@ -22,7 +22,7 @@ need() {
     case $w in
       W1) [ -f "$data/tokens/train.bin" ] || "$py" "$here/peers/gen_data.py" "$data" --only=W1 ;;
       W2) [ -f "$data/images/images-000000.tar" ] || "$py" "$here/peers/gen_data.py" "$data" --only=W2 ;;
-      W5) ls "$data"/imagenet*/*.tar >/dev/null 2>&1 || "$py" "$here/peers/gen_data.py" "$data" --only=W5 ;;
+      W5) [ -f "$data/large-images/large-000000.tar" ] || "$py" "$here/peers/gen_data.py" "$data" --only=W5 ;;
     esac
   done
 }
