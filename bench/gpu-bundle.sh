@@ -60,7 +60,7 @@ done
 # Python: the package, the peers (and the data generator), the GPU benchmarks
 mkdir -p "$dest/python" "$dest/peers"
 cp -r python/stoker "$dest/python/"
-find "$dest/python" -name __pycache__ -prune -exec rm -rf {} +
+find "$dest" -name __pycache__ -prune -exec rm -rf {} +
 cp "$peers"/*.py "$dest/peers/"
 cp -r bench/gpu "$dest/gpu"
 cp bench/gpu/run.sh "$dest/run.sh"
