@@ -98,7 +98,7 @@ def main(argv=None):
 
     if o.loader == "stoker":
         loader = stoker.Loader("tokens", o.tokens, seq_len=o.seq_len, batch_size=o.batch, num_workers=o.workers,
-                               shuffle=True, seed=0)
+                               shuffle=True, seed=0, device=str(dev))  # on a GPU: copied to it by the loader
         batches = Pairs(loader, "x", "y")
     else:
         ds = Windows(o.tokens, o.seq_len)

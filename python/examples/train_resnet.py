@@ -108,9 +108,14 @@ def main(argv=None):
     model = resnet(o.width).to(dev).to(memory_format=fmt)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 
+    mean = torch.tensor([0.485, 0.456, 0.406], device=dev).view(1, 3, 1, 1) * 255
+    std = torch.tensor([0.229, 0.224, 0.225], device=dev).view(1, 3, 1, 1) * 255
+
     def step(batch):
         x, y = batch
         x = x.to(dev, non_blocking=True).contiguous(memory_format=fmt)
+        if x.dtype == torch.uint8:  # Stoker on a GPU: uint8 pixels, normalized here, on the device
+            x = x.float().sub_(mean).div_(std)
         y = y.to(dev, non_blocking=True)
         loss = nn.functional.cross_entropy(model(x), y)
         opt.zero_grad(set_to_none=True)
@@ -120,8 +125,10 @@ def main(argv=None):
 
     loader = None
     if o.loader == "stoker":
+        # on a GPU: batches copied to it by the loader, as uint8 (a quarter of the bytes)
+        gpu = {"device": str(dev), "image_dtype": "uint8"} if dev.type == "cuda" else {}
         loader = stoker.Loader("shards", o.shards, transform="train224", batch_size=o.batch, num_workers=o.workers,
-                               shuffle=True, seed=0)
+                               shuffle=True, seed=0, **gpu)
         batches = Pairs(loader, "image", "label")
     else:
         batches = DataLoader(Shards(expand(o.shards)), batch_size=o.batch, num_workers=o.workers,
