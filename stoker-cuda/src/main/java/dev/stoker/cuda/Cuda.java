@@ -168,7 +168,15 @@ public final class Cuda {
 
     /** Makes {@code device} the calling thread's current device. */
     public void setDevice(int device) {
-        check(call(setDevice, device), "cudaSetDevice(" + device + ")");
+        int rc;
+        try {
+            rc = (int) setDevice.invokeExact(device);
+        } catch (Throwable e) {
+            throw failed(e);
+        }
+        if (rc != 0) {
+            check(rc, "cudaSetDevice(" + device + ")");
+        }
     }
 
     /** {@code bytes} of page-locked host memory (a null segment of that size: reinterpret it with a scope). */
@@ -210,8 +218,15 @@ public final class Cuda {
 
     /** Queues a copy of {@code bytes} from {@code host} to device address {@code device} on {@code stream}. */
     public void copyToDevice(long device, MemorySegment host, long bytes, MemorySegment stream) {
-        check(call(memcpyAsync, MemorySegment.ofAddress(device), host, bytes, HOST_TO_DEVICE, stream),
-                "cudaMemcpyAsync(" + bytes + " bytes, host to device)");
+        int rc;
+        try { // invokeExact: the calls made for every batch box nothing
+            rc = (int) memcpyAsync.invokeExact(MemorySegment.ofAddress(device), host, bytes, HOST_TO_DEVICE, stream);
+        } catch (Throwable e) {
+            throw failed(e);
+        }
+        if (rc != 0) {
+            check(rc, "cudaMemcpyAsync(" + bytes + " bytes, host to device)");
+        }
     }
 
     /** An event for synchronization only (no timing). */
@@ -220,12 +235,23 @@ public final class Cuda {
     }
 
     public void eventRecord(MemorySegment event, MemorySegment stream) {
-        check(call(eventRecord, event, stream), "cudaEventRecord");
+        int rc;
+        try {
+            rc = (int) eventRecord.invokeExact(event, stream);
+        } catch (Throwable e) {
+            throw failed(e);
+        }
+        check(rc, "cudaEventRecord");
     }
 
     /** Whether the work before the event has completed. */
     public boolean eventDone(MemorySegment event) {
-        int rc = call(eventQuery, event);
+        int rc;
+        try {
+            rc = (int) eventQuery.invokeExact(event);
+        } catch (Throwable e) {
+            throw failed(e);
+        }
         if (rc == NOT_READY) {
             return false;
         }
@@ -259,18 +285,27 @@ public final class Cuda {
         }
     }
 
+    /** For the calls made once (allocations, streams, events): their arguments boxed. */
     private static int call(MethodHandle h, Object... args) {
         try {
             return (int) h.invokeWithArguments(args);
-        } catch (RuntimeException | Error e) {
-            throw e;
         } catch (Throwable e) {
-            throw new CudaException("calling CUDA: " + e, e);
+            throw failed(e);
         }
     }
 
+    private static RuntimeException failed(Throwable e) {
+        if (e instanceof RuntimeException r) {
+            return r;
+        }
+        if (e instanceof Error err) {
+            throw err;
+        }
+        return new CudaException("calling CUDA: " + e, e);
+    }
+
     private void check(int rc, String what) {
-        if (rc != 0) {
+        if (rc != 0) { // the message is built only for a failure
             String message;
             try {
                 MemorySegment s = (MemorySegment) errorString.invokeExact(rc);

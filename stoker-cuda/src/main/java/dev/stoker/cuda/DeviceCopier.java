@@ -46,6 +46,8 @@ public final class DeviceCopier implements AutoCloseable {
         try {
             for (int k = 0; k < depth; k++) {
                 Slot s = new Slot(fields);
+                s.handle = new DeviceBatch(this, s);
+                s.handle.closed = true;
                 slots[k] = s;
                 s.event = cuda.eventCreate();
                 for (int f = 0; f < fields; f++) {
@@ -105,7 +107,8 @@ public final class DeviceCopier implements AutoCloseable {
         s.rows = host.size();
         s.held = true;
         copying.add(s);
-        return new DeviceBatch(this, s);
+        s.handle.closed = false; // the slot's one handle, reused: nothing is allocated per batch
+        return s.handle;
     }
 
     /** Closes the host batches whose copies have completed (all of them, waiting, when {@code wait}). */
@@ -177,6 +180,7 @@ public final class DeviceCopier implements AutoCloseable {
         final long[] offsetRoom;
         final long[] bytes;
         MemorySegment event;
+        DeviceBatch handle;
         Batch host;
         int rows;
         boolean held;
@@ -190,7 +194,11 @@ public final class DeviceCopier implements AutoCloseable {
         }
     }
 
-    /** A batch on the device: its columns' device addresses, valid until {@link #close}. */
+    /**
+     * A batch on the device: its columns' device addresses, valid until {@link #close}. Each device
+     * slot has one, reused: like a loader's {@code Batch}, it must not be closed again once a later
+     * {@link #copy} may have handed its slot out.
+     */
     public static final class DeviceBatch implements AutoCloseable {
         private final DeviceCopier copier;
         private final Slot slot;
