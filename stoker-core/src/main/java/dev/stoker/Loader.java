@@ -27,9 +27,10 @@ import java.util.Objects;
  *       to the next epoch (so reshuffling needs no {@code set_epoch} call). Leaving a loop early
  *       keeps the position: the next iterator (or a loader built from {@link #state()}) continues
  *       with the next batch.</li>
- *   <li>At most {@code prefetch} batches are prepared ahead; the pool holds {@code prefetch + 1}
- *       batch buffers ({@code prefetch + holds} with {@link Builder#holds}), allocated once. A
- *       slow consumer causes back-pressure, never growth.</li>
+ *   <li>At most {@code prefetch} batches are prepared ahead; the pool holds {@code prefetch + holds}
+ *       batch buffers ({@code holds} is 1 unless {@link Builder#holds} says more), allocated
+ *       once for a fixed depth and as the window grows for an autotuned one (never beyond its
+ *       memory budget), then reused. A slow consumer causes back-pressure, never growth.</li>
  *   <li>{@link #close()} is idempotent, stops the workers and frees the buffers.</li>
  * </ul>
  *

@@ -20,8 +20,8 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>NOTE [Window]: a worker may start batch {@code s} only when {@code s < taken + prefetch}.
  * Then at most {@code prefetch} batches are being written or waiting, and the consumer holds at
- * most one, so {@code prefetch + 1} buffers always suffice and a worker never waits for a buffer,
- * only for the window. Waits are {@link LockSupport#park} with a flag set before re-checking the
+ * most {@code holds} (one unless asked), so {@code prefetch + holds} buffers always suffice and a
+ * worker never waits for a buffer, only for the window. Waits are {@link LockSupport#park} with a flag set before re-checking the
  * condition (the waker writes the condition, then reads the flag), so no wake-up is lost and
  * nothing is allocated per batch.
  *
