@@ -1,0 +1,138 @@
+package dev.stoker.formats;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import javax.tools.JavaCompiler;
+import javax.tools.ToolProvider;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The README's Java code blocks, taken from README.md itself, compiled and run: a change to the
+ * README that no longer compiles or works fails here. Each block becomes the body of a method of
+ * a class that imports {@code dev.stoker.*}, {@code java.nio.file.*} and {@code java.lang.foreign.*}
+ * (a block imports anything else itself, as its readers must); {@code train(batch)} records what
+ * it saw.
+ */
+class ReadmeTest {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void theLibraryExampleRunsAndResumesEachSampleOnce() throws Exception {
+        Object example = run(block(0), "");
+        int batches = (int) example.getClass().getField("batches").get(example);
+        Set<?> trained = (Set<?>) example.getClass().getField("trained").get(example);
+        // ten batches of 256 for rank 0 of 2, then a third of the other 4,880 positions for rank 0
+        // of 3 (1,627, padding included): every record seen once
+        assertEquals(10 + 7, batches);
+        assertEquals(2560 + 1627, trained.size());
+    }
+
+    @Test
+    void theTokenExampleRunsOnATokenFile() throws Exception {
+        Path tokens = tmp.resolve("train.bin");
+        ByteBuffer b = ByteBuffer.allocate(2 * 50_000).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < 50_000; i++) {
+            b.putShort((short) (i % 50_000));
+        }
+        Files.write(tokens, b.array());
+        String block = block(1);
+        assertTrue(block.contains("Path.of(\"train.bin\")"), block);
+        run(block.replace("Path.of(\"train.bin\")", "Path.of(\"" + tokens + "\")"), "");
+    }
+
+    @Test
+    void theImageExampleCompiles() throws Exception {
+        compile(block(2), ""); // it needs shards of images to run; W2's are not here
+    }
+
+    /** The {@code n}th ```java block of README.md. */
+    private static String block(int n) throws IOException {
+        List<String> blocks = new ArrayList<>();
+        StringBuilder current = null;
+        for (String line : Files.readAllLines(readme())) {
+            if (current == null && line.strip().equals("```java")) {
+                current = new StringBuilder();
+            } else if (current != null && line.strip().equals("```")) {
+                blocks.add(current.toString());
+                current = null;
+            } else if (current != null) {
+                current.append(line).append('\n');
+            }
+        }
+        assertTrue(blocks.size() > n, "README.md has " + blocks.size() + " java blocks");
+        return blocks.get(n);
+    }
+
+    private static Path readme() {
+        Path p = Path.of("README.md").toAbsolutePath();
+        return Files.exists(p) ? p : Path.of("..", "README.md").toAbsolutePath(); // the module's folder, or the root
+    }
+
+    /** Compiles the block as a class and runs it; returns the instance. */
+    private Object run(String block, String more) throws Exception {
+        Path classes = compile(block, more);
+        try (URLClassLoader loader = new URLClassLoader(new URL[] {classes.toUri().toURL()}, getClass().getClassLoader())) {
+            Object example = loader.loadClass("readme.Example").getConstructor().newInstance();
+            example.getClass().getMethod("run").invoke(example);
+            return example;
+        }
+    }
+
+    private Path compile(String block, String more) throws IOException {
+        StringBuilder imports = new StringBuilder();
+        StringBuilder body = new StringBuilder();
+        for (String line : block.split("\n")) {
+            (line.startsWith("import ") ? imports : body).append(line).append('\n');
+        }
+        String source = """
+                package readme;
+
+                import dev.stoker.*;
+                import java.lang.foreign.*;
+                import java.nio.charset.StandardCharsets;
+                import java.nio.file.*;
+                %s
+                public class Example {
+                    public final java.util.Set<String> trained = new java.util.HashSet<>();
+                    public int batches;
+
+                    void train(Batch batch) {
+                        for (int r = 0; r < batch.size(); r++) {
+                            trained.add(new String(batch.bytes(0, r).toArray(ValueLayout.JAVA_BYTE), StandardCharsets.UTF_8));
+                        }
+                        batches++;
+                    }
+                    %s
+                    public void run() throws Exception {
+                %s
+                    }
+                }
+                """.formatted(imports, more, body);
+        Path src = Files.createDirectories(tmp.resolve("src/readme")).resolve("Example.java");
+        Files.writeString(src, source);
+        Path classes = Files.createDirectories(tmp.resolve("classes"));
+        JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
+        java.io.StringWriter errors = new java.io.StringWriter();
+        int rc = javac.run(null, null, new java.io.PrintStream(new java.io.OutputStream() {
+            @Override
+            public void write(int c) {
+                errors.write(c);
+            }
+        }, true), "-proc:none", "-cp", System.getProperty("java.class.path"), "-d", classes.toString(), src.toString());
+        assertEquals(0, rc, "README.md's block does not compile:\n" + errors + "\n" + source);
+        return classes;
+    }
+}
