@@ -102,7 +102,11 @@ final class BlockShuffle implements Sampler {
 
             /** The index at {@code position}, which window {@code w} holds. */
             private long index(int w, long position) {
-                long local = inside[w].apply(position - windowStart[w]);
+                return place(w, inside[w].apply(position - windowStart[w]));
+            }
+
+            /** The index of permuted position {@code local} of window {@code w}: in its block, found without a branch to mispredict. */
+            private long place(int w, long local) {
                 int first = w * window;
                 int last = Math.min(blocks, first + window) - 1;
                 int b = first;
@@ -133,15 +137,8 @@ final class BlockShuffle implements Sampler {
                         positions[j++] -= lo;
                     }
                     inside[w].applyAll(positions, i, j - i);
-                    int first = w * window;
-                    int last = Math.min(blocks, first + window) - 1;
                     for (int t = i; t < j; t++) {
-                        long local = positions[t];
-                        int b = first;
-                        for (int k = first + 1; k <= last; k++) {
-                            b += within[k] <= local ? 1 : 0;
-                        }
-                        positions[t] = starts[perm[b]] + local - within[b];
+                        positions[t] = place(w, positions[t]);
                     }
                     i = j;
                 }

@@ -369,8 +369,11 @@ final class Run extends Pass {
      * worker), so the last batch of the run is seen by one side or the other.
      */
     private boolean wakeReady() {
-        if (!loader.ordered || cancelled) {
-            return !loader.ordered ? findReady() >= 0 : true;
+        if (!loader.ordered) {
+            return findReady() >= 0;
+        }
+        if (cancelled) {
+            return true;
         }
         long t = taken;
         long end = Math.min(count, t + wakeAfter);

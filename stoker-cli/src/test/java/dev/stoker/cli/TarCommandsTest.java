@@ -218,12 +218,20 @@ class TarCommandsTest {
         for (int s = 0; s < 3; s++) {
             shard("served/w-" + s + ".tar", 9 + 4 * s);
         }
+        savedOverHttpResumesLocallyByteForByte(shards, "--transform", "none", "--batch", "4", "--seed", "8", "--workers", "2");
+    }
+
+    /**
+     * Runs {@code w-{0..2}.tar} of {@code shards} with {@code common} options three ways: whole
+     * and local; saved after 3 batches while read over HTTP; resumed from that state locally. The
+     * saved and the resumed batches together must be the whole run's. Returns the state file.
+     */
+    private Path savedOverHttpResumesLocallyByteForByte(Path shards, String... common) throws IOException {
         String local = shards.resolve("w-{0..2}.tar").toString();
         Path whole = tmp.resolve("whole.txt");
         Path head = tmp.resolve("head.txt");
         Path tail = tmp.resolve("tail.txt");
         Path state = tmp.resolve("state.json");
-        String[] common = {"--transform", "none", "--batch", "4", "--seed", "8", "--workers", "2"};
         assertEquals(0, stoker(concat(new String[] {"bench", "shards", local, "--digests", whole.toString()}, common)).code());
         MainTest.Outcome saved = overHttp(shards, url -> stoker(concat(new String[] {"bench", "shards", url + "w-{0..2}.tar",
                 "--cache-dir", tmp.resolve("cache").toString(), "--stop-after", "3", "--save-state", state.toString(),
@@ -235,6 +243,7 @@ class TarCommandsTest {
         List<String> both = new java.util.ArrayList<>(java.nio.file.Files.readAllLines(head));
         both.addAll(java.nio.file.Files.readAllLines(tail));
         assertEquals(java.nio.file.Files.readAllLines(whole), both);
+        return state;
     }
 
     @Test
@@ -256,23 +265,8 @@ class TarCommandsTest {
             shard("served/w-" + s + ".tar", 9 + 4 * s);
             shard("others/v-" + s + ".tar", 9 + 4 * s); // the same sizes and samples, other shards
         }
-        Path state = tmp.resolve("state.json");
-        Path whole = tmp.resolve("whole.txt");
-        Path head = tmp.resolve("head.txt");
-        Path tail = tmp.resolve("tail.txt");
         String[] common = {"--stream", "--transform", "none", "--batch", "4", "--seed", "8", "--workers", "2"};
-        String local = shards.resolve("w-{0..2}.tar").toString();
-        assertEquals(0, stoker(concat(new String[] {"bench", "shards", local, "--digests", whole.toString()}, common)).code());
-        MainTest.Outcome saved = overHttp(shards, url -> stoker(concat(new String[] {"bench", "shards", url + "w-{0..2}.tar",
-                "--cache-dir", tmp.resolve("cache").toString(), "--stop-after", "3", "--save-state", state.toString(),
-                "--digests", head.toString()}, common)));
-        assertEquals(0, saved.code(), saved.err());
-        MainTest.Outcome resumed = stoker(concat(new String[] {"bench", "shards", local, "--resume", state.toString(),
-                "--digests", tail.toString()}, common));
-        assertEquals(0, resumed.code(), resumed.err());
-        List<String> both = new java.util.ArrayList<>(java.nio.file.Files.readAllLines(head));
-        both.addAll(java.nio.file.Files.readAllLines(tail));
-        assertEquals(java.nio.file.Files.readAllLines(whole), both);
+        Path state = savedOverHttpResumesLocallyByteForByte(shards, common);
         MainTest.Outcome refused = stoker(concat(new String[] {"bench", "shards", others.resolve("v-{0..2}.tar").toString(),
                 "--resume", state.toString()}, common));
         assertTrue(refused.code() != 0 && refused.err().contains("the state was saved from other data"), refused.err());

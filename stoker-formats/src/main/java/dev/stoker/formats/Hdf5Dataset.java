@@ -228,7 +228,7 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
             return 0; // no fingerprint: a resume is not checked against one
         }
         for (int i = 0; i < names.size(); i++) {
-            h = h * 31 + names.get(i).hashCode() + java.util.Arrays.hashCode(dims[i]);
+            h = Fingerprints.and(h, names.get(i).hashCode() + java.util.Arrays.hashCode(dims[i]));
         }
         return h;
     }

@@ -438,14 +438,14 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
                 MemorySegment dst = row.column(columns[c].field);
                 long at = row.offset(columns[c].field);
                 int validField = columns[c].validField;
+                MemorySegment valid = validField >= 0 ? row.column(validField) : null;
+                long vat = validField >= 0 ? row.offset(validField) : 0;
                 for (int s = 0; s < d; s++) {
                     int begin = g.end[s];
                     int stop = s + 1 < d ? g.end[s + 1] : count;
                     Values v = g.held[s][c];
                     gather(v.segment, g.sortedRow, g.sortedAt, begin, stop, dst, at, v.width);
-                    if (validField >= 0) {
-                        MemorySegment valid = row.column(validField);
-                        long vat = row.offset(validField);
+                    if (valid != null) {
                         for (int t = begin; t < stop; t++) {
                             valid.set(ValueLayout.JAVA_BYTE, vat + g.sortedAt[t], v.present(g.sortedRow[t]) ? (byte) 1 : 0);
                         }
