@@ -38,11 +38,18 @@ import java.util.Objects;
  * the loader's own threads; {@link #stats()} may be read from any thread.
  */
 public final class Loader implements Iterable<Batch>, AutoCloseable {
-    /**
-     * For {@link Builder#workers} and {@link Builder#prefetch}: chosen while the loader runs, from
-     * measured stage times, within the {@link Builder#budget} (NOTE [Autotune] in Tuner).
-     */
-    public static final int AUTO = -1;
+    /** Chosen while running: the one value of {@link #AUTO}. */
+    public enum Auto {
+        /**
+         * For {@link Builder#workers(Auto)} and {@link Builder#prefetch(Auto)}: chosen while the
+         * loader runs, from measured stage times, within the {@link Builder#budget} (NOTE
+         * [Autotune] in Tuner).
+         */
+        AUTO
+    }
+
+    /** {@link Auto#AUTO}, for {@code .workers(Loader.AUTO)}. */
+    public static final Auto AUTO = Auto.AUTO;
     private static final String THREAD_PREFIX = "stoker-worker-";
     private static final int MAX_AUTO_PREFETCH = 64;
     /** The bytes of batches an autotuned window may hold beyond four batches per worker. */
@@ -54,33 +61,10 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     final Source source;
     /** The streaming source, or null for a random-access one. */
     final StreamSource<?, ?> stream;
-    final Sampler sampler;
-    final int batchSize;
-    /** Worker threads: the fixed number, or the CPU budget when the number is tuned. */
-    final int workers;
-    /** The prefetch depth: fixed, or the first one when it is tuned (streams: the fixed window). */
-    final int prefetch;
+    /** What the loader was built with; its passes read nothing else of it. */
+    final Options options;
     /** Chooses active workers and prefetch depth; null when both are fixed. */
     final Tuner tuner;
-    final boolean dropLast;
-    final long seed;
-    final int rank;
-    final int worldSize;
-    final Partition.Tail tail;
-    final long timeoutNanos;
-    /** A streaming pass's collator thread: null to decide while running, else always or never (tests). */
-    final Boolean collatorThread;
-    final ErrorPolicy errorPolicy;
-    final boolean ordered;
-    final long length;
-    /** Delivered batches the consumer may hold at once (NOTE [Holding batches]). */
-    final int holds;
-    final int shardBuffer;
-    final int shuffleWindow;
-    /** The shuffle window's byte budget (0: none). */
-    final long shuffleBytes;
-    /** Whether the window is the default one, where a sample that does not tell its size counts as {@link Sized#UNSIZED}. */
-    final boolean defaultWindow;
 
     // NOTE [Default shuffle window]: a stream read in a shuffled shard order hands out its samples
     // in a keyed random order within windows of 64 MiB of samples (after the transform) unless a
@@ -92,7 +76,6 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     // order, or shuffleWindowBytes(0), keeps stream order.
     /** The shuffle window a shuffled stream gets when none is set: 64 MiB. */
     public static final long DEFAULT_SHUFFLE_WINDOW_BYTES = 64L << 20;
-    final Tracer tracer;
 
     /** The batch buffers; for a tuned prefetch depth, allocated as the window grows. */
     private final Batch[] buffers;
@@ -102,11 +85,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
     // Where the next pass starts (see LoaderState). Changed by the consumer thread.
     private long epoch;
-    private long segmentStart;
-    private long rankOffset;
-    private long sampleInShard;
-    private long blockEmitted;
-    private long[] done;
+    private LoaderState.Position position;
     private long delivered;
 
     private volatile Pass run;
@@ -120,115 +99,45 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         if (b.source != null) {
             stats.addSkipped(0, b.source.shardsLeftOut());
         }
-        this.sampler = b.sampler;
-        this.batchSize = b.batchSize;
-        boolean autoWorkers = b.workers == AUTO;
-        boolean autoPrefetch = b.prefetch == AUTO;
-        this.workers = autoWorkers ? b.cores : b.workers;
-        int firstWorkers = autoWorkers ? 1 : workers;
-        this.holds = b.holds;
-        this.allocator = b.allocator;
-        this.dropLast = b.dropLast;
-        this.rank = b.rank;
-        this.worldSize = b.worldSize;
-        this.tail = b.tail;
-        this.timeoutNanos = b.timeout == null ? 0 : b.timeout.toNanos();
-        this.collatorThread = b.collatorThread;
-        this.errorPolicy = b.errorPolicy;
-        this.ordered = b.ordered;
-        this.length = sampler.length(source != null ? source.size() : stream.shards());
-        this.shardBuffer = b.shardBuffer > 0 ? b.shardBuffer : Math.max(64, 2 * b.batchSize);
+        Sampler sampler = b.sampler;
+        int workers = b.autoWorkers ? b.cores : b.workers;
+        long length = sampler.length(source != null ? source.size() : stream.shards());
         // a shuffled stream gets the default window unless one was set (NOTE [Default shuffle window])
-        long bytes = b.shuffleBytes;
-        if (bytes < 0) {
-            bytes = stream != null && b.shuffleWindow == 0 && sampler != Sampler.sequential() ? DEFAULT_SHUFFLE_WINDOW_BYTES : 0;
+        boolean windowSet = b.setBy.containsKey("shuffleWindow") || b.setBy.containsKey("shuffleWindowBytes");
+        long shuffleBytes = b.shuffleBytes;
+        boolean defaultWindow = stream != null && !windowSet && sampler != Sampler.sequential();
+        if (defaultWindow) {
+            shuffleBytes = DEFAULT_SHUFFLE_WINDOW_BYTES;
         }
-        this.shuffleBytes = bytes;
-        this.defaultWindow = b.shuffleBytes < 0 && bytes > 0;
         // a budget in bytes alone: as many samples as fit
-        this.shuffleWindow = b.shuffleWindow == 0 && bytes > 0 ? Integer.MAX_VALUE : b.shuffleWindow;
-        this.tracer = b.tracer;
-        if (shuffleWindow > 0 && stream == null) {
-            throw new IllegalArgumentException("shuffleWindow is for streaming datasets; a random-access dataset "
-                    + "is shuffled whole by Sampler.shuffle()");
-        }
+        int shuffleWindow = b.shuffleWindow == 0 && shuffleBytes > 0 ? Integer.MAX_VALUE : b.shuffleWindow;
+        this.allocator = b.allocator;
         this.dataFingerprint = source != null ? source.fingerprint() : stream.dataset.fingerprint();
+        long seed = b.seed;
         LoaderState s = b.resume;
         if (s == null) {
-            this.seed = b.seed;
             this.epoch = b.epoch;
-            this.segmentStart = 0;
-            this.rankOffset = 0;
-            this.done = new long[0];
+            this.position = stream != null ? LoaderState.Streamed.START : LoaderState.Indexed.START;
             this.delivered = 0;
         } else {
-            if (!s.sampler().equals(sampler.id())) {
-                throw new IllegalArgumentException("cannot resume: the state was saved with sampler " + s.sampler()
-                        + ", this loader uses " + sampler.id());
-            }
-            if (s.size() != length) {
-                throw new IllegalArgumentException("cannot resume: the state's epoch has " + s.size()
-                        + " positions, this loader's has " + length + " (a different dataset?)");
-            }
-            if (s.data() != 0 && dataFingerprint != 0 && s.data() != dataFingerprint) {
-                throw new IllegalArgumentException("cannot resume: the state was saved from other data (fingerprint "
-                        + Long.toHexString(s.data()) + ", this dataset's " + Long.toHexString(dataFingerprint)
-                        + "): the same number of samples, other content");
-            }
-            if (product(s.rankOffset(), s.worldSize()) > length - s.segmentStart() + (long) s.worldSize() * s.batchSize()) {
-                throw new IllegalArgumentException("cannot resume: the state's position (" + s.rankOffset() + " samples a rank from "
-                        + s.segmentStart() + ") lies past the end of an epoch of " + length);
-            }
-            if (b.seedSet && b.seed != s.seed()) {
-                throw new IllegalArgumentException("cannot resume: seed " + b.seed + " was set, the state has seed " + s.seed());
-            }
-            if (s.segmentStart() < 0 || s.segmentStart() > length || s.rankOffset() < 0 || s.worldSize() < 1) {
-                throw new IllegalArgumentException("cannot resume: inconsistent state " + s.toJson());
-            }
-            this.seed = s.seed();
+            seed = s.seed();
             this.epoch = s.epoch();
             this.delivered = s.delivered();
-            boolean sameSplit = s.worldSize() == worldSize;
-            if (s.done().length > 0 && (!sameSplit || s.batchSize() != batchSize)) {
-                throw new IllegalArgumentException("cannot resume: the state holds batches an unordered loader delivered "
-                        + "ahead of others; resume it with the same world size and batch size");
-            }
-            if ((stream != null || s.done().length > 0) && s.rank() != rank) {
-                throw new IllegalArgumentException("cannot resume: the state is rank " + s.rank() + "'s and this is rank "
-                        + rank + "; " + (stream != null ? "ranks of a streaming dataset progress independently"
-                        : "an unordered loader's out-of-order batches are per rank") + ", so each rank resumes its own state");
-            }
-            if (stream != null && !sameSplit) {
-                throw new IllegalArgumentException("cannot resume: a streaming dataset resumes with the world size it was "
-                        + "saved with (" + s.worldSize() + "); elastic resume needs a random-access dataset");
-            }
-            if (sameSplit) {
-                this.segmentStart = s.segmentStart();
-                this.rankOffset = s.rankOffset();
-                this.sampleInShard = s.sampleInShard();
-                this.blockEmitted = s.blockEmitted();
-                this.done = s.done();
-            } else {
-                // NOTE [Elastic]: every rank of the old run consumed the prefix of its split; the
-                // new world splits what is left of the epoch afresh.
-                long remaining = length - s.segmentStart();
-                long consumed = Math.min(remaining, Math.multiplyExact(s.rankOffset(), (long) s.worldSize()));
-                this.segmentStart = s.segmentStart() + consumed;
-                this.rankOffset = 0;
-                this.done = new long[0];
-            }
+            this.position = resumed(s, b, sampler, length, workers);
         }
         Pool pool = Pool.of(b);
-        this.prefetch = pool.prefetch();
-        int maxPrefetch = pool.maxPrefetch();
-        this.tuner = workers > 0 && (autoWorkers || autoPrefetch)
-                ? new Tuner(firstWorkers, workers, autoWorkers, prefetch, maxPrefetch, autoPrefetch && stream == null,
-                Runtime.getRuntime().availableProcessors())
+        this.options = new Options(sampler, b.batchSize, workers, pool.prefetch(), b.dropLast, seed, b.rank, b.worldSize,
+                b.tail, length, b.timeout == null ? 0 : b.timeout.toNanos(), b.collatorThread, b.errorPolicy, b.ordered,
+                b.holds, b.shardBuffer > 0 ? b.shardBuffer : Math.max(64, 2 * b.batchSize), shuffleWindow, shuffleBytes,
+                defaultWindow, b.tracer);
+        this.tuner = workers > 0 && (b.autoWorkers || b.autoPrefetch)
+                ? new Tuner(b.autoWorkers ? 1 : workers, workers, b.autoWorkers, pool.prefetch(), pool.maxPrefetch(),
+                b.autoPrefetch && stream == null, Runtime.getRuntime().availableProcessors())
                 : null;
         this.buffers = new Batch[pool.buffers()];
         this.free = new FreeList(pool.buffers(), 0);
         try {
-            ensureBuffers(stream != null ? pool.buffers() : prefetch + holds);
+            ensureBuffers(stream != null ? pool.buffers() : pool.prefetch() + b.holds);
         } catch (RuntimeException | Error e) {
             for (Batch batch : buffers) {
                 if (batch != null) {
@@ -237,6 +146,68 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /** The position a resumed loader starts from: the state's, checked against this loader's options. */
+    private LoaderState.Position resumed(LoaderState s, Builder b, Sampler sampler, long length, int workers) {
+        if (!s.sampler().equals(sampler.id())) {
+            throw new ResumeException("cannot resume: the state was saved with sampler " + s.sampler()
+                    + ", this loader uses " + sampler.id());
+        }
+        if (s.size() != length) {
+            throw new ResumeException("cannot resume: the state's epoch has " + s.size()
+                    + " positions, this loader's has " + length + " (a different dataset?)");
+        }
+        if (s.data() != 0 && dataFingerprint != 0 && s.data() != dataFingerprint) {
+            throw new ResumeException("cannot resume: the state was saved from other data (fingerprint "
+                    + Long.toHexString(s.data()) + ", this dataset's " + Long.toHexString(dataFingerprint)
+                    + "): the same number of samples, other content");
+        }
+        if (b.setBy.containsKey("seed") && b.seed != s.seed()) {
+            throw new ResumeException("cannot resume: seed " + b.seed + " was set, the state has seed " + s.seed());
+        }
+        boolean sameSplit = s.worldSize() == b.worldSize;
+        if (stream != null) {
+            LoaderState.Streamed p = s.streamed();
+            if (s.rank() != b.rank) {
+                throw new ResumeException("cannot resume: the state is rank " + s.rank() + "'s and this is rank " + b.rank
+                        + "; ranks of a streaming dataset progress independently, so each rank resumes its own state");
+            }
+            if (!sameSplit) {
+                throw new ResumeException("cannot resume: a streaming dataset resumes with the world size it was "
+                        + "saved with (" + s.worldSize() + "); elastic resume needs a random-access dataset");
+            }
+            if (p.shards() < 0 || p.samples() < 0 || p.blockEmitted() < 0 || p.shards() > length) {
+                throw new ResumeException("cannot resume: the state's position (shard " + p.shards()
+                        + ") lies past the end of an epoch of " + length);
+            }
+            return p;
+        }
+        LoaderState.Indexed p = s.indexed();
+        long[] done = p.done();
+        if (product(p.rankOffset(), s.worldSize()) > length - p.segmentStart() + (long) s.worldSize() * s.batchSize()) {
+            throw new ResumeException("cannot resume: the state's position (" + p.rankOffset() + " samples a rank from "
+                    + p.segmentStart() + ") lies past the end of an epoch of " + length);
+        }
+        if (p.segmentStart() < 0 || p.segmentStart() > length || p.rankOffset() < 0 || s.worldSize() < 1) {
+            throw new ResumeException("cannot resume: inconsistent state " + s.toJson());
+        }
+        if (done.length > 0 && (!sameSplit || s.batchSize() != b.batchSize)) {
+            throw new ResumeException("cannot resume: the state holds batches an unordered loader delivered "
+                    + "ahead of others; resume it with the same world size and batch size");
+        }
+        if (done.length > 0 && s.rank() != b.rank) {
+            throw new ResumeException("cannot resume: the state is rank " + s.rank() + "'s and this is rank " + b.rank
+                    + "; an unordered loader's out-of-order batches are per rank, so each rank resumes its own state");
+        }
+        if (sameSplit) {
+            return p;
+        }
+        // NOTE [Elastic]: every rank of the old run consumed the prefix of its split; the
+        // new world splits what is left of the epoch afresh.
+        long remaining = length - p.segmentStart();
+        long consumed = Math.min(remaining, Math.multiplyExact(p.rankOffset(), (long) s.worldSize()));
+        return new LoaderState.Indexed(p.segmentStart() + consumed, 0, new long[0]);
     }
 
     /** {@code a × b} for non-negative numbers, or Long.MAX_VALUE where it would overflow. */
@@ -255,16 +226,16 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     private record Pool(int prefetch, int maxPrefetch, int buffers) {
         static Pool of(Builder b) {
             long perBatch = Math.max(1, Batch.bytesFor(b.schema(), b.batchSize));
-            int workers = b.workers == AUTO ? b.cores : b.workers;
-            int firstWorkers = b.workers == AUTO ? 1 : workers;
-            boolean autoPrefetch = b.prefetch == AUTO;
+            int workers = b.autoWorkers ? b.cores : b.workers;
+            int firstWorkers = b.autoWorkers ? 1 : workers;
+            boolean autoPrefetch = b.autoPrefetch;
             int prefetch;
             int maxPrefetch;
             if (workers == 0) {
                 prefetch = 1;
                 maxPrefetch = 1;
             } else if (b.stream != null) {
-                prefetch = autoPrefetch || b.prefetch == 0 ? 2 * workers : b.prefetch; // rings are not resized while running
+                prefetch = b.shardsAhead > 0 ? b.shardsAhead : 2 * workers; // rings are not resized while running
                 maxPrefetch = prefetch;
             } else if (autoPrefetch) {
                 // within the memory budget, and at most four batches per worker thread or, for small
@@ -290,7 +261,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                 throw new IllegalArgumentException(String.format(java.util.Locale.ROOT, "%d batch buffers of %,d bytes (batches of"
                         + " %,d samples) need %,d bytes, more than the memory limit of %,d bytes (%s): a smaller batch or"
                         + " prefetch, or a higher limit", buffers, perBatch, b.batchSize, need, b.memoryLimit,
-                        b.memoryLimitSet ? "as set" : "three quarters of this machine's memory"));
+                        b.setBy.containsKey("memoryLimit") ? "as set" : "three quarters of this machine's memory"));
             }
             return new Pool(prefetch, maxPrefetch, buffers);
         }
@@ -308,7 +279,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     /** Makes at least {@code n} buffers exist (consumer thread: a pass grows its window). */
     void ensureBuffers(int n) {
         for (int i = free.size(); i < Math.min(n, buffers.length); i++) {
-            Batch batch = new Batch(schema(), batchSize, allocator, this::release);
+            Batch batch = new Batch(schema(), options.batchSize(), allocator, this::release);
             batch.slot = i;
             buffers[i] = batch;
             free.grow(i + 1);
@@ -359,10 +330,10 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     public synchronized Iterator<Batch> iterator() {
         checkOpen();
         stopRun();
-        Pass p = stream == null
-                ? new Run(this, buffers, free, epoch, segmentStart, rankOffset, done, delivered)
-                : new StreamRun(this, stream, buffers, free, epoch, segmentStart, rankOffset, sampleInShard, blockEmitted,
-                delivered);
+        Pass p = switch (position) {
+            case LoaderState.Indexed i -> new Run(this, buffers, free, epoch, i, delivered);
+            case LoaderState.Streamed st -> new StreamRun(this, stream, buffers, free, epoch, st, delivered);
+        };
         run = p;
         p.start();
         return p;
@@ -381,8 +352,13 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         if (run != null && !run.finished()) {
             return run.state().withData(dataFingerprint);
         }
-        return new LoaderState(sampler.id(), length, seed, epoch, worldSize, rank, batchSize, segmentStart,
-                rankOffset, sampleInShard, blockEmitted, done, delivered, dataFingerprint);
+        return stateAt(epoch, position, delivered);
+    }
+
+    /** A state of this loader at {@code position} of {@code epoch}, after {@code delivered} batches of it. */
+    LoaderState stateAt(long epoch, LoaderState.Position position, long delivered) {
+        return new LoaderState(options.sampler().id(), options.length(), options.seed(), epoch, options.worldSize(),
+                options.rank(), options.batchSize(), position, delivered, dataFingerprint);
     }
 
     /**
@@ -393,7 +369,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         if (run != null && !run.finished()) {
             return run.batches();
         }
-        return stream != null ? -1 : Run.batchesFor(this, segmentStart, rankOffset, done);
+        return position instanceof LoaderState.Indexed i ? Run.batchesFor(options, i) : -1;
     }
 
     /** Measurements since this loader was built. */
@@ -417,12 +393,12 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
     /** The prefetch depth in use now (tuned while running under {@link #AUTO}). */
     public int prefetch() {
-        return tuner != null ? tuner.prefetch() : prefetch;
+        return tuner != null ? tuner.prefetch() : options.ahead();
     }
 
     /** Workers active now (tuned while running under {@link #AUTO}). */
     public int workers() {
-        return tuner != null ? tuner.workers() : workers;
+        return tuner != null ? tuner.workers() : options.workers();
     }
 
     /** Whether workers or prefetch depth are chosen while running. */
@@ -475,11 +451,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     synchronized void finished(Pass r) {
         if (run == r) {
             epoch++;
-            segmentStart = 0;
-            rankOffset = 0;
-            sampleInShard = 0;
-            blockEmitted = 0;
-            done = new long[0];
+            position = stream != null ? LoaderState.Streamed.START : LoaderState.Indexed.START;
             delivered = 0;
         }
     }
@@ -491,11 +463,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             if (!r.finished()) {
                 LoaderState s = r.state();
                 epoch = s.epoch();
-                segmentStart = s.segmentStart();
-                rankOffset = s.rankOffset();
-                sampleInShard = s.sampleInShard();
-                blockEmitted = s.blockEmitted();
-                done = s.done();
+                position = s.position();
                 delivered = s.delivered();
             }
             boolean stopped = r.stop(closed);
@@ -524,35 +492,45 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         }
     }
 
-    /** Builds a {@link Loader}; every option is checked as it is set. */
+    // NOTE [Strict builder]: each option is set at most once (a second setting is an error naming
+    // both calls, so `.sampler(weighted).shuffle(false)` cannot silently drop the weights), and
+    // build() refuses an option that does not apply to this loader (naming the option and what
+    // makes it not apply) rather than ignore it. Values are checked as they are set; build()
+    // resolves them into one immutable Options value, which is all the passes read.
+
+    /** Builds a {@link Loader}: each option is set at most once, checked as it is set, and refused by {@link #build()} where it does not apply. */
     public static final class Builder {
         private final Source source;
         private final StreamSource<?, ?> stream;
+        /** The options set so far, each with the call that set it, in order. */
+        private final java.util.Map<String, String> setBy = new java.util.LinkedHashMap<>();
         private Sampler sampler = Sampler.sequential();
         private int batchSize = 1;
         private int workers = 0;
+        private boolean autoWorkers;
         private int prefetch = 0;
+        private boolean autoPrefetch;
+        private int shardsAhead = 0;
         private boolean dropLast;
         private long seed;
-        private boolean seedSet;
         private long epoch;
         private int rank = 0;
         private int worldSize = 1;
         private Partition.Tail tail = Partition.Tail.PAD;
         private Duration timeout;
-        private Boolean collatorThread;
+        /** Tests only (TestHooks in the tests): a streaming pass with workers always (true) or never (false) collates on a thread of its own. */
+        Boolean collatorThread;
         private ErrorPolicy errorPolicy = ErrorPolicy.FAIL;
         private boolean ordered = true;
         private Allocator allocator = Allocator.offHeap();
         private LoaderState resume;
         private int shardBuffer;
         private int shuffleWindow;
-        private long shuffleBytes = -1;
+        private long shuffleBytes;
         private Tracer tracer;
         private int cores = Runtime.getRuntime().availableProcessors();
         private long memoryBudget = 512L << 20;
         private long memoryLimit = defaultMemoryLimit();
-        private boolean memoryLimitSet;
         private int holds = 1;
 
         private Builder(Source source) {
@@ -565,68 +543,114 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             this.stream = stream;
         }
 
+        /** Records that {@code call} sets {@code option}; refused if an earlier call set it. */
+        private void set(String option, String call) {
+            String before = setBy.putIfAbsent(option, call);
+            if (before != null) {
+                throw new IllegalStateException(option + " is set twice: by " + before + " and by " + call);
+            }
+        }
+
         /** How an epoch orders the dataset (default {@link Sampler#sequential()}). */
         public Builder sampler(Sampler sampler) {
-            this.sampler = Objects.requireNonNull(sampler, "sampler");
+            Objects.requireNonNull(sampler, "sampler");
+            set("sampler", "sampler(" + sampler.id() + ")");
+            this.sampler = sampler;
             return this;
         }
 
-        /** {@code true}: {@link Sampler#shuffle()}; {@code false}: {@link Sampler#sequential()}. */
+        /** {@code true}: {@link Sampler#shuffle()}; {@code false}: {@link Sampler#sequential()}. Sets the sampler. */
         public Builder shuffle(boolean shuffle) {
-            return sampler(shuffle ? Sampler.shuffle() : Sampler.sequential());
+            set("sampler", "shuffle(" + shuffle + ")");
+            this.sampler = shuffle ? Sampler.shuffle() : Sampler.sequential();
+            return this;
         }
 
         public Builder batchSize(int batchSize) {
             if (batchSize < 1) {
                 throw new IllegalArgumentException("batchSize must be >= 1, got " + batchSize);
             }
+            set("batchSize", "batchSize(" + batchSize + ")");
             this.batchSize = batchSize;
             return this;
         }
 
-        /**
-         * Worker threads; 0 loads on the consumer's thread (default 0); {@link #AUTO}: between 1
-         * and the budget's cores, chosen while running to keep the consumer from waiting.
-         */
+        /** Worker threads; 0 loads on the consumer's thread (default 0). */
         public Builder workers(int workers) {
-            if ((workers < 0 || workers > 1024) && workers != AUTO) {
-                throw new IllegalArgumentException("workers must be in [0, 1024] or AUTO, got " + workers);
+            if (workers < 0 || workers > 1024) {
+                throw new IllegalArgumentException("workers must be in [0, 1024], got " + workers);
             }
+            set("workers", "workers(" + workers + ")");
             this.workers = workers;
             return this;
         }
 
+        /** Worker threads chosen while running: between 1 and the {@link #budget}'s cores, to keep the consumer from waiting. */
+        public Builder workers(Auto auto) {
+            Objects.requireNonNull(auto, "auto");
+            set("workers", "workers(AUTO)");
+            this.autoWorkers = true;
+            return this;
+        }
+
         /**
-         * Batches prepared ahead of the consumer (default {@code 2 × workers}; ignored with 0
-         * workers); {@link #AUTO}: chosen while running, within the budget's bytes of batch
-         * buffers and at most four batches per worker thread (a streaming dataset's window of
-         * shards is not resized: AUTO is {@code 2 × workers} there).
+         * Batches prepared ahead of the consumer, for a dataset read by index with workers
+         * (default {@code 2 × workers}); a streaming dataset reads {@link #shardsAhead} instead.
          */
-        public Builder prefetch(int prefetch) {
-            if ((prefetch < 1 || prefetch > 4096) && prefetch != AUTO) {
-                throw new IllegalArgumentException("prefetch must be in [1, 4096] or AUTO, got " + prefetch);
+        public Builder prefetch(int batches) {
+            if (batches < 1 || batches > 4096) {
+                throw new IllegalArgumentException("prefetch must be in [1, 4096], got " + batches);
             }
-            this.prefetch = prefetch;
+            set("prefetch", "prefetch(" + batches + ")");
+            this.prefetch = batches;
+            return this;
+        }
+
+        /**
+         * Batches ahead chosen while running, within the {@link #budget}'s bytes of batch buffers
+         * and at most four batches per worker thread (small batches: up to 1 MiB of them).
+         */
+        public Builder prefetch(Auto auto) {
+            Objects.requireNonNull(auto, "auto");
+            set("prefetch", "prefetch(AUTO)");
+            this.autoPrefetch = true;
+            return this;
+        }
+
+        /**
+         * For a {@link StreamingDataset} with workers: shards read ahead of the one the batches
+         * come from, each into a ring of {@link #shardBuffer} samples (default {@code 2 × workers};
+         * not resized while running).
+         */
+        public Builder shardsAhead(int shards) {
+            if (shards < 1 || shards > 4096) {
+                throw new IllegalArgumentException("shardsAhead must be in [1, 4096], got " + shards);
+            }
+            set("shardsAhead", "shardsAhead(" + shards + ")");
+            this.shardsAhead = shards;
             return this;
         }
 
         /** Leave out the last batch of an epoch when it would be short (default: keep it). */
         public Builder dropLast(boolean dropLast) {
+            set("dropLast", "dropLast(" + dropLast + ")");
             this.dropLast = dropLast;
             return this;
         }
 
+        /** The seed of the order (default 0); a resumed loader takes the state's, and may set only the same. */
         public Builder seed(long seed) {
+            set("seed", "seed(" + seed + ")");
             this.seed = seed;
-            this.seedSet = true;
             return this;
         }
 
-        /** The first epoch (default 0). */
+        /** The first epoch (default 0); not with {@link #resume}, whose state holds it. */
         public Builder epoch(long epoch) {
             if (epoch < 0) {
                 throw new IllegalArgumentException("epoch must be >= 0, got " + epoch);
             }
+            set("epoch", "epoch(" + epoch + ")");
             this.epoch = epoch;
             return this;
         }
@@ -635,6 +659,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             if (rank < 0) {
                 throw new IllegalArgumentException("rank must be >= 0, got " + rank);
             }
+            set("rank", "rank(" + rank + ")");
             this.rank = rank;
             return this;
         }
@@ -643,55 +668,59 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             if (worldSize < 1) {
                 throw new IllegalArgumentException("worldSize must be >= 1, got " + worldSize);
             }
+            set("worldSize", "worldSize(" + worldSize + ")");
             this.worldSize = worldSize;
             return this;
         }
 
         /** What happens when an epoch does not divide among ranks (default {@link Partition.Tail#PAD}). */
         public Builder tail(Partition.Tail tail) {
-            this.tail = Objects.requireNonNull(tail, "tail");
+            Objects.requireNonNull(tail, "tail");
+            set("tail", "tail(" + tail + ")");
+            this.tail = tail;
             return this;
         }
 
         /** The longest the consumer waits for one batch before a {@link LoaderTimeoutException} (default: forever). */
-        /** Tests: a streaming pass with workers always (true) or never (false) collates on a thread of its own. */
-        Builder collatorThread(Boolean always) {
-            this.collatorThread = always;
-            return this;
-        }
-
         public Builder timeout(Duration timeout) {
             if (timeout.isNegative() || timeout.isZero()) {
                 throw new IllegalArgumentException("timeout must be positive, got " + timeout);
             }
+            set("timeout", "timeout(" + timeout + ")");
             this.timeout = timeout;
             return this;
         }
 
+        /** What a failed sample or shard does (default {@link ErrorPolicy#FAIL}). */
         public Builder errorPolicy(ErrorPolicy policy) {
-            this.errorPolicy = Objects.requireNonNull(policy, "errorPolicy");
+            Objects.requireNonNull(policy, "errorPolicy");
+            set("errorPolicy", "errorPolicy(" + policy + ")");
+            this.errorPolicy = policy;
             return this;
         }
 
         /**
-         * {@code true} (default): batches arrive in order. {@code false}: in completion order, so
-         * one slow batch does not hold up the others; the set of batches is the same.
+         * For a dataset read by index: {@code true} (default): batches arrive in order.
+         * {@code false}: in completion order, so one slow batch does not hold up the others; the
+         * set of batches is the same.
          */
         public Builder ordered(boolean ordered) {
+            set("ordered", "ordered(" + ordered + ")");
             this.ordered = ordered;
             return this;
         }
 
         /**
-         * For a {@link StreamingDataset}: samples each shard read ahead may hold (default
-         * {@code max(64, 2 × batchSize)}). A worker reading a shard ahead of the consumer stops
-         * when its buffer is full and helps transform the samples of earlier shards; memory is
-         * bounded by {@code prefetch × shardBuffer} samples.
+         * For a {@link StreamingDataset} with workers: samples each shard read ahead may hold
+         * (default {@code max(64, 2 × batchSize)}). A worker reading a shard ahead of the consumer
+         * stops when its buffer is full and helps transform the samples of earlier shards; memory
+         * is bounded by {@code shardsAhead × shardBuffer} samples.
          */
         public Builder shardBuffer(int samples) {
             if (samples < 1) {
                 throw new IllegalArgumentException("shardBuffer must be >= 1, got " + samples);
             }
+            set("shardBuffer", "shardBuffer(" + samples + ")");
             this.shardBuffer = samples;
             return this;
         }
@@ -707,6 +736,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             if (samples < 0) {
                 throw new IllegalArgumentException("shuffleWindow must be >= 0, got " + samples);
             }
+            set("shuffleWindow", "shuffleWindow(" + samples + ")");
             this.shuffleWindow = samples;
             return this;
         }
@@ -717,13 +747,14 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
          * samples' sizes ({@link Sized#of}: after the transform) to {@code bytes} or more, so it
          * holds at most {@code bytes} plus one sample. Sizes depend only on the samples, so blocks
          * and their orders are still a pure function of the stream, and resume is exact. 0: no
-         * byte bound (and no window unless {@link #shuffleWindow} sets one). Unset: a shuffled
-         * stream with no {@link #shuffleWindow} gets {@link Loader#DEFAULT_SHUFFLE_WINDOW_BYTES}.
+         * byte bound (and no window unless {@link #shuffleWindow} sets one). Neither set: a shuffled
+         * stream gets {@link Loader#DEFAULT_SHUFFLE_WINDOW_BYTES}.
          */
         public Builder shuffleWindowBytes(long bytes) {
             if (bytes < 0) {
                 throw new IllegalArgumentException("shuffleWindowBytes must be >= 0, got " + bytes);
             }
+            set("shuffleWindowBytes", "shuffleWindowBytes(" + bytes + ")");
             this.shuffleBytes = bytes;
             return this;
         }
@@ -739,6 +770,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             if (bytes < 1) {
                 throw new IllegalArgumentException("budget bytes must be >= 1, got " + bytes);
             }
+            set("budget", "budget(" + cores + ", " + bytes + ")");
             this.cores = cores;
             this.memoryBudget = bytes;
             return this;
@@ -754,8 +786,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             if (bytes < 1) {
                 throw new IllegalArgumentException("a memory limit must be >= 1 byte, got " + bytes);
             }
+            set("memoryLimit", "memoryLimit(" + bytes + ")");
             this.memoryLimit = bytes;
-            this.memoryLimitSet = true;
             return this;
         }
 
@@ -767,7 +799,9 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
         /** Receives a span per batch filled and per consumer wait (default: none, at no cost). */
         public Builder tracer(Tracer tracer) {
-            this.tracer = Objects.requireNonNull(tracer, "tracer");
+            Objects.requireNonNull(tracer, "tracer");
+            set("tracer", "tracer(" + tracer.getClass().getSimpleName() + ")");
+            this.tracer = tracer;
             return this;
         }
 
@@ -784,8 +818,14 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             if (batches < 1 || batches > 4096) {
                 throw new IllegalArgumentException("holds must be in [1, 4096], got " + batches);
             }
+            set("holds", "holds(" + batches + ")");
             this.holds = batches;
             return this;
+        }
+
+        /** Whether the dataset is a {@link StreamingDataset}: read ahead by {@link #shardsAhead}, not {@link #prefetch}. */
+        public boolean streams() {
+            return stream != null;
         }
 
         /** The fields of every batch the loader will deliver. */
@@ -804,7 +844,9 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
         /** Where batch buffers come from (default {@link Allocator#offHeap()}). */
         public Builder allocator(Allocator allocator) {
-            this.allocator = Objects.requireNonNull(allocator, "allocator");
+            Objects.requireNonNull(allocator, "allocator");
+            set("allocator", "allocator(" + allocator.getClass().getSimpleName() + ")");
+            this.allocator = allocator;
             return this;
         }
 
@@ -814,15 +856,55 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
          * give every rank of the new run the state of any rank of the old one).
          */
         public Builder resume(LoaderState state) {
-            this.resume = Objects.requireNonNull(state, "state");
+            Objects.requireNonNull(state, "state");
+            set("resume", "resume(epoch " + state.epoch() + ")");
+            this.resume = state;
             return this;
         }
 
+        /**
+         * The loader these options describe.
+         *
+         * @throws IllegalArgumentException for an option that does not apply to this loader
+         *                                  (naming it and why), or a rank outside the world
+         * @throws ResumeException          for a {@link #resume} state that does not fit it
+         */
         public Loader build() {
             if (rank >= worldSize) {
                 throw new IllegalArgumentException("rank " + rank + " is not in a world of " + worldSize);
             }
+            String name = source != null ? source.name() : stream.name();
+            if (stream == null) {
+                for (String o : new String[] {"shardsAhead", "shardBuffer", "shuffleWindow", "shuffleWindowBytes"}) {
+                    refuse(o, "is for streaming datasets; " + name + " is read by index, and a Sampler shuffles it whole");
+                }
+            } else {
+                refuse("prefetch", "is batches ahead of a dataset read by index; " + name
+                        + " streams, and shardsAhead(n) says how many of its shards are read ahead");
+                refuse("ordered", "is for datasets read by index; a stream's batches always come in stream order");
+            }
+            if (workers == 0 && !autoWorkers) {
+                String why = "does not apply with " + setBy.getOrDefault("workers", "no workers (the default)")
+                        + ": batches are loaded on the consumer's thread";
+                for (String o : new String[] {"prefetch", "shardsAhead", "shardBuffer"}) {
+                    refuse(o, why);
+                }
+            }
+            if (!autoWorkers && !autoPrefetch) {
+                refuse("budget", "is what AUTO may use, and neither workers nor prefetch is AUTO");
+            }
+            if (resume != null) {
+                refuse("epoch", "does not apply with " + setBy.get("resume") + ": the state holds the epoch");
+            }
             return new Loader(this);
+        }
+
+        /** Fails if {@code option} was set: it does not apply, for the reason {@code why}. */
+        private void refuse(String option, String why) {
+            String call = setBy.get(option);
+            if (call != null) {
+                throw new IllegalArgumentException(call + " " + why);
+            }
         }
     }
 }

@@ -8,54 +8,120 @@ import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
  * Where a loader stands: everything a new loader needs to continue exactly where this one
  * stopped. A few numbers, serialisable as JSON with {@link #toJson()} and {@link #fromJson}.
  *
- * <p>{@code segmentStart} is the epoch position where the current split among ranks began (0,
- * or where an elastic resume re-split the rest of the epoch); {@code rankOffset} counts the
- * samples each rank has consumed from it; {@code done} lists batches, numbered from
- * {@code rankOffset} in units of {@code batchSize}, that an unordered loader delivered ahead of
- * the others; {@code delivered} counts the batches delivered in this epoch. For a
- * {@link StreamingDataset} positions are shards: {@code rankOffset} counts this rank's shards
- * finished and {@code sampleInShard} the samples taken from the next one; with a shuffle window
- * they give the start of the current block, of which {@code blockEmitted} samples went out.
+ * <p>The {@link #position()} is one of two kinds: {@link Indexed} for a dataset read by index,
+ * {@link Streamed} for a {@link StreamingDataset}. {@code delivered} counts the batches delivered
+ * in this epoch.
  *
- * @param sampler      the sampler's id; a resumed loader must use the same one
- * @param size         positions in an epoch's order; a resumed loader must have the same
- * @param data         the fingerprint of the data the state was saved from ({@link Dataset#fingerprint()};
- *                     0 when the dataset gives none): a resumed loader's data must have the same,
- *                     wherever its bytes live
+ * @param sampler  the sampler's id; a resumed loader must use the same one
+ * @param size     positions in an epoch's order (samples, or a stream's shards); a resumed loader
+ *                 must have the same
+ * @param data     the fingerprint of the data the state was saved from ({@link Dataset#fingerprint()};
+ *                 0 when the dataset gives none): a resumed loader's data must have the same,
+ *                 wherever its bytes live
  */
-public record LoaderState(String sampler, long size, long seed, long epoch, int worldSize, int rank,
-                          int batchSize, long segmentStart, long rankOffset, long sampleInShard, long blockEmitted,
-                          long[] done, long delivered, long data) {
+public record LoaderState(String sampler, long size, long seed, long epoch, int worldSize, int rank, int batchSize,
+                          Position position, long delivered, long data) {
     static final int VERSION = 1;
     private static final JsonFactory JSON = new JsonFactory();
 
     public LoaderState {
-        done = done.clone();
+        java.util.Objects.requireNonNull(sampler, "sampler");
+        java.util.Objects.requireNonNull(position, "position");
     }
 
-    /** A state with no data fingerprint. */
-    public LoaderState(String sampler, long size, long seed, long epoch, int worldSize, int rank, int batchSize,
-                       long segmentStart, long rankOffset, long sampleInShard, long blockEmitted, long[] done, long delivered) {
-        this(sampler, size, seed, epoch, worldSize, rank, batchSize, segmentStart, rankOffset, sampleInShard, blockEmitted,
-                done, delivered, 0);
+    /** Where in the epoch: by index or in a stream. */
+    public sealed interface Position permits Indexed, Streamed {
+    }
+
+    /**
+     * A position in an epoch read by index.
+     *
+     * @param segmentStart the epoch position where the current split among ranks began (0, or
+     *                     where an elastic resume re-split the rest of the epoch)
+     * @param rankOffset   the samples each rank has consumed from {@code segmentStart}
+     * @param done         batches, numbered from {@code rankOffset} in units of the batch size,
+     *                     that an unordered loader delivered ahead of the others (ascending)
+     */
+    public record Indexed(long segmentStart, long rankOffset, long[] done) implements Position {
+        public static final Indexed START = new Indexed(0, 0, new long[0]);
+
+        public Indexed {
+            done = done.clone();
+        }
+
+        @Override
+        public long[] done() {
+            return done.clone();
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Indexed i && i.segmentStart == segmentStart && i.rankOffset == rankOffset
+                    && Arrays.equals(i.done, done);
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(segmentStart) * 31 * 31 + Long.hashCode(rankOffset) * 31 + Arrays.hashCode(done);
+        }
+
+        @Override
+        public String toString() {
+            return "Indexed[segmentStart=" + segmentStart + ", rankOffset=" + rankOffset + ", done=" + Arrays.toString(done) + "]";
+        }
+    }
+
+    /**
+     * A position in this rank's stream of shards.
+     *
+     * @param shards       this rank's shards finished
+     * @param samples      the samples taken from the next one
+     * @param blockEmitted with a shuffle window, {@code (shards, samples)} is where the current
+     *                     block starts, and this many of its samples went out
+     */
+    public record Streamed(long shards, long samples, long blockEmitted) implements Position {
+        public static final Streamed START = new Streamed(0, 0, 0);
+    }
+
+    /**
+     * {@link #position()} as {@link Indexed}: a stream's at a shard boundary reads as one (NOTE
+     * [State JSON]); any other stream position is refused.
+     */
+    Indexed indexed() {
+        return switch (position) {
+            case Indexed i -> i;
+            case Streamed s when s.samples() == 0 && s.blockEmitted() == 0 -> new Indexed(0, s.shards(), new long[0]);
+            case Streamed s -> throw new ResumeException("cannot resume: the state is a streaming dataset's (sample "
+                    + s.samples() + " of shard " + s.shards() + "), this loader reads by index");
+        };
+    }
+
+    /** {@link #position()} as {@link Streamed}, the same way round. */
+    Streamed streamed() {
+        return switch (position) {
+            case Streamed s -> s;
+            case Indexed i when i.segmentStart() == 0 && i.done.length == 0 -> new Streamed(i.rankOffset(), 0, 0);
+            case Indexed i -> throw new ResumeException("cannot resume: the state is of a dataset read by index ("
+                    + i.rankOffset() + " samples a rank from " + i.segmentStart() + "), this loader streams");
+        };
     }
 
     /** This state, saved from data of fingerprint {@code data}. */
     LoaderState withData(long data) {
-        return new LoaderState(sampler, size, seed, epoch, worldSize, rank, batchSize, segmentStart, rankOffset,
-                sampleInShard, blockEmitted, done, delivered, data);
+        return new LoaderState(sampler, size, seed, epoch, worldSize, rank, batchSize, position, delivered, data);
     }
 
-    @Override
-    public long[] done() {
-        return done.clone();
-    }
+    // NOTE [State JSON]: the JSON keeps version 1's flat keys, so that states saved before the
+    // position had kinds still load: a stream's shards are "rankOffset", its samples
+    // "sampleInShard". "position" says the kind; a state without it is a stream's when it has
+    // samples or block progress, and otherwise reads as either kind (the numbers are the same).
 
     public String toJson() {
         StringWriter out = new StringWriter();
@@ -69,10 +135,24 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
             g.writeNumberField("worldSize", worldSize);
             g.writeNumberField("rank", rank);
             g.writeNumberField("batchSize", batchSize);
-            g.writeNumberField("segmentStart", segmentStart);
-            g.writeNumberField("rankOffset", rankOffset);
-            g.writeNumberField("sampleInShard", sampleInShard);
-            g.writeNumberField("blockEmitted", blockEmitted);
+            long[] done = new long[0];
+            switch (position) {
+                case Indexed i -> {
+                    g.writeStringField("position", "indexed");
+                    g.writeNumberField("segmentStart", i.segmentStart());
+                    g.writeNumberField("rankOffset", i.rankOffset());
+                    g.writeNumberField("sampleInShard", 0);
+                    g.writeNumberField("blockEmitted", 0);
+                    done = i.done;
+                }
+                case Streamed s -> {
+                    g.writeStringField("position", "streamed");
+                    g.writeNumberField("segmentStart", 0);
+                    g.writeNumberField("rankOffset", s.shards());
+                    g.writeNumberField("sampleInShard", s.samples());
+                    g.writeNumberField("blockEmitted", s.blockEmitted());
+                }
+            }
             g.writeArrayFieldStart("done");
             for (long d : done) {
                 g.writeNumber(d);
@@ -96,6 +176,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
      */
     public static LoaderState fromJson(String json) {
         String sampler = null;
+        String kind = null;
         long version = -1;
         long[] data = {0};
         long[] v = new long[11];
@@ -113,6 +194,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                 switch (name) {
                     case "version" -> version = p.getLongValue();
                     case "sampler" -> sampler = p.getText();
+                    case "position" -> kind = p.getText();
                     case "data" -> {
                         try {
                             data[0] = Long.parseUnsignedLong(p.getText(), 16);
@@ -178,8 +260,20 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
             throw new IllegalArgumentException("loader state: out of range (size " + v[0] + ", segmentStart " + v[6]
                     + ", rankOffset " + v[7] + ", worldSize " + v[3] + ", rank " + v[4] + ", batchSize " + v[5] + ")");
         }
+        boolean streamed = kind == null ? v[9] > 0 || v[10] > 0 : switch (kind) {
+            case "streamed" -> true;
+            case "indexed" -> false;
+            default -> throw new IllegalArgumentException("loader state: 'position' must be indexed or streamed, got '"
+                    + kind + "'");
+        };
+        if (streamed && (v[6] != 0 || d.length > 0) || !streamed && (v[9] != 0 || v[10] != 0)) {
+            throw new IllegalArgumentException("loader state: a " + (streamed ? "streamed" : "indexed")
+                    + " position with another kind's numbers (segmentStart " + v[6] + ", done " + done + ", sampleInShard "
+                    + v[9] + ", blockEmitted " + v[10] + ")");
+        }
+        Position position = streamed ? new Streamed(v[7], v[9], v[10]) : new Indexed(v[6], v[7], d);
         return new LoaderState(sampler, v[0], v[1], v[2], Math.toIntExact(v[3]), Math.toIntExact(v[4]),
-                Math.toIntExact(v[5]), v[6], v[7], v[9], v[10], d, v[8], data[0]);
+                Math.toIntExact(v[5]), position, v[8], data[0]);
     }
 
     @Override

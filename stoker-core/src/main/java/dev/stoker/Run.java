@@ -35,6 +35,7 @@ final class Run extends Pass {
     private static final long SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
 
     private final Loader loader;
+    private final Options o;
     private final Batch[] buffers;
     private final FreeList free;
     private final Source source;
@@ -85,22 +86,22 @@ final class Run extends Pass {
     private boolean failed;
     private long lastMark = -1;
 
-    Run(Loader loader, Batch[] buffers, FreeList free, long epoch, long segmentStart, long rankOffset,
-        long[] done, long delivered) {
+    Run(Loader loader, Batch[] buffers, FreeList free, long epoch, LoaderState.Indexed at, long delivered) {
         this.loader = loader;
+        this.o = loader.options;
         this.buffers = buffers;
         this.free = free;
         this.source = loader.source;
         this.stats = loader.statsSink();
         this.epoch = epoch;
-        this.order = loader.sampler.order(loader.source.size(), loader.seed, epoch);
-        this.partition = new Partition(segmentStart, loader.length, loader.worldSize, loader.rank, loader.tail);
-        this.batchSize = loader.batchSize;
+        this.order = o.sampler().order(loader.source.size(), o.seed(), epoch);
+        this.partition = o.partition(at.segmentStart());
+        this.batchSize = o.batchSize();
         this.inlineSamples = new long[batchSize];
-        this.rankOffset = Math.min(rankOffset, partition.length());
-        this.endOffset = endOffset(partition.length(), this.rankOffset, batchSize, loader.dropLast);
+        this.rankOffset = Math.min(at.rankOffset(), partition.length());
+        this.endOffset = endOffset(partition.length(), this.rankOffset, batchSize, o.dropLast());
         this.total = (endOffset - this.rankOffset + batchSize - 1) / batchSize;
-        long[] s = done.clone();
+        long[] s = at.done();
         Arrays.sort(s);
         this.skip = Arrays.stream(s).filter(b -> b >= 0 && b < total).distinct().toArray();
         this.count = total - skip.length;
@@ -116,17 +117,17 @@ final class Run extends Pass {
         }
         this.errors = new Throwable[buffers.length];
         this.slotOf = new java.util.concurrent.atomic.AtomicIntegerArray(buffers.length);
-        this.workers = new Worker[loader.workers];
+        this.workers = new Worker[o.workers()];
         for (int i = 0; i < workers.length; i++) {
             workers[i] = new Worker(i);
         }
         if (tuner != null) {
             tuner.restart();
-            loader.ensureBuffers(tuner.prefetch() + loader.holds);
+            loader.ensureBuffers(tuner.prefetch() + o.holds());
             this.window = tuner.prefetch();
             this.active = tuner.workers();
         } else {
-            this.window = loader.prefetch;
+            this.window = o.ahead();
         }
     }
 
@@ -136,12 +137,12 @@ final class Run extends Pass {
     }
 
     /** Batches a pass from this position would deliver. */
-    static long batchesFor(Loader loader, long segmentStart, long rankOffset, long[] done) {
-        Partition p = new Partition(segmentStart, loader.length, loader.worldSize, loader.rank, loader.tail);
-        long off = Math.min(rankOffset, p.length());
-        long end = endOffset(p.length(), off, loader.batchSize, loader.dropLast);
-        long t = (end - off + loader.batchSize - 1) / loader.batchSize;
-        return t - Arrays.stream(done).filter(b -> b >= 0 && b < t).distinct().count();
+    static long batchesFor(Options o, LoaderState.Indexed at) {
+        Partition p = o.partition(at.segmentStart());
+        long off = Math.min(at.rankOffset(), p.length());
+        long end = endOffset(p.length(), off, o.batchSize(), o.dropLast());
+        long t = (end - off + o.batchSize() - 1) / o.batchSize();
+        return t - Arrays.stream(at.done()).filter(b -> b >= 0 && b < t).distinct().count();
     }
 
     @Override
@@ -180,15 +181,12 @@ final class Run extends Pass {
     LoaderState state() {
         if (taken == count) {
             // everything delivered: the position is the start of the next epoch
-            return new LoaderState(loader.sampler.id(), loader.length, loader.seed, epoch + 1, loader.worldSize,
-                    loader.rank, batchSize, 0, 0, 0, 0, new long[0], 0);
+            return loader.stateAt(epoch + 1, LoaderState.Indexed.START, 0);
         }
         long frontier = deliveredSet.frontier();
         long offset = Math.min(endOffset, rankOffset + frontier * batchSize);
-        long[] above = deliveredSet.above();
-        long deliveredNow = deliveredBase + taken;
-        return new LoaderState(loader.sampler.id(), loader.length, loader.seed, epoch, loader.worldSize, loader.rank,
-                batchSize, partition.start(), offset, 0, 0, above, deliveredNow);
+        return loader.stateAt(epoch, new LoaderState.Indexed(partition.start(), offset, deliveredSet.above()),
+                deliveredBase + taken);
     }
 
     // ---- consumer side ----------------------------------------------------------------------
@@ -212,7 +210,7 @@ final class Run extends Pass {
         if (!hasNext()) {
             throw new NoSuchElementException("epoch " + epoch + " is done");
         }
-        if (holding >= loader.holds) {
+        if (holding >= o.holds()) {
             throw new IllegalStateException("the consumer holds " + holding + " batches, as many as the loader's holds(): "
                     + "close one before asking for the next");
         }
@@ -222,7 +220,7 @@ final class Run extends Pass {
         }
         int buf = workers.length == 0 ? loadInline() : awaitReady(t0);
         long t1 = System.nanoTime();
-        Tracer tracer = loader.tracer;
+        Tracer tracer = o.tracer();
         if (tracer != null) {
             tracer.span(Thread.currentThread().getName(), workers.length == 0 ? "load batch (inline)" : "wait for a batch",
                     t0, t1, 0, 0, 0);
@@ -243,7 +241,7 @@ final class Run extends Pass {
         stats.samples += batch.rows;
         stats.bytes += batch.byteSize();
         batch.delivered = true;
-        if (loader.holds == 1) {
+        if (o.holds() == 1) {
             held = batch;
         } else {
             holding++;
@@ -258,7 +256,7 @@ final class Run extends Pass {
     /** Takes on the tuner's choices: buffers first, then the wider window, then the workers. */
     private void retune() {
         int p = tuner.prefetch();
-        loader.ensureBuffers(p + loader.holds);
+        loader.ensureBuffers(p + o.holds());
         window = p;
         active = tuner.workers();
         PassWorker.wakeParked(workers);
@@ -273,7 +271,7 @@ final class Run extends Pass {
 
     @Override
     void release(Batch b) {
-        if (loader.holds > 1) {
+        if (o.holds() > 1) {
             holding--;
             free.release(b.slot);
         } else if (held == b) {
@@ -309,7 +307,7 @@ final class Run extends Pass {
 
     private int awaitReady(long t0) {
         consumer = Thread.currentThread();
-        long deadline = loader.timeoutNanos > 0 ? t0 + loader.timeoutNanos : Long.MAX_VALUE;
+        long deadline = o.timeoutNanos() > 0 ? t0 + o.timeoutNanos() : Long.MAX_VALUE;
         long spinUntil = t0 + (Math.min(active, workers.length) < cores ? SPIN_NANOS : 0);
         while (true) {
             int buf = findReady();
@@ -339,7 +337,7 @@ final class Run extends Pass {
             // makes no difference to the rate whether the consumer takes each batch as it comes
             // or several at once; so, ordered and past the pass's first batch, it sleeps until a
             // quarter of the window (at most 8) is ready in a row from its next batch.
-            wakeAfter = loader.ordered && taken > 0 ? Math.max(1, Math.min(WAKE_AFTER, window / 4)) : 1;
+            wakeAfter = o.ordered() && taken > 0 ? Math.max(1, Math.min(WAKE_AFTER, window / 4)) : 1;
             consumerParked = true;
             if (!wakeReady()) {
                 long now = System.nanoTime();
@@ -369,7 +367,7 @@ final class Run extends Pass {
      * worker), so the last batch of the run is seen by one side or the other.
      */
     private boolean wakeReady() {
-        if (!loader.ordered) {
+        if (!o.ordered()) {
             return findReady() >= 0;
         }
         if (cancelled) {
@@ -387,7 +385,7 @@ final class Run extends Pass {
     }
 
     private int findReady() {
-        if (loader.ordered) {
+        if (o.ordered()) {
             long s = taken;
             int b = slotOf.get((int) (s % buffers.length)) - 1;
             return b >= 0 && ready.get(b) == s ? b : -1;
@@ -406,14 +404,14 @@ final class Run extends Pass {
 
     private LoaderTimeoutException timeout(long waited) {
         long s = taken;
-        long b = loader.ordered ? batchNumber(s) : -1;
+        long b = o.ordered() ? batchNumber(s) : -1;
         String what = b >= 0
                 ? "batch " + (sequenceBase + b) + " of epoch " + epoch + " (this rank's samples "
                 + (rankOffset + b * batchSize) + ".." + (Math.min(endOffset, rankOffset + (b + 1) * batchSize) - 1) + ")"
                 : "any of the next batches of epoch " + epoch;
         long inFlight = Math.max(0, Math.min(claim.get(), count) - taken);
         return new LoaderTimeoutException(source.name() + ": timed out after " + TimeUnit.NANOSECONDS.toMillis(waited)
-                + " ms waiting for " + what + " (rank " + loader.rank + " of " + loader.worldSize + ", "
+                + " ms waiting for " + what + " (rank " + o.rank() + " of " + o.worldSize() + ", "
                 + workers.length + " workers, " + inFlight + " batches in progress)", source.name());
     }
 
@@ -499,7 +497,7 @@ final class Run extends Pass {
         long from = rankOffset + b * batchSize;
         long to = Math.min(endOffset, from + batchSize);
         long t0 = source.timesStages() ? 0 : System.nanoTime();
-        long seed = loader.seed;
+        long seed = o.seed();
         if (source.readsBatches() && to > from && !cancelled) {
             // the whole batch at once; if that fails, one sample at a time, so that the error policy sees the failing one
             int n = (int) (to - from);
@@ -538,12 +536,12 @@ final class Run extends Pass {
                     m--;
                     continue;
                 }
-                if (loader.errorPolicy != ErrorPolicy.FAIL) {
+                if (o.errorPolicy() != ErrorPolicy.FAIL) {
                     batch.abandonRow();
                     batch.skipped++;
                 } else {
                     throw new LoaderException(source.name() + ": sample " + index + " (batch " + (sequenceBase + b)
-                            + " of epoch " + epoch + ", rank " + loader.rank + "): " + describe(e), source.name(), index, e);
+                            + " of epoch " + epoch + ", rank " + o.rank() + "): " + describe(e), source.name(), index, e);
                 }
             } catch (Error e) {
                 throw new LoaderException(source.name() + ": sample " + index + " (batch " + (sequenceBase + b)
@@ -599,7 +597,7 @@ final class Run extends Pass {
                     // cannot happen inside the window (NOTE [Window]); end this worker loudly
                     throw new IllegalStateException("no free batch buffer inside the prefetch window");
                 }
-                Tracer tracer = loader.tracer;
+                Tracer tracer = o.tracer();
                 long f0 = tracer == null ? 0 : System.nanoTime();
                 long n0 = nanos[Source.FETCH];
                 long n1 = nanos[Source.TRANSFORM];

@@ -37,6 +37,7 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class StreamRun extends Pass {
     private final Loader loader;
+    private final Options o;
     private final StreamSource<?, ?> source;
     private final Stats stats;
     /** The batch prepared or delivered now (with a collator, one of {@code pool}). */
@@ -147,21 +148,25 @@ final class StreamRun extends Pass {
     private long displacedSamples;
     private double shardShare = Double.NaN;
 
-    StreamRun(Loader loader, StreamSource<?, ?> source, Batch[] buffers, FreeList free, long epoch, long segmentStart,
-              long rankOffset, long sampleInShard, long blockEmitted, long delivered) {
+    StreamRun(Loader loader, StreamSource<?, ?> source, Batch[] buffers, FreeList free, long epoch,
+              LoaderState.Streamed at, long delivered) {
+        long rankOffset = at.shards();
+        long sampleInShard = at.samples();
+        long blockEmitted = at.blockEmitted();
         this.loader = loader;
+        this.o = loader.options;
         this.source = source;
         this.stats = loader.statsSink();
         this.pool = java.util.Arrays.copyOf(buffers, free.size());
         this.buffer = buffers[0];
         this.free = free;
         this.epoch = epoch;
-        this.order = loader.sampler.order(source.shards(), loader.seed, epoch);
-        this.partition = new Partition(segmentStart, loader.length, loader.worldSize, loader.rank, loader.tail);
+        this.order = o.sampler().order(source.shards(), o.seed(), epoch);
+        this.partition = o.partition(0);
         this.shardCount = partition.length();
         this.firstShard = Math.min(rankOffset, shardCount);
         this.skipFirst = sampleInShard;
-        this.window = loader.prefetch;
+        this.window = o.ahead();
         this.claim = new AtomicLong(firstShard);
         this.current = firstShard;
         this.positionShard = firstShard;
@@ -170,17 +175,17 @@ final class StreamRun extends Pass {
         this.fillOffset = sampleInShard;
         this.streamShard = firstShard;
         this.streamOffset = sampleInShard;
-        this.shuffleWindow = loader.shuffleWindow;
-        this.shuffleBytes = loader.shuffleBytes;
+        this.shuffleWindow = o.shuffleWindow();
+        this.shuffleBytes = o.shuffleBytes();
         this.skipInFirstBlock = shuffleWindow > 0 ? blockEmitted : 0;
         this.positionEmitted = skipInFirstBlock;
         this.deliveredBase = delivered;
-        int capacity = loader.shardBuffer;
-        this.rings = new Ring[loader.workers == 0 ? 0 : window];
+        int capacity = o.shardBuffer();
+        this.rings = new Ring[o.workers() == 0 ? 0 : window];
         for (int i = 0; i < rings.length; i++) {
             rings[i] = new Ring(capacity);
         }
-        this.workers = new Worker[loader.workers];
+        this.workers = new Worker[o.workers()];
         for (int i = 0; i < workers.length; i++) {
             workers[i] = new Worker(i);
         }
@@ -196,7 +201,7 @@ final class StreamRun extends Pass {
             filled[i] = new Filled();
         }
         this.readyRing = new Filled[pool.length];
-        this.mayCollateAhead = workers.length > 0 && pool.length > 1 && !Boolean.FALSE.equals(loader.collatorThread);
+        this.mayCollateAhead = workers.length > 0 && pool.length > 1 && !Boolean.FALSE.equals(o.collatorThread());
     }
 
     /** At most this many shard positions are announced to {@link StreamingDataset#plan} (endless streams). */
@@ -212,7 +217,7 @@ final class StreamRun extends Pass {
         for (Worker w : workers) {
             w.thread.start();
         }
-        if (mayCollateAhead && Boolean.TRUE.equals(loader.collatorThread)) {
+        if (mayCollateAhead && Boolean.TRUE.equals(o.collatorThread())) {
             collateAhead();
         }
     }
@@ -268,8 +273,7 @@ final class StreamRun extends Pass {
 
     @Override
     LoaderState state() {
-        return new LoaderState(loader.sampler.id(), loader.length, loader.seed, epoch, loader.worldSize, loader.rank,
-                loader.batchSize, partition.start(), positionShard, positionOffset, positionEmitted, new long[0],
+        return loader.stateAt(epoch, new LoaderState.Streamed(positionShard, positionOffset, positionEmitted),
                 deliveredBase + delivered);
     }
 
@@ -285,7 +289,7 @@ final class StreamRun extends Pass {
         }
         checkCurrent();
         releaseHeld();
-        if (holding >= loader.holds) {
+        if (holding >= o.holds()) {
             throw new IllegalStateException("the consumer holds " + holding + " batches, as many as the loader's holds(): "
                     + "close one before asking for the next");
         }
@@ -319,7 +323,7 @@ final class StreamRun extends Pass {
         positionEmitted = preparedEmitted;
         delivered++;
         buffer.delivered = true;
-        if (loader.holds == 1) {
+        if (o.holds() == 1) {
             held = true;
         } else {
             holding++;
@@ -351,7 +355,7 @@ final class StreamRun extends Pass {
 
     @Override
     void release(Batch b) {
-        if (loader.holds > 1) {
+        if (o.holds() > 1) {
             holding--;
             giveBack(b);
         } else if (held && b == buffer) {
@@ -426,7 +430,7 @@ final class StreamRun extends Pass {
                 throw f.error instanceof RuntimeException r ? r : new IllegalStateException(f.error);
             }
             buffer = f.batch;
-            Tracer tracer = loader.tracer;
+            Tracer tracer = o.tracer();
             if (tracer != null && !f.end) {
                 tracer.span(Thread.currentThread().getName(), "wait for a batch", t0, System.nanoTime(), 0, 0, 0);
             }
@@ -519,7 +523,7 @@ final class StreamRun extends Pass {
 
     /** Consumer: the next filled batch, waiting for the collator (since {@code t0}, within the loader's timeout). */
     private Filled awaitFilled(long t0) {
-        long deadline = loader.timeoutNanos > 0 ? t0 + loader.timeoutNanos : Long.MAX_VALUE;
+        long deadline = o.timeoutNanos() > 0 ? t0 + o.timeoutNanos() : Long.MAX_VALUE;
         caller = Thread.currentThread();
         while (true) {
             long h = readyHead;
@@ -561,9 +565,9 @@ final class StreamRun extends Pass {
         long offset = fillOffset;
         Item item = this.item;
         int taken = 0;
-        while (batch.rows < loader.batchSize) {
+        while (batch.rows < o.batchSize()) {
             checkCurrent(); // a stopping collator takes no further sample
-            consumerNeed = loader.batchSize - batch.rows;
+            consumerNeed = o.batchSize() - batch.rows;
             if (!nextSample(item, t0)) {
                 break;
             }
@@ -579,7 +583,7 @@ final class StreamRun extends Pass {
                 source.collate(item.value, row);
                 batch.commitRow();
             } catch (Exception e) {
-                if (loader.errorPolicy == ErrorPolicy.FAIL) {
+                if (o.errorPolicy() == ErrorPolicy.FAIL) {
                     throw sampleError(item.shard, item.offset, e);
                 }
                 batch.abandonRow();
@@ -596,11 +600,11 @@ final class StreamRun extends Pass {
         f.shardShare = largestShare(fillShards, taken);
         fillDisplacement = 0;
         fillDisplaced = 0;
-        if (batch.rows == 0 || loader.dropLast && batch.rows < loader.batchSize) {
+        if (batch.rows == 0 || o.dropLast() && batch.rows < o.batchSize()) {
             f.end = true;
             return;
         }
-        Tracer tracer = loader.tracer;
+        Tracer tracer = o.tracer();
         if (tracer != null) { // the samples' fetch and transform ran on the workers, per shard: not this batch's
             tracer.span(Thread.currentThread().getName(), "batch " + (deliveredBase + fillCount), t0, System.nanoTime(), 0, 0,
                     f.collateNanos);
@@ -692,7 +696,7 @@ final class StreamRun extends Pass {
                 blockPosition = java.util.Arrays.copyOf(blockPosition, cap);
             }
             if (shuffleBytes > 0) {
-                bytes += loader.defaultWindow ? Sized.orUnsized(t.value) : Sized.of(t.value);
+                bytes += o.defaultWindow() ? Sized.orUnsized(t.value) : Sized.of(t.value);
             }
             blockValues[n] = t.value;
             blockShard[n] = t.shard;
@@ -710,7 +714,7 @@ final class StreamRun extends Pass {
         if (n == 0) {
             return false;
         }
-        blockOrder = new Permutation(n, Mix.key(Mix.key(loader.seed, epoch, loader.rank), blockStartShard, blockStartOffset));
+        blockOrder = new Permutation(n, Mix.key(Mix.key(o.seed(), epoch, o.rank()), blockStartShard, blockStartOffset));
         blockEmitted = 0;
         if (!firstBlockDone) {
             firstBlockDone = true;
@@ -755,11 +759,11 @@ final class StreamRun extends Pass {
     private void failedTransform(Ring ring, Item item) {
         Throwable e = item.error;
         item.error = null;
-        if (loader.errorPolicy == ErrorPolicy.FAIL || !(e instanceof Exception)) {
+        if (o.errorPolicy() == ErrorPolicy.FAIL || !(e instanceof Exception)) {
             throw sampleError(item.shard, item.offset, e);
         }
         inlineCounters.skipped++;
-        if (loader.errorPolicy == ErrorPolicy.SKIP_SHARD && !ring.abandoned) {
+        if (o.errorPolicy() == ErrorPolicy.SKIP_SHARD && !ring.abandoned) {
             inlineCounters.skippedShards++;
             ring.abandoned = true; // its reader stops; what it read already is drained and dropped
         }
@@ -833,13 +837,13 @@ final class StreamRun extends Pass {
     private LoaderException sampleError(int shard, long offset, Throwable e) {
         String name = source.dataset.shardName(shard);
         return new LoaderException(name + ": sample " + offset + " of the shard (epoch " + epoch + ", rank "
-                + loader.rank + "): " + Pass.describe(e), name, StreamSource.sampleIndex(shard, offset), e);
+                + o.rank() + "): " + Pass.describe(e), name, StreamSource.sampleIndex(shard, offset), e);
     }
 
     private LoaderException shardError(int shard, long offset, Throwable e) {
         String name = source.dataset.shardName(shard);
         return new LoaderException(name + ": reading sample " + offset + " of the shard (epoch " + epoch + ", rank "
-                + loader.rank + "): " + Pass.describe(e), name, StreamSource.sampleIndex(shard, offset), e);
+                + o.rank() + "): " + Pass.describe(e), name, StreamSource.sampleIndex(shard, offset), e);
     }
 
     LoaderTimeoutException timeout(long waited) {
@@ -847,7 +851,7 @@ final class StreamRun extends Pass {
         String shard = m < shardCount ? source.dataset.shardName(shardAt(m)) : "?";
         return new LoaderTimeoutException(source.name() + ": timed out after " + TimeUnit.NANOSECONDS.toMillis(waited)
                 + " ms waiting for a sample of " + shard + " (this rank's shard " + m + " of " + shardCount
-                + ", epoch " + epoch + ", rank " + loader.rank + " of " + loader.worldSize + ")", source.name());
+                + ", epoch " + epoch + ", rank " + o.rank() + " of " + o.worldSize() + ")", source.name());
     }
 
     private void finish() {
@@ -1017,7 +1021,7 @@ final class StreamRun extends Pass {
             long t0 = System.nanoTime();
             try {
                 if (!abandoned) {
-                    h.context.set(loader.seed, epoch, StreamSource.sampleIndex(shard, offset));
+                    h.context.set(o.seed(), epoch, StreamSource.sampleIndex(shard, offset));
                     values[i] = transformRaw(values[i], h.context);
                 }
             } catch (Throwable e) {
@@ -1041,7 +1045,7 @@ final class StreamRun extends Pass {
         boolean take(Item item, StreamRun run, long t0) {
             // with a collator, the consumer's own wait is what the timeout bounds (awaitFilled): the
             // collator may start a batch a training step or two before the consumer asks for it
-            long deadline = loader.timeoutNanos > 0 && !run.background ? t0 + loader.timeoutNanos : Long.MAX_VALUE;
+            long deadline = o.timeoutNanos() > 0 && !run.background ? t0 + o.timeoutNanos() : Long.MAX_VALUE;
             while (true) {
                 long h = head;
                 if (h < tail && done.get((int) (h % capacity)) == h + 1) {
@@ -1166,15 +1170,15 @@ final class StreamRun extends Pass {
                         item.offset = at;
                         return true;
                     }
-                    context.set(loader.seed, epoch, StreamSource.sampleIndex(shard, at));
+                    context.set(o.seed(), epoch, StreamSource.sampleIndex(shard, at));
                     try {
                         item.value = transformRaw(raw, context);
                     } catch (Exception e) {
-                        if (loader.errorPolicy == ErrorPolicy.FAIL) {
+                        if (o.errorPolicy() == ErrorPolicy.FAIL) {
                             throw sampleError(shard, at, e);
                         }
                         counters.skipped++;
-                        if (loader.errorPolicy == ErrorPolicy.SKIP_SHARD) {
+                        if (o.errorPolicy() == ErrorPolicy.SKIP_SHARD) {
                             counters.skippedShards++;
                             break;
                         }
@@ -1190,7 +1194,7 @@ final class StreamRun extends Pass {
             } catch (LoaderException e) {
                 throw e;
             } catch (Exception e) {
-                if (loader.errorPolicy == ErrorPolicy.FAIL) {
+                if (o.errorPolicy() == ErrorPolicy.FAIL) {
                     throw shardError(shard, offset, e);
                 }
                 counters.skippedShards++;

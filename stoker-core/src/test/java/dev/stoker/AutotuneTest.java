@@ -233,7 +233,7 @@ class AutotuneTest {
             fixed = StreamingTest.take(l, Long.MAX_VALUE);
         }
         try (Loader l = Loader.builder(d, slow, StreamingTest.VALUE).batchSize(5).workers(Loader.AUTO)
-                .prefetch(Loader.AUTO).budget(4, 1 << 20).shuffle(true).seed(5).build()) {
+                .budget(4, 1 << 20).shuffle(true).seed(5).build()) {
             assertEquals(fixed, StreamingTest.take(l, Long.MAX_VALUE), l.tuningHistory().toString());
         }
     }

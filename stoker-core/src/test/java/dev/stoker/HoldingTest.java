@@ -78,8 +78,8 @@ class HoldingTest {
             plain = StreamingTest.take(l, Long.MAX_VALUE);
         }
         List<List<Long>> held = new ArrayList<>();
-        try (Loader l = Loader.builder(d, StreamingTest.VALUE).batchSize(batch).workers(workers).shuffle(true).seed(seed)
-                .holds(holds).collatorThread((seed & 1) == 0 ? Boolean.TRUE : null).build()) {
+        try (Loader l = TestHooks.collatorThread(Loader.builder(d, StreamingTest.VALUE).batchSize(batch).workers(workers).shuffle(true).seed(seed)
+                .holds(holds), (seed & 1) == 0 ? Boolean.TRUE : null).build()) {
             ArrayDeque<Batch> out = new ArrayDeque<>();
             Iterator<Batch> it = l.iterator();
             while (true) {

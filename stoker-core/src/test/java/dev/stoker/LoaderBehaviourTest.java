@@ -405,6 +405,72 @@ class LoaderBehaviourTest {
         assertThrows(IllegalArgumentException.class, () -> b.rank(3).worldSize(2).build());
     }
 
+    /** NOTE [Strict builder] in Loader. */
+    @Test
+    void anOptionSetTwiceOrWhereItDoesNotApplyIsAnErrorNamingBoth() {
+        SyntheticDataset indexed = new SyntheticDataset(10, 8, 0);
+        StreamingTest.Shards stream = new StreamingTest.Shards(4, 1, -1, -1);
+        IllegalStateException twice = assertThrows(IllegalStateException.class,
+                () -> Loader.builder(indexed).sampler(Sampler.random(5)).shuffle(false));
+        assertEquals("sampler is set twice: by sampler(" + Sampler.random(5).id() + ") and by shuffle(false)", twice.getMessage());
+        assertThrows(IllegalStateException.class, () -> Loader.builder(indexed).workers(2).workers(Loader.AUTO));
+        assertThrows(IllegalStateException.class, () -> Loader.builder(indexed).seed(1).seed(1));
+        // options that do not apply: refused by build(), naming the call and the reason
+        String[] refused = {
+            message(() -> Loader.builder(indexed).workers(2).shuffleWindow(8).build()),
+            message(() -> Loader.builder(indexed).workers(2).shardsAhead(2).build()),
+            message(() -> Loader.builder(indexed).prefetch(4).build()),
+            message(() -> Loader.builder(indexed).workers(2).budget(2, 1 << 20).build()),
+            message(() -> Loader.builder(stream, StreamingTest.VALUE).workers(2).prefetch(4).build()),
+            message(() -> Loader.builder(stream, StreamingTest.VALUE).workers(2).ordered(false).build()),
+            message(() -> Loader.builder(stream, StreamingTest.VALUE).shardBuffer(8).build()),
+        };
+        assertTrue(refused[0].startsWith("shuffleWindow(8) is for streaming datasets"), refused[0]);
+        assertTrue(refused[1].startsWith("shardsAhead(2) is for streaming datasets"), refused[1]);
+        assertTrue(refused[2].startsWith("prefetch(4) does not apply with no workers"), refused[2]);
+        assertTrue(refused[3].startsWith("budget(2, 1048576) is what AUTO may use"), refused[3]);
+        assertTrue(refused[4].startsWith("prefetch(4) is batches ahead of a dataset read by index")
+                && refused[4].contains("shardsAhead(n)"), refused[4]);
+        assertTrue(refused[5].startsWith("ordered(false) is for datasets read by index"), refused[5]);
+        assertTrue(refused[6].startsWith("shardBuffer(8) does not apply with no workers"), refused[6]);
+        LoaderState start;
+        try (Loader l = Loader.builder(indexed).build()) {
+            start = l.state();
+        }
+        assertTrue(message(() -> Loader.builder(indexed).epoch(2).resume(start).build())
+                .startsWith("epoch(2) does not apply with resume(epoch 0)"));
+        // the same options, each where it applies, build
+        try (Loader l = Loader.builder(stream, StreamingTest.VALUE).workers(Loader.AUTO).shardsAhead(3).shardBuffer(8)
+                .budget(2, 1 << 20).shuffleWindow(4).build()) {
+            assertEquals(3, l.prefetch(), "a stream's read-ahead is its shards");
+        }
+    }
+
+    /** The message of what {@code r} throws, which must be an IllegalArgumentException. */
+    private static String message(org.junit.jupiter.api.function.Executable r) {
+        return assertThrows(IllegalArgumentException.class, r).getMessage();
+    }
+
+    @Test
+    void aStateOfTheOtherKindIsRefusedUnlessItsNumbersMeanTheSame() {
+        StreamingTest.Shards stream = new StreamingTest.Shards(6, 1, -1, -1);
+        LoaderState mid;
+        try (Loader l = Loader.builder(stream, StreamingTest.VALUE).batchSize(3).build()) {
+            l.iterator().next();
+            mid = l.state();
+        }
+        assertTrue(mid.position() instanceof LoaderState.Streamed s && s.samples() > 0, mid.toString());
+        ResumeException e = assertThrows(ResumeException.class,
+                () -> Loader.builder(new SyntheticDataset(6, 8, 0)).resume(mid).build());
+        assertTrue(e.getMessage().contains("this loader reads by index"), e.getMessage());
+        // a state written before positions had kinds, at a shard boundary, reads as either
+        String old = mid.toJson().replace("\"position\":\"streamed\",", "").replaceAll("\"sampleInShard\":\\d+", "\"sampleInShard\":0")
+                .replaceAll("\"rankOffset\":\\d+", "\"rankOffset\":2");
+        LoaderState parsed = LoaderState.fromJson(old);
+        assertEquals(new LoaderState.Indexed(0, 2, new long[0]), parsed.position());
+        assertEquals(new LoaderState.Streamed(2, 0, 0), parsed.streamed());
+    }
+
     @Test
     void resumingRefusesAStateFromAnotherDatasetOrSampler() {
         LoaderState s;
@@ -422,7 +488,9 @@ class LoaderBehaviourTest {
 
     @Test
     void stateRoundTripsThroughJsonAndBadJsonIsNamed() {
-        LoaderState s = new LoaderState("shuffle", 1000, -5, 3, 4, 1, 32, 128, 64, 7, 3, new long[] {2, 5}, 9);
+        LoaderState s = new LoaderState("shuffle", 1000, -5, 3, 4, 1, 32, new LoaderState.Indexed(128, 64, new long[] {2, 5}), 9, 0xfeed);
+        assertEquals(s, LoaderState.fromJson(s.toJson()));
+        s = new LoaderState("shuffle", 1000, -5, 3, 4, 1, 32, new LoaderState.Streamed(64, 7, 3), 9, 0);
         assertEquals(s, LoaderState.fromJson(s.toJson()));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> LoaderState.fromJson("{\"version\":1,\"sampler\":\"shuffle\"}"));

@@ -20,10 +20,16 @@ class LoaderPropertyTest {
     record Config(long n, int batch, int workers, int prefetch, int world, long seed, boolean shuffle,
                   Partition.Tail tail, boolean dropLast, long epoch) {
 
+        /** The loader from the start of {@code epoch}. */
         Loader.Builder builder(int rank) {
-            return Loader.builder(new SyntheticDataset(n, 16, 0))
-                    .batchSize(batch).workers(workers).prefetch(prefetch).worldSize(world).rank(rank)
-                    .seed(seed).shuffle(shuffle).tail(tail).dropLast(dropLast).epoch(epoch);
+            return base(rank).epoch(epoch);
+        }
+
+        /** The loader's options but the epoch: for a resume, or another epoch. */
+        Loader.Builder base(int rank) {
+            return TestHooks.ahead(Loader.builder(new SyntheticDataset(n, 16, 0))
+                    .batchSize(batch).workers(workers), workers, prefetch).worldSize(world).rank(rank)
+                    .seed(seed).shuffle(shuffle).tail(tail).dropLast(dropLast);
         }
 
         Config withWorkers(int w, int p) {
@@ -121,7 +127,7 @@ class LoaderPropertyTest {
                 saved = l.state().toJson();
             }
             Config resumed = c.withWorkers(r.nextInt(0, 9), r.nextInt(1, 9));
-            try (Loader l = resumed.builder(rank).resume(LoaderState.fromJson(saved)).build()) {
+            try (Loader l = resumed.base(rank).resume(LoaderState.fromJson(saved)).build()) {
                 List<Runs.Delivered> rest = Runs.all(l);
                 assertEquals(Runs.digests(full.subList(k, full.size())), Runs.digests(rest),
                         "resume after " + k + " of " + full.size() + " batches: " + resumed + " state " + saved);
@@ -157,7 +163,7 @@ class LoaderPropertyTest {
             Config after = c.withWorld(w2).withWorkers(r.nextInt(0, 9), r.nextInt(1, 9));
             List<Long> rest = new ArrayList<>();
             for (int rank = 0; rank < w2; rank++) {
-                try (Loader l = after.builder(rank).resume(LoaderState.fromJson(saved)).build()) {
+                try (Loader l = after.base(rank).resume(LoaderState.fromJson(saved)).build()) {
                     rest.addAll(Runs.indices(Runs.all(l)));
                 }
             }
@@ -202,7 +208,7 @@ class LoaderPropertyTest {
                 got.addAll(Runs.digests(Runs.take(l, k)));
                 saved = l.state().toJson();
             }
-            try (Loader l = c.withWorkers(r.nextInt(0, 9), r.nextInt(1, 9)).builder(rank).ordered(false)
+            try (Loader l = c.withWorkers(r.nextInt(0, 9), r.nextInt(1, 9)).base(rank).ordered(false)
                     .resume(LoaderState.fromJson(saved)).build()) {
                 got.addAll(Runs.digests(Runs.all(l)));
             }
@@ -228,9 +234,9 @@ class LoaderPropertyTest {
                 assertTrue(!more, c.toString());
                 assertEquals(l.state(), before, "the same position either way: " + c);
                 assertEquals(c.epoch + 1, before.epoch(), c.toString());
-                assertEquals(0, before.rankOffset());
-                try (Loader resumed = c.builder(rank).resume(before).build()) {
-                    try (Loader next = c.builder(rank).epoch(c.epoch + 1).build()) {
+                assertEquals(LoaderState.Indexed.START, before.position());
+                try (Loader resumed = c.base(rank).resume(before).build()) {
+                    try (Loader next = c.base(rank).epoch(c.epoch + 1).build()) {
                         assertEquals(Runs.digests(Runs.all(next)), Runs.digests(Runs.all(resumed)), c.toString());
                     }
                 }
@@ -248,7 +254,7 @@ class LoaderPropertyTest {
             assertEquals(1000, new java.util.HashSet<>(e0).size());
             assertEquals(1000, new java.util.HashSet<>(e1).size());
             assertTrue(!e0.equals(e1), "epoch 1 is a different permutation");
-            try (Loader l1 = c.builder(0).epoch(1).build()) {
+            try (Loader l1 = c.base(0).epoch(1).build()) {
                 assertEquals(e1, Runs.indices(Runs.all(l1)), "epoch 1 is a function of (seed, epoch)");
             }
         }

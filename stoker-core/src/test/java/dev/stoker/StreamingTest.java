@@ -80,9 +80,8 @@ class StreamingTest {
         Loader.Builder builder(StreamingDataset<Long> d, int rank) {
             // half the configurations collate on a thread of their own from the start (NOTE
             // [Background collation]); the rest on the caller's, which is never away here
-            return Loader.builder(d, VALUE).batchSize(batch).workers(workers).prefetch(prefetch).worldSize(world)
-                    .rank(rank).seed(seed).shuffle(shuffle).tail(tail).dropLast(dropLast)
-                    .collatorThread((seed & 1) == 0 ? Boolean.TRUE : null);
+            return TestHooks.collatorThread(TestHooks.ahead(Loader.builder(d, VALUE).batchSize(batch).workers(workers), workers, prefetch).worldSize(world)
+                    .rank(rank).seed(seed).shuffle(shuffle).tail(tail).dropLast(dropLast), (seed & 1) == 0 ? Boolean.TRUE : null);
         }
 
         Config with(int w, int p) {
@@ -149,7 +148,7 @@ class StreamingTest {
                 }
                 return v;
             });
-            try (Loader l = Loader.builder(d, slow).batchSize(7).workers(2).prefetch(2).shardBuffer(3).build()) {
+            try (Loader l = TestHooks.ahead(Loader.builder(d, slow).batchSize(7).workers(2), 2, 2).shardBuffer(3).build()) {
                 List<List<Long>> got = new ArrayList<>();
                 for (Batch b : l) {
                     List<Long> v = new ArrayList<>();
@@ -215,8 +214,8 @@ class StreamingTest {
     void theTimeoutBoundsTheConsumersWaitNotTheCollatorsWorkAhead() {
         // each batch is a shard that takes 300 ms to open; the consumer steps for 400 ms, so it
         // never waits, though the collator waits 300 ms for each shard: no timeout at 200 ms
-        try (Loader l = Loader.builder(new SlowToOpen(5, 8, 300), Collator.int64("v")).batchSize(8).workers(2).prefetch(1)
-                .timeout(java.time.Duration.ofMillis(200)).collatorThread(true).build()) {
+        try (Loader l = TestHooks.collatorThread(TestHooks.ahead(Loader.builder(new SlowToOpen(5, 8, 300), Collator.int64("v")).batchSize(8).workers(2), 2, 1)
+                .timeout(java.time.Duration.ofMillis(200)), true).build()) {
             int batches = 0;
             for (Batch b : l) {
                 batches++;
@@ -225,8 +224,8 @@ class StreamingTest {
             assertEquals(5, batches);
         }
         // a consumer that does wait longer than the timeout gets the error, naming the shard
-        try (Loader l = Loader.builder(new SlowToOpen(5, 8, 3_000), Collator.int64("v")).batchSize(8).workers(2).prefetch(1)
-                .timeout(java.time.Duration.ofMillis(200)).collatorThread(true).build()) {
+        try (Loader l = TestHooks.collatorThread(TestHooks.ahead(Loader.builder(new SlowToOpen(5, 8, 3_000), Collator.int64("v")).batchSize(8).workers(2), 2, 1)
+                .timeout(java.time.Duration.ofMillis(200)), true).build()) {
             Iterator<Batch> it = l.iterator();
             it.next();
             LoaderTimeoutException e = assertThrows(LoaderTimeoutException.class, it::next);
@@ -256,8 +255,8 @@ class StreamingTest {
         };
         for (int mode = 0; mode < 3; mode++) { // no workers; workers, collating on the caller's thread; on a collator
             String workers = mode == 0 ? "0" : mode == 1 ? "2" : "2 and a collator";
-            try (Loader l = Loader.builder(new SlowToOpen(3, 8, 0), failingLast).batchSize(8).workers(mode == 0 ? 0 : 2)
-                    .collatorThread(mode == 2 ? Boolean.TRUE : null)
+            try (Loader l = TestHooks.collatorThread(Loader.builder(new SlowToOpen(3, 8, 0), failingLast).batchSize(8).workers(mode == 0 ? 0 : 2),
+                    mode == 2 ? Boolean.TRUE : null)
                     .errorPolicy(ErrorPolicy.SKIP_SAMPLE).build()) {
                 int batches = 0;
                 for (Batch b : l) {
@@ -282,7 +281,7 @@ class StreamingTest {
                 }
             };
             int batches;
-            try (Loader l = Loader.builder(d, VALUE).batchSize(5).workers(2).collatorThread(collator).tracer(tracer).build()) {
+            try (Loader l = TestHooks.collatorThread(Loader.builder(d, VALUE).batchSize(5).workers(2), collator).tracer(tracer).build()) {
                 batches = take(l, Long.MAX_VALUE).size();
             }
             String filler = collator == null ? caller : "stoker-collator";
@@ -454,8 +453,12 @@ class StreamingTest {
 
     private static Outcome outcome(Shards d, Transform<Long, Long> t, int batch, int workers, int prefetch, int ring,
                                         ErrorPolicy policy) {
-        try (Loader l = Loader.builder(d, t, VALUE).batchSize(batch).workers(workers).prefetch(prefetch).shardBuffer(ring)
-                .errorPolicy(policy).seed(5).shuffle(true).build()) {
+        Loader.Builder b = TestHooks.ahead(Loader.builder(d, t, VALUE).batchSize(batch).workers(workers), workers, prefetch)
+                .errorPolicy(policy).seed(5).shuffle(true);
+        if (workers > 0) {
+            b.shardBuffer(ring);
+        }
+        try (Loader l = b.build()) {
             List<List<Long>> batches = new ArrayList<>();
             String error = null;
             try {
@@ -470,7 +473,7 @@ class StreamingTest {
     @Test
     void closingMidStreamStopsWorkersBlockedOnFullRings() {
         Shards d = new Shards(40, 1, -1, -1);
-        try (Loader l = Loader.builder(d, VALUE).batchSize(2).workers(4).prefetch(4).build()) {
+        try (Loader l = TestHooks.ahead(Loader.builder(d, VALUE).batchSize(2).workers(4), 4, 4).build()) {
             Iterator<Batch> it = l.iterator();
             it.next();
             it.next();
@@ -636,10 +639,13 @@ class StreamingTest {
             long stopAfter = r.nextInt(3) == 0 ? r.nextInt(0, 6) : Long.MAX_VALUE;
             Lending d = new Lending(new Shards(c.shards, c.dataSeed, -1, -1));
             Transform<Lent, Lent> same = (s, ctx) -> s; // the transform's output still borrows
-            var b = (transform ? Loader.builder(d, same, d.collator) : Loader.builder(d, d.collator))
-                    .batchSize(c.batch).workers(c.workers).prefetch(c.prefetch).worldSize(c.world)
-                    .rank(r.nextInt(c.world)).seed(c.seed).shuffle(c.shuffle).shardBuffer(r.nextInt(1, 8))
-                    .collatorThread((c.seed & 1) == 0 ? Boolean.TRUE : null);
+            var b = TestHooks.collatorThread(TestHooks.ahead((transform ? Loader.builder(d, same, d.collator) : Loader.builder(d, d.collator))
+                    .batchSize(c.batch).workers(c.workers), c.workers, c.prefetch).worldSize(c.world)
+                    .rank(r.nextInt(c.world)).seed(c.seed).shuffle(c.shuffle), (c.seed & 1) == 0 ? Boolean.TRUE : null);
+            int ring = r.nextInt(1, 8);
+            if (c.workers > 0) {
+                b.shardBuffer(ring);
+            }
             if (window > 0) {
                 b.shuffleWindow(window);
             }
@@ -669,7 +675,7 @@ class StreamingTest {
             // a block holds at most the budget plus one sample, and every sample is at least a byte
             long most = Math.min(samples == 0 ? Long.MAX_VALUE : samples, budget + 1);
             checkShuffleWindow(c, d, rank, most, "budget " + budget + " samples " + samples, r, (w, p) ->
-                    Loader.builder(d, WEIGH, WEIGHED).batchSize(c.batch).workers(w).prefetch(p).worldSize(c.world)
+                    TestHooks.ahead(Loader.builder(d, WEIGH, WEIGHED).batchSize(c.batch).workers(w), w, p).worldSize(c.world)
                             .rank(rank).seed(c.seed).shuffle(c.shuffle).tail(c.tail).dropLast(c.dropLast)
                             .shuffleWindow(samples).shuffleWindowBytes(budget));
         }
@@ -727,7 +733,7 @@ class StreamingTest {
             take(l, Long.MAX_VALUE);
             assertEquals(0.0, l.stats().meanDisplacement(), "sequential order: no default window");
         }
-        try (Loader l = Loader.builder(d, VALUE).batchSize(8).workers(3).prefetch(4).shuffle(true).seed(4).build()) {
+        try (Loader l = TestHooks.ahead(Loader.builder(d, VALUE).batchSize(8).workers(3), 3, 4).shuffle(true).seed(4).build()) {
             assertEquals(defaulted, take(l, Long.MAX_VALUE), "the default window's batches for any worker count");
         }
         assertEquals(1.0, StreamRun.largestShare(new int[] {3, 3, 3}, 3));

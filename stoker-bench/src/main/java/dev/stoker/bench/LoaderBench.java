@@ -80,8 +80,8 @@ public class LoaderBench {
                 synthetic.read(index, row);
             }
         };
-        loader = Loader.builder(data)
-                .batchSize(batch).workers(workers).prefetch(Math.max(1, 2 * workers)).shuffle(true).seed(1).build();
+        Loader.Builder b = Loader.builder(data).batchSize(batch).workers(workers).shuffle(true).seed(1);
+        loader = (workers > 0 ? b.prefetch(2 * workers) : b).build();
         it = loader.iterator();
     }
 

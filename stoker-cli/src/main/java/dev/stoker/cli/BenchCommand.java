@@ -174,8 +174,8 @@ final class BenchCommand implements Runnable {
                 dev.stoker.formats.JsonlTokens data = new dev.stoker.formats.JsonlTokens(local, tok, field, seqLen,
                         shardKb << 10, skipBad);
                 dev.stoker.Collator<dev.stoker.formats.JsonlTokens.Window> collator = data.collator(TokensSource.outType(outDtype));
-                return new BenchRunner(options, spec.commandLine().getOut(), "jsonl", seqLen)
-                        .run(() -> dev.stoker.Loader.builder(data, collator).shardBuffer(shardBuffer));
+                return new BenchRunner(options, spec.commandLine().getOut(), "jsonl", seqLen).shardBuffer(shardBuffer)
+                        .run(() -> dev.stoker.Loader.builder(data, collator));
             }
         }
     }

@@ -37,6 +37,8 @@ final class BenchRunner {
     private final String source;
     private final long tokensPerSample;
     private Sampler forcedSampler;
+    /** Samples each shard read ahead may hold (streams with workers); 0: the loader's default. */
+    private int shardBuffer;
 
     /** {@code tokensPerSample > 0} for token sources, so that tokens/s is reported. */
     BenchRunner(BenchOptions options, PrintWriter out, String source, long tokensPerSample) {
@@ -47,6 +49,12 @@ final class BenchRunner {
     }
 
     /** A sampler the source needs (e.g. random windows), instead of --order. */
+    /** A stream's ring of samples per shard read ahead, for the configurations with workers. */
+    BenchRunner shardBuffer(int samples) {
+        this.shardBuffer = samples;
+        return this;
+    }
+
     BenchRunner sampler(Sampler sampler) {
         this.forcedSampler = sampler;
         return this;
@@ -130,8 +138,8 @@ final class BenchRunner {
         boolean hashing = o.json && o.digest || o.digests != null;
 
         List<Result> results = new ArrayList<>();
-        for (int w : workerList) {
-            for (int p : prefetchList) {
+        for (Integer w : workerList) {
+            for (Integer p : prefetchList) {
                 Result r = runOne(base.get(), sampler, w, p, resumeState, hashing);
                 LoaderStats st = r.stats;
                 if (st.samples() == 0 && resumeState == null && o.stopAfter == null && o.steps == null) {
@@ -177,12 +185,32 @@ final class BenchRunner {
         };
     }
 
-    /** The options a loader takes from the command line, but for seed, epoch and resume. */
-    private Loader.Builder configure(Loader.Builder b, Sampler sampler, int workers, int prefetch) {
-        b.batchSize(checked("--batch", o.batch, 1)).workers(workers).sampler(sampler)
+    /**
+     * The options a loader takes from the command line, but for seed, epoch and resume. Null
+     * workers or prefetch is {@code auto}; a stream's prefetch is shards ahead, and its
+     * {@code auto} the default ({@code 2 × workers}); with no workers, prefetch does not apply.
+     */
+    private Loader.Builder configure(Loader.Builder b, Sampler sampler, Integer workers, Integer prefetch) {
+        b.batchSize(checked("--batch", o.batch, 1)).sampler(sampler)
                 .rank(checked("--rank", o.rank, 0)).worldSize(checked("--world-size", o.worldSize, 1));
-        if (prefetch != 0 && workers != 0) {
-            b.prefetch(prefetch); // a number or Loader.AUTO
+        if (workers == null) {
+            b.workers(Loader.AUTO);
+        } else if (workers > 0) {
+            b.workers(workers);
+        }
+        if (workers == null || workers > 0) {
+            if (b.streams() && shardBuffer > 0) {
+                b.shardBuffer(shardBuffer);
+            }
+            if (b.streams()) {
+                if (prefetch != null) {
+                    b.shardsAhead(prefetch);
+                }
+            } else if (prefetch == null) {
+                b.prefetch(Loader.AUTO);
+            } else {
+                b.prefetch(prefetch);
+            }
         }
         if (o.timeoutMs != null) {
             b.timeout(Duration.ofMillis(o.timeoutMs));
@@ -193,7 +221,8 @@ final class BenchRunner {
             }
             b.memoryLimit(o.memoryLimit);
         }
-        if (o.cores != null) {
+        if (o.cores != null && (workers == null || prefetch == null && workers > 0 && !b.streams())) {
+            // what AUTO may use: a configuration of a sweep with nothing on AUTO has no budget
             b.budget(checked("--cores", o.cores, 1), 512L << 20);
         }
         b.dropLast(o.dropLast).errorPolicy(switch (o.errors) {
@@ -216,8 +245,8 @@ final class BenchRunner {
 
     /**
      * The one loader configuration these options describe, for a consumer other than the bench
-     * loop ({@code stoker serve}): sweeps and the bench loop's own options are refused; seed and
-     * epoch are set, resuming is the caller's.
+     * loop ({@code stoker serve}): sweeps and the bench loop's own options are refused; the seed
+     * is set; the start, {@link #epoch()} or a resumed state, is the caller's.
      */
     Loader.Builder configure(Loader.Builder b) {
         List<Integer> w = parseList("--workers", o.workers);
@@ -235,7 +264,12 @@ final class BenchRunner {
                 throw new Main.UsageException(option + " is an option of the bench loop; it does not apply here");
             }
         }
-        return configure(b, sampler(), w.get(0), p.get(0)).seed(o.seed).epoch(checked("--epoch", o.epoch, 0));
+        return configure(b, sampler(), w.get(0), p.get(0)).seed(o.seed);
+    }
+
+    /** The first epoch ({@code --epoch}). */
+    long epoch() {
+        return checked("--epoch", o.epoch, 0);
     }
 
     /** Samples per batch. */
@@ -248,7 +282,7 @@ final class BenchRunner {
         return tokensPerSample;
     }
 
-    private Result runOne(Loader.Builder b, Sampler sampler, int workers, int prefetch, LoaderState resume, boolean hashing)
+    private Result runOne(Loader.Builder b, Sampler sampler, Integer workers, Integer prefetch, LoaderState resume, boolean hashing)
             throws IOException {
         configure(b, sampler, workers, prefetch);
         ChromeTrace trace = o.trace == null ? null : new ChromeTrace(2_000_000);
@@ -264,7 +298,7 @@ final class BenchRunner {
         try {
             loader = b.build();
         } catch (IllegalArgumentException e) {
-            if (resume != null && e.getMessage().startsWith("cannot resume")) {
+            if (e instanceof dev.stoker.ResumeException) {
                 throw new Main.BadDataException(o.resume + ": " + e.getMessage(), e);
             }
             throw new Main.UsageException(e.getMessage());
@@ -286,7 +320,7 @@ final class BenchRunner {
             long stepNanos = Math.round(o.stepMs * 1e6);
             long perEpoch = loader.batches();
             me.tongfei.progressbar.ProgressBar bar = !o.json && System.console() != null && perEpoch > 0
-                    ? new me.tongfei.progressbar.ProgressBarBuilder().setTaskName(source + " w" + (workers == Loader.AUTO ? "auto" : String.valueOf(workers)))
+                    ? new me.tongfei.progressbar.ProgressBarBuilder().setTaskName(source + " w" + (workers == null ? "auto" : String.valueOf(workers)))
                     .setInitialMax(perEpoch * o.epochs).setStyle(me.tongfei.progressbar.ProgressBarStyle.ASCII)
                     .setUnit(" batches", 1).setUpdateIntervalMillis(250).showSpeed().clearDisplayOnFinish().build()
                     : null;
@@ -353,8 +387,8 @@ final class BenchRunner {
                     ? (samples - epochSamples) / ((endedAt - epochEndedAt) / 1e9) : Double.NaN;
             FirstBatch first = delivered < 2 ? FirstBatch.NONE : new FirstBatch((firstAt - startedAt) / 1e9,
                     (s.samples() - firstSamples) / ((endedAt - firstAt) / 1e9), s.samples() / ((endedAt - startedAt) / 1e9), afterEpoch);
-            return new Result(loader.workers(), loader.prefetch(), workers == Loader.AUTO,
-                    prefetch == Loader.AUTO && workers != 0, loader.tuningHistory(), delivered, s, seconds,
+            return new Result(loader.workers(), loader.prefetch(), workers == null,
+                    prefetch == null && !Integer.valueOf(0).equals(workers), loader.tuningHistory(), delivered, s, seconds,
                     hashing ? hex.formatHex(all.digest()) : null, first);
         }
     }
@@ -458,13 +492,13 @@ final class BenchRunner {
         return w.toString();
     }
 
-    /** Numbers and {@code auto} ({@link Loader#AUTO}). */
+    /** Numbers, and {@code auto} as null. */
     private static List<Integer> parseList(String option, String value) {
         List<Integer> out = new ArrayList<>();
         for (String part : value.split(",")) {
             String p = part.trim();
             if (p.equals("auto")) {
-                out.add(Loader.AUTO);
+                out.add(null);
                 continue;
             }
             try {

@@ -187,6 +187,8 @@ final class BridgeSession implements BenchRunner.Bridge {
             this.stateCounters = new long[states.length];
             if (initialState != null) {
                 b.resume(LoaderState.fromJson(initialState));
+            } else {
+                b.epoch(runner.epoch());
             }
             loader = b.allocator(ring).build();
             remember();
@@ -393,8 +395,8 @@ final class BridgeSession implements BenchRunner.Bridge {
         Loader.Builder b = builder().allocator(ring);
         if (state != null) {
             b.resume(state);
-        } else if (epoch >= 0) {
-            b.epoch(epoch);
+        } else {
+            b.epoch(epoch >= 0 ? epoch : runner.epoch());
         }
         loader = b.build();
         remember();

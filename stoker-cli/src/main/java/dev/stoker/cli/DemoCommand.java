@@ -95,8 +95,6 @@ final class DemoCommand implements Callable<Integer> {
         Files.createDirectories(dir);
         Path file = dir.resolve("demo.rec");
         generate(file, samples);
-        int w = workers != null ? workers : Loader.AUTO;
-        int prefetch = workers != null ? 2 * workers : Loader.AUTO;
         Path tracePath = dir.resolve("stoker-trace.json");
         Path plotPath = dir.resolve("demo.png");
         o.printf(Locale.ROOT, "Stoker demo: %,d records of %d KiB in %s%n", samples, RECORD / 1024, file);
@@ -104,9 +102,9 @@ final class DemoCommand implements Callable<Integer> {
         o.printf(Locale.ROOT, "each batch of %d feeds a simulated training step of %.0f ms.%n%n", batch, stepMs);
 
         try (RecordFile data = new RecordFile(file, Math.round(decodeUs * 1000))) {
-            Outcome naive = run(o, "naive ", data, 0, 1, null);
+            Outcome naive = run(o, "naive ", data, 0, null);
             ChromeTrace trace = new ChromeTrace(200_000);
-            Outcome stoker = run(o, "stoker", data, w, prefetch, trace);
+            Outcome stoker = run(o, "stoker", data, workers, trace);
             trace.write(tracePath);
             SweepPlot.write(plotPath, "demo", java.util.List.of(naive.result("naive"), stoker.result("stoker")));
             o.println();
@@ -163,12 +161,17 @@ final class DemoCommand implements Callable<Integer> {
         return rate <= 0 ? "-" : EstimateCommand.duration(RUN_SAMPLES / rate);
     }
 
-    private Outcome run(PrintWriter o, String label, RecordFile data, int workers, int prefetch, ChromeTrace trace) {
+    /** One run: {@code workers} threads, each two batches ahead, or, when null, both autotuned. */
+    private Outcome run(PrintWriter o, String label, RecordFile data, Integer workers, ChromeTrace trace) {
         java.security.MessageDigest md = BenchRunner.sha256();
         java.security.MessageDigest all = BenchRunner.sha256();
         long stepNanos = Math.round(stepMs * 1e6);
-        Loader.Builder builder = Loader.builder(data).batchSize(batch).workers(workers).prefetch(prefetch)
-                .shuffle(true).seed(1);
+        Loader.Builder builder = Loader.builder(data).batchSize(batch).shuffle(true).seed(1);
+        if (workers == null) {
+            builder.workers(Loader.AUTO).prefetch(Loader.AUTO);
+        } else if (workers > 0) {
+            builder.workers(workers).prefetch(2 * workers);
+        }
         if (trace != null) {
             builder.tracer(trace);
         }
@@ -197,7 +200,7 @@ final class DemoCommand implements Callable<Integer> {
                 }
             }
             LoaderStats s = loader.stats();
-            String how = workers == 0 ? "on the training thread, nothing ahead"
+            String how = workers != null && workers == 0 ? "on the training thread, nothing ahead"
                     : (loader.autotuned() ? "autotuned to " : "") + loader.workers() + " workers, " + loader.prefetch()
                     + " batches ahead";
             if (bar == null) {

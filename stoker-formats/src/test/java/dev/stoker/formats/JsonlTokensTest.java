@@ -138,7 +138,7 @@ class JsonlTokensTest {
         try (Loader l = Loader.builder(t, t.collator(DType.INT64)).batchSize(4).build()) {
             ref = delivered(l, 16);
         }
-        try (Loader l = Loader.builder(t, t.collator(DType.INT64)).batchSize(4).workers(2).prefetch(5).build()) {
+        try (Loader l = Loader.builder(t, t.collator(DType.INT64)).batchSize(4).workers(2).shardsAhead(5).build()) {
             assertEquals(ref, delivered(l, 16), "the same windows for any worker count");
         }
         long separators = ref.stream().filter(x -> x == 256).count();

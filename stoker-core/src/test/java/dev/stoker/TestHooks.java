@@ -1,0 +1,21 @@
+package dev.stoker;
+
+/** What the engine's tests set and users may not: the builder's package-private fields. */
+final class TestHooks {
+    private TestHooks() {
+    }
+
+    /** A streaming pass with workers always (true) or never (false) collates on a thread of its own; null: decided while running. */
+    static Loader.Builder collatorThread(Loader.Builder b, Boolean always) {
+        b.collatorThread = always;
+        return b;
+    }
+
+    /** {@code n} batches ahead, or a stream's shards ahead, where it applies: with workers. */
+    static Loader.Builder ahead(Loader.Builder b, int workers, int n) {
+        if (workers == 0) {
+            return b;
+        }
+        return b.streams() ? b.shardsAhead(n) : b.prefetch(n);
+    }
+}
