@@ -77,7 +77,7 @@ final class Run extends Pass {
     // consumer-side
     private final DeliveredSet deliveredSet = new DeliveredSet();
     private final SampleContext inlineContext = new SampleContext();
-    private final long[] inlineNanos = new long[3];
+    private final StageTimes inlineTimes = new StageTimes();
     private final long[] inlineSamples;
     private Batch held;
     /** Delivered batches not yet closed, when the consumer may hold several (Loader.holds > 1). */
@@ -292,15 +292,15 @@ final class Run extends Pass {
     private int loadInline() {
         long s = taken;
         int buf = free.acquire();
-        Arrays.fill(inlineNanos, 0);
+        inlineTimes.clear();
         try {
-            fill(buffers[buf], s, inlineContext, inlineNanos, inlineSamples);
+            fill(buffers[buf], s, inlineContext, inlineTimes, inlineSamples);
         } catch (RuntimeException | Error e) {
             free.release(buf);
             failed = true;
             throw e instanceof LoaderException le ? le : wrap(e);
         } finally {
-            stats.addStages(inlineNanos);
+            stats.addStages(inlineTimes);
         }
         return buf;
     }
@@ -491,7 +491,7 @@ final class Run extends Pass {
         return b;
     }
 
-    private void fill(Batch batch, long s, SampleContext context, long[] nanos, long[] samples) {
+    private void fill(Batch batch, long s, SampleContext context, StageTimes times, long[] samples) {
         long b = batchNumber(s);
         batch.reset(epoch, sequenceBase + b);
         long from = rankOffset + b * batchSize;
@@ -508,7 +508,7 @@ final class Run extends Pass {
             try {
                 if (source.loadAll(samples, n, batch.beginAll(samples, n))) {
                     batch.commitAll(n);
-                    nanos[Source.FETCH] += System.nanoTime() - t0;
+                    times.fetch += System.nanoTime() - t0;
                     return;
                 }
             } catch (Exception e) {
@@ -523,7 +523,7 @@ final class Run extends Pass {
             Row row = batch.beginRow(index);
             context.set(seed, epoch, index);
             try {
-                source.load(index, row, context, nanos);
+                source.load(index, row, context, times);
                 batch.commitRow();
             } catch (Exception e) {
                 if (!cancelled && interrupted(e) && strayInterrupts.incrementAndGet() <= MAX_STRAY_INTERRUPTS) {
@@ -549,7 +549,7 @@ final class Run extends Pass {
             }
         }
         if (!source.timesStages()) {
-            nanos[Source.FETCH] += System.nanoTime() - t0;
+            times.fetch += System.nanoTime() - t0;
         }
     }
 
@@ -570,7 +570,7 @@ final class Run extends Pass {
 
     /** A worker thread: claims batch numbers, fills buffers, parks them for the consumer. */
     final class Worker extends PassWorker {
-        private final long[] nanos = new long[3];
+        private final StageTimes times = new StageTimes();
         private final SampleContext context = new SampleContext();
         /** The sample indices of the batch being filled. */
         private final long[] samples = new long[batchSize];
@@ -599,19 +599,19 @@ final class Run extends Pass {
                 }
                 Tracer tracer = o.tracer();
                 long f0 = tracer == null ? 0 : System.nanoTime();
-                long n0 = nanos[Source.FETCH];
-                long n1 = nanos[Source.TRANSFORM];
-                long n2 = nanos[Source.COLLATE];
+                long n0 = times.fetch;
+                long n1 = times.transform;
+                long n2 = times.collate;
                 try {
-                    fill(buffers[buf], s, context, nanos, samples);
+                    fill(buffers[buf], s, context, times, samples);
                 } catch (Throwable e) {
                     errors[buf] = e;
                 }
                 if (tracer != null) {
                     tracer.span(thread.getName(), "batch " + (sequenceBase + batchNumber(s)), f0, System.nanoTime(),
-                            nanos[Source.FETCH] - n0, nanos[Source.TRANSFORM] - n1, nanos[Source.COLLATE] - n2);
+                            times.fetch - n0, times.transform - n1, times.collate - n2);
                 }
-                publish(nanos);
+                publish(times);
                 if (cancelled) {
                     return;
                 }

@@ -6,10 +6,6 @@ package dev.stoker;
  * write directly (a {@link DirectDataset}).
  */
 abstract class Source {
-    static final int FETCH = 0;
-    static final int TRANSFORM = 1;
-    static final int COLLATE = 2;
-
     abstract long size();
 
     abstract Schema schema();
@@ -19,7 +15,7 @@ abstract class Source {
     /** True when {@link #load} adds its own stage times; otherwise the loader times it as fetch. */
     abstract boolean timesStages();
 
-    abstract void load(long index, Row row, SampleContext context, long[] nanos) throws Exception;
+    abstract void load(long index, Row row, SampleContext context, StageTimes times) throws Exception;
 
     /** The dataset's content fingerprint (see {@link Dataset#fingerprint}). */
     abstract long fingerprint();
@@ -92,22 +88,22 @@ abstract class Source {
 
         @Override
         @SuppressWarnings("unchecked")
-        void load(long index, Row row, SampleContext context, long[] nanos) throws Exception {
+        void load(long index, Row row, SampleContext context, StageTimes times) throws Exception {
             long t0 = System.nanoTime();
             T sample = dataset.get(index);
             long t1 = System.nanoTime();
-            nanos[FETCH] += t1 - t0;
+            times.fetch += t1 - t0;
             R out;
             if (transform == null) {
                 out = (R) sample;
             } else {
                 out = transform.apply(sample, context);
                 long t2 = System.nanoTime();
-                nanos[TRANSFORM] += t2 - t1;
+                times.transform += t2 - t1;
                 t1 = t2;
             }
             collator.write(out, row);
-            nanos[COLLATE] += System.nanoTime() - t1;
+            times.collate += System.nanoTime() - t1;
         }
     }
 
@@ -142,7 +138,7 @@ abstract class Source {
         }
 
         @Override
-        void load(long index, Row row, SampleContext context, long[] nanos) throws Exception {
+        void load(long index, Row row, SampleContext context, StageTimes times) throws Exception {
             dataset.read(index, row);
         }
 

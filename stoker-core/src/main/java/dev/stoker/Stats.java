@@ -19,16 +19,16 @@ final class Stats {
     // retired worker counters (workers of finished passes)
     private long skipped;
     private long skippedShards;
-    private final long[] stageNanos = new long[3];
+    private final StageTimes stages = new StageTimes();
 
     synchronized void retire(WorkerCounters w) {
         if (!w.retired) {
             w.retired = true;
             skipped += w.skipped;
             skippedShards += w.skippedShards;
-            stageNanos[0] += w.fetchNanos;
-            stageNanos[1] += w.transformNanos;
-            stageNanos[2] += w.collateNanos;
+            stages.fetch += w.fetchNanos;
+            stages.transform += w.transformNanos;
+            stages.collate += w.collateNanos;
         }
     }
 
@@ -44,10 +44,8 @@ final class Stats {
         shardShareCount++;
     }
 
-    synchronized void addStages(long[] nanos) {
-        for (int i = 0; i < stageNanos.length; i++) {
-            stageNanos[i] += nanos[i];
-        }
+    synchronized void addStages(StageTimes t) {
+        stages.add(t);
     }
 
     synchronized void addSkipped(long samples, long shards) {
@@ -58,9 +56,9 @@ final class Stats {
     synchronized LoaderStats snapshot(Pass active) {
         long sk = skipped;
         long shards = skippedShards;
-        long f = stageNanos[0];
-        long t = stageNanos[1];
-        long c = stageNanos[2];
+        long f = stages.fetch;
+        long t = stages.transform;
+        long c = stages.collate;
         if (active != null) {
             for (WorkerCounters w : active.counters()) {
                 if (!w.retired) {

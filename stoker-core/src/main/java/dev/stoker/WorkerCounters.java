@@ -12,10 +12,10 @@ class WorkerCounters {
     /** Guarded by the {@link Stats} lock: true once added to the loader's totals. */
     boolean retired;
 
-    /** Publishes a worker's running totals, {@code nanos} indexed by {@link Source#FETCH} and friends. */
-    final void publish(long[] nanos) {
-        fetchNanos = nanos[Source.FETCH];
-        transformNanos = nanos[Source.TRANSFORM];
-        collateNanos = nanos[Source.COLLATE];
+    /** Publishes a worker's running totals. */
+    final void publish(StageTimes t) {
+        fetchNanos = t.fetch;
+        transformNanos = t.transform;
+        collateNanos = t.collate;
     }
 }

@@ -1,0 +1,129 @@
+package dev.stoker;
+
+/**
+ * Reads the samples of one shard position at a time: opens the shard (skipping what the saved
+ * pass already delivered), fetches each sample and times it. On the consumer (a pass without
+ * workers) it also transforms them under the loader's error policy; a worker's cursor hands raw
+ * samples to a {@link ShardRing}, whose transforms report their failures in order.
+ */
+final class ShardCursor {
+    private final StreamEpoch stream;
+    private final WorkerCounters counters;
+    private final StageTimes times;
+    private final boolean transform;
+    private final Pass pass;
+    private final Stats stats;
+    private final SampleContext context = new SampleContext();
+    private StreamingDataset.ShardReader<?> reader;
+    /** The shard position being read, or -1. */
+    long position = -1;
+    private int shard;
+    private long offset;
+
+    ShardCursor(StreamEpoch stream, Pass pass, Stats stats, WorkerCounters counters, StageTimes times, boolean transform) {
+        this.stream = stream;
+        this.pass = pass;
+        this.stats = stats;
+        this.counters = counters;
+        this.times = times;
+        this.transform = transform;
+    }
+
+    void open(long m) {
+        close();
+        position = m;
+        shard = stream.shardAt(m);
+        offset = 0;
+    }
+
+    /**
+     * The next sample of the shard into {@code item}; false at its end or when its rest is
+     * skipped. The reader stays open (its samples may borrow its memory): see {@link #detach}.
+     */
+    boolean next(StreamItem item) {
+        ErrorPolicy policy = stream.options().errorPolicy();
+        try {
+            if (reader == null) {
+                reader = stream.source().dataset.open(shard);
+                if (position == stream.first() && stream.skipFirst() > 0) {
+                    offset = reader.skip(stream.skipFirst());
+                }
+            }
+            while (!pass.cancelled()) {
+                long f0 = System.nanoTime();
+                Object raw = reader.next();
+                long f1 = System.nanoTime();
+                times.fetch += f1 - f0;
+                if (raw == null) {
+                    break;
+                }
+                long at = offset++;
+                if (!transform) {
+                    item.set(raw, shard, at);
+                    return true;
+                }
+                stream.contextFor(context, shard, at);
+                try {
+                    item.set(stream.transform(raw, context), shard, at);
+                } catch (Exception e) {
+                    if (policy == ErrorPolicy.FAIL) {
+                        throw stream.sampleError(shard, at, e);
+                    }
+                    counters.skipped++;
+                    if (policy == ErrorPolicy.SKIP_SHARD) {
+                        counters.skippedShards++;
+                        break;
+                    }
+                    continue;
+                } finally {
+                    times.transform += System.nanoTime() - f1;
+                }
+                return true;
+            }
+            return false;
+        } catch (LoaderException e) {
+            throw e;
+        } catch (Exception e) {
+            if (policy == ErrorPolicy.FAIL) {
+                throw stream.shardError(shard, offset, e);
+            }
+            counters.skippedShards++;
+            return false;
+        } catch (Error e) {
+            throw stream.shardError(shard, offset, e);
+        }
+    }
+
+    /**
+     * The reader, no longer this cursor's: the caller closes it once the shard's samples are
+     * done with (NOTE [Spent readers] in StreamRun); null if none was opened.
+     */
+    StreamingDataset.ShardReader<?> detach() {
+        var r = reader;
+        reader = null;
+        return r;
+    }
+
+    void publish() {
+        counters.publish(times);
+    }
+
+    void close() {
+        closeQuietly(detach(), stats);
+    }
+
+    /** Closes a reader, counting the records it left out as malformed ({@link StreamingDataset.ShardReader#skippedRecords}). */
+    static void closeQuietly(StreamingDataset.ShardReader<?> reader, Stats stats) {
+        if (reader != null) {
+            long bad = reader.skippedRecords();
+            if (bad > 0) {
+                stats.addSkipped(bad, 0);
+            }
+            try {
+                reader.close();
+            } catch (Exception ignored) {
+                // the shard is finished with; a failure to close it loses no sample
+            }
+        }
+    }
+}
