@@ -34,4 +34,12 @@ public final class SampleContext {
     public long seed() {
         return seed;
     }
+
+    /**
+     * An independent seed for random stream {@code stream} of this sample: for a stage composed
+     * with others ({@link Transform#andThen}) whose random choices must not repeat another's.
+     */
+    public long seed(long stream) {
+        return Mix.key(seed, stream);
+    }
 }

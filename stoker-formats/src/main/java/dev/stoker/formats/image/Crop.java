@@ -54,6 +54,11 @@ public record Crop(double x, double y, double w, double h, boolean flip) {
         return new Crop((width - cw) / 2, (height - ch) / 2, cw, ch, false);
     }
 
+    /** This crop, mirrored. */
+    Crop mirrored() {
+        return new Crop(x, y, w, h, !flip);
+    }
+
     /** This crop in an image scaled by {@code sx} across and {@code sy} down. */
     Crop scaled(double sx, double sy) {
         return new Crop(x * sx, y * sy, w * sx, h * sy, flip);

@@ -16,22 +16,27 @@ import java.util.SplittableRandom;
 /**
  * The image classification pipeline with torchvision's semantics, from a sample with a
  * {@code jpg} (or {@code jpeg}/{@code png}) field and a {@code cls} field to batch fields
- * {@code image} (float32 [3, size, size], ImageNet mean/std) and {@code label} (int64). The image
- * decodes by its bytes, as Pillow's does, whatever its field is called: JPEG (RGB, grayscale,
- * CMYK) through libjpeg-turbo, anything else through {@code javax.imageio}.
+ * {@code image} ([3, size, size]) and {@code label} (int64). The image decodes by its bytes, as
+ * Pillow's does, whatever its field is called: JPEG (RGB, grayscale, CMYK) through
+ * libjpeg-turbo, anything else through {@code javax.imageio}.
  *
+ * <p>A pipeline is a composition of stages given as values, as torchvision's {@code Compose} or
+ * a WebDataset pipeline is: decode, then a {@link Cropping} ({@link RandomResizedCrop} or
+ * {@link ResizeCenterCrop}), a {@link HorizontalFlip}, and an {@link Output} ({@link Normalize}
+ * to float32, or {@link Uint8} for the GPU to normalize). {@link #of} builds any of them;
+ * {@link #train} and {@link #eval} are torchvision's ImageNet recipes:
  * <ul>
  *   <li>{@link #train}: {@code RandomResizedCrop(size, scale=(0.08, 1), ratio=(3/4, 4/3))},
  *       {@code RandomHorizontalFlip()}, normalize.</li>
  *   <li>{@link #eval}: {@code Resize(size * 8 / 7)} + {@code CenterCrop(size)} (256/224), normalize.</li>
  * </ul>
- * Either gives float32 CHW normalized by ImageNet's mean and std, or, {@link #uint8()}, the
- * pixels as uint8 CHW for the GPU to normalize.
+ * The stages run fused in one transform: the crop is chosen before decoding, so that a JPEG
+ * decodes at the smallest DCT scale that still gives the crop its pixels, and the crop, the
+ * flip and the resize are one resampling pass (as DALI fuses its decoder and crop).
  * Random choices come from the sample's seed ({@link SampleContext#seed()}: the loader's seed, the
  * epoch and the sample), so they do not depend on which worker ran them. The transform decodes
- * (at a reduced DCT scale when the crop allows) into its thread's image and resamples the crop to
- * uint8 planes from a pool; the collator normalizes those into the batch row and returns them
- * (NOTE [Images]).
+ * into its thread's image and resamples the crop to uint8 planes from a pool; the collator
+ * writes those into the batch row and returns them (NOTE [Images]).
  */
 public final class ImagePipeline {
     public static final float[] MEAN = {0.485f, 0.456f, 0.406f};
@@ -45,9 +50,101 @@ public final class ImagePipeline {
         }
     }
 
+    /** Where the pipeline takes its {@code size × size} crop from. */
+    public sealed interface Cropping permits RandomResizedCrop, ResizeCenterCrop {
+        /** The side of the square the crop is resized to. */
+        int size();
+    }
+
+    /**
+     * torchvision's {@code RandomResizedCrop(size, scale, ratio)}: a random area in
+     * {@code [scaleMin, scaleMax]} of the image with a log-uniform aspect ratio in
+     * {@code [ratioMin, ratioMax]}.
+     */
+    public record RandomResizedCrop(int size, double scaleMin, double scaleMax, double ratioMin, double ratioMax)
+            implements Cropping {
+        public RandomResizedCrop {
+            if (size < 1 || !(scaleMin > 0 && scaleMin <= scaleMax && scaleMax <= 1) || !(ratioMin > 0 && ratioMin <= ratioMax)) {
+                throw new IllegalArgumentException("RandomResizedCrop(size " + size + ", scale [" + scaleMin + ", " + scaleMax
+                        + "], ratio [" + ratioMin + ", " + ratioMax + "]): need size >= 1, 0 < scaleMin <= scaleMax <= 1 and"
+                        + " 0 < ratioMin <= ratioMax");
+            }
+        }
+
+        /** torchvision's defaults: scale (0.08, 1), ratio (3/4, 4/3). */
+        public static RandomResizedCrop of(int size) {
+            return new RandomResizedCrop(size, 0.08, 1.0, 3.0 / 4, 4.0 / 3);
+        }
+    }
+
+    /** torchvision's {@code Resize(resize)} (the shorter side) then {@code CenterCrop(size)}. */
+    public record ResizeCenterCrop(int resize, int size) implements Cropping {
+        public ResizeCenterCrop {
+            if (size < 1 || resize < size) {
+                throw new IllegalArgumentException("ResizeCenterCrop(resize " + resize + ", size " + size
+                        + "): need 1 <= size <= resize");
+            }
+        }
+    }
+
+    /** torchvision's {@code RandomHorizontalFlip(p)}: mirror the crop with probability {@code p} (0: never). */
+    public record HorizontalFlip(double p) {
+        public static final HorizontalFlip NONE = new HorizontalFlip(0);
+
+        public HorizontalFlip {
+            if (!(p >= 0 && p <= 1)) {
+                throw new IllegalArgumentException("HorizontalFlip(" + p + "): p must be in [0, 1]");
+            }
+        }
+    }
+
+    /** What the batch's {@code image} field holds. */
+    public sealed interface Output permits Normalize, Uint8 {
+    }
+
+    /** float32 CHW, {@code (x / 255 - mean[c]) / std[c]} per channel (torchvision's {@code ToTensor} + {@code Normalize}). */
+    public record Normalize(float[] mean, float[] std) implements Output {
+        /** ImageNet's mean and std. */
+        public static final Normalize IMAGENET = new Normalize(MEAN, STD);
+
+        public Normalize {
+            if (mean.length != 3 || std.length != 3) {
+                throw new IllegalArgumentException("Normalize: three means and three stds (R, G, B), got " + mean.length
+                        + " and " + std.length);
+            }
+            for (float v : std) {
+                if (!(v > 0)) {
+                    throw new IllegalArgumentException("Normalize: every std must be > 0, got " + java.util.Arrays.toString(std));
+                }
+            }
+            mean = mean.clone();
+            std = std.clone();
+        }
+
+        @Override
+        public float[] mean() {
+            return mean.clone();
+        }
+
+        @Override
+        public float[] std() {
+            return std.clone();
+        }
+    }
+
+    /**
+     * uint8 CHW, the pixels 0..255 as FFCV and DALI hand them over: the GPU normalizes them, and
+     * the copy to it moves a quarter of the bytes of float32.
+     */
+    public record Uint8() implements Output {
+    }
+
+    private final Cropping cropping;
+    private final HorizontalFlip flip;
+    private final Output output;
     private final int size;
-    private final boolean train;
-    private final boolean uint8;
+    private final float[] mean;
+    private final float[] std;
     // NOTE [Images]: a transform's planes travel with their sample until the collator has
     // normalized them (with a streaming dataset, on another thread, much later), then go back to
     // this pool; so none is reused while a sample still needs it, and the steady state allocates none.
@@ -56,10 +153,14 @@ public final class ImagePipeline {
     private final ThreadLocal<Resampler> resamplers = ThreadLocal.withInitial(Resampler::new);
     private final Schema schema;
 
-    private ImagePipeline(int size, boolean train, boolean uint8) {
-        this.size = size;
-        this.train = train;
-        this.uint8 = uint8;
+    private ImagePipeline(Cropping cropping, HorizontalFlip flip, Output output) {
+        this.cropping = java.util.Objects.requireNonNull(cropping, "cropping");
+        this.flip = java.util.Objects.requireNonNull(flip, "flip");
+        this.output = java.util.Objects.requireNonNull(output, "output");
+        this.size = cropping.size();
+        boolean uint8 = output instanceof Uint8;
+        this.mean = output instanceof Normalize n ? n.mean : null;
+        this.std = output instanceof Normalize n ? n.std : null;
         this.schema = Schema.of(Field.tensor("image", uint8 ? DType.UINT8 : DType.FLOAT32, 3, size, size),
                 Field.scalar("label", DType.INT64));
         // load libjpeg-turbo and bind its functions now, as building a pipeline should, rather
@@ -67,21 +168,36 @@ public final class ImagePipeline {
         Jpeg.native_();
     }
 
+    /** Decode, then {@code cropping}, {@code flip} and {@code output}: a pipeline of one's own. */
+    public static ImagePipeline of(Cropping cropping, HorizontalFlip flip, Output output) {
+        return new ImagePipeline(cropping, flip, output);
+    }
+
+    /** torchvision's ImageNet training transform: RandomResizedCrop(size), RandomHorizontalFlip(), Normalize. */
     public static ImagePipeline train(int size) {
-        return new ImagePipeline(size, true, false);
+        return of(RandomResizedCrop.of(size), new HorizontalFlip(0.5), Normalize.IMAGENET);
     }
 
+    /** torchvision's ImageNet evaluation transform: Resize(size * 8 / 7), CenterCrop(size), Normalize. */
     public static ImagePipeline eval(int size) {
-        return new ImagePipeline(size, false, false);
+        return of(new ResizeCenterCrop(size * 8 / 7, size), HorizontalFlip.NONE, Normalize.IMAGENET);
     }
 
-    /**
-     * The same pipeline with images as uint8 CHW (pixels 0..255, not normalized), as FFCV and DALI
-     * hand them over: the GPU normalizes them ({@code (x / 255 - MEAN) / STD}), and the copy to it
-     * moves a quarter of the bytes of float32.
-     */
+    /** The same pipeline with {@link Uint8} output: the GPU normalizes ({@code (x / 255 - MEAN) / STD}). */
     public ImagePipeline uint8() {
-        return new ImagePipeline(size, train, true);
+        return of(cropping, flip, new Uint8());
+    }
+
+    public Cropping cropping() {
+        return cropping;
+    }
+
+    public HorizontalFlip flip() {
+        return flip;
+    }
+
+    public Output output() {
+        return output;
     }
 
     /** Decode, and choose the crop. */
@@ -126,10 +242,14 @@ public final class ImagePipeline {
     }
 
     private Crop choose(int w, int h, SampleContext ctx) {
-        if (train) {
-            return Crop.randomResized(w, h, new SplittableRandom(ctx.seed()), 0.08, 1.0, 3.0 / 4, 4.0 / 3, 0.5);
-        }
-        return Crop.center(w, h, size * 8 / 7, size);
+        return switch (cropping) {
+            case RandomResizedCrop c -> Crop.randomResized(w, h, new SplittableRandom(ctx.seed()), c.scaleMin(), c.scaleMax(),
+                    c.ratioMin(), c.ratioMax(), flip.p());
+            case ResizeCenterCrop c -> {
+                Crop crop = Crop.center(w, h, c.resize(), c.size());
+                yield flip.p() > 0 && new SplittableRandom(ctx.seed()).nextDouble() < flip.p() ? crop.mirrored() : crop;
+            }
+        };
     }
 
     private static long label(TarSample s) throws CorruptShardException {
@@ -146,10 +266,10 @@ public final class ImagePipeline {
 
             @Override
             public void write(Prepared p, Row row) {
-                if (uint8) {
+                if (mean == null) {
                     resamplers.get().toUint8(p.chw(), size, row.column(0), row.offset(0));
                 } else {
-                    resamplers.get().normalize(p.chw(), size, MEAN, STD, row.column(0), row.offset(0));
+                    resamplers.get().normalize(p.chw(), size, mean, std, row.column(0), row.offset(0));
                 }
                 row.putLong(1, 0, p.label());
                 planes.offer(p.chw()); // a full pool lets them go to the garbage collector

@@ -289,6 +289,74 @@ public class ImagePipelineTest {
         }
     }
 
+    /** One image's float plane values, in order, from a pipeline over the shard at {@code p}. */
+    private static float[] firstImage(Path p, ImagePipeline pipe) throws Exception {
+        try (TarDataset d = new TarDataset(List.of(p));
+             var l = dev.stoker.Loader.builder(d, pipe.transform(), pipe.collator()).batchSize(1).seed(5).build()) {
+            Batch b = l.iterator().next();
+            int n = 3 * pipe.cropping().size() * pipe.cropping().size();
+            float[] out = new float[n];
+            for (int i = 0; i < n; i++) {
+                out[i] = pipe.output() instanceof ImagePipeline.Uint8
+                        ? b.data("image").get(java.lang.foreign.ValueLayout.JAVA_BYTE, i) & 0xFF
+                        : b.data("image").get(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, 4L * i);
+            }
+            return out;
+        }
+    }
+
+    @Test
+    void aPipelineOfOnesOwnComposesTheStagesAsGiven() throws Exception {
+        Path p = tmp.resolve("own.tar");
+        try (TarWriter w = new TarWriter(p)) {
+            w.write("s0", Map.of("jpg", jpeg(64, 48, 1), "cls", "0".getBytes()));
+        }
+        int size = 16;
+        var crop = new ImagePipeline.ResizeCenterCrop(20, size);
+        float[] plain = firstImage(p, ImagePipeline.of(crop, ImagePipeline.HorizontalFlip.NONE, new ImagePipeline.Uint8()));
+        float[] mirrored = firstImage(p, ImagePipeline.of(crop, new ImagePipeline.HorizontalFlip(1), new ImagePipeline.Uint8()));
+        float[] scaled = firstImage(p, ImagePipeline.of(crop, ImagePipeline.HorizontalFlip.NONE,
+                new ImagePipeline.Normalize(new float[] {0, 0.5f, 0}, new float[] {1, 1, 0.5f})));
+        int plane = size * size;
+        for (int i = 0; i < 3 * plane; i++) {
+            int c = i / plane;
+            int y = i % plane / size;
+            int x = i % size;
+            assertEquals(plain[i], mirrored[c * plane + y * size + (size - 1 - x)], "flip 1 mirrors every row");
+            float[] mean = {0, 0.5f, 0};
+            float[] std = {1, 1, 0.5f};
+            assertEquals((plain[i] / 255f - mean[c]) / std[c], scaled[i], 1e-5, "the normalization given");
+        }
+        // the recipes are compositions of the same values
+        assertEquals(ImagePipeline.RandomResizedCrop.of(224), ImagePipeline.train(224).cropping());
+        assertEquals(new ImagePipeline.ResizeCenterCrop(256, 224), ImagePipeline.eval(224).cropping());
+        assertThrows(IllegalArgumentException.class, () -> new ImagePipeline.RandomResizedCrop(32, 0.5, 0.2, 1, 1));
+        assertThrows(IllegalArgumentException.class, () -> new ImagePipeline.HorizontalFlip(1.5));
+        assertThrows(IllegalArgumentException.class, () -> new ImagePipeline.Normalize(new float[] {0, 0, 0}, new float[] {1, 0, 1}));
+    }
+
+    @Test
+    void stagesComposeWithAndThenOnTheSameSampleContext() throws Exception {
+        Path p = shard(12, -1);
+        ImagePipeline pipe = ImagePipeline.eval(32);
+        // a stage after the decode sees the same sample's context: its label made from the index
+        dev.stoker.Transform<dev.stoker.formats.TarSample, ImagePipeline.Prepared> shifted = pipe.transform()
+                .andThen((prep, ctx) -> new ImagePipeline.Prepared(prep.chw(), ctx.index() % 10 + 1));
+        try (TarDataset d = new TarDataset(List.of(p));
+             var l = dev.stoker.Loader.builder(d, shifted, pipe.collator()).batchSize(4).workers(2).build()) {
+            long n = 0;
+            for (Batch b : l) {
+                for (int r = 0; r < b.size(); r++) {
+                    assertEquals(b.index(r) % 10 + 1, b.data(1).get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * r));
+                    n++;
+                }
+            }
+            assertEquals(12, n);
+        }
+        dev.stoker.Transform<Long, Long> id = dev.stoker.Transform.identity();
+        assertEquals(7L, id.andThen((v, ctx) -> v * 2).andThen((v, ctx) -> v - 7).apply(7L, null));
+    }
+
     @Test
     void aPngNamedJpgDecodesByItsBytes() throws Exception {
         BufferedImage src = new BufferedImage(40, 30, BufferedImage.TYPE_INT_RGB);
