@@ -5,7 +5,7 @@
 # and within 2 points of its consumer wait. Every configuration runs in a JVM of its own, so
 # each pays the same start-up; medians of REPEATS runs per configuration. The raw results stay
 # in /tmp/stoker-autotune.jsonl.
-# W1-W3 need the shared data: /usr/bin/python3 ../shared/peers/gen_data.py /tmp/stoker-bench
+# W1-W3 need the data: /usr/bin/python3 bench/peers/gen_data.py /tmp/stoker-bench
 # Usage: bench/autotune.sh [REPEATS] [DATA_DIR] [WORKLOAD,...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # A Python training loop fed by Stoker through the bridge (stoker.Loader: stoker serve, the
-# shared-memory ring) against the same loop fed by the PyTorch DataLoader (../shared/peers/
+# shared-memory ring) against the same loop fed by the PyTorch DataLoader (bench/peers/
 # torch_peer.py) and against Stoker's own loop in the JVM (stoker bench), on W1, W2 and W4, one
 # run, one machine. Every side leaves its first batch out, as the peer's headline does.
-# Needs ../shared/peers, Debian's python3-torch, and the data:
-#   /usr/bin/python3 ../shared/peers/gen_data.py /tmp/stoker-bench --only=W1,W2,W4
+# Needs bench/peers, Debian's python3-torch, and the data:
+#   /usr/bin/python3 bench/peers/gen_data.py /tmp/stoker-bench --only=W1,W2,W4
 # Usage: bench/bridge-vs-torch.sh [REPEATS] [DATA_DIR] [W1,W2,W4] [WORKERS]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-peers="$root/../shared/peers"
+peers="$root/bench/peers"
 repeats=${1:-3}
 data=${2:-/tmp/stoker-bench}
 only=${3:-W1,W2,W4}

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""W1, W2 and W4 in a Python loop fed by stoker.Loader, measured as ../shared/peers/torch_peer.py
+"""W1, W2 and W4 in a Python loop fed by stoker.Loader, measured as bench/peers/torch_peer.py
 measures the DataLoader (its own consume(): the clock starts before iter(), the headline leaves
 the first batch out). One JSON line per configuration.
 
@@ -14,7 +14,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "shared", "peers"))
+sys.path.insert(0, os.path.join(HERE, "peers"))
 import stoker  # noqa: E402
 from torch_peer import consume  # noqa: E402  the peer's own measuring loop
 

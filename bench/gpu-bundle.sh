@@ -3,7 +3,7 @@
 # network, under 64 MiB: a jlinked JDK 25 runtime with only the modules Stoker uses (debug
 # stripped, compressed), stoker-cli.jar and the jars its manifest names (zstd-jni and snappy-java
 # keep only their linux-x86_64 library), the stoker Python package, the peers' scripts with
-# gen_data.py (from ../shared/peers) and the GPU benchmarks (bench/gpu/). On the GPU machine:
+# gen_data.py (from bench/peers) and the GPU benchmarks (bench/gpu/). On the GPU machine:
 #   out/gpu-bundle/run.sh OUT_DIR [WHAT...]     (see bench/gpu/run.sh)
 # Usage: bench/gpu-bundle.sh [DEST]   (default out/gpu-bundle)
 set -euo pipefail
@@ -13,8 +13,8 @@ limit=$((64 << 20))
 cd "$root"
 ./stoker --version >/dev/null   # builds if needed
 source bin/jdk.sh
-peers="$root/../shared/peers"
-[ -f "$peers/gen_data.py" ] || { echo "gpu-bundle: no $peers/gen_data.py (../shared beside the repository)" >&2; exit 1; }
+peers="$root/bench/peers"
+[ -f "$peers/gen_data.py" ] || { echo "gpu-bundle: no $peers/gen_data.py (bench/peers in the repository)" >&2; exit 1; }
 
 rm -rf "$dest"
 mkdir -p "$dest/lib"

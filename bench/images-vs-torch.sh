@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Stoker versus the PyTorch DataLoader (PIL + torchvision transforms) on W2 (WebDataset tar
 # shards) and W3 (an ImageFolder of small files): JPEG decode, RandomResizedCrop(224), flip,
-# normalize to float32 CHW, batch 64. One run, one machine. Needs ../shared/peers, Debian's
+# normalize to float32 CHW, batch 64. One run, one machine. Needs bench/peers, Debian's
 # python3-torch python3-torchvision python3-pil, libturbojpeg0, and the data:
-#   /usr/bin/python3 ../shared/peers/gen_data.py /tmp/stoker-bench --only=W2,W3
+#   /usr/bin/python3 bench/peers/gen_data.py /tmp/stoker-bench --only=W2,W3
 # Two measures, each taken the same way on both sides: after the first batch (the peer's headline,
 # rate_steady in torch_peer.py) and the whole epoch, start-up included.
 # Usage: bench/images-vs-torch.sh [REPEATS] [DATA_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-peers="$root/../shared/peers"
+peers="$root/bench/peers"
 repeats=${1:-3}
 data=${2:-/tmp/stoker-bench}
 out=$(mktemp -d)

@@ -10,7 +10,7 @@
 # remote run, and the CPU time other processes took meanwhile (a shared machine: figures with much
 # of it are suspect); then the medians.
 # Needs the data:
-#   /usr/bin/python3 ../shared/peers/gen_data.py /tmp/stoker-bench --only=W2
+#   /usr/bin/python3 bench/peers/gen_data.py /tmp/stoker-bench --only=W2
 # Usage: [ETAGS=md5|none] [CHECKSUMS=crc64nvme|none] [PORT=8098] [STEP_MS=0] bench/remote-shards-s3.sh [REPEATS] [DATA_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -5,7 +5,7 @@
 # prints samples/s, the server's CPU time during each remote run, and the CPU time other
 # processes took meanwhile (a shared machine: figures with much of it are suspect); then the
 # medians. Needs the data:
-#   /usr/bin/python3 ../shared/peers/gen_data.py /tmp/stoker-bench --only=W2
+#   /usr/bin/python3 bench/peers/gen_data.py /tmp/stoker-bench --only=W2
 # Usage: [PORT=8099] [STEP_MS=0] bench/remote-shards.sh [REPEATS] [DATA_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Stoker versus the PyTorch DataLoader on the synthetic workload, in one run on one machine.
-# Needs ../shared/peers (beside the repository) and Debian's python3-torch.
+# Needs bench/peers and Debian's python3-torch.
 # Usage: bench/synthetic-vs-torch.sh [REPEATS]   (prints JSON lines; the summary comes last)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-peers="$root/../shared/peers"
+peers="$root/bench/peers"
 repeats=${1:-3}
 out=$(mktemp -d)
 cd "$root"

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Stoker versus the PyTorch DataLoader (and nanoGPT's get_batch) on W1 (token windows from a
 # 200M-token uint16 memmap) and W4 (JSON lines -> bytes -> packed 1024-token windows), one run,
-# one machine. Needs ../shared/peers, Debian's python3-torch, and the data:
-#   /usr/bin/python3 ../shared/peers/gen_data.py /tmp/stoker-bench --only=W1,W4
+# one machine. Needs bench/peers, Debian's python3-torch, and the data:
+#   /usr/bin/python3 bench/peers/gen_data.py /tmp/stoker-bench --only=W1,W4
 # The peer's headline rate leaves out its first batch (rate_steady in torch_peer.py), and so does
 # Stoker's figure here (tokensPerSecAfterFirst); over 5-9 s runs the first batch hardly counts.
 # Usage: bench/tokens-vs-torch.sh [REPEATS] [DATA_DIR] [W1,W4]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-peers="$root/../shared/peers"
+peers="$root/bench/peers"
 repeats=${1:-3}
 data=${2:-/tmp/stoker-bench}
 only=${3:-W1,W4}

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A small ResNet trained on WebDataset tar shards of JPEGs (W2), fed by Stoker (decode,
 RandomResizedCrop(224), flip and normalize in the JVM) or by the PyTorch DataLoader (PIL and
-torchvision, as ../shared/peers/torch_peer.py): one flag switches.
+torchvision, as bench/peers/torch_peer.py): one flag switches.
 
     /usr/bin/python3 python/examples/train_resnet.py '/tmp/stoker-bench/images/images-{000000..000019}.tar' --loader stoker
     /usr/bin/python3 python/examples/train_resnet.py '/tmp/stoker-bench/images/images-{000000..000019}.tar' --loader torch

@@ -84,7 +84,7 @@ final class BenchRunner {
     }
 
     /**
-     * The consumer's clock, as the PyTorch peer reads it ({@code ../shared/peers/torch_peer.py}):
+     * The consumer's clock, as the PyTorch peer reads it ({@code bench/peers/torch_peer.py}):
      * the seconds from the first request (before the first {@code iterator()}) to the first
      * batch; samples/s from that batch's arrival to the end of the loop, the first batch's
      * samples left out (the peer's headline, {@code rate_steady}); and samples/s from the first
