@@ -10,13 +10,13 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>NOTE [Streaming]: this rank's shards are positions {@code m = 0, 1, ...} of its
  * {@link Partition} of the epoch's shard {@link Order}. Workers claim shard positions in order
- * (at most {@code prefetch} ahead of the one the consumer reads) and read each shard's samples
+ * (at most {@code shardsAhead} ahead of the one the consumer reads) and read each shard's samples
  * into a bounded ring of its own; the transforms of a ring's samples are claimed one by one by
  * any worker with nothing better to do, earliest ring first (NOTE [Helping]), so one shard keeps
  * every worker busy; one thread (the caller's, or a collator's: NOTE [Background collation])
  * drains the rings in position order and collates the samples into batches. So batch contents
  * depend only on the shard order and the shards' contents, never on worker timing, and memory is
- * bounded by {@code prefetch × ring capacity} samples. The position after a batch is (shard
+ * bounded by {@code shardsAhead × shardBuffer} samples. The position after a batch is (shard
  * position, sample offset in that shard); resuming reopens that shard and skips the offset.
  *
  * <p>NOTE [Background collation]: a pass starts out collating on the caller's thread, in
