@@ -391,7 +391,10 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         return free.free();
     }
 
-    /** The prefetch depth in use now (tuned while running under {@link #AUTO}). */
+    /**
+     * The batches prepared ahead now (tuned while running under {@link #AUTO}); for a streaming
+     * dataset, the shards read ahead ({@link Builder#shardsAhead}).
+     */
     public int prefetch() {
         return tuner != null ? tuner.prefetch() : options.ahead();
     }
