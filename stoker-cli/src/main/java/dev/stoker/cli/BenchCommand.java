@@ -440,9 +440,9 @@ final class BenchCommand implements Runnable {
                 if (!java.nio.file.Files.isRegularFile(local)) {
                     throw new java.nio.file.NoSuchFileException(path);
                 }
-                dev.stoker.formats.Hdf5Dataset data;
+                dev.stoker.hdf5.Hdf5Dataset data;
                 try {
-                    data = new dev.stoker.formats.Hdf5Dataset(local, datasets);
+                    data = new dev.stoker.hdf5.Hdf5Dataset(local, datasets);
                 } catch (IllegalArgumentException e) {
                     throw new Main.UsageException(e.getMessage());
                 }

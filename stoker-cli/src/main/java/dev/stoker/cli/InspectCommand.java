@@ -227,7 +227,7 @@ final class InspectCommand implements Callable<Integer> {
             }
             g.writeStringField("format", "hdf5");
             g.writeArrayFieldStart("datasets");
-            for (dev.stoker.formats.Hdf5Dataset.Info d : dev.stoker.formats.Hdf5Dataset.describe(p)) {
+            for (dev.stoker.hdf5.Hdf5Dataset.Info d : dev.stoker.hdf5.Hdf5Dataset.describe(p)) {
                 g.writeStartObject();
                 g.writeStringField("path", d.path());
                 g.writeStringField("dtype", d.dtype());

@@ -20,8 +20,10 @@ class TokensCommandsTest {
     @TempDir
     Path tmp;
 
+    /** A committed fixture of the format modules: {@code hdf5/...} are stoker-hdf5's, the rest stoker-formats'. */
     static Path fixture(String rel) {
-        return root().resolve("stoker-formats/src/test/resources/fixtures").resolve(rel);
+        String module = rel.startsWith("hdf5/") ? "stoker-hdf5" : "stoker-formats";
+        return root().resolve(module + "/src/test/resources/fixtures").resolve(rel);
     }
 
     /** The repository's root (this class lives in stoker-cli/target/test-classes). */

@@ -12,9 +12,10 @@ import java.util.zip.CRC32C;
  * Content fingerprints for {@link dev.stoker.Dataset#fingerprint()}: a CRC-32C of a file's first
  * and last 64 KiB with its size, which tells another file of the same length apart in practice
  * and costs two reads however large the file; formats add what they know of their structure.
- * The same for a file in memory and on disk.
+ * The same for a file in memory and on disk. Public for Stoker's format modules built on this one
+ * (HDF5); not a user's API.
  */
-final class Fingerprints {
+public final class Fingerprints {
     /** The bytes at each end that a fingerprint covers. */
     static final int ENDS = 64 << 10;
 
@@ -32,7 +33,7 @@ final class Fingerprints {
     }
 
     /** Of a file, by two reads. */
-    static long ends(Path file) throws IOException {
+    public static long ends(Path file) throws IOException {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             long n = ch.size();
             int ends = (int) Math.min(n, ENDS);
@@ -60,7 +61,7 @@ final class Fingerprints {
     }
 
     /** A fingerprint extended by {@code more} (order-sensitive): the formats' one rule for it. */
-    static long and(long fingerprint, long more) {
+    public static long and(long fingerprint, long more) {
         return fingerprint * 31 + more;
     }
 

@@ -1,4 +1,4 @@
-package dev.stoker.formats;
+package dev.stoker.hdf5;
 
 import dev.stoker.BlockCache;
 import dev.stoker.CorruptShardException;
@@ -7,6 +7,7 @@ import dev.stoker.DirectDataset;
 import dev.stoker.Field;
 import dev.stoker.Row;
 import dev.stoker.Schema;
+import dev.stoker.formats.Fingerprints;
 import io.jhdf.HdfFile;
 import io.jhdf.api.Dataset;
 import io.jhdf.api.Group;

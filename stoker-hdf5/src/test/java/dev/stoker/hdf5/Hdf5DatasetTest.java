@@ -1,4 +1,4 @@
-package dev.stoker.formats;
+package dev.stoker.hdf5;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.stoker.Batch;
 import dev.stoker.DType;
 import dev.stoker.Loader;
+import dev.stoker.formats.Mutants;
 import io.jhdf.HdfFile;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
@@ -22,7 +23,11 @@ class Hdf5DatasetTest {
     Path tmp;
 
     static Path fixture(String name) {
-        return Fixtures.dir().resolve("hdf5").resolve(name);
+        try {
+            return Path.of(Hdf5DatasetTest.class.getResource("/fixtures/hdf5/" + name).toURI());
+        } catch (java.net.URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @Test
@@ -111,6 +116,19 @@ class Hdf5DatasetTest {
                     assertTrue(e.getMessage().contains(p.toString()), e.getMessage());
                 }
             }
+        }
+    }
+
+    /** Every damaged copy is read or refused with an IOException (the formats' mutation fuzz: Mutants). */
+    @Test
+    void damagedFilesAreReadOrRefusedWithAnIoError() throws IOException {
+        for (String f : List.of("default.h5", "latest.h5")) {
+            Mutants.fuzz(tmp, "h5-" + f, Files.readAllBytes(fixture(f)), ".h5", 150, p -> {
+                try (Hdf5Dataset d = new Hdf5Dataset(p, List.of("/x"));
+                     Loader l = Loader.builder(d).batchSize(16).workers(0).build()) {
+                    l.forEach(b -> { });
+                }
+            });
         }
     }
 }
