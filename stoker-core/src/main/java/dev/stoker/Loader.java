@@ -103,9 +103,9 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         int workers = b.autoWorkers ? b.cores : b.workers;
         long length = sampler.length(source != null ? source.size() : stream.shards());
         // a shuffled stream gets the default window unless one was set (NOTE [Default shuffle window])
-        boolean windowSet = b.setBy.containsKey("shuffleWindow") || b.setBy.containsKey("shuffleWindowBytes");
         long shuffleBytes = b.shuffleBytes;
-        boolean defaultWindow = stream != null && !windowSet && sampler != Sampler.sequential();
+        boolean defaultWindow = stream != null && b.shuffleWindow == 0 && !b.setBy.containsKey("shuffleWindowBytes")
+                && sampler != Sampler.sequential();
         if (defaultWindow) {
             shuffleBytes = DEFAULT_SHUFFLE_WINDOW_BYTES;
         }
