@@ -117,13 +117,13 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         LoaderState s = b.resume;
         if (s == null) {
             this.epoch = b.epoch;
-            this.position = stream != null ? LoaderState.Streamed.START : LoaderState.Indexed.START;
+            this.position = start();
             this.delivered = 0;
         } else {
             seed = s.seed();
             this.epoch = s.epoch();
             this.delivered = s.delivered();
-            this.position = resumed(s, b, sampler, length, workers);
+            this.position = resumed(s, b, sampler, length);
         }
         Pool pool = Pool.of(b);
         this.options = new Options(sampler, b.batchSize, workers, pool.prefetch(), b.dropLast, seed, b.rank, b.worldSize,
@@ -148,8 +148,13 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         }
     }
 
+    /** The start of an epoch, in this loader's kind of position. */
+    private LoaderState.Position start() {
+        return stream != null ? LoaderState.Streamed.START : LoaderState.Indexed.START;
+    }
+
     /** The position a resumed loader starts from: the state's, checked against this loader's options. */
-    private LoaderState.Position resumed(LoaderState s, Builder b, Sampler sampler, long length, int workers) {
+    private LoaderState.Position resumed(LoaderState s, Builder b, Sampler sampler, long length) {
         if (!s.sampler().equals(sampler.id())) {
             throw new ResumeException("cannot resume: the state was saved with sampler " + s.sampler()
                     + ", this loader uses " + sampler.id());
@@ -454,7 +459,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     synchronized void finished(Pass r) {
         if (run == r) {
             epoch++;
-            position = stream != null ? LoaderState.Streamed.START : LoaderState.Indexed.START;
+            position = start();
             delivered = 0;
         }
     }

@@ -15,9 +15,4 @@ final class StreamItem {
         this.shard = shard;
         this.offset = offset;
     }
-
-    /** Where the stream stands after this sample. */
-    StreamPosition after() {
-        return new StreamPosition(shardPosition, offset + 1);
-    }
 }

@@ -106,7 +106,6 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
     private long fillShard;
     private long fillOffset;
     private long fillCount;
-    private long fillDisplaced;
     /** The shard of each sample taken for the batch being filled (sorted in place to count them). */
     private int[] fillShards = new int[0];
     /** The shuffle window's blocks, or null for stream order. */
@@ -512,7 +511,8 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
         int taken = 0;
         while (batch.rows < o.batchSize()) {
             checkCurrent(); // a stopping collator takes no further sample
-            if (!nextSample(item, t0, o.batchSize() - batch.rows)) {
+            // the stream's next sample, or the next of the shuffled block
+            if (block == null ? !take(item, t0, o.batchSize() - batch.rows) : !block.next(item, this, t0)) {
                 break;
             }
             if (taken == fillShards.length) {
@@ -541,12 +541,11 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
         }
         inline.publish();
         f.displacement = block != null ? block.displacement : 0;
-        f.displaced = fillDisplaced;
+        f.displaced = taken;
         f.shardShare = largestShare(fillShards, taken);
         if (block != null) {
             block.displacement = 0;
         }
-        fillDisplaced = 0;
         if (batch.rows == 0 || o.dropLast() && batch.rows < o.batchSize()) {
             f.end = true;
             return;
@@ -584,15 +583,6 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
             most = Math.max(most, run);
         }
         return (double) most / n;
-    }
-
-    /** The next sample to deliver: the stream's next, or the next of the shuffled block. */
-    private boolean nextSample(StreamItem out, long t0, int needed) {
-        if (block == null ? !take(out, t0, needed) : !block.next(out, this, t0)) {
-            return false;
-        }
-        fillDisplaced++;
-        return true;
     }
 
     /** Takes the next sample of the stream into {@code item}; false when no shard has any left. */

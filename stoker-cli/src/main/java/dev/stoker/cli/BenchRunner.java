@@ -199,10 +199,10 @@ final class BenchRunner {
             b.workers(workers);
         }
         if (workers == null || workers > 0) {
-            if (b.streams() && shardBuffer > 0) {
-                b.shardBuffer(shardBuffer);
-            }
             if (b.streams()) {
+                if (shardBuffer > 0) {
+                    b.shardBuffer(shardBuffer);
+                }
                 if (prefetch != null) {
                     b.shardsAhead(prefetch);
                 }
