@@ -1,10 +1,10 @@
 package dev.stoker.cli;
 
 import dev.stoker.SyntheticDataset;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** {@code stoker bench SOURCE ...}: runs a loader over a source and reports what it measured. */
 @Command(name = "bench", description = "Run a loader over a source and report throughput, wait and stage times.",
@@ -155,9 +155,9 @@ final class BenchCommand implements Runnable {
 
         @Override
         public Integer call() throws Exception {
-            dev.stoker.formats.Tokenizer tok;
+            dev.stoker.formats.tokens.Tokenizer tok;
             try {
-                tok = dev.stoker.formats.Tokenizer.named(tokenizer);
+                tok = dev.stoker.formats.tokens.Tokenizer.named(tokenizer);
             } catch (IllegalArgumentException e) {
                 throw new Main.UsageException(e.getMessage());
             }
@@ -171,9 +171,9 @@ final class BenchCommand implements Runnable {
                         throw new java.nio.file.NoSuchFileException(p.toString());
                     }
                 }
-                dev.stoker.formats.JsonlTokens data = new dev.stoker.formats.JsonlTokens(local, tok, field, seqLen,
+                dev.stoker.formats.tokens.JsonlTokens data = new dev.stoker.formats.tokens.JsonlTokens(local, tok, field, seqLen,
                         shardKb << 10, skipBad);
-                dev.stoker.Collator<dev.stoker.formats.JsonlTokens.Window> collator = data.collator(TokensSource.outType(outDtype));
+                dev.stoker.Collator<dev.stoker.formats.tokens.JsonlTokens.Window> collator = data.collator(TokensSource.outType(outDtype));
                 return new BenchRunner(options, spec.commandLine().getOut(), "jsonl", seqLen).shardBuffer(shardBuffer)
                         .run(() -> dev.stoker.Loader.builder(data, collator));
             }
@@ -192,7 +192,7 @@ final class BenchCommand implements Runnable {
                         + "for the GPU to normalize (a quarter of the bytes to copy).")
         String imageDtype;
 
-        int run(dev.stoker.Dataset<dev.stoker.formats.TarSample> data, BenchOptions options, java.io.PrintWriter out,
+        int run(dev.stoker.Dataset<dev.stoker.formats.tar.TarSample> data, BenchOptions options, java.io.PrintWriter out,
                 String source) throws Exception {
             BenchRunner runner = new BenchRunner(options, out, source, 0);
             return switch (transform) {
@@ -206,7 +206,7 @@ final class BenchCommand implements Runnable {
         }
 
         /** The "none" transform's collator; an image dtype makes no sense there. */
-        private dev.stoker.Collator<dev.stoker.formats.TarSample> raw() {
+        private dev.stoker.Collator<dev.stoker.formats.tar.TarSample> raw() {
             if (imageDtype != null) {
                 throw new Main.UsageException("--image-dtype is for --transform train224 or eval224, not none");
             }
@@ -214,7 +214,7 @@ final class BenchCommand implements Runnable {
         }
 
         /** The same over a stream of shards (compressed ones have no random access). */
-        int run(dev.stoker.StreamingDataset<dev.stoker.formats.TarSample> data, BenchOptions options, java.io.PrintWriter out,
+        int run(dev.stoker.StreamingDataset<dev.stoker.formats.tar.TarSample> data, BenchOptions options, java.io.PrintWriter out,
                 String source) throws Exception {
             BenchRunner runner = new BenchRunner(options, out, source, 0);
             return switch (transform) {
@@ -242,7 +242,7 @@ final class BenchCommand implements Runnable {
         }
 
         /** Every field's bytes back to back (the "none" transform): a variable-length field. */
-        static final dev.stoker.Collator<dev.stoker.formats.TarSample> RAW = new dev.stoker.Collator<>() {
+        static final dev.stoker.Collator<dev.stoker.formats.tar.TarSample> RAW = new dev.stoker.Collator<>() {
             final dev.stoker.Schema schema = dev.stoker.Schema.of(dev.stoker.Field.bytes("bytes", 32 * 1024));
 
             @Override
@@ -251,7 +251,7 @@ final class BenchCommand implements Runnable {
             }
 
             @Override
-            public void write(dev.stoker.formats.TarSample s, dev.stoker.Row row) {
+            public void write(dev.stoker.formats.tar.TarSample s, dev.stoker.Row row) {
                 for (java.lang.foreign.MemorySegment f : s.fields().values()) {
                     row.append(0, f, 0, f.byteSize());
                 }
@@ -306,9 +306,9 @@ final class BenchCommand implements Runnable {
             }
             if (streamed() || shards.stream().anyMatch(ShardsBench::compressed)) {
                 // compressed shards are read as streams: shard order shuffled, --shuffle-window for samples
-                return image.run(new dev.stoker.formats.TarShards(shards), options, spec.commandLine().getOut(), "shards");
+                return image.run(new dev.stoker.formats.tar.TarShards(shards), options, spec.commandLine().getOut(), "shards");
             }
-            try (dev.stoker.formats.TarDataset data = new dev.stoker.formats.TarDataset(shards,
+            try (dev.stoker.formats.tar.TarDataset data = new dev.stoker.formats.tar.TarDataset(shards,
                     shards.stream().map(java.nio.file.Path::toString).toList(), true, !options.errors.equals("fail"))) {
                 return image.run(data, options, spec.commandLine().getOut(), "shards");
             }
@@ -335,7 +335,7 @@ final class BenchCommand implements Runnable {
                 // compressed shards have no index: they stream, as local ones
                 boolean global = !streamed() && locations.stream().allMatch(l -> dev.stoker.storage.Storage.baseName(l).endsWith(".tar"));
                 int rc = global ? throughIndex(locations, shardCache)
-                        : image.run(dev.stoker.formats.RemoteShards.tar(locations, shardCache, 2), options,
+                        : image.run(dev.stoker.formats.tar.RemoteShards.tar(locations, shardCache, 2), options,
                         spec.commandLine().getOut(), "shards");
                 var st = shardCache.stats();
                 spec.commandLine().getErr().printf("shard cache %s: %d hits, %d misses, %.1f MB downloaded, %.2f s waited%n",
@@ -369,9 +369,9 @@ final class BenchCommand implements Runnable {
             try {
                 for (String l : locations) {
                     // a copy that is no tar archive (an error page sent as a success) is fetched again, once
-                    local.add(shardCache.acquire(l, dev.stoker.formats.TarReader::checkStart));
+                    local.add(shardCache.acquire(l, dev.stoker.formats.tar.TarReader::checkStart));
                 }
-                try (dev.stoker.formats.TarDataset data = new dev.stoker.formats.TarDataset(local, locations, false,
+                try (dev.stoker.formats.tar.TarDataset data = new dev.stoker.formats.tar.TarDataset(local, locations, false,
                         !options.errors.equals("fail"))) {
                     return image.run(data, options, spec.commandLine().getOut(), "shards");
                 }
@@ -383,8 +383,8 @@ final class BenchCommand implements Runnable {
         }
 
         private static boolean compressed(java.nio.file.Path p) {
-            try (java.io.InputStream in = java.nio.file.Files.newInputStream(p)) {
-                return !(dev.stoker.formats.TarReader.decompress(in, p.toString()) instanceof java.io.BufferedInputStream);
+            try {
+                return dev.stoker.formats.io.Compression.of(p) != null;
             } catch (java.io.IOException e) {
                 return false;
             }

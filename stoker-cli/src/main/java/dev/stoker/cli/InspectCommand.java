@@ -3,10 +3,10 @@ package dev.stoker.cli;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.stoker.DType;
-import dev.stoker.formats.Megatron;
-import dev.stoker.formats.Npy;
-import dev.stoker.formats.NpyArray;
-import dev.stoker.formats.TokenFile;
+import dev.stoker.formats.npy.Npy;
+import dev.stoker.formats.npy.NpyArray;
+import dev.stoker.formats.tokens.Megatron;
+import dev.stoker.formats.tokens.TokenFile;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -17,10 +17,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine;
 
 /** {@code stoker inspect PATH...}: what a file is and holds. */
 @Command(name = "inspect", description = "Describe data files: format, dtype, shape, counts, first values.")
@@ -75,13 +75,13 @@ final class InspectCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         DType rawType = TokensSource.tokenType(dtype);
         // uneven shard sizes are judged against the median of the tar shards inspected together
-        Map<Path, dev.stoker.formats.TarSummary> tars = new java.util.LinkedHashMap<>();
+        Map<Path, dev.stoker.cli.TarSummary> tars = new java.util.LinkedHashMap<>();
         for (Path p : paths) {
             if (p != null && isTar(p)) {
                 if (!Files.exists(p)) {
                     throw new NoSuchFileException(p.toString());
                 }
-                tars.put(p, dev.stoker.formats.TarSummary.of(p, null, plot != null));
+                tars.put(p, dev.stoker.cli.TarSummary.of(p, null, plot != null));
             }
         }
         if (tars.size() > 1) {
@@ -245,7 +245,7 @@ final class InspectCommand implements Callable<Integer> {
             if (!Files.exists(p)) {
                 throw new NoSuchFileException(p.toString());
             }
-            dev.stoker.formats.JsonlSummary j = dev.stoker.formats.JsonlSummary.of(p);
+            dev.stoker.cli.JsonlSummary j = dev.stoker.cli.JsonlSummary.of(p);
             g.writeStringField("format", "jsonl");
             g.writeNumberField("lines", j.lines);
             g.writeNumberField("bytes", j.bytes);
@@ -312,7 +312,7 @@ final class InspectCommand implements Callable<Integer> {
                 || n.endsWith(".tar.lz4");
     }
 
-    private static void tar(dev.stoker.formats.TarSummary t, JsonGenerator g) throws IOException {
+    private static void tar(dev.stoker.cli.TarSummary t, JsonGenerator g) throws IOException {
         g.writeStringField("format", "tar");
         g.writeNumberField("samples", t.samples);
         g.writeObjectFieldStart("fields");

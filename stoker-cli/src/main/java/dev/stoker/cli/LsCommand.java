@@ -1,7 +1,6 @@
 package dev.stoker.cli;
 
 import dev.stoker.storage.ShardPattern;
-import dev.stoker.formats.TarSummary;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -9,9 +8,9 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine;
 
 /** {@code stoker ls SHARD...}: one line per sample, in shard order: KEY, a tab, its fields sorted. */
 @Command(name = "ls", description = "List the samples of tar shards: KEY<TAB>FIELD,FIELD,... (fields sorted), in shard order.")

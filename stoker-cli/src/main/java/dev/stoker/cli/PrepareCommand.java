@@ -1,7 +1,7 @@
 package dev.stoker.cli;
 
-import dev.stoker.formats.TokenPreparer;
-import dev.stoker.formats.Tokenizer;
+import dev.stoker.formats.tokens.TokenPreparer;
+import dev.stoker.formats.tokens.Tokenizer;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -16,10 +16,10 @@ import java.util.concurrent.TimeUnit;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarStyle;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine;
 
 /** {@code stoker prepare ...}: turns raw data into the formats Stoker (and its peers) read fastest. */
 @Command(name = "prepare", description = "Prepare data: text to token files, image folders to tar shards.",
@@ -165,9 +165,9 @@ final class PrepareCommand implements Runnable {
                 throw new NoSuchFileException(src);
             }
             dev.stoker.formats.image.ImageFolder folder = new dev.stoker.formats.image.ImageFolder(src);
-            dev.stoker.formats.ShardWriter w;
+            dev.stoker.formats.tar.ShardWriter w;
             try {
-                w = new dev.stoker.formats.ShardWriter(out, maxCount, maxSize);
+                w = new dev.stoker.formats.tar.ShardWriter(out, maxCount, maxSize);
             } catch (IllegalArgumentException e) {
                 throw new Main.UsageException("--out: " + e.getMessage());
             }
@@ -179,7 +179,7 @@ final class PrepareCommand implements Runnable {
                     : null;
             try (w) {
                 for (long i = 0; i < folder.size(); i++) {
-                    dev.stoker.formats.TarSample s = folder.get(i);
+                    dev.stoker.formats.tar.TarSample s = folder.get(i);
                     java.util.Map<String, byte[]> fields = new java.util.LinkedHashMap<>();
                     s.fields().forEach((k, v) -> fields.put(k, v.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
                     // a key is a file name without dots: the folder path, with '.' made '_'

@@ -2,13 +2,13 @@ package dev.stoker.cli;
 
 import dev.stoker.DType;
 import dev.stoker.DirectDataset;
-import dev.stoker.formats.Megatron;
-import dev.stoker.formats.Npy;
-import dev.stoker.formats.NpyArray;
-import dev.stoker.formats.PackedSequences;
-import dev.stoker.formats.TokenFile;
-import dev.stoker.formats.TokenWindows;
-import dev.stoker.formats.Tokens;
+import dev.stoker.formats.npy.Npy;
+import dev.stoker.formats.npy.NpyArray;
+import dev.stoker.formats.tokens.Megatron;
+import dev.stoker.formats.tokens.PackedSequences;
+import dev.stoker.formats.tokens.TokenFile;
+import dev.stoker.formats.tokens.TokenWindows;
+import dev.stoker.formats.tokens.Tokens;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -62,11 +62,10 @@ final class TokensSource implements AutoCloseable {
                     NpyArray a = Npy.read(p);
                     open.add(a);
                     try {
-                        a.length();
-                    } catch (IllegalStateException | IllegalArgumentException e) {
+                        t = Tokens.of(a);
+                    } catch (IllegalArgumentException e) {
                         throw new Main.BadDataException(e.getMessage(), e);
                     }
-                    t = a;
                 } else {
                     TokenFile f = TokenFile.open(p, raw);
                     open.add(f);

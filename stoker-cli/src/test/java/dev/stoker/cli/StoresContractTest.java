@@ -5,7 +5,7 @@ import static dev.stoker.cli.MainTest.stoker;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.stoker.formats.TarWriter;
+import dev.stoker.formats.tar.TarWriter;
 import dev.stoker.storage.MemoryStore;
 import dev.stoker.storage.S3Fixture;
 import dev.stoker.storage.TestServer;

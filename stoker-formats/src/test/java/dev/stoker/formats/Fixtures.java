@@ -8,11 +8,11 @@ import java.net.URISyntaxException;
 import java.nio.file.Path;
 
 /** The committed fixtures (made by make_fixtures.py with numpy) and what they hold. */
-final class Fixtures {
+public final class Fixtures {
     private Fixtures() {
     }
 
-    static Path dir() {
+    public static Path dir() {
         try {
             return Path.of(Fixtures.class.getResource("/fixtures/expected.json").toURI()).getParent();
         } catch (URISyntaxException e) {
@@ -20,11 +20,11 @@ final class Fixtures {
         }
     }
 
-    static Path npy(String name) {
+    public static Path npy(String name) {
         return dir().resolve("npy").resolve(name);
     }
 
-    static JsonNode expected() {
+    public static JsonNode expected() {
         try {
             return new ObjectMapper().readTree(dir().resolve("expected.json").toFile());
         } catch (IOException e) {
@@ -33,7 +33,7 @@ final class Fixtures {
     }
 
     /** True when /usr/bin/python3 with numpy is here (for tests that let numpy read what Stoker wrote). */
-    static boolean numpyAvailable() {
+    public static boolean numpyAvailable() {
         try {
             Process p = new ProcessBuilder("/usr/bin/python3", "-c", "import numpy").redirectErrorStream(true).start();
             return p.waitFor() == 0;
@@ -43,7 +43,7 @@ final class Fixtures {
     }
 
     /** Runs a Python snippet; returns its stdout, failing the test on a non-zero exit. */
-    static String python(String code, String... args) throws IOException, InterruptedException {
+    public static String python(String code, String... args) throws IOException, InterruptedException {
         String[] cmd = new String[args.length + 3];
         cmd[0] = "/usr/bin/python3";
         cmd[1] = "-c";

@@ -4,6 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.stoker.Loader;
+import dev.stoker.formats.npy.Npy;
+import dev.stoker.formats.npy.NpyArray;
+import dev.stoker.formats.text.JsonlDataset;
+import dev.stoker.formats.tokens.JsonlTokens;
+import dev.stoker.formats.tokens.Megatron;
+import dev.stoker.formats.tokens.Tokenizer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

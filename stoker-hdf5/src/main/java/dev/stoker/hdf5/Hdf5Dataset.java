@@ -7,7 +7,7 @@ import dev.stoker.DirectDataset;
 import dev.stoker.Field;
 import dev.stoker.Row;
 import dev.stoker.Schema;
-import dev.stoker.formats.Fingerprints;
+import dev.stoker.formats.io.Fingerprints;
 import io.jhdf.HdfFile;
 import io.jhdf.api.Dataset;
 import io.jhdf.api.Group;

@@ -1,7 +1,7 @@
 package dev.stoker.formats.image;
 
 import dev.stoker.Dataset;
-import dev.stoker.formats.TarSample;
+import dev.stoker.formats.tar.TarSample;
 import dev.stoker.storage.Storage;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;

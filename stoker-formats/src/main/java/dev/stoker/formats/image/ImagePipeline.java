@@ -8,9 +8,8 @@ import dev.stoker.Row;
 import dev.stoker.SampleContext;
 import dev.stoker.Schema;
 import dev.stoker.Transform;
-import dev.stoker.formats.TarSample;
+import dev.stoker.formats.tar.TarSample;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.SplittableRandom;
 
 /**
@@ -253,7 +252,7 @@ public final class ImagePipeline {
     }
 
     private static long label(TarSample s) throws CorruptShardException {
-        return s.fields().containsKey("cls") ? dev.stoker.formats.Fields.integer(s, "cls") : -1;
+        return s.fields().containsKey("cls") ? dev.stoker.formats.tar.Fields.integer(s, "cls") : -1;
     }
 
     /** Normalize into the row. */

@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.stoker.Batch;
 import dev.stoker.LoaderException;
-import dev.stoker.formats.TarDataset;
-import dev.stoker.formats.TarWriter;
+import dev.stoker.formats.tar.TarDataset;
+import dev.stoker.formats.tar.TarWriter;
 import java.awt.image.BufferedImage;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -340,7 +340,7 @@ public class ImagePipelineTest {
         Path p = shard(12, -1);
         ImagePipeline pipe = ImagePipeline.eval(32);
         // a stage after the decode sees the same sample's context: its label made from the index
-        dev.stoker.Transform<dev.stoker.formats.TarSample, ImagePipeline.Prepared> shifted = pipe.transform()
+        dev.stoker.Transform<dev.stoker.formats.tar.TarSample, ImagePipeline.Prepared> shifted = pipe.transform()
                 .andThen((prep, ctx) -> new ImagePipeline.Prepared(prep.chw(), ctx.index() % 10 + 1));
         try (TarDataset d = new TarDataset(List.of(p));
              var l = dev.stoker.Loader.builder(d, shifted, pipe.collator()).batchSize(4).workers(2).build()) {

@@ -1,0 +1,73 @@
+package dev.stoker.formats.tar;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Writes samples into a numbered series of tar shards, as WebDataset's {@code ShardWriter}:
+ * {@code pattern} is a printf pattern such as {@code train-%06d.tar}; a new shard starts when the
+ * current one holds {@code maxCount} samples or would pass {@code maxSize} bytes.
+ */
+public final class ShardWriter implements AutoCloseable {
+    private final String pattern;
+    private final long maxCount;
+    private final long maxSize;
+    private final List<Path> written = new ArrayList<>();
+    private TarWriter current;
+    private int shard;
+
+    public ShardWriter(String pattern, long maxCount, long maxSize) {
+        if (maxCount < 1 || maxSize < 1) {
+            throw new IllegalArgumentException("maxCount and maxSize must be >= 1");
+        }
+        String probe = String.format(pattern, 0);
+        if (probe.equals(String.format(pattern, 1))) {
+            throw new IllegalArgumentException("pattern '" + pattern + "' has no shard number (use e.g. train-%06d.tar)");
+        }
+        this.pattern = pattern;
+        this.maxCount = maxCount;
+        this.maxSize = maxSize;
+    }
+
+    public void write(String key, Map<String, byte[]> fields) throws IOException {
+        long size = 0;
+        for (byte[] v : fields.values()) {
+            size += 2L * TarReader.BLOCK + v.length;
+        }
+        if (current != null && (current.samples() >= maxCount || current.samples() > 0 && current.bytes() + size > maxSize)) {
+            current.close();
+            current = null;
+        }
+        if (current == null) {
+            Path p = Path.of(String.format(pattern, shard++));
+            current = new TarWriter(p);
+            written.add(p);
+        }
+        current.write(key, fields);
+    }
+
+    /** The shards written (or being written). */
+    public List<Path> shards() {
+        return List.copyOf(written);
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (current != null) {
+            current.close();
+            current = null;
+        }
+    }
+
+    /** For a writer that failed half-way: the shard being written is left out (those finished stay). */
+    public void abandon() throws IOException {
+        if (current != null) {
+            current.abandon();
+            written.remove(written.size() - 1);
+            current = null;
+        }
+    }
+}

@@ -1,0 +1,288 @@
+package dev.stoker.formats.text;
+
+import dev.stoker.CorruptShardException;
+import dev.stoker.formats.io.Compression;
+import dev.stoker.formats.io.ReadAhead;
+import java.io.BufferedInputStream;
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Documents of a text file, read front to back: a {@code .txt} file is one document; a
+ * {@code .jsonl} file holds one JSON object per line and its string field {@code field} is the
+ * document. Either may be compressed ({@code .gz}, {@code .zst}; recognised by suffix and by magic
+ * bytes). A malformed line (bad JSON, no such string field, invalid UTF-8) is an error naming the
+ * file and line, or, with {@code skipBad}, is counted in {@link #skipped()} and left out.
+ */
+public final class TextDocuments implements AutoCloseable {
+
+    private final Path path;
+    private final String field;
+    private final boolean skipBad;
+    private final boolean jsonl;
+    private final CountingStream counted;
+    private final InputStream in;
+    private final java.nio.charset.CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
+    private byte[] lineBuf;
+    private int lineFrom;
+    private byte[] gather = new byte[1 << 12];
+    private final JsonLine json;
+    private final byte[] readBuf = new byte[1 << 16];
+    private int readPos;
+    private int readEnd;
+    private final long rangeStart;
+    private final boolean compressed;
+    private long line;
+    private long lineOffset;
+    private long nextOffset;
+    private long skipped;
+    private boolean txtDone;
+
+    public TextDocuments(Path path, String field, boolean skipBad, AtomicLong bytesRead) throws IOException {
+        this(path, field, skipBad, bytesRead, 0, -1);
+    }
+
+    /**
+     * The lines of bytes {@code [start, end)} of an uncompressed JSON lines file ({@code end < 0}:
+     * to the end). {@code start} must be 0 or just after a newline. Errors then name the byte
+     * offset of the line, and its line number counted from {@code start}.
+     */
+    public TextDocuments(Path path, String field, boolean skipBad, AtomicLong bytesRead, long start, long end)
+            throws IOException {
+        this.path = path;
+        this.field = field;
+        this.json = new JsonLine(field);
+        this.skipBad = skipBad;
+        String name = path.getFileName().toString();
+        String base = name.endsWith(".gz") || name.endsWith(".zst") ? name.substring(0, name.lastIndexOf('.')) : name;
+        if (base.endsWith(".jsonl") || base.endsWith(".json") || base.endsWith(".ndjson")) {
+            this.jsonl = true;
+        } else if (base.endsWith(".txt") || base.endsWith(".text")) {
+            this.jsonl = false;
+        } else {
+            throw new IllegalArgumentException(path + ": expected .txt or .jsonl (optionally .gz or .zst)");
+        }
+        InputStream raw = start > 0 || end >= 0 ? range(path, start, end) : Files.newInputStream(path);
+        InputStream body;
+        try {
+            this.rangeStart = start;
+            this.counted = new CountingStream(raw, bytesRead);
+            body = start > 0 || end >= 0 ? counted : Compression.decompress(counted);
+        } catch (IOException | RuntimeException e) {
+            raw.close();
+            throw e;
+        }
+        this.compressed = body != counted && !(body instanceof BufferedInputStream);
+        // decompression runs on a thread of its own, ahead of the parsing
+        this.in = compressed ? new ReadAhead(body, 4, 1 << 20) : body;
+    }
+
+    /** The next document, or null at the end of the file. */
+    public String next() throws IOException {
+        if (!jsonl) {
+            if (txtDone) {
+                return null;
+            }
+            txtDone = true;
+            byte[] all = in.readAllBytes();
+            try {
+                return utf8.decode(java.nio.ByteBuffer.wrap(all)).toString();
+            } catch (CharacterCodingException e) {
+                throw new CorruptShardException(path.toString(), -1, "invalid UTF-8: " + e.getMessage(), e);
+            }
+        }
+        if (!nextLine()) {
+            return null;
+        }
+        return new String(json.value(), json.offset(), json.length(), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * JSON lines only: moves to the next document and leaves its UTF-8 bytes (already validated)
+     * in {@link #bytes()}; false at the end of the file. No String is made.
+     */
+    public boolean nextLine() throws IOException {
+        while (true) {
+            lineOffset = nextOffset;
+            int n = readLine();
+            if (n < 0) {
+                return false;
+            }
+            line++;
+            if (blank(lineBuf, lineFrom, n)) {
+                continue;
+            }
+            try {
+                if (json.parse(lineBuf, lineFrom, lineFrom + n)) {
+                    return true;
+                }
+                bad("no string field '" + field + "'");
+            } catch (JsonLine.Malformed e) {
+                String m = e.getMessage();
+                bad((m.contains("UTF-8") ? "" : "malformed JSON: ") + m);
+            }
+        }
+    }
+
+    /**
+     * The array holding the current document's UTF-8 bytes (after {@link #nextLine()}), at
+     * {@link #offset()} for {@link #length()} bytes; valid until the next call.
+     */
+    public byte[] bytes() {
+        return json.value();
+    }
+
+    public int offset() {
+        return json.offset();
+    }
+
+    public int length() {
+        return json.length();
+    }
+
+    private static boolean blank(byte[] b, int from, int n) {
+        for (int i = from; i < from + n; i++) {
+            byte c = b[i];
+            if (c != ' ' && c != '\t' && c != '\r') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Reads the next line (without its newline); its length, or -1 at the end. The bytes are at
+     * {@code lineBuf[lineFrom, lineFrom + length)}: the read buffer itself when the line lies
+     * inside it (no copy), else a line buffer it was gathered into.
+     */
+    private int readLine() throws IOException {
+        if (readPos < readEnd) {
+            int nl = indexOfNewline(readBuf, readPos, readEnd);
+            if (nl >= 0) {
+                int n = nl - readPos;
+                lineBuf = readBuf;
+                lineFrom = readPos;
+                readPos = nl + 1;
+                nextOffset += n + 1;
+                return trimCr(n);
+            }
+        }
+        int n = 0;
+        boolean any = false;
+        while (true) {
+            if (readPos == readEnd) {
+                readEnd = in.read(readBuf, 0, readBuf.length);
+                readPos = 0;
+                if (readEnd <= 0) {
+                    readEnd = 0;
+                    lineBuf = gather;
+                    lineFrom = 0;
+                    return any ? n : -1;
+                }
+            }
+            any = true;
+            int nl = indexOfNewline(readBuf, readPos, readEnd);
+            int stop = nl >= 0 ? nl : readEnd;
+            int len = stop - readPos;
+            if (n + len > gather.length) {
+                gather = java.util.Arrays.copyOf(gather, Math.max(n + len, gather.length * 2));
+            }
+            System.arraycopy(readBuf, readPos, gather, n, len);
+            n += len;
+            nextOffset += len;
+            readPos = stop;
+            if (nl >= 0) {
+                readPos++;
+                nextOffset++;
+                lineBuf = gather;
+                lineFrom = 0;
+                return trimCr(n);
+            }
+        }
+    }
+
+    private int trimCr(int n) {
+        return n > 0 && lineBuf[lineFrom + n - 1] == '\r' ? n - 1 : n;
+    }
+
+    private static final java.lang.invoke.VarHandle WORD =
+            java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+
+    /** The first newline in {@code b[from, to)}, eight bytes at a time; -1 if none. */
+    private static int indexOfNewline(byte[] b, int from, int to) {
+        int i = from;
+        while (to - i >= 8) {
+            long w = (long) WORD.get(b, i) ^ 0x0A0A0A0A0A0A0A0AL;
+            long z = (w - 0x0101010101010101L) & ~w & 0x8080808080808080L;
+            if (z != 0) {
+                return i + (Long.numberOfTrailingZeros(z) >>> 3);
+            }
+            i += 8;
+        }
+        for (; i < to; i++) {
+            if (b[i] == '\n') {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private String bad(String what) throws CorruptShardException {
+        if (!skipBad) {
+            String where = rangeStart == 0 ? "line " + line : "line " + line + " of the range from byte " + rangeStart;
+            throw new CorruptShardException(path.toString(), compressed ? -1 : rangeStart + lineOffset, where + ": " + what);
+        }
+        skipped++;
+        return null;
+    }
+
+    private static InputStream range(Path path, long start, long end) throws IOException {
+        return dev.stoker.storage.Storage.open(path.toString(), start, end < 0 ? -1 : end - start);
+    }
+
+    /** Lines left out under skipBad. */
+    public long skipped() {
+        return skipped;
+    }
+
+    @Override
+    public void close() throws IOException {
+        in.close();
+    }
+
+    /** Counts the bytes read from the file (compressed), for progress. */
+    private static final class CountingStream extends FilterInputStream {
+        private final AtomicLong count;
+
+        CountingStream(InputStream in, AtomicLong count) {
+            super(in);
+            this.count = count;
+        }
+
+        @Override
+        public int read() throws IOException {
+            int b = super.read();
+            if (b >= 0) {
+                count.incrementAndGet();
+            }
+            return b;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            int n = super.read(b, off, len);
+            if (n > 0) {
+                count.addAndGet(n);
+            }
+            return n;
+        }
+    }
+}
