@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.stoker.formats.tar.TarWriter;
 import dev.stoker.storage.MemoryStore;
-import dev.stoker.storage.S3Fixture;
-import dev.stoker.storage.TestServer;
+import dev.stoker.storage.testing.S3Fixture;
+import dev.stoker.storage.testing.TestServer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

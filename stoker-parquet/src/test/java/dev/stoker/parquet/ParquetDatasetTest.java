@@ -213,7 +213,7 @@ class ParquetDatasetTest {
             assertEquals(new ParquetDataset.Traffic(0, 0, d.traffic().projectionBytes(), Files.size(local)), d.traffic(),
                     "a local file is not fetched");
         }
-        try (dev.stoker.storage.TestServer http = new dev.stoker.storage.TestServer(local.getParent());
+        try (dev.stoker.storage.testing.TestServer http = new dev.stoker.storage.testing.TestServer(local.getParent());
              dev.stoker.storage.MemoryStore mem = dev.stoker.storage.MemoryStore.mount("parquet-test")) {
             mem.put("rows.parquet", Files.readAllBytes(local));
             mem.chunk(1_000).cutAfter(30_000); // every request fails after 30 kB and is resumed

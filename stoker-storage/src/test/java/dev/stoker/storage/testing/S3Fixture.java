@@ -1,5 +1,6 @@
-package dev.stoker.storage;
+package dev.stoker.storage.testing;
 
+import dev.stoker.storage.S3Objects;
 import java.net.URI;
 import java.nio.file.Path;
 import org.gaul.s3proxy.S3Proxy;

@@ -1,4 +1,4 @@
-package dev.stoker.storage;
+package dev.stoker.storage.testing;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -28,18 +28,18 @@ public final class TestServer implements AutoCloseable {
     /** Body bytes sent, all objects together. */
     public final java.util.concurrent.atomic.AtomicLong bytesSent = new java.util.concurrent.atomic.AtomicLong();
     /** Path -> how many more requests answer 503. */
-    final Map<String, AtomicInteger> failNext = new ConcurrentHashMap<>();
+    public final Map<String, AtomicInteger> failNext = new ConcurrentHashMap<>();
     /** Path -> how many more full responses are cut after half the body. */
-    final Map<String, AtomicInteger> dropNext = new ConcurrentHashMap<>();
+    public final Map<String, AtomicInteger> dropNext = new ConcurrentHashMap<>();
     /** Path -> the Range header of each request that had one, in order. */
-    final Map<String, List<String>> ranges = new ConcurrentHashMap<>();
+    public final Map<String, List<String>> ranges = new ConcurrentHashMap<>();
     /** Path -> a body sent in small pieces with a pause before each. */
-    final Map<String, Trickle> trickle = new ConcurrentHashMap<>();
+    public final Map<String, Trickle> trickle = new ConcurrentHashMap<>();
     /** Path -> byte offsets: each response takes the next one, sends the body up to it, then nothing for {@link #stallMillis}. */
-    final Map<String, Queue<Integer>> stallAt = new ConcurrentHashMap<>();
-    volatile long stallMillis = 5_000;
+    public final Map<String, Queue<Integer>> stallAt = new ConcurrentHashMap<>();
+    public volatile long stallMillis = 5_000;
 
-    record Trickle(int pieceBytes, long pauseMillis) {
+    public record Trickle(int pieceBytes, long pauseMillis) {
     }
 
     public TestServer(Path root) throws IOException {
