@@ -12,7 +12,6 @@ final class ShardCursor {
     private final StageTimes times;
     private final boolean transform;
     private final Pass pass;
-    private final Stats stats;
     private final SampleContext context = new SampleContext();
     private StreamingDataset.ShardReader<?> reader;
     /** The shard position being read, or -1. */
@@ -20,10 +19,9 @@ final class ShardCursor {
     private int shard;
     private long offset;
 
-    ShardCursor(StreamEpoch stream, Pass pass, Stats stats, WorkerCounters counters, StageTimes times, boolean transform) {
+    ShardCursor(StreamEpoch stream, Pass pass, WorkerCounters counters, StageTimes times, boolean transform) {
         this.stream = stream;
         this.pass = pass;
-        this.stats = stats;
         this.counters = counters;
         this.times = times;
         this.transform = transform;
@@ -51,7 +49,22 @@ final class ShardCursor {
             }
             while (!pass.cancelled()) {
                 long f0 = System.nanoTime();
-                Object raw = reader.next();
+                Object raw;
+                try {
+                    raw = reader.next();
+                } catch (CorruptRecordException e) {
+                    // the reader is past the bad record: the policy decides whether to go on
+                    times.fetch += System.nanoTime() - f0;
+                    if (policy == ErrorPolicy.FAIL) {
+                        throw stream.shardError(shard, offset, e);
+                    }
+                    counters.skipped++;
+                    if (policy == ErrorPolicy.SKIP_SHARD) {
+                        counters.skippedShards++;
+                        break;
+                    }
+                    continue;
+                }
                 long f1 = System.nanoTime();
                 times.fetch += f1 - f0;
                 if (raw == null) {
@@ -109,16 +122,12 @@ final class ShardCursor {
     }
 
     void close() {
-        closeQuietly(detach(), stats);
+        closeQuietly(detach());
     }
 
-    /** Closes a reader, counting the records it left out as malformed ({@link StreamingDataset.ShardReader#skippedRecords}). */
-    static void closeQuietly(StreamingDataset.ShardReader<?> reader, Stats stats) {
+    /** Closes a reader whose shard is done with. */
+    static void closeQuietly(StreamingDataset.ShardReader<?> reader) {
         if (reader != null) {
-            long bad = reader.skippedRecords();
-            if (bad > 0) {
-                stats.addSkipped(bad, 0);
-            }
             try {
                 reader.close();
             } catch (Exception ignored) {

@@ -142,7 +142,7 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
                 : null;
         this.positionEmitted = block != null ? at.blockEmitted() : 0;
         this.deliveredBase = delivered;
-        this.inline = new ShardCursor(stream, this, stats, inlineCounters, new StageTimes(), true);
+        this.inline = new ShardCursor(stream, this, inlineCounters, new StageTimes(), true);
         this.rings = new ShardRing[o.workers() == 0 ? 0 : window];
         for (int i = 0; i < rings.length; i++) {
             rings[i] = new ShardRing(stream, this, o.shardBuffer());
@@ -661,7 +661,7 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
             return;
         }
         if (block == null) {
-            ShardCursor.closeQuietly(reader, stats);
+            ShardCursor.closeQuietly(reader);
         } else {
             spentReaders.add(reader);
         }
@@ -670,7 +670,7 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
     @Override
     public void blocksDone() {
         for (var r : spentReaders) {
-            ShardCursor.closeQuietly(r, stats);
+            ShardCursor.closeQuietly(r);
         }
         spentReaders.clear();
     }
@@ -704,7 +704,7 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
         }
         inline.close();
         for (ShardRing r : rings) {
-            ShardCursor.closeQuietly(r.takeSpent(), stats);
+            ShardCursor.closeQuietly(r.takeSpent());
         }
         blocksDone();
         inline.publish();
@@ -733,7 +733,7 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
     final class Worker extends PassWorker {
         private final SampleContext context = new SampleContext();
         private final StageTimes times = new StageTimes();
-        private final ShardCursor cursor = new ShardCursor(stream, StreamRun.this, stats, this, times, false);
+        private final ShardCursor cursor = new ShardCursor(stream, StreamRun.this, this, times, false);
         private final StreamItem item = new StreamItem();
         volatile boolean idle;
 

@@ -57,22 +57,23 @@ public interface StreamingDataset<T> {
         /** The next sample, or {@code null} at the end of the shard. */
         T next() throws IOException;
 
-        /** Skips {@code n} samples; returns how many there were to skip. */
+        /**
+         * Skips {@code n} samples; returns how many there were to skip. Malformed records
+         * ({@link CorruptRecordException}) are passed over: they are no samples.
+         */
         default long skip(long n) throws IOException {
             long k = 0;
-            while (k < n && next() != null) {
+            while (k < n) {
+                try {
+                    if (next() == null) {
+                        break;
+                    }
+                } catch (CorruptRecordException e) {
+                    continue;
+                }
                 k++;
             }
             return k;
-        }
-
-        /**
-         * Records of the shard this reader has left out as malformed so far, under a skip policy
-         * of the format's own (JSON lines' {@code skipBad}); the loader counts them in
-         * {@link LoaderStats#skipped()} when it closes the reader.
-         */
-        default long skippedRecords() {
-            return 0;
         }
 
         @Override

@@ -144,7 +144,7 @@ final class BenchCommand implements Runnable {
         @Option(names = "--out-dtype", defaultValue = "int64", description = "int64 or int32 (default ${DEFAULT-VALUE}).")
         String outDtype;
 
-        @Option(names = "--skip-bad", description = "Leave out malformed lines (counted) instead of failing.")
+        @Option(names = "--skip-bad", description = "Leave out malformed lines (counted) instead of failing: --errors skip-sample.")
         boolean skipBad;
 
         @Mixin
@@ -164,6 +164,12 @@ final class BenchCommand implements Runnable {
             if (seqLen < 1 || shardKb < 1 || shardBuffer < 1) {
                 throw new Main.UsageException("--seq-len, --shard-kb and --shard-buffer must be >= 1");
             }
+            if (skipBad) {
+                if (!options.errors.equals("fail") && !options.errors.equals("skip-sample")) {
+                    throw new Main.UsageException("--skip-bad is --errors skip-sample, not --errors " + options.errors);
+                }
+                options.errors = "skip-sample";
+            }
             try (RemoteFiles files = new RemoteFiles(paths, cache)) {
                 java.util.List<java.nio.file.Path> local = files.paths();
                 for (java.nio.file.Path p : local) {
@@ -172,7 +178,7 @@ final class BenchCommand implements Runnable {
                     }
                 }
                 dev.stoker.formats.tokens.JsonlTokens data = new dev.stoker.formats.tokens.JsonlTokens(local, tok, field, seqLen,
-                        shardKb << 10, skipBad);
+                        shardKb << 10);
                 dev.stoker.Collator<dev.stoker.formats.tokens.JsonlTokens.Window> collator = data.collator(TokensSource.outType(outDtype));
                 return new BenchRunner(options, spec.commandLine().getOut(), "jsonl", seqLen).shardBuffer(shardBuffer)
                         .run(() -> dev.stoker.Loader.builder(data, collator));

@@ -99,7 +99,7 @@ final class PrepareCommand implements Runnable {
                 }
                 total += Files.size(p);
             }
-            TokenPreparer prep = new TokenPreparer(tok, fmt, field, skipBad, w);
+            TokenPreparer prep = new TokenPreparer(tok, fmt, field, skipBad ? dev.stoker.ErrorPolicy.SKIP_SAMPLE : dev.stoker.ErrorPolicy.FAIL, w);
             PrintWriter o = spec.commandLine().getOut();
             TokenPreparer.Summary s;
             ProgressBar bar = System.console() != null

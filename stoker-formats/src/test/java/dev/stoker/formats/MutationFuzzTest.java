@@ -87,7 +87,7 @@ class MutationFuzzTest {
             }
         });
         Mutants.fuzz(tmp, "jsonl-tokens", good, ".jsonl", 200, p -> {
-            JsonlTokens t = new JsonlTokens(List.of(p), Tokenizer.named("bytes"), "text", 16, 1 << 20, false);
+            JsonlTokens t = new JsonlTokens(List.of(p), Tokenizer.named("bytes"), "text", 16, 1 << 20);
             try (Loader l = Loader.builder(t, t.collator(dev.stoker.DType.INT64)).batchSize(4).workers(0).build()) {
                 l.forEach(b -> { });
             }

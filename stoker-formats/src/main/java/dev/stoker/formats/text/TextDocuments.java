@@ -1,5 +1,6 @@
 package dev.stoker.formats.text;
 
+import dev.stoker.CorruptRecordException;
 import dev.stoker.CorruptShardException;
 import dev.stoker.formats.io.Compression;
 import dev.stoker.formats.io.ReadAhead;
@@ -18,14 +19,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * Documents of a text file, read front to back: a {@code .txt} file is one document; a
  * {@code .jsonl} file holds one JSON object per line and its string field {@code field} is the
  * document. Either may be compressed ({@code .gz}, {@code .zst}; recognised by suffix and by magic
- * bytes). A malformed line (bad JSON, no such string field, invalid UTF-8) is an error naming the
- * file and line, or, with {@code skipBad}, is counted in {@link #skipped()} and left out.
+ * bytes). A malformed line (bad JSON, no such string field, invalid UTF-8) is a
+ * {@link CorruptRecordException} naming the file and line, thrown once the reader is past it: the
+ * caller's {@link dev.stoker.ErrorPolicy} decides whether reading goes on.
  */
 public final class TextDocuments implements AutoCloseable {
 
     private final Path path;
     private final String field;
-    private final boolean skipBad;
     private final boolean jsonl;
     private final CountingStream counted;
     private final InputStream in;
@@ -43,11 +44,10 @@ public final class TextDocuments implements AutoCloseable {
     private long line;
     private long lineOffset;
     private long nextOffset;
-    private long skipped;
     private boolean txtDone;
 
-    public TextDocuments(Path path, String field, boolean skipBad, AtomicLong bytesRead) throws IOException {
-        this(path, field, skipBad, bytesRead, 0, -1);
+    public TextDocuments(Path path, String field, AtomicLong bytesRead) throws IOException {
+        this(path, field, bytesRead, 0, -1);
     }
 
     /**
@@ -55,12 +55,11 @@ public final class TextDocuments implements AutoCloseable {
      * to the end). {@code start} must be 0 or just after a newline. Errors then name the byte
      * offset of the line, and its line number counted from {@code start}.
      */
-    public TextDocuments(Path path, String field, boolean skipBad, AtomicLong bytesRead, long start, long end)
+    public TextDocuments(Path path, String field, AtomicLong bytesRead, long start, long end)
             throws IOException {
         this.path = path;
         this.field = field;
         this.json = new JsonLine(field);
-        this.skipBad = skipBad;
         String name = path.getFileName().toString();
         String base = name.endsWith(".gz") || name.endsWith(".zst") ? name.substring(0, name.lastIndexOf('.')) : name;
         if (base.endsWith(".jsonl") || base.endsWith(".json") || base.endsWith(".ndjson")) {
@@ -124,10 +123,10 @@ public final class TextDocuments implements AutoCloseable {
                 if (json.parse(lineBuf, lineFrom, lineFrom + n)) {
                     return true;
                 }
-                bad("no string field '" + field + "'");
+                throw bad("no string field '" + field + "'");
             } catch (JsonLine.Malformed e) {
                 String m = e.getMessage();
-                bad((m.contains("UTF-8") ? "" : "malformed JSON: ") + m);
+                throw bad((m.contains("UTF-8") ? "" : "malformed JSON: ") + m);
             }
         }
     }
@@ -235,22 +234,13 @@ public final class TextDocuments implements AutoCloseable {
         return -1;
     }
 
-    private String bad(String what) throws CorruptShardException {
-        if (!skipBad) {
-            String where = rangeStart == 0 ? "line " + line : "line " + line + " of the range from byte " + rangeStart;
-            throw new CorruptShardException(path.toString(), compressed ? -1 : rangeStart + lineOffset, where + ": " + what);
-        }
-        skipped++;
-        return null;
+    private CorruptRecordException bad(String what) {
+        String where = rangeStart == 0 ? "line " + line : "line " + line + " of the range from byte " + rangeStart;
+        return new CorruptRecordException(path.toString(), compressed ? -1 : rangeStart + lineOffset, where + ": " + what);
     }
 
     private static InputStream range(Path path, long start, long end) throws IOException {
         return dev.stoker.storage.Storage.open(path.toString(), start, end < 0 ? -1 : end - start);
-    }
-
-    /** Lines left out under skipBad. */
-    public long skipped() {
-        return skipped;
     }
 
     @Override

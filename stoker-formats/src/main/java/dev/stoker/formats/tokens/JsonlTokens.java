@@ -23,7 +23,6 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<JsonlToken
     private final Tokenizer tokenizer;
     private final String field;
     private final int seqLen;
-    private final boolean skipBad;
     private final List<Range> shards = new ArrayList<>();
     // windows travel from a reader through the loader to the collator, which copies them into the
     // batch and returns them here: the steady state allocates none (a full pool lets them go)
@@ -36,7 +35,7 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<JsonlToken
     private record Range(Path path, long start, long end) {
     }
 
-    public JsonlTokens(List<Path> files, Tokenizer tokenizer, String field, int seqLen, long shardBytes, boolean skipBad)
+    public JsonlTokens(List<Path> files, Tokenizer tokenizer, String field, int seqLen, long shardBytes)
             throws IOException {
         if (seqLen < 1 || shardBytes < 1) {
             throw new IllegalArgumentException("seqLen and shardBytes must be >= 1, got " + seqLen + " and " + shardBytes);
@@ -44,7 +43,6 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<JsonlToken
         this.tokenizer = tokenizer;
         this.field = field;
         this.seqLen = seqLen;
-        this.skipBad = skipBad;
         this.asBytes = tokenizer.name().equals("bytes");
         for (Path f : files) {
             String name = f.getFileName().toString();
@@ -172,7 +170,7 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<JsonlToken
     @Override
     public ShardReader<Window> open(int shard) throws IOException {
         Range r = shards.get(shard);
-        TextDocuments docs = new TextDocuments(r.path, field, skipBad, new AtomicLong(), r.start, r.end);
+        TextDocuments docs = new TextDocuments(r.path, field, new AtomicLong(), r.start, r.end);
         int eot = tokenizer.endOfText();
         return new ShardReader<>() {
             private int[] pending = new int[0];
@@ -180,13 +178,23 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<JsonlToken
             private byte[] pendingBytes = new byte[0];
             private int pendingLength;
             private boolean eotDue;
+            /**
+             * The window being filled and how far: kept across a malformed line
+             * ({@link dev.stoker.CorruptRecordException}, thrown past it), so that leaving the
+             * line out loses none of the tokens around it.
+             */
+            private Window current;
+            private int filled;
 
             @Override
             public Window next() throws IOException {
-                Window pooled = windows.poll();
-                Window w = pooled != null ? pooled : new Window(seqLen, asBytes);
-                w.eotCount = 0;
-                int filled = 0;
+                if (current == null) {
+                    Window pooled = windows.poll();
+                    current = pooled != null ? pooled : new Window(seqLen, asBytes);
+                    current.eotCount = 0;
+                    filled = 0;
+                }
+                Window w = current;
                 while (filled < seqLen) {
                     if (asBytes) {
                         // the bytes tokenizer: the UTF-8 bytes are the tokens
@@ -199,6 +207,7 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<JsonlToken
                             }
                             if (!docs.nextLine()) {
                                 windows.offer(w);
+                                current = null;
                                 return null; // the partial window at the end of the shard is dropped
                             }
                             pendingBytes = docs.bytes();
@@ -217,6 +226,7 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<JsonlToken
                         String doc = docs.next();
                         if (doc == null) {
                             windows.offer(w);
+                            current = null;
                             return null; // the partial window at the end of the shard is dropped
                         }
                         pending = encode(doc, eot);
@@ -229,12 +239,8 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<JsonlToken
                     pendingAt += take;
                     filled += take;
                 }
+                current = null;
                 return w;
-            }
-
-            @Override
-            public long skippedRecords() {
-                return docs.skipped();
             }
 
             @Override

@@ -1,6 +1,8 @@
 package dev.stoker.formats.tokens;
 
+import dev.stoker.CorruptRecordException;
 import dev.stoker.DType;
+import dev.stoker.ErrorPolicy;
 import dev.stoker.formats.io.PendingFile;
 import dev.stoker.formats.npy.Npy;
 import dev.stoker.formats.text.TextDocuments;
@@ -47,19 +49,24 @@ public final class TokenPreparer {
     private final Tokenizer tokenizer;
     private final Format format;
     private final String field;
-    private final boolean skipBad;
+    private final ErrorPolicy errors;
     private final int workers;
     private final AtomicLong bytesRead = new AtomicLong();
     private final AtomicLong tokensWritten = new AtomicLong();
 
-    public TokenPreparer(Tokenizer tokenizer, Format format, String field, boolean skipBad, int workers) {
+    /**
+     * {@code errors} for a malformed line: {@link ErrorPolicy#FAIL} stops the run naming the file
+     * and line, {@link ErrorPolicy#SKIP_SAMPLE} leaves the line out and
+     * {@link ErrorPolicy#SKIP_SHARD} the rest of its file, counted in {@link Summary#skipped()}.
+     */
+    public TokenPreparer(Tokenizer tokenizer, Format format, String field, ErrorPolicy errors, int workers) {
         if (workers < 1) {
             throw new IllegalArgumentException("workers must be >= 1, got " + workers);
         }
         this.tokenizer = tokenizer;
         this.format = format;
         this.field = field;
-        this.skipBad = skipBad;
+        this.errors = java.util.Objects.requireNonNull(errors, "errors");
         this.workers = workers;
     }
 
@@ -116,10 +123,26 @@ public final class TokenPreparer {
         try {
             ArrayDeque<Future<int[][]>> window = new ArrayDeque<>();
             for (Path input : inputs) {
-                try (TextDocuments docs = new TextDocuments(input, field, skipBad, bytesRead)) {
+                try (TextDocuments docs = new TextDocuments(input, field, bytesRead)) {
                     List<String> chunk = new ArrayList<>();
                     long chars = 0;
-                    for (String d; (d = docs.next()) != null; ) {
+                    while (true) {
+                        String d;
+                        try {
+                            d = docs.next();
+                        } catch (CorruptRecordException e) {
+                            if (errors == ErrorPolicy.FAIL) {
+                                throw e;
+                            }
+                            skipped++;
+                            if (errors == ErrorPolicy.SKIP_SHARD) {
+                                break;
+                            }
+                            continue;
+                        }
+                        if (d == null) {
+                            break;
+                        }
                         chunk.add(d);
                         chars += d.length();
                         if (chars >= CHUNK_CHARS) {
@@ -129,7 +152,6 @@ public final class TokenPreparer {
                         }
                     }
                     documents += submit(pool, window, chunk, sink);
-                    skipped += docs.skipped();
                 }
             }
             while (!window.isEmpty()) {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.stoker.Batch;
 import dev.stoker.DType;
+import dev.stoker.ErrorPolicy;
 import dev.stoker.Loader;
 import dev.stoker.LoaderException;
 import dev.stoker.formats.io.ReadAhead;
@@ -66,14 +67,14 @@ class JsonlTokensTest {
         Path copy = Files.copy(a, Files.createDirectories(tmp.resolve("elsewhere")).resolve("a.jsonl"));
         Path other = Files.writeString(tmp.resolve("b.jsonl"), "{\"text\": \"one\"}\n{\"text\": \"tWo\"}\n");
         Tokenizer bytes = Tokenizer.named("bytes");
-        long x = new JsonlTokens(List.of(a), bytes, "text", 8, 1 << 20, false).fingerprint();
+        long x = new JsonlTokens(List.of(a), bytes, "text", 8, 1 << 20).fingerprint();
         assertTrue(x != 0);
-        assertEquals(x, new JsonlTokens(List.of(copy), bytes, "text", 8, 1 << 20, false).fingerprint());
-        assertEquals(x, new JsonlTokens(List.of(a), bytes, "text", 8, 4, false).fingerprint(), "how it is split is not the data");
-        for (JsonlTokens differs : List.of(new JsonlTokens(List.of(other), bytes, "text", 8, 1 << 20, false),
-                new JsonlTokens(List.of(a), bytes, "text", 9, 1 << 20, false),
-                new JsonlTokens(List.of(a), bytes, "body", 8, 1 << 20, false),
-                new JsonlTokens(List.of(a, copy), bytes, "text", 8, 1 << 20, false))) {
+        assertEquals(x, new JsonlTokens(List.of(copy), bytes, "text", 8, 1 << 20).fingerprint());
+        assertEquals(x, new JsonlTokens(List.of(a), bytes, "text", 8, 4).fingerprint(), "how it is split is not the data");
+        for (JsonlTokens differs : List.of(new JsonlTokens(List.of(other), bytes, "text", 8, 1 << 20),
+                new JsonlTokens(List.of(a), bytes, "text", 9, 1 << 20),
+                new JsonlTokens(List.of(a), bytes, "body", 8, 1 << 20),
+                new JsonlTokens(List.of(a, copy), bytes, "text", 8, 1 << 20))) {
             assertTrue(differs.fingerprint() != x, differs.shardName(0));
         }
     }
@@ -83,7 +84,7 @@ class JsonlTokensTest {
         for (String name : new String[] {"a.jsonl", "a.jsonl.gz"}) {
             Path p = write(name, 500);
             int seq = 64;
-            JsonlTokens t = new JsonlTokens(List.of(p), Tokenizer.named("bytes"), "text", seq, 1 << 20, false);
+            JsonlTokens t = new JsonlTokens(List.of(p), Tokenizer.named("bytes"), "text", seq, 1 << 20);
             assertEquals(1, t.shards());
             try (Loader l = Loader.builder(t, t.collator(DType.INT64)).batchSize(8).workers(2).build()) {
                 List<Long> want = stream(0, 500);
@@ -98,7 +99,7 @@ class JsonlTokensTest {
     void int32BatchesHoldTheSameTokensAndOtherTokenizersPackTheirIds() throws IOException {
         Path p = write("b.jsonl", 300);
         int seq = 48;
-        JsonlTokens bytes = new JsonlTokens(List.of(p), Tokenizer.named("bytes"), "text", seq, 1 << 20, false);
+        JsonlTokens bytes = new JsonlTokens(List.of(p), Tokenizer.named("bytes"), "text", seq, 1 << 20);
         List<Long> wide;
         try (Loader l = Loader.builder(bytes, bytes.collator(DType.INT64)).batchSize(5).workers(2).build()) {
             wide = delivered(l, seq);
@@ -122,7 +123,7 @@ class JsonlTokensTest {
             }
             want.add((long) gpt2.endOfText());
         }
-        JsonlTokens ids = new JsonlTokens(List.of(p), gpt2, "text", seq, 1 << 20, false);
+        JsonlTokens ids = new JsonlTokens(List.of(p), gpt2, "text", seq, 1 << 20);
         try (Loader l = Loader.builder(ids, ids.collator(DType.INT64)).batchSize(5).workers(2).build()) {
             List<Long> got = delivered(l, seq);
             assertEquals(want.size() / seq * seq, got.size());
@@ -133,7 +134,7 @@ class JsonlTokensTest {
     @Test
     void rangesOfAPlainFileAreReadInParallelAndCoverEveryLine() throws IOException {
         Path p = write("big.jsonl", 5000);
-        JsonlTokens t = new JsonlTokens(List.of(p), Tokenizer.named("bytes"), "text", 16, 4096, false);
+        JsonlTokens t = new JsonlTokens(List.of(p), Tokenizer.named("bytes"), "text", 16, 4096);
         assertTrue(t.shards() > 10, "shards: " + t.shards());
         List<Long> ref;
         try (Loader l = Loader.builder(t, t.collator(DType.INT64)).batchSize(4).build()) {
@@ -155,7 +156,7 @@ class JsonlTokensTest {
         }
         Files.writeString(p, b);
         long offset = b.indexOf("{\"text\": oops}");
-        JsonlTokens t = new JsonlTokens(List.of(p), Tokenizer.named("bytes"), "text", 8, 512, false);
+        JsonlTokens t = new JsonlTokens(List.of(p), Tokenizer.named("bytes"), "text", 8, 512);
         try (Loader l = Loader.builder(t, t.collator(DType.INT64)).batchSize(4).workers(2).build()) {
             LoaderException e = assertThrows(LoaderException.class, () -> delivered(l, 8));
             assertTrue(e.getMessage().contains("malformed JSON") && e.getMessage().contains("at byte " + offset), e.getMessage());
@@ -163,27 +164,56 @@ class JsonlTokensTest {
     }
 
     @Test
-    void skippedMalformedLinesAreCountedInTheLoadersStats() throws IOException {
+    void malformedLinesFollowTheLoadersErrorPolicy() throws IOException {
         Path p = tmp.resolve("some-bad.jsonl");
+        Path clean = tmp.resolve("clean.jsonl");
         StringBuilder b = new StringBuilder();
+        StringBuilder c = new StringBuilder();
         int bad = 0;
         for (int i = 0; i < 300; i++) {
             if (i % 37 == 5) {
-                b.append("{\"text\": oops}\n");
+                b.append(i % 2 == 0 ? "{\"text\": oops}\n" : "{\"other\": \"no text field\"}\n");
                 bad++;
             }
             b.append("{\"text\": \"line ").append(i).append("\"}\n");
+            c.append("{\"text\": \"line ").append(i).append("\"}\n");
         }
         Files.writeString(p, b);
+        Files.writeString(clean, c);
+        // one range: skipping a line loses none of the tokens around it, for any worker count
+        List<Long> want;
+        JsonlTokens cleanTokens = tokens(clean, 1 << 20);
+        try (Loader l = Loader.builder(cleanTokens, cleanTokens.collator(DType.INT64)).batchSize(4).build()) {
+            want = delivered(l, 8);
+        }
         for (long shardBytes : new long[] {1 << 20, 1024}) { // one range, and many read in parallel
             for (int workers : new int[] {0, 2}) {
-                JsonlTokens t = new JsonlTokens(List.of(p), Tokenizer.named("bytes"), "text", 8, shardBytes, true);
+                JsonlTokens t = tokens(p, shardBytes);
+                String where = shardBytes + " bytes a range, " + workers + " workers";
+                try (Loader l = Loader.builder(t, t.collator(DType.INT64)).batchSize(4).workers(workers)
+                        .errorPolicy(ErrorPolicy.SKIP_SAMPLE).build()) {
+                    List<Long> got = delivered(l, 8);
+                    assertEquals(bad, l.stats().skipped(), where);
+                    if (shardBytes == 1 << 20) {
+                        assertEquals(want, got, where);
+                    }
+                }
                 try (Loader l = Loader.builder(t, t.collator(DType.INT64)).batchSize(4).workers(workers).build()) {
-                    delivered(l, 8);
-                    assertEquals(bad, l.stats().skipped(), shardBytes + " bytes a range, " + workers + " workers");
+                    LoaderException e = assertThrows(LoaderException.class, () -> delivered(l, 8), where);
+                    assertTrue(e.getMessage().contains("some-bad.jsonl: line 6: no string field 'text' (at byte 95)"), e.getMessage());
+                }
+                try (Loader l = Loader.builder(t, t.collator(DType.INT64)).batchSize(4).workers(workers)
+                        .errorPolicy(ErrorPolicy.SKIP_SHARD).build()) {
+                    List<Long> got = delivered(l, 8);
+                    assertTrue(got.size() < want.size(), where);
+                    assertTrue(l.stats().skippedShards() >= 1, where);
                 }
             }
         }
+    }
+
+    private static JsonlTokens tokens(Path p, long shardBytes) throws IOException {
+        return new JsonlTokens(List.of(p), Tokenizer.named("bytes"), "text", 8, shardBytes);
     }
 
     @Test

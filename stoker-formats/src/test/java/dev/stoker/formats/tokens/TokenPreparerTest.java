@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.github.luben.zstd.ZstdOutputStream;
 import dev.stoker.CorruptShardException;
 import dev.stoker.DType;
+import dev.stoker.ErrorPolicy;
 import dev.stoker.formats.Fixtures;
 import dev.stoker.formats.npy.Npy;
 import dev.stoker.formats.npy.NpyArray;
@@ -86,16 +87,16 @@ class TokenPreparerTest {
         Tokenizer gpt2 = Tokenizer.named("r50k_base");
         List<Path> inputs = List.of(jsonl("a.jsonl"), jsonl("b.jsonl.gz"), jsonl("c.jsonl.zst"));
         long[] want = expectedTokens(gpt2, 3);
-        new TokenPreparer(gpt2, TokenPreparer.Format.BIN, "text", false, 2).run(inputs, tmp.resolve("out"));
+        new TokenPreparer(gpt2, TokenPreparer.Format.BIN, "text", ErrorPolicy.FAIL, 2).run(inputs, tmp.resolve("out"));
         try (TokenFile f = TokenFile.open(tmp.resolve("out.bin"), DType.UINT16)) {
             assertArrayEquals(want, read(f));
         }
-        new TokenPreparer(gpt2, TokenPreparer.Format.NPY, "text", false, 3).run(inputs, tmp.resolve("out"));
+        new TokenPreparer(gpt2, TokenPreparer.Format.NPY, "text", ErrorPolicy.FAIL, 3).run(inputs, tmp.resolve("out"));
         try (NpyArray a = Npy.read(tmp.resolve("out.npy"))) {
             assertEquals("<u2", a.descr());
             assertArrayEquals(want, read(Tokens.of(a)));
         }
-        TokenPreparer.Summary s = new TokenPreparer(gpt2, TokenPreparer.Format.MEGATRON, "text", false, 1)
+        TokenPreparer.Summary s = new TokenPreparer(gpt2, TokenPreparer.Format.MEGATRON, "text", ErrorPolicy.FAIL, 1)
                 .run(inputs, tmp.resolve("meg"));
         assertEquals(15, s.documents());
         assertEquals(want.length, s.tokens());
@@ -115,8 +116,8 @@ class TokenPreparerTest {
         Path in = tmp.resolve("big.jsonl");
         Files.writeString(in, big);
         Tokenizer t = Tokenizer.named("cl100k_base");
-        new TokenPreparer(t, TokenPreparer.Format.BIN, "text", false, 1).run(List.of(in), tmp.resolve("one"));
-        new TokenPreparer(t, TokenPreparer.Format.BIN, "text", false, 4).run(List.of(in), tmp.resolve("four"));
+        new TokenPreparer(t, TokenPreparer.Format.BIN, "text", ErrorPolicy.FAIL, 1).run(List.of(in), tmp.resolve("one"));
+        new TokenPreparer(t, TokenPreparer.Format.BIN, "text", ErrorPolicy.FAIL, 4).run(List.of(in), tmp.resolve("four"));
         assertArrayEquals(Files.readAllBytes(tmp.resolve("one.bin")), Files.readAllBytes(tmp.resolve("four.bin")));
         assertEquals(0, Files.size(tmp.resolve("one.bin")) % 4, "cl100k ids need uint32");
     }
@@ -125,13 +126,13 @@ class TokenPreparerTest {
     void aMalformedLineNamesFileAndLineAndLeavesNoOutput() throws IOException {
         Path in = jsonl("bad.jsonl", "{\"text\": \"fine\"}", "{\"text\": unquoted}", "{\"other\": 1}");
         CorruptShardException e = assertThrows(CorruptShardException.class,
-                () -> new TokenPreparer(Tokenizer.named("bytes"), TokenPreparer.Format.BIN, "text", false, 2)
+                () -> new TokenPreparer(Tokenizer.named("bytes"), TokenPreparer.Format.BIN, "text", ErrorPolicy.FAIL, 2)
                         .run(List.of(in), tmp.resolve("x")));
         assertTrue(e.getMessage().startsWith(in + ": line 7: malformed JSON"), e.getMessage());
         try (var files = Files.list(tmp)) {
             assertEquals(List.of(in), files.toList(), "no output and no temporary file left behind");
         }
-        TokenPreparer.Summary s = new TokenPreparer(Tokenizer.named("bytes"), TokenPreparer.Format.BIN, "text", true, 2)
+        TokenPreparer.Summary s = new TokenPreparer(Tokenizer.named("bytes"), TokenPreparer.Format.BIN, "text", ErrorPolicy.SKIP_SAMPLE, 2)
                 .run(List.of(in), tmp.resolve("x"));
         assertEquals(2, s.skipped(), "the unquoted value and the missing field");
         assertEquals(6, s.documents());
@@ -144,10 +145,10 @@ class TokenPreparerTest {
         byte[] bad = {'{', '"', 't', 'e', 'x', 't', '"', ':', '"', (byte) 0xC3, (byte) 0x28, '"', '}', '\n'};
         Files.write(in, concat(good, bad, good));
         CorruptShardException e = assertThrows(CorruptShardException.class,
-                () -> new TokenPreparer(Tokenizer.named("bytes"), TokenPreparer.Format.BIN, "text", false, 1)
+                () -> new TokenPreparer(Tokenizer.named("bytes"), TokenPreparer.Format.BIN, "text", ErrorPolicy.FAIL, 1)
                         .run(List.of(in), tmp.resolve("u")));
         assertTrue(e.getMessage().contains("line 2: invalid UTF-8"), e.getMessage());
-        TokenPreparer.Summary s = new TokenPreparer(Tokenizer.named("bytes"), TokenPreparer.Format.BIN, "text", true, 1)
+        TokenPreparer.Summary s = new TokenPreparer(Tokenizer.named("bytes"), TokenPreparer.Format.BIN, "text", ErrorPolicy.SKIP_SAMPLE, 1)
                 .run(List.of(in), tmp.resolve("u"));
         assertEquals(1, s.skipped());
         assertEquals(2, s.documents(), "the lines after a bad one are still read");
@@ -157,7 +158,7 @@ class TokenPreparerTest {
     void numpyReadsTheNpyOutput() throws Exception {
         assumeTrue(Fixtures.numpyAvailable(), "python3 with numpy is not installed: skipping the numpy read-back");
         Path in = jsonl("n.jsonl");
-        new TokenPreparer(Tokenizer.named("r50k_base"), TokenPreparer.Format.NPY, "text", false, 2).run(List.of(in), tmp.resolve("n"));
+        new TokenPreparer(Tokenizer.named("r50k_base"), TokenPreparer.Format.NPY, "text", ErrorPolicy.FAIL, 2).run(List.of(in), tmp.resolve("n"));
         String out = Fixtures.python("import numpy as np,sys; a=np.load(sys.argv[1]); print(a.dtype.str, a.shape, a[:3].tolist(), int(a[-1]))",
                 tmp.resolve("n.npy").toString());
         long[] want = expectedTokens(Tokenizer.named("r50k_base"), 1);
