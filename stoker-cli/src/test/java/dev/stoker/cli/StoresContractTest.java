@@ -33,7 +33,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * (digests) wherever the bytes live. One tree of files (tar shards, an image folder, JSON lines,
  * raw tokens, .npy, a Megatron pair, Parquet, HDF5) is read from local disk, a real HTTP server on
  * loopback, S3 (S3Proxy on loopback), the in-memory store, the in-memory store delivering one byte
- * per read, and the in-memory store cutting every response after 3,000 bytes (each resumed).
+ * per read, and the in-memory store cutting every response after 3,000 bytes (each resumed). From
+ * a store whose every read fails, every format fails as the command-line contract says: exit 1,
+ * one line naming the object, no stack trace, no hang.
  */
 @Timeout(600)
 class StoresContractTest {
@@ -45,6 +47,7 @@ class StoresContractTest {
     static MemoryStore mem;
     static MemoryStore oneByte;
     static MemoryStore cut;
+    static MemoryStore failing;
     static final Map<String, String> localDigests = new ConcurrentHashMap<>();
 
     /** Each format's command, {@code @} standing for the root the files are under. */
@@ -106,6 +109,7 @@ class StoresContractTest {
         mem = MemoryStore.mount("contract");
         oneByte = MemoryStore.mount("contract-one-byte").chunk(1);
         cut = MemoryStore.mount("contract-cut").cutAfter(3_000);
+        failing = MemoryStore.mount("contract-failing");
         try (Stream<Path> files = Files.walk(data)) {
             for (Path f : files.filter(Files::isRegularFile).toList()) {
                 String key = data.relativize(f).toString();
@@ -114,6 +118,8 @@ class StoresContractTest {
                 mem.put(key, b);
                 oneByte.put(key, b);
                 cut.put(key, b);
+                failing.put(key, b);
+                failing.failOpens(key, Integer.MAX_VALUE); // every request a 503: retried, then given up
             }
         }
     }
@@ -125,6 +131,7 @@ class StoresContractTest {
         mem.close();
         oneByte.close();
         cut.close();
+        failing.close();
     }
 
     static String root(String store) {
@@ -135,6 +142,7 @@ class StoresContractTest {
             case "memory" -> mem.location("");
             case "one-byte" -> oneByte.location("");
             case "cut-mid-read" -> cut.location("");
+            case "failing" -> failing.location("");
             default -> throw new IllegalArgumentException(store);
         };
     }
@@ -182,6 +190,22 @@ class StoresContractTest {
         assertEquals(0, o.code(), format + " from " + store + ": " + o.err());
         String got = field(o.out().strip(), "digest") + " " + field(o.out().strip(), "samples");
         assertEquals(want, got, format + " from " + store + " gives the local batches");
+    }
+
+    static Stream<String> formats() {
+        return FORMATS.keySet().stream();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("formats")
+    @Timeout(120)
+    void everyFormatFromAFailingStoreFailsWithOneLineNamingTheObject(String format) {
+        MainTest.Outcome o = stoker(command(format, "failing"));
+        String err = o.err().strip();
+        assertEquals(1, o.code(), format + ": " + o.err());
+        assertEquals(1, err.lines().count(), format + ": one line: " + o.err());
+        assertTrue(err.startsWith("stoker: ") && err.contains(failing.location("")), format + ": names the object: " + err);
+        assertTrue(!err.contains("Exception") && !err.contains("\tat "), format + ": no stack trace: " + err);
     }
 
     @Test

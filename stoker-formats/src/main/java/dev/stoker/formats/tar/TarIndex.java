@@ -23,7 +23,7 @@ import java.util.Map;
  * last 64 KiB and the headers of sixteen of the members the index lists), so that a shard
  * rewritten with the same size and mtime is indexed again instead of read at stale offsets.
  */
-public final class TarIndex {
+final class TarIndex {
     private static final long MAGIC = 0x53544b4944583032L; // "STKIDX02" (01: no fingerprint, and a shard cut between members was accepted)
     /** The members whose header blocks the fingerprint covers, spread evenly over the index. */
     private static final int SAMPLED_HEADERS = 16;

@@ -1,0 +1,19 @@
+package dev.stoker.parquet;
+
+import dev.stoker.Loader;
+import dev.stoker.testing.LoaderContract;
+import java.io.IOException;
+import java.util.List;
+
+/** The loader contract ({@link LoaderContract}) for Parquet: the rows of pyarrow's file, every column, zstd pages. */
+class ParquetContractTest extends LoaderContract {
+    @Override
+    protected int batchSize() {
+        return 512;
+    }
+
+    @Override
+    protected Loader.Builder builder() throws IOException {
+        return Loader.builder(closedAfter(new ParquetDataset(ParquetDatasetTest.fixture("zstd"), List.of(), null, 8 << 20)));
+    }
+}
