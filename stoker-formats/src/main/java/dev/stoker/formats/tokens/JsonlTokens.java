@@ -195,49 +195,55 @@ public final class JsonlTokens implements dev.stoker.StreamingDataset<JsonlToken
                     filled = 0;
                 }
                 Window w = current;
-                while (filled < seqLen) {
-                    if (asBytes) {
-                        // the bytes tokenizer: the UTF-8 bytes are the tokens
-                        if (pendingAt == pendingLength) {
-                            if (eotDue) {
-                                w.addEot(filled);
-                                w.bytes[filled++] = 0;
-                                eotDue = false;
+                int filled = this.filled; // a local in the loop; kept in the field across a bad line
+                try {
+                    while (filled < seqLen) {
+                        if (asBytes) {
+                            // the bytes tokenizer: the UTF-8 bytes are the tokens
+                            if (pendingAt == pendingLength) {
+                                if (eotDue) {
+                                    w.addEot(filled);
+                                    w.bytes[filled++] = 0;
+                                    eotDue = false;
+                                    continue;
+                                }
+                                if (!docs.nextLine()) {
+                                    windows.offer(w);
+                                    current = null;
+                                    return null; // the partial window at the end of the shard is dropped
+                                }
+                                pendingBytes = docs.bytes();
+                                pendingAt = docs.offset();
+                                pendingLength = pendingAt + docs.length();
+                                eotDue = true;
                                 continue;
                             }
-                            if (!docs.nextLine()) {
+                            int take = Math.min(seqLen - filled, pendingLength - pendingAt);
+                            System.arraycopy(pendingBytes, pendingAt, w.bytes, filled, take);
+                            pendingAt += take;
+                            filled += take;
+                            continue;
+                        }
+                        if (pendingAt == pending.length) {
+                            String doc = docs.next();
+                            if (doc == null) {
                                 windows.offer(w);
                                 current = null;
                                 return null; // the partial window at the end of the shard is dropped
                             }
-                            pendingBytes = docs.bytes();
-                            pendingAt = docs.offset();
-                            pendingLength = pendingAt + docs.length();
-                            eotDue = true;
-                            continue;
+                            pending = encode(doc, eot);
+                            pendingAt = 0;
                         }
-                        int take = Math.min(seqLen - filled, pendingLength - pendingAt);
-                        System.arraycopy(pendingBytes, pendingAt, w.bytes, filled, take);
+                        int take = Math.min(seqLen - filled, pending.length - pendingAt);
+                        for (int i = 0; i < take; i++) {
+                            w.tokens[filled + i] = pending[pendingAt + i];
+                        }
                         pendingAt += take;
                         filled += take;
-                        continue;
                     }
-                    if (pendingAt == pending.length) {
-                        String doc = docs.next();
-                        if (doc == null) {
-                            windows.offer(w);
-                            current = null;
-                            return null; // the partial window at the end of the shard is dropped
-                        }
-                        pending = encode(doc, eot);
-                        pendingAt = 0;
-                    }
-                    int take = Math.min(seqLen - filled, pending.length - pendingAt);
-                    for (int i = 0; i < take; i++) {
-                        w.tokens[filled + i] = pending[pendingAt + i];
-                    }
-                    pendingAt += take;
-                    filled += take;
+                } catch (dev.stoker.CorruptRecordException e) {
+                    this.filled = filled;
+                    throw e;
                 }
                 current = null;
                 return w;
