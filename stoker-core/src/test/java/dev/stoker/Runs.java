@@ -2,9 +2,7 @@ package dev.stoker;
 
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
-import java.security.MessageDigest;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.List;
 
@@ -40,13 +38,7 @@ final class Runs {
     }
 
     static String digest(Batch b) {
-        try {
-            MessageDigest md = MessageDigest.getInstance("SHA-256");
-            b.digest(md);
-            return HexFormat.of().formatHex(md.digest());
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new AssertionError(e);
-        }
+        return dev.stoker.testing.Digests.of(b);
     }
 
     /** Every row of a synthetic batch holds exactly the bytes of the sample its index names. */

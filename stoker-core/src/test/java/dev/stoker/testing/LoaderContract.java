@@ -8,7 +8,6 @@ import dev.stoker.Batch;
 import dev.stoker.Loader;
 import dev.stoker.LoaderState;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.Iterator;
@@ -66,7 +65,7 @@ public abstract class LoaderContract {
         try (Loader l = b.build()) {
             for (Batch batch : l) {
                 for (int r = 0; r < batch.size(); r++) {
-                    MessageDigest md = sha256();
+                    MessageDigest md = Digests.sha256();
                     for (int f = 0; f < batch.schema().size(); f++) {
                         md.update(batch.bytes(f, r).asByteBuffer());
                     }
@@ -81,19 +80,9 @@ public abstract class LoaderContract {
         List<String> out = new ArrayList<>();
         while (out.size() < limit && it.hasNext()) {
             Batch b = it.next();
-            MessageDigest md = sha256();
-            b.digest(md);
-            out.add(b.size() + ":" + HexFormat.of().formatHex(md.digest()));
+            out.add(b.size() + ":" + Digests.of(b));
         }
         return out;
-    }
-
-    private static MessageDigest sha256() {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new AssertionError(e);
-        }
     }
 
     private static TreeMap<String, Integer> counts(List<String> rows) {

@@ -19,7 +19,7 @@ public enum Compression {
     private static final int BUFFER = 1 << 16;
 
     /** The compression the first four bytes of a file announce, or null for none. */
-    public static Compression of(byte[] m) {
+    private static Compression of(byte[] m) {
         if (m.length >= 2 && (m[0] & 0xFF) == 0x1F && (m[1] & 0xFF) == 0x8B) {
             return GZIP;
         }
@@ -53,7 +53,7 @@ public enum Compression {
     }
 
     /** A decompressing stream over {@code in}. */
-    public InputStream open(InputStream in) throws IOException {
+    private InputStream open(InputStream in) throws IOException {
         return switch (this) {
             case GZIP -> Gunzip.open(in);
             case ZSTD -> new ZstdInputStream(in);
