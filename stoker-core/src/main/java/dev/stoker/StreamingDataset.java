@@ -47,6 +47,15 @@ public interface StreamingDataset<T> {
     }
 
     /**
+     * This dataset's shards read through {@code stage}: the same shards, names and plan, each
+     * shard's samples made by the stage from this dataset's ({@link ShardStage}). Its fingerprint
+     * is this one's with the stage's mixed in (0 if this one gives none).
+     */
+    default <R> StreamingDataset<R> through(ShardStage<? super T, R> stage) {
+        return new Staged<>(this, stage);
+    }
+
+    /**
      * The samples of one shard, in order. A loader closes a reader only once every sample it
      * returned is done with (collated into a batch, or dropped), possibly on another thread than
      * the one that read it; so a sample may borrow the reader's memory (a slice of a mapped file)
@@ -58,6 +67,17 @@ public interface StreamingDataset<T> {
         T next() throws IOException;
 
         /**
+         * The next sample as {@link #next()} gives it, but borrowed: valid only until the next
+         * call on this reader, so that a reader may hand out a view of its own buffer (a line of
+         * text) instead of a copy. A {@link ShardStage} that is done with each sample before it
+         * asks for the next one reads its upstream this way; the loader, which keeps samples,
+         * calls {@link #next()}. The default is {@link #next()}.
+         */
+        default T nextBorrowed() throws IOException {
+            return next();
+        }
+
+        /**
          * Skips {@code n} samples; returns how many there were to skip. Malformed records
          * ({@link CorruptRecordException}) are passed over: they are no samples.
          */
@@ -65,7 +85,7 @@ public interface StreamingDataset<T> {
             long k = 0;
             while (k < n) {
                 try {
-                    if (next() == null) {
+                    if (nextBorrowed() == null) {
                         break;
                     }
                 } catch (CorruptRecordException e) {

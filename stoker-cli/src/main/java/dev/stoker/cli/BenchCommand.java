@@ -177,9 +177,12 @@ final class BenchCommand implements Runnable {
                         throw new java.nio.file.NoSuchFileException(p.toString());
                     }
                 }
-                dev.stoker.formats.tokens.JsonlTokens data = new dev.stoker.formats.tokens.JsonlTokens(local, tok, field, seqLen,
-                        shardKb << 10);
-                dev.stoker.Collator<dev.stoker.formats.tokens.JsonlTokens.Window> collator = data.collator(TokensSource.outType(outDtype));
+                // the documents, tokenized and packed as they stream
+                dev.stoker.formats.tokens.Pack pack = new dev.stoker.formats.tokens.Pack(tok, seqLen);
+                dev.stoker.StreamingDataset<dev.stoker.formats.tokens.Pack.Window> data =
+                        new dev.stoker.formats.text.TextStream(local, field, shardKb << 10)
+                                .through(new dev.stoker.formats.tokens.Tokenize(tok).andThen(pack));
+                dev.stoker.Collator<dev.stoker.formats.tokens.Pack.Window> collator = pack.collator(TokensSource.outType(outDtype));
                 return new BenchRunner(options, spec.commandLine().getOut(), "jsonl", seqLen).shardBuffer(shardBuffer)
                         .run(() -> dev.stoker.Loader.builder(data, collator));
             }

@@ -10,12 +10,12 @@ import dev.stoker.formats.tar.TarSample;
 import dev.stoker.formats.tar.TarShards;
 import dev.stoker.formats.tar.TarWriter;
 import dev.stoker.formats.text.JsonlDataset;
-import dev.stoker.formats.tokens.JsonlTokens;
+import dev.stoker.formats.text.TextStream;
 import dev.stoker.formats.tokens.Megatron;
 import dev.stoker.formats.tokens.PackedSequences;
 import dev.stoker.formats.tokens.TokenFile;
+import dev.stoker.formats.tokens.TokenStagesTest;
 import dev.stoker.formats.tokens.TokenWindows;
-import dev.stoker.formats.tokens.Tokenizer;
 import dev.stoker.formats.tokens.Tokens;
 import dev.stoker.testing.LoaderContract;
 import java.io.IOException;
@@ -118,8 +118,16 @@ class FormatContractsTest {
     class JsonLinesTokenizedAsTheyStream extends LoaderContract {
         @Override
         protected Loader.Builder builder() throws IOException {
-            JsonlTokens t = new JsonlTokens(List.of(jsonl), Tokenizer.named("bytes"), "text", 16, 256);
-            return Loader.builder(t, t.collator(DType.INT64));
+            return TokenStagesTest.Packed.bytes(jsonl, 16, 256).builder(DType.INT64);
+        }
+    }
+
+    @Nested
+    class JsonLinesDocumentsStreamed extends LoaderContract {
+        @Override
+        protected Loader.Builder builder() throws IOException {
+            TextStream documents = new TextStream(List.of(jsonl), "text", 256);
+            return Loader.builder(documents, (d, c) -> d.toByteArray(), Collator.bytes("text", 128));
         }
     }
 

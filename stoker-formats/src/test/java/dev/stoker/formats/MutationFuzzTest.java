@@ -7,9 +7,8 @@ import dev.stoker.Loader;
 import dev.stoker.formats.npy.Npy;
 import dev.stoker.formats.npy.NpyArray;
 import dev.stoker.formats.text.JsonlDataset;
-import dev.stoker.formats.tokens.JsonlTokens;
 import dev.stoker.formats.tokens.Megatron;
-import dev.stoker.formats.tokens.Tokenizer;
+import dev.stoker.formats.tokens.TokenStagesTest;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -87,8 +86,7 @@ class MutationFuzzTest {
             }
         });
         Mutants.fuzz(tmp, "jsonl-tokens", good, ".jsonl", 200, p -> {
-            JsonlTokens t = new JsonlTokens(List.of(p), Tokenizer.named("bytes"), "text", 16, 1 << 20);
-            try (Loader l = Loader.builder(t, t.collator(dev.stoker.DType.INT64)).batchSize(4).workers(0).build()) {
+            try (Loader l = TokenStagesTest.Packed.bytes(p, 16, 1 << 20).builder(dev.stoker.DType.INT64).batchSize(4).workers(0).build()) {
                 l.forEach(b -> { });
             }
         });

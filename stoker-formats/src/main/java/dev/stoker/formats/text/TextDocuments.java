@@ -45,6 +45,8 @@ public final class TextDocuments implements AutoCloseable {
     private long lineOffset;
     private long nextOffset;
     private boolean txtDone;
+    /** A {@code .txt} file's one document. */
+    private byte[] txt;
 
     public TextDocuments(Path path, String field, AtomicLong bytesRead) throws IOException {
         this(path, field, bytesRead, 0, -1);
@@ -86,29 +88,31 @@ public final class TextDocuments implements AutoCloseable {
 
     /** The next document, or null at the end of the file. */
     public String next() throws IOException {
+        if (!nextDocument()) {
+            return null;
+        }
+        return new String(bytes(), offset(), length(), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Moves to the next document and leaves its UTF-8 bytes (validated) in {@link #bytes()};
+     * false at the end of the file. No String is made.
+     */
+    public boolean nextDocument() throws IOException {
         if (!jsonl) {
             if (txtDone) {
-                return null;
+                return false;
             }
             txtDone = true;
             byte[] all = in.readAllBytes();
             try {
-                return utf8.decode(java.nio.ByteBuffer.wrap(all)).toString();
+                utf8.decode(java.nio.ByteBuffer.wrap(all));
             } catch (CharacterCodingException e) {
                 throw new CorruptShardException(path.toString(), -1, "invalid UTF-8: " + e.getMessage(), e);
             }
+            txt = all;
+            return true;
         }
-        if (!nextLine()) {
-            return null;
-        }
-        return new String(json.value(), json.offset(), json.length(), StandardCharsets.UTF_8);
-    }
-
-    /**
-     * JSON lines only: moves to the next document and leaves its UTF-8 bytes (already validated)
-     * in {@link #bytes()}; false at the end of the file. No String is made.
-     */
-    public boolean nextLine() throws IOException {
         while (true) {
             lineOffset = nextOffset;
             int n = readLine();
@@ -132,19 +136,19 @@ public final class TextDocuments implements AutoCloseable {
     }
 
     /**
-     * The array holding the current document's UTF-8 bytes (after {@link #nextLine()}), at
+     * The array holding the current document's UTF-8 bytes (after {@link #nextDocument()}), at
      * {@link #offset()} for {@link #length()} bytes; valid until the next call.
      */
     public byte[] bytes() {
-        return json.value();
+        return jsonl ? json.value() : txt;
     }
 
     public int offset() {
-        return json.offset();
+        return jsonl ? json.offset() : 0;
     }
 
     public int length() {
-        return json.length();
+        return jsonl ? json.length() : txt.length;
     }
 
     private static boolean blank(byte[] b, int from, int n) {

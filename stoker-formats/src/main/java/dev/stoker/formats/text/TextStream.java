@@ -1,0 +1,152 @@
+package dev.stoker.formats.text;
+
+import dev.stoker.StreamingDataset;
+import dev.stoker.formats.io.Compression;
+import dev.stoker.formats.io.Fingerprints;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The documents of text files as a stream of shards: a {@code .jsonl} file's string field
+ * {@code field}, one document per line, or a {@code .txt} file as one document
+ * ({@link TextDocuments} reads them). A sample is a {@link Document}: a copy of the line's
+ * bytes, or, to a stage reading with {@code nextBorrowed()}, a view of the reader's buffer. Read
+ * it through stages ({@link StreamingDataset#through}) to tokenize and pack it.
+ *
+ * <p>Shards: an uncompressed JSON-lines file is cut into ranges of about {@code shardBytes}, each
+ * starting just after a newline, so that several workers read one file in parallel; a compressed
+ * file ({@code .gz}, {@code .zst}) or a text file is one shard. A malformed line is a
+ * {@link dev.stoker.CorruptRecordException} naming the file, the line and its byte offset, and
+ * the loader's {@link dev.stoker.ErrorPolicy} decides.
+ */
+public final class TextStream implements StreamingDataset<Document> {
+    private final String field;
+    private final List<Range> shards = new ArrayList<>();
+    /** Computed when first asked (two reads of each file), then kept. */
+    private volatile long fingerprint;
+
+    private record Range(Path path, long start, long end) {
+    }
+
+    public TextStream(List<Path> files, String field, long shardBytes) throws IOException {
+        if (shardBytes < 1) {
+            throw new IllegalArgumentException("shardBytes must be >= 1, got " + shardBytes);
+        }
+        this.field = java.util.Objects.requireNonNull(field, "field");
+        for (Path f : files) {
+            String name = f.getFileName().toString();
+            long size = Files.size(f);
+            boolean plainLines = name.endsWith(".jsonl") || name.endsWith(".ndjson") || name.endsWith(".json");
+            if (!plainLines || Compression.of(f) != null || size <= shardBytes) {
+                shards.add(new Range(f, 0, -1));
+                continue;
+            }
+            long start = 0;
+            while (start < size) {
+                long end = start + shardBytes >= size ? size : nextLineStart(f, start + shardBytes, size);
+                shards.add(new Range(f, start, end));
+                start = end;
+            }
+        }
+    }
+
+    /** The offset just after the first newline at or after {@code at} (or the file's size). */
+    private static long nextLineStart(Path f, long at, long size) throws IOException {
+        try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
+            ByteBuffer b = ByteBuffer.allocate(1 << 16);
+            long pos = at;
+            while (pos < size) {
+                b.clear();
+                int n = ch.read(b, pos);
+                if (n <= 0) {
+                    break;
+                }
+                for (int i = 0; i < n; i++) {
+                    if (b.get(i) == '\n') {
+                        return pos + i + 1;
+                    }
+                }
+                pos += n;
+            }
+            return size;
+        }
+    }
+
+    @Override
+    public int shards() {
+        return shards.size();
+    }
+
+    @Override
+    public String shardName(int shard) {
+        Range r = shards.get(shard);
+        return r.end < 0 ? r.path.toString() : r.path + "[" + r.start + ".." + r.end + ")";
+    }
+
+    @Override
+    public String name() {
+        return shards.isEmpty() ? "text" : shards.get(0).path.toString();
+    }
+
+    /**
+     * The files' contents ({@link Fingerprints#ends}: two reads each, local files only) in order,
+     * and the field: not how the files are cut into shards, nor where they live.
+     */
+    @Override
+    public long fingerprint() {
+        if (fingerprint != 0) {
+            return fingerprint;
+        }
+        long h = field.hashCode();
+        Path last = null;
+        for (Range r : shards) {
+            if (!r.path.equals(last)) {
+                last = r.path;
+                try {
+                    h = Fingerprints.and(h, Fingerprints.ends(r.path));
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e); // read when the loader is made: reported as the file's error
+                }
+            }
+        }
+        fingerprint = h == 0 ? 1 : h;
+        return fingerprint;
+    }
+
+    @Override
+    public ShardReader<Document> open(int shard) throws IOException {
+        Range r = shards.get(shard);
+        TextDocuments docs = new TextDocuments(r.path, field, new AtomicLong(), r.start, r.end);
+        return new ShardReader<>() {
+            /** The borrowed document, moved over the reader's buffer from line to line. */
+            private final Document view = new Document(new byte[0], 0, 0);
+
+            @Override
+            public Document next() throws IOException {
+                return docs.nextDocument() ? new Document(Arrays.copyOfRange(docs.bytes(), docs.offset(), docs.offset() + docs.length())) : null;
+            }
+
+            @Override
+            public Document nextBorrowed() throws IOException {
+                if (!docs.nextDocument()) {
+                    return null;
+                }
+                view.set(docs.bytes(), docs.offset(), docs.length());
+                return view;
+            }
+
+            @Override
+            public void close() throws IOException {
+                docs.close();
+            }
+        };
+    }
+}
