@@ -9,7 +9,9 @@
  * {@link dev.stoker.Loader} runs fetch, {@link dev.stoker.Transform} and
  * {@link dev.stoker.Collator} on worker threads, writes each sample once into a pooled
  * {@link dev.stoker.Batch} (memory from an {@link dev.stoker.Allocator}), and hands batches to the
- * consumer in order, a bounded number ahead. {@link dev.stoker.LoaderState} is where it stands
+ * consumer in order, a bounded number ahead. A {@link dev.stoker.StreamingDataset} is read shard
+ * by shard, through any {@link dev.stoker.ShardStage}s (packing, grouping: any number of samples
+ * in and out) before the per-sample transform. {@link dev.stoker.LoaderState} is where it stands
  * (exact and elastic resume); {@link dev.stoker.LoaderStats} is what it measured.
  *
  * <p>Behind the API, package-private (ARCHITECTURE.md names the owner of each behaviour):

@@ -54,8 +54,24 @@ class ReadmeTest {
     }
 
     @Test
+    void theStreamingTokenExampleRunsOnJsonLines() throws Exception {
+        Path jsonl = tmp.resolve("train.jsonl");
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i < 2000; i++) {
+            text.append("{\"text\": \"document ").append(i).append(" of the example, with some words to tokenize\"}\n");
+        }
+        Files.writeString(jsonl, text);
+        String block = block(2);
+        assertTrue(block.contains("Path.of(\"train.jsonl\")"), block);
+        Object example = run(block.replace("Path.of(\"train.jsonl\")", "Path.of(\"" + jsonl + "\")")
+                .replace("MemorySegment tokens = b.data(\"tokens\");", "MemorySegment tokens = b.data(\"tokens\"); batches++;"), "");
+        assertEquals(1, example.getClass().getField("batches").get(example), "2,000 documents of about 14 ids each are "
+                + "fewer than 32 windows of 1,024: one short batch");
+    }
+
+    @Test
     void theImageExampleCompiles() throws Exception {
-        compile(block(2), ""); // it needs shards of images to run; W2's are not here
+        compile(block(3), ""); // it needs shards of images to run; W2's are not here
     }
 
     /** The {@code n}th ```java block of README.md. */

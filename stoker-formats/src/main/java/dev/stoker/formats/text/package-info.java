@@ -5,6 +5,8 @@
  * sample per non-blank line, through a line index kept beside the file; {@code JsonLine} finds a
  * field's value in a line without building a tree.
  * {@link dev.stoker.formats.text.TextDocuments} reads the documents of a {@code .jsonl} or
- * {@code .txt} file front to back (gzip or zstd decompressed ahead of the parser), for tokenizing.
+ * {@code .txt} file front to back (gzip or zstd decompressed ahead of the parser), for tokenizing;
+ * {@link dev.stoker.formats.text.TextStream} is those documents as a streaming dataset of
+ * {@link dev.stoker.formats.text.Document}s, a plain file cut into newline-aligned ranges.
  */
 package dev.stoker.formats.text;
