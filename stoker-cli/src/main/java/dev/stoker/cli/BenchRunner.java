@@ -93,8 +93,15 @@ final class BenchRunner {
      * process's start-up (worker threads or processes, and for Stoker the JIT's first
      * compilations) weighs on the first batch, and for about a second of compiling, on the first epoch.
      */
-    record FirstBatch(double seconds, double samplesPerSecAfter, double samplesPerSecFromStart, double samplesPerSecAfterFirstEpoch) {
-        static final FirstBatch NONE = new FirstBatch(Double.NaN, Double.NaN, Double.NaN, Double.NaN);
+    /**
+     * The first batch and the rates around it. {@code seconds}: from the command's start (its first
+     * run; a later run of a sweep: from its own set-up) to the first batch, as a user waits for it;
+     * {@code startSeconds}: the part of it before the loader's first pass began (the JVM, opening,
+     * listing and indexing the data); {@code loaderSeconds}: the rest, the loader's own.
+     */
+    record FirstBatch(double seconds, double startSeconds, double loaderSeconds, double samplesPerSecAfter,
+                      double samplesPerSecFromStart, double samplesPerSecAfterFirstEpoch) {
+        static final FirstBatch NONE = new FirstBatch(Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN);
     }
 
     /** Where a configured loader goes instead of being measured: a session of {@code stoker serve}. */
@@ -140,7 +147,9 @@ final class BenchRunner {
         List<Result> results = new ArrayList<>();
         for (Integer w : workerList) {
             for (Integer p : prefetchList) {
-                Result r = runOne(base.get(), sampler, w, p, resumeState, hashing);
+                long commandStart = CommandClock.claimForFirstRun();
+                long from = commandStart >= 0 ? commandStart : System.nanoTime();
+                Result r = runOne(base.get(), from, sampler, w, p, resumeState, hashing);
                 LoaderStats st = r.stats;
                 if (st.samples() == 0 && resumeState == null && o.stopAfter == null && o.steps == null) {
                     // an empty run is a failure to say, not a success to report
@@ -282,7 +291,7 @@ final class BenchRunner {
         return tokensPerSample;
     }
 
-    private Result runOne(Loader.Builder b, Sampler sampler, Integer workers, Integer prefetch, LoaderState resume, boolean hashing)
+    private Result runOne(Loader.Builder b, long from, Sampler sampler, Integer workers, Integer prefetch, LoaderState resume, boolean hashing)
             throws IOException {
         configure(b, sampler, workers, prefetch);
         ChromeTrace trace = o.trace == null ? null : new ChromeTrace(2_000_000);
@@ -385,8 +394,8 @@ final class BenchRunner {
             // the rate after the first epoch: with --epochs, the loader past the JVM's warm-up
             double afterEpoch = samples > epochSamples && epochSamples > 0
                     ? (samples - epochSamples) / ((endedAt - epochEndedAt) / 1e9) : Double.NaN;
-            FirstBatch first = delivered < 2 ? FirstBatch.NONE : new FirstBatch((firstAt - startedAt) / 1e9,
-                    (s.samples() - firstSamples) / ((endedAt - firstAt) / 1e9), s.samples() / ((endedAt - startedAt) / 1e9), afterEpoch);
+            FirstBatch first = delivered < 2 ? FirstBatch.NONE : new FirstBatch((firstAt - from) / 1e9,
+                    (startedAt - from) / 1e9, (firstAt - startedAt) / 1e9, (s.samples() - firstSamples) / ((endedAt - firstAt) / 1e9), s.samples() / ((endedAt - startedAt) / 1e9), afterEpoch);
             return new Result(loader.workers(), loader.prefetch(), workers == null,
                     prefetch == null && !Integer.valueOf(0).equals(workers), loader.tuningHistory(), delivered, s, seconds,
                     hashing ? hex.formatHex(all.digest()) : null, first);
@@ -414,6 +423,10 @@ final class BenchRunner {
                 r.workersLabel(), r.prefetchLabel(), o.batch, r.batches, s.samples(), r.seconds, grouped(r.samplesPerSec()),
                 r.seconds == 0 ? 0 : s.bytes() / r.seconds / 1e6, 100 * r.waitFraction(),
                 100 * s.fetchNanos() / work, 100 * s.transformNanos() / work, 100 * s.collateNanos() / work);
+        if (!Double.isNaN(r.first.seconds())) {
+            out.printf(Locale.ROOT, "%-10s first batch %.2f s from the start (%.2f s before the loader's first pass: "
+                    + "the JVM, opening and indexing the data)%n", "", r.first.seconds(), r.first.startSeconds());
+        }
         if (s.skippedShards() > 0) {
             out.printf(Locale.ROOT, "%-10s skipped %d unreadable shards (or their rest)%n", "", s.skippedShards());
         }
@@ -453,6 +466,8 @@ final class BenchRunner {
             g.writeNumberField("samplesPerSec", r.samplesPerSec());
             if (!Double.isNaN(r.first.seconds())) {
                 g.writeNumberField("firstBatchSeconds", r.first.seconds());
+                g.writeNumberField("startSeconds", r.first.startSeconds());
+                g.writeNumberField("loaderFirstBatchSeconds", r.first.loaderSeconds());
                 g.writeNumberField("samplesPerSecAfterFirst", r.first.samplesPerSecAfter());
                 g.writeNumberField("samplesPerSecFromStart", r.first.samplesPerSecFromStart());
                 if (tokensPerSample > 0) {

@@ -33,11 +33,17 @@ public final class Main implements Runnable {
     }
 
     public static void main(String[] args) {
-        System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
+        CommandClock.beginAtLaunch();
+        System.exit(execute(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
     }
 
-    /** Runs the command line and returns the exit code (used by tests). */
+    /** Runs the command line and returns the exit code (used by tests): a command starting now. */
     public static int run(String[] args, PrintWriter out, PrintWriter err) {
+        CommandClock.beginNow();
+        return execute(args, out, err);
+    }
+
+    private static int execute(String[] args, PrintWriter out, PrintWriter err) {
         CommandLine cl = new CommandLine(new Main());
         helpEverywhere(cl); // every command takes --help (and --version), as the usage hints say
         cl.setOut(out);

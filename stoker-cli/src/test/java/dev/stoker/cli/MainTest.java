@@ -129,10 +129,28 @@ class MainTest {
         double first = Double.parseDouble(field(line, "firstBatchSeconds"));
         assertTrue(after > 0 && after <= 500 / 0.040, line);
         double fromStart = Double.parseDouble(field(line, "samplesPerSecFromStart"));
-        assertTrue(first > 0 && first < Double.parseDouble(field(line, "seconds")), line);
+        double start = Double.parseDouble(field(line, "startSeconds"));
+        double loader = Double.parseDouble(field(line, "loaderFirstBatchSeconds"));
+        assertTrue(loader > 0 && loader < Double.parseDouble(field(line, "seconds")), line);
+        assertTrue(start >= 0 && Math.abs(first - (start + loader)) < 1e-6, "from the command's start: " + line);
         assertTrue(fromStart > 0 && fromStart <= 1000 / 0.040 && fromStart < after * 2, line);
         Outcome one = stoker("bench", "synthetic", "--samples", "100", "--batch", "100", "--workers", "1", "--json", "--digest");
         assertFalse(one.out.contains("samplesPerSecAfterFirst"), "one batch: no rate after it");
+    }
+
+    @Test
+    void theFirstBatchCountsFromTheCommandsStartForItsFirstRunAndFromItsOwnSetUpInASweep() {
+        Outcome o = stoker("bench", "synthetic", "--samples", "2000", "--batch", "100", "--workers", "0,1", "--json");
+        assertEquals(0, o.code, o.err);
+        String[] lines = o.out.strip().split("\n");
+        assertEquals(2, lines.length, o.out);
+        for (String line : lines) {
+            double first = Double.parseDouble(field(line, "firstBatchSeconds"));
+            double start = Double.parseDouble(field(line, "startSeconds"));
+            double loader = Double.parseDouble(field(line, "loaderFirstBatchSeconds"));
+            assertTrue(start >= 0 && loader > 0 && Math.abs(first - (start + loader)) < 1e-6, line);
+            assertTrue(start < 5, "not from an earlier command of this JVM: " + line);
+        }
     }
 
     @Test

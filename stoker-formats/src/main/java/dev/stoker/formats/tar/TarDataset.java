@@ -66,34 +66,93 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
             throw new IllegalArgumentException(names.size() + " names for " + paths.size() + " shards");
         }
         CorruptShardException first = null;
+        int firstAt = 0;
+        List<Object> opened = openAll(paths, storeIndex); // a Shard or the exception, in order
         try {
             for (int i = 0; i < paths.size(); i++) {
-                Path p = paths.get(i);
-                TarIndex idx;
-                try {
-                    idx = storeIndex ? TarIndex.of(p) : TarIndex.build(p);
-                } catch (CorruptShardException e) {
-                    if (!skipUnreadable) {
-                        throw renamed(e, p.toString(), names.get(i));
+                Object o = opened.get(i);
+                if (o instanceof Shard sh) {
+                    shards.add(new Shard(sh.file(), sh.index(), names.get(i)));
+                    opened.set(i, null);
+                } else if (o instanceof CorruptShardException e && skipUnreadable) {
+                    if (first == null) {
+                        first = e;
+                        firstAt = i;
                     }
-                    first = first == null ? e : first;
                     leftOut++;
-                    continue;
-                } catch (IOException e) {
-                    throw renamed(e, p.toString(), names.get(i));
+                } else if (o instanceof IOException e) {
+                    throw renamed(e, paths.get(i).toString(), names.get(i));
+                } else {
+                    throw (RuntimeException) o;
                 }
-                shards.add(new Shard(MappedFile.open(p), idx, names.get(i)));
             }
             if (shards.isEmpty()) {
                 throw new IOException("every shard is unreadable (" + leftOut + "); the first: "
-                        + renamed(first, paths.get(0).toString(), names.get(0)).getMessage(), first);
+                        + renamed(first, paths.get(firstAt).toString(), names.get(firstAt)).getMessage(), first);
             }
         } catch (IOException | RuntimeException e) {
+            for (Object o : opened) {
+                if (o instanceof Shard sh) {
+                    sh.file().close();
+                }
+            }
             close();
             throw e;
         }
         this.all = Dataset.concat(shards);
     }
+
+    /**
+     * Each shard mapped and indexed, on up to {@link #INDEXING_THREADS} threads: with many small
+     * shards the time goes to opening files and reading their headers or stored indexes, which
+     * waits on the file system as much as on a core (NOTE [Parallel indexing]). Returns, in the
+     * shards' order, each one's {@code Shard} (named by its path) or the exception it failed with.
+     */
+    private static List<Object> openAll(List<Path> paths, boolean storeIndex) throws IOException {
+        Object[] out = new Object[paths.size()];
+        java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+        Runnable work = () -> {
+            for (int i; (i = next.getAndIncrement()) < out.length; ) {
+                Path p = paths.get(i);
+                try {
+                    TarIndex idx = storeIndex ? TarIndex.of(p) : TarIndex.build(p);
+                    out[i] = new Shard(MappedFile.open(p), idx, p.toString());
+                } catch (IOException | RuntimeException e) {
+                    out[i] = e;
+                }
+            }
+        };
+        int threads = Math.min(INDEXING_THREADS, paths.size());
+        Thread[] helpers = new Thread[threads - 1];
+        for (int t = 0; t < helpers.length; t++) {
+            helpers[t] = Thread.ofPlatform().name("stoker-index-" + t).daemon().start(work);
+        }
+        work.run(); // the calling thread is one of them
+        boolean interrupted = false;
+        for (Thread t : helpers) {
+            while (true) {
+                try {
+                    t.join();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true; // the helpers finish their shards; nothing is left half-open
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return new ArrayList<>(java.util.Arrays.asList(out));
+    }
+
+    // NOTE [Parallel indexing]: opening a dataset of many small shards is file-system work: for each
+    // shard an open, a map, and a read of its stored index (or, the first time, of every header).
+    // Done one shard after another, 3,000 W2-sized shards of 7 samples took seconds before the
+    // first batch (BENCHMARKS.md, "Many small shards"). Threads take the next shard from a shared
+    // counter, so a slow shard holds up one thread, not the rest; errors are reported in the
+    // shards' order, as one thread would have met them. Eight threads: the file system's queue
+    // depth, not the cores, sets how many pay; the figure is measured there.
+    static final int INDEXING_THREADS = 8;
 
     /**
      * A hash of every sample's key and of its fields' names and sizes, shard by shard: the same for

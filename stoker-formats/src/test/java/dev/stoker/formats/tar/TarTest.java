@@ -220,6 +220,47 @@ class TarTest {
         assertTrue(none.getMessage().startsWith("every shard is unreadable (2)"), none.getMessage());
     }
 
+    @Test
+    void manyShardsIndexedInParallelKeepTheirOrderAndTheFirstErrorInItIsTheOneReported() throws IOException {
+        List<Path> shards = new java.util.ArrayList<>();
+        for (int s = 0; s < 40; s++) { // more shards than indexing threads, of varied sizes
+            Path p = tmp.resolve(String.format("many-%03d.tar", s));
+            write(p, 1 + s % 5, 100 * s);
+            shards.add(p);
+        }
+        List<String> want = new java.util.ArrayList<>();
+        for (Path p : shards) {
+            try (var r = new TarShards(List.of(p)).open(0)) {
+                for (TarSample t; (t = r.next()) != null; ) {
+                    want.add(t.key());
+                }
+            }
+        }
+        for (int round = 0; round < 2; round++) { // indexes built, then read back
+            try (TarDataset d = new TarDataset(shards)) {
+                List<String> got = new java.util.ArrayList<>();
+                for (long i = 0; i < d.size(); i++) {
+                    got.add(d.get(i).key());
+                }
+                assertEquals(want, got, round == 0 ? "built" : "stored");
+            }
+        }
+        List<Path> damaged = new java.util.ArrayList<>(shards);
+        for (int s : new int[] {31, 7, 19}) {
+            Path bad = tmp.resolve(String.format("bad-%03d.tar", s));
+            write(bad, 3, 0);
+            Files.write(bad, java.util.Arrays.copyOf(Files.readAllBytes(bad), 700)); // cut inside its first member
+            damaged.set(s, bad);
+        }
+        IOException e = assertThrows(IOException.class, () -> new TarDataset(damaged));
+        assertTrue(e.getMessage().startsWith(tmp.resolve("bad-007.tar") + ": "), "the first in the shards' order: " + e.getMessage());
+        List<String> names = damaged.stream().map(p -> "s3://bucket/" + p.getFileName()).toList();
+        try (TarDataset d = new TarDataset(damaged, names, true, true)) {
+            assertEquals(3, d.shardsLeftOut());
+            assertEquals(want.size() - 3 - 2 - 5, d.size(), "every sample of the other 37 shards");
+        }
+    }
+
     static void write(Path shard, int n, int from) throws IOException {
         try (TarWriter w = new TarWriter(shard)) {
             for (int i = from; i < from + n; i++) {
