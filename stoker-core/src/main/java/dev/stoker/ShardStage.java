@@ -20,7 +20,11 @@ import java.io.IOException;
  *       past it) passes through the stage, which keeps its state across it (a partly filled
  *       window), so the loader's {@link ErrorPolicy} decides as it would without the stage and a
  *       skipped record loses nothing around it.</li>
- *   <li>Its output samples are the loader's to hold until collated, as any shard reader's are.</li>
+ *   <li>It reads its upstream with {@link ShardReader#nextBorrowed()} when it is done with each
+ *       sample before asking for the next (as packing is), so that upstream may lend a view of
+ *       its buffer instead of a copy.</li>
+ *   <li>Its own output from {@code next()} is the loader's to hold until collated, as any shard
+ *       reader's is.</li>
  * </ul>
  */
 @FunctionalInterface

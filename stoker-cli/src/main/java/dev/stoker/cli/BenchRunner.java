@@ -84,20 +84,19 @@ final class BenchRunner {
     }
 
     /**
-     * The consumer's clock, as the PyTorch peer reads it ({@code bench/peers/torch_peer.py}):
-     * the seconds from the first request (before the first {@code iterator()}) to the first
-     * batch; samples/s from that batch's arrival to the end of the loop, the first batch's
-     * samples left out (the peer's headline, {@code rate_steady}); and samples/s from the first
-     * request to the end of the loop (the peer's {@code rate}); with {@code --epochs}, samples/s
-     * from the end of the first epoch to the end of the loop (NaN with one epoch). A fresh
-     * process's start-up (worker threads or processes, and for Stoker the JIT's first
-     * compilations) weighs on the first batch, and for about a second of compiling, on the first epoch.
-     */
-    /**
-     * The first batch and the rates around it. {@code seconds}: from the command's start (its first
-     * run; a later run of a sweep: from its own set-up) to the first batch, as a user waits for it;
-     * {@code startSeconds}: the part of it before the loader's first pass began (the JVM, opening,
-     * listing and indexing the data); {@code loaderSeconds}: the rest, the loader's own.
+     * The first batch and the rates around it. {@code seconds}: from the command's start
+     * ({@link CommandClock}; for a later run of a sweep, from its own set-up) to the first batch,
+     * as a user waits for it: the JVM, opening, listing and indexing the data included.
+     * {@code startSeconds}: the part of it before the loader's first pass; {@code loaderSeconds}:
+     * the rest, from the first request (before the first {@code iterator()}) to the first batch.
+     * The rates are on the consumer's clock, as the PyTorch peer reads it
+     * ({@code bench/peers/torch_peer.py}): samples/s from the first batch's arrival to the end of
+     * the loop, the first batch's samples left out (the peer's headline, {@code rate_steady});
+     * samples/s from the first request to the end of the loop (the peer's {@code rate}); with
+     * {@code --epochs}, samples/s from the end of the first epoch to the end of the loop (NaN with
+     * one epoch). A fresh process's start-up (worker threads or processes, and for Stoker the
+     * JIT's first compilations) weighs on the first batch, and for about a second of compiling, on
+     * the first epoch.
      */
     record FirstBatch(double seconds, double startSeconds, double loaderSeconds, double samplesPerSecAfter,
                       double samplesPerSecFromStart, double samplesPerSecAfterFirstEpoch) {
@@ -395,7 +394,9 @@ final class BenchRunner {
             double afterEpoch = samples > epochSamples && epochSamples > 0
                     ? (samples - epochSamples) / ((endedAt - epochEndedAt) / 1e9) : Double.NaN;
             FirstBatch first = delivered < 2 ? FirstBatch.NONE : new FirstBatch((firstAt - from) / 1e9,
-                    (startedAt - from) / 1e9, (firstAt - startedAt) / 1e9, (s.samples() - firstSamples) / ((endedAt - firstAt) / 1e9), s.samples() / ((endedAt - startedAt) / 1e9), afterEpoch);
+                    (startedAt - from) / 1e9, (firstAt - startedAt) / 1e9,
+                    (s.samples() - firstSamples) / ((endedAt - firstAt) / 1e9), s.samples() / ((endedAt - startedAt) / 1e9),
+                    afterEpoch);
             return new Result(loader.workers(), loader.prefetch(), workers == null,
                     prefetch == null && !Integer.valueOf(0).equals(workers), loader.tuningHistory(), delivered, s, seconds,
                     hashing ? hex.formatHex(all.digest()) : null, first);

@@ -6,8 +6,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * When the command started, as its user counts: from the launcher's start ({@code ./stoker}
  * exports {@code STOKER_STARTED_AT_NS}, epoch nanoseconds, before it checks the build and starts
- * the JVM; a build it had to make first is not counted), else from the JVM's start. {@code bench} reports its first batch from here, so that
- * starting the JVM and opening, listing and indexing the data are counted.
+ * the JVM; a build it had to make first is not counted), else from the JVM's start.
+ * {@code bench} reports its first batch from here, so that starting the JVM and opening, listing
+ * and indexing the data are counted.
  */
 final class CommandClock {
     private static volatile long started = System.nanoTime();
