@@ -58,9 +58,7 @@ final class ShardCursor {
                     if (policy == ErrorPolicy.FAIL) {
                         throw stream.shardError(shard, offset, e);
                     }
-                    counters.skipped++;
-                    if (policy == ErrorPolicy.SKIP_SHARD) {
-                        counters.skippedShards++;
+                    if (leaveOut(policy)) {
                         break;
                     }
                     continue;
@@ -82,9 +80,7 @@ final class ShardCursor {
                     if (policy == ErrorPolicy.FAIL) {
                         throw stream.sampleError(shard, at, e);
                     }
-                    counters.skipped++;
-                    if (policy == ErrorPolicy.SKIP_SHARD) {
-                        counters.skippedShards++;
+                    if (leaveOut(policy)) {
                         break;
                     }
                     continue;
@@ -105,6 +101,19 @@ final class ShardCursor {
         } catch (Error e) {
             throw stream.shardError(shard, offset, e);
         }
+    }
+
+    /**
+     * Counts a sample (a malformed record or a failed transform) left out under a skip policy;
+     * true when the rest of the shard goes too ({@link ErrorPolicy#SKIP_SHARD}).
+     */
+    private boolean leaveOut(ErrorPolicy policy) {
+        counters.skipped++;
+        if (policy == ErrorPolicy.SKIP_SHARD) {
+            counters.skippedShards++;
+            return true;
+        }
+        return false;
     }
 
     /**

@@ -67,23 +67,23 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
         }
         CorruptShardException first = null;
         int firstAt = 0;
-        List<Object> opened = openAll(paths, storeIndex); // a Shard or the exception, in order
+        Opened[] opened = openAll(paths, names, storeIndex);
         try {
             for (int i = 0; i < paths.size(); i++) {
-                Object o = opened.get(i);
-                if (o instanceof Shard sh) {
-                    shards.add(new Shard(sh.file(), sh.index(), names.get(i)));
-                    opened.set(i, null);
-                } else if (o instanceof CorruptShardException e && skipUnreadable) {
+                Opened o = opened[i];
+                if (o.shard() != null) {
+                    shards.add(o.shard());
+                    opened[i] = null; // closed with the dataset from now on
+                } else if (o.error() instanceof CorruptShardException e && skipUnreadable) {
                     if (first == null) {
                         first = e;
                         firstAt = i;
                     }
                     leftOut++;
-                } else if (o instanceof IOException e) {
+                } else if (o.error() instanceof IOException e) {
                     throw renamed(e, paths.get(i).toString(), names.get(i));
                 } else {
-                    throw (RuntimeException) o;
+                    throw (RuntimeException) o.error();
                 }
             }
             if (shards.isEmpty()) {
@@ -91,9 +91,9 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
                         + renamed(first, paths.get(firstAt).toString(), names.get(firstAt)).getMessage(), first);
             }
         } catch (IOException | RuntimeException e) {
-            for (Object o : opened) {
-                if (o instanceof Shard sh) {
-                    sh.file().close();
+            for (Opened o : opened) {
+                if (o != null && o.shard() != null) {
+                    o.shard().file().close();
                 }
             }
             close();
@@ -102,23 +102,27 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
         this.all = Dataset.concat(shards);
     }
 
+    /** A shard mapped and indexed, or the exception (an {@link IOException} or a runtime one) it failed with. */
+    private record Opened(Shard shard, Exception error) {
+    }
+
     /**
      * Each shard mapped and indexed, on up to {@link #INDEXING_THREADS} threads: with many small
      * shards the time goes to opening files and reading their headers or stored indexes, which
-     * waits on the file system as much as on a core (NOTE [Parallel indexing]). Returns, in the
-     * shards' order, each one's {@code Shard} (named by its path) or the exception it failed with.
+     * waits on the file system as much as on a core (NOTE [Parallel indexing]). Returns what each
+     * shard gave, in the shards' order.
      */
-    private static List<Object> openAll(List<Path> paths, boolean storeIndex) throws IOException {
-        Object[] out = new Object[paths.size()];
+    private static Opened[] openAll(List<Path> paths, List<String> names, boolean storeIndex) {
+        Opened[] out = new Opened[paths.size()];
         java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
         Runnable work = () -> {
             for (int i; (i = next.getAndIncrement()) < out.length; ) {
                 Path p = paths.get(i);
                 try {
                     TarIndex idx = storeIndex ? TarIndex.of(p) : TarIndex.build(p);
-                    out[i] = new Shard(MappedFile.open(p), idx, p.toString());
+                    out[i] = new Opened(new Shard(MappedFile.open(p), idx, names.get(i)), null);
                 } catch (IOException | RuntimeException e) {
-                    out[i] = e;
+                    out[i] = new Opened(null, e);
                 }
             }
         };
@@ -142,7 +146,7 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
-        return new ArrayList<>(java.util.Arrays.asList(out));
+        return out;
     }
 
     // NOTE [Parallel indexing]: opening a dataset of many small shards is file-system work: for each

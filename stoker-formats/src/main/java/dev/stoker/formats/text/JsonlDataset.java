@@ -34,7 +34,7 @@ public final class JsonlDataset implements Dataset<MemorySegment>, AutoCloseable
         String n = path.getFileName().toString();
         if (n.endsWith(".gz") || n.endsWith(".zst")) {
             throw new IllegalArgumentException(path + ": a compressed file has no random access; read it as a stream "
-                    + "(JsonlTokens) or decompress it");
+                    + "(TextStream) or decompress it");
         }
         this.file = MappedFile.open(path);
         try {

@@ -45,8 +45,9 @@ public final class TextDocuments implements AutoCloseable {
     private long lineOffset;
     private long nextOffset;
     private boolean txtDone;
-    /** A {@code .txt} file's one document. */
+    /** A {@code .txt} file's one document, and its text. */
     private byte[] txt;
+    private String txtText;
 
     public TextDocuments(Path path, String field, AtomicLong bytesRead) throws IOException {
         this(path, field, bytesRead, 0, -1);
@@ -91,7 +92,7 @@ public final class TextDocuments implements AutoCloseable {
         if (!nextDocument()) {
             return null;
         }
-        return new String(bytes(), offset(), length(), StandardCharsets.UTF_8);
+        return jsonl ? new String(bytes(), offset(), length(), StandardCharsets.UTF_8) : txtText;
     }
 
     /**
@@ -106,7 +107,7 @@ public final class TextDocuments implements AutoCloseable {
             txtDone = true;
             byte[] all = in.readAllBytes();
             try {
-                utf8.decode(java.nio.ByteBuffer.wrap(all));
+                txtText = utf8.decode(java.nio.ByteBuffer.wrap(all)).toString(); // validates: decoded once
             } catch (CharacterCodingException e) {
                 throw new CorruptShardException(path.toString(), -1, "invalid UTF-8: " + e.getMessage(), e);
             }
