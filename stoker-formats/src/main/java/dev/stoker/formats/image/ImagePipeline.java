@@ -30,8 +30,9 @@ import java.util.SplittableRandom;
  *   <li>{@link #eval}: {@code Resize(size * 8 / 7)} + {@code CenterCrop(size)} (256/224), normalize.</li>
  * </ul>
  * The stages run fused in one transform: the crop is chosen before decoding, so that a JPEG
- * decodes at the smallest DCT scale that still gives the crop its pixels, and the crop, the
- * flip and the resize are one resampling pass (as DALI fuses its decoder and crop).
+ * decodes only the crop's region, at the smallest DCT scale that still gives the crop its pixels
+ * ({@link Jpeg#decodeCrop}), and the crop, the flip and the resize are one resampling pass (as
+ * DALI fuses its decoder and crop).
  * Random choices come from the sample's seed ({@link SampleContext#seed()}: the loader's seed, the
  * epoch and the sample), so they do not depend on which worker ran them. The transform decodes
  * into its thread's image and resamples the crop to uint8 planes from a pool; the collator
@@ -224,14 +225,7 @@ public final class ImagePipeline {
                 long dims = Jpeg.dimensions(bytes, name);
                 int w = (int) (dims >>> 32);
                 int h = (int) dims;
-                crop = choose(w, h, ctx);
-                // the smallest DCT scale that still gives the crop at least `size` pixels each way
-                int minW = (int) Math.ceil(w * Math.min(1.0, size / crop.w()));
-                int minH = (int) Math.ceil(h * Math.min(1.0, size / crop.h()));
-                Jpeg.decode(bytes, minW, minH, img, name);
-                if (img.width() != w || img.height() != h) {
-                    crop = crop.scaled((double) img.width() / w, (double) img.height() / h);
-                }
+                crop = Jpeg.decodeCrop(bytes, w, h, choose(w, h, ctx), size, img, name);
             }
             byte[] polled = planes.poll();
             byte[] chw = polled != null ? polled : new byte[3 * size * size];

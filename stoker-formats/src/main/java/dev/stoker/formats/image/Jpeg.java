@@ -14,9 +14,14 @@ import java.util.concurrent.ArrayBlockingQueue;
 
 /**
  * JPEG decoding through libjpeg-turbo's TurboJPEG API (Debian's {@code libturbojpeg0}), called
- * with the FFM API: into RGBX ({@link Image}), optionally scaled down in the DCT domain (1/2, 1/4, 1/8...) when
- * the caller needs fewer pixels. Without the library, {@code javax.imageio} decodes instead, with
- * one warning. Thread-safe: decompressor handles come from a small pool.
+ * with the FFM API: into RGBX ({@link Image}), optionally scaled down in the DCT domain (7/8, 3/4
+ * ... 1/8) when the caller needs fewer pixels. Without the library, {@code javax.imageio} decodes
+ * instead, with one warning. Thread-safe: decompressor handles come from a small pool.
+ *
+ * <p>{@link #decodeCrop} decodes only what a crop needs (NOTE [Region of interest]): through
+ * {@code libstokerjpeg.so} ({@code src/main/c}), built with the module where a C compiler and
+ * libjpeg-turbo's headers are, it reaches libjpeg's {@code jpeg_skip_scanlines} and
+ * {@code jpeg_crop_scanline}, which TurboJPEG 2.x does not; without it, the image decodes whole.
  */
 public final class Jpeg {
     private static final System.Logger LOG = System.getLogger(Jpeg.class.getName());
@@ -25,7 +30,9 @@ public final class Jpeg {
     private static final int TJCS_CMYK = 3;
     private static final int TJCS_YCCK = 4;
     private static final Native NATIVE = Native.load();
+    private static final Regions REGIONS = NATIVE == null ? null : Regions.load();
     private static volatile boolean warned;
+    private static final ThreadLocal<MemorySegment> SCRATCH = ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(16));
 
     private Jpeg() {
     }
@@ -47,6 +54,78 @@ public final class Jpeg {
             return;
         }
         NATIVE.decode(jpeg, minWidth, minHeight, into, name);
+    }
+
+    /** True when the region-of-interest decoder is loaded (false: {@link #decodeCrop} decodes the whole image). */
+    static boolean regions() {
+        return REGIONS != null;
+    }
+
+    /**
+     * Decodes what crop {@code crop} of the {@code width} × {@code height} JPEG needs to be resampled
+     * to {@code size}²: at the smallest DCT scale that still gives the crop {@code size} pixels
+     * each way (so that the resampler never shrinks it more than twice), and, with the region
+     * decoder, only the crop's pixels and one more each side. Returns the crop in
+     * {@code into}'s pixels. The pixels of the crop are those of the whole image decoded at that
+     * scale, to the bit.
+     */
+    static Crop decodeCrop(MemorySegment jpeg, int width, int height, Crop crop, int size, Image into, String name)
+            throws IOException {
+        int minW = (int) Math.ceil(width * Math.min(1.0, size / crop.w()));
+        int minH = (int) Math.ceil(height * Math.min(1.0, size / crop.h()));
+        if (REGIONS != null) {
+            Image.checkPixels(width, height, name);
+            int eighths = eighths(width, height, minW, minH);
+            int sw = scaled(width, eighths);
+            int sh = scaled(height, eighths);
+            Crop c = eighths == 8 ? crop : crop.scaled((double) sw / width, (double) sh / height);
+            // NOTE [Region of interest]: one pixel past the crop each side, where the image goes
+            // on: libjpeg's fancy upsampling makes a region's outermost pixels from the region
+            // alone, and those differ from the whole image's; the ones inside are the same
+            int x0 = Math.max(0, (int) Math.floor(c.x()) - 1);
+            int y0 = Math.max(0, (int) Math.floor(c.y()) - 1);
+            int x1 = Math.min(sw, (int) Math.ceil(c.x() + c.w()) + 1);
+            int y1 = Math.min(sh, (int) Math.ceil(c.y() + c.h()) + 1);
+            long at = REGIONS.decode(nativeCopy(jpeg), jpeg.byteSize(), eighths, x0, y0, x1 - x0, y1 - y0, into, name);
+            if (at >= 0) {
+                return new Crop(c.x() - (int) (at >>> 32), c.y() - (int) at, c.w(), c.h(), c.flip());
+            } // else a colour space it does not convert (CMYK): whole, below
+        }
+        decode(jpeg, minW, minH, into, name);
+        return into.width() == width && into.height() == height ? crop
+                : crop.scaled((double) into.width() / width, (double) into.height() / height);
+    }
+
+    /**
+     * The smallest DCT scale, in eighths, at which a {@code w} × {@code h} image still has at
+     * least {@code minW} × {@code minH} pixels (8: full size).
+     */
+    static int eighths(int w, int h, int minW, int minH) {
+        for (int m = 1; m < 8; m++) {
+            if (scaled(w, m) >= minW && scaled(h, m) >= minH) {
+                return m;
+            }
+        }
+        return 8;
+    }
+
+    /** A side of {@code n} pixels at {@code eighths}/8 of its size, as libjpeg rounds it (up). */
+    static int scaled(int n, int eighths) {
+        return (int) (((long) n * eighths + 7) / 8);
+    }
+
+    /** The bytes in native memory, as the decoders take them: the segment, or a copy in this thread's buffer. */
+    private static MemorySegment nativeCopy(MemorySegment jpeg) {
+        if (jpeg.isNative()) {
+            return jpeg;
+        }
+        MemorySegment s = SCRATCH.get();
+        if (s.byteSize() < jpeg.byteSize()) {
+            s = Arena.ofAuto().allocate(Math.max(jpeg.byteSize(), 2 * s.byteSize()));
+            SCRATCH.set(s);
+        }
+        MemorySegment.copy(jpeg, 0, s, 0, jpeg.byteSize());
+        return s;
     }
 
     /** Width and height of a JPEG, packed as {@code width << 32 | height}, from its header. */
@@ -112,9 +191,7 @@ public final class Jpeg {
         private final MethodHandle decompress;
         private final MethodHandle errorStr;
         private final MethodHandle errorCode;
-        private final int[][] factors;
         private final ArrayBlockingQueue<MemorySegment> handles = new ArrayBlockingQueue<>(256);
-        private final ThreadLocal<MemorySegment> scratch = ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(16));
         private final ThreadLocal<MemorySegment> ints = ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(16, 4));
 
         private Native(SymbolLookup lib) throws Throwable {
@@ -128,16 +205,6 @@ public final class Jpeg {
                     FunctionDescriptor.of(INT, ptr, ptr, ValueLayout.JAVA_LONG, ptr, INT, INT, INT, INT, INT));
             this.errorStr = l.downcallHandle(lib.find("tjGetErrorStr2").orElseThrow(), FunctionDescriptor.of(ptr, ptr));
             this.errorCode = l.downcallHandle(lib.find("tjGetErrorCode").orElseThrow(), FunctionDescriptor.of(INT, ptr));
-            MethodHandle sf = l.downcallHandle(lib.find("tjGetScalingFactors").orElseThrow(), FunctionDescriptor.of(ptr, ptr));
-            try (Arena a = Arena.ofConfined()) {
-                MemorySegment n = a.allocate(ValueLayout.JAVA_INT);
-                MemorySegment arr = ((MemorySegment) sf.invokeExact(n)).reinterpret(8L * n.get(ValueLayout.JAVA_INT, 0));
-                int count = n.get(ValueLayout.JAVA_INT, 0);
-                factors = new int[count][];
-                for (int i = 0; i < count; i++) {
-                    factors[i] = new int[] {arr.get(ValueLayout.JAVA_INT, 8L * i), arr.get(ValueLayout.JAVA_INT, 8L * i + 4)};
-                }
-            }
         }
 
         static Native load() {
@@ -192,19 +259,6 @@ public final class Jpeg {
             return (long) dims.get(ValueLayout.JAVA_INT, 0) << 32 | dims.get(ValueLayout.JAVA_INT, 4);
         }
 
-        private MemorySegment nativeCopy(MemorySegment jpeg) {
-            if (jpeg.isNative()) {
-                return jpeg;
-            }
-            MemorySegment s = scratch.get();
-            if (s.byteSize() < jpeg.byteSize()) {
-                s = Arena.ofAuto().allocate(Math.max(jpeg.byteSize(), 2 * s.byteSize()));
-                scratch.set(s);
-            }
-            MemorySegment.copy(jpeg, 0, s, 0, jpeg.byteSize());
-            return s;
-        }
-
         void decode(MemorySegment jpeg, int minW, int minH, Image into, String name) throws IOException {
             MemorySegment src = nativeCopy(jpeg);
             MemorySegment h = null;
@@ -214,20 +268,9 @@ public final class Jpeg {
                 int w = (int) (dims >>> 32);
                 int hgt = (int) dims;
                 Image.checkPixels(w, hgt, name);
-                int sw = w;
-                int sh = hgt;
-                if (minW <= 0 && minH <= 0) {
-                    minW = w; // no minimum given: full size
-                    minH = hgt;
-                }
-                for (int[] f : factors) {
-                    int cw = (w * f[0] + f[1] - 1) / f[1];
-                    int ch = (hgt * f[0] + f[1] - 1) / f[1];
-                    if (cw >= minW && ch >= minH && (long) cw * ch < (long) sw * sh) {
-                        sw = cw;
-                        sh = ch;
-                    }
-                }
+                int eighths = minW <= 0 && minH <= 0 ? 8 : eighths(w, hgt, minW, minH); // no minimum: full size
+                int sw = scaled(w, eighths);
+                int sh = scaled(hgt, eighths);
                 int colorspace = ints.get().get(ValueLayout.JAVA_INT, 12); // header() wrote it
                 boolean cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
                 into.reset(sw, sh);
@@ -275,6 +318,97 @@ public final class Jpeg {
         private String error(MemorySegment h) throws Throwable {
             MemorySegment s = ((MemorySegment) errorStr.invokeExact(h)).reinterpret(1024);
             return s.getString(0);
+        }
+    }
+
+    /**
+     * {@code libstokerjpeg.so}'s region decoder, loaded from this module's resources (copied to
+     * a temporary file for the dynamic loader, which is deleted as soon as it is mapped).
+     */
+    private static final class Regions {
+        private static final String LIBRARY = "native/linux-" + System.getProperty("os.arch") + "/libstokerjpeg.so";
+        private static final int MESSAGE_BYTES = 200;
+        private final MethodHandle open;
+        private final MethodHandle decode;
+        private final ArrayBlockingQueue<MemorySegment> handles = new ArrayBlockingQueue<>(256);
+        private final ThreadLocal<MemorySegment> scratch = ThreadLocal.withInitial(
+                () -> Arena.ofAuto().allocate(16 + MESSAGE_BYTES, 4));
+
+        private Regions(SymbolLookup lib) {
+            Linker l = Linker.nativeLinker();
+            ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
+            ValueLayout ptr = ValueLayout.ADDRESS;
+            this.open = l.downcallHandle(lib.find("stoker_jpeg_open").orElseThrow(), FunctionDescriptor.of(ptr));
+            this.decode = l.downcallHandle(lib.find("stoker_jpeg_decode_region").orElseThrow(),
+                    FunctionDescriptor.of(INT, ptr, ptr, ValueLayout.JAVA_LONG, INT, INT, INT, INT, INT, ptr,
+                            ValueLayout.JAVA_LONG, ptr, ptr));
+        }
+
+        static Regions load() {
+            try (java.io.InputStream in = Jpeg.class.getResourceAsStream(LIBRARY)) {
+                if (in == null) {
+                    LOG.log(System.Logger.Level.WARNING, "Stoker was built without its region-of-interest JPEG decoder"
+                            + " (the build needs gcc and libjpeg62-turbo-dev): JPEGs decode whole, slower");
+                    return null;
+                }
+                java.nio.file.Path file = java.nio.file.Files.createTempFile("stoker-jpeg", ".so");
+                try {
+                    java.nio.file.Files.copy(in, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                    return new Regions(SymbolLookup.libraryLookup(file, Arena.global()));
+                } finally {
+                    java.nio.file.Files.deleteIfExists(file);
+                }
+            } catch (IOException | RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "the region-of-interest JPEG decoder does not load (" + e.getMessage()
+                        + "; it needs libjpeg62-turbo): JPEGs decode whole, slower");
+                return null;
+            }
+        }
+
+        /**
+         * Decodes region {@code x, y, w × h} of the image at {@code eighths}/8 of its size into
+         * {@code into} (columns widened to whole iMCUs); returns where it starts,
+         * {@code x << 32 | y}, or -1 for a colour space it does not convert.
+         */
+        long decode(MemorySegment src, long len, int eighths, int x, int y, int w, int h, Image into, String name)
+                throws IOException {
+            MemorySegment io = scratch.get();
+            MemorySegment geom = io.asSlice(0, 16);
+            MemorySegment message = io.asSlice(16);
+            MemorySegment handle = handles.poll();
+            try {
+                if (handle == null) {
+                    handle = (MemorySegment) open.invokeExact();
+                    if (handle.equals(MemorySegment.NULL)) {
+                        throw new IOException("stoker_jpeg_open failed: out of memory");
+                    }
+                }
+                into.reset(w + 64, h); // room for the widening to whole iMCUs (16 or 32 pixels each side at most)
+                int rc = (int) decode.invokeExact(handle, src, len, eighths, x, y, w, h, into.pixels(), into.pixels().byteSize(),
+                        geom, message);
+                if (rc == 1) { // widened to whole iMCUs, past the room there was: once more, with room
+                    into.reset(geom.get(ValueLayout.JAVA_INT, 8), h);
+                    rc = (int) decode.invokeExact(handle, src, len, eighths, x, y, w, h, into.pixels(),
+                            into.pixels().byteSize(), geom, message);
+                }
+                if (rc == 2) {
+                    return -1;
+                }
+                if (rc != 0) {
+                    throw new CorruptShardException(name, -1, (rc == -2 ? "damaged JPEG: " : "cannot decode JPEG: ")
+                            + message.getString(0));
+                }
+                into.reset(geom.get(ValueLayout.JAVA_INT, 8), h);
+                return (long) geom.get(ValueLayout.JAVA_INT, 0) << 32 | geom.get(ValueLayout.JAVA_INT, 4);
+            } catch (IOException | RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable e) {
+                throw new IllegalStateException(e);
+            } finally {
+                if (handle != null && !handle.equals(MemorySegment.NULL)) {
+                    handles.offer(handle); // a full pool drops the handle: a few KB, at most once per thread beyond 256
+                }
+            }
         }
     }
 }

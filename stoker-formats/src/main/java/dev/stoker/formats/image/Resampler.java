@@ -22,6 +22,8 @@ public final class Resampler {
      * offers (2048 bits, 64 floats; 16 with AVX-512).
      */
     private static final int ROOM = 128;
+    /** How far a crop's edge may stray past a pixel's edge, in float arithmetic, and still be on it. */
+    private static final double EDGE = 1e-6;
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     /** An RGBX pixel of {@link Image} as one int, R in its low byte. */
     private static final ValueLayout.OfInt PIXEL = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -178,8 +180,14 @@ public final class Resampler {
         return taps;
     }
 
-    /** Filter taps for one axis: output pixel o covers [start, start + count) with normalized weights. */
+    /**
+     * Filter taps for one axis: output pixel o covers [start, start + count) with normalized
+     * weights. The taps stay inside the crop's pixels, as torchvision's crop-then-resize reads
+     * none outside it; so a decoder may hand over only the crop ({@link Jpeg#decodeCrop}).
+     */
     private int weights(double from, double length, int size, int limit, boolean xAxis) {
+        int first = Math.max(0, (int) Math.floor(from + EDGE));
+        int end = Math.min(limit, Math.max(first + 1, (int) Math.ceil(from + length - EDGE)));
         double scale = length / size;
         double support = Math.max(1.0, scale);
         int taps = (int) Math.ceil(support) * 2 + 1;
@@ -195,8 +203,8 @@ public final class Resampler {
         }
         for (int o = 0; o < size; o++) {
             double center = from + (o + 0.5) * scale;
-            int lo = Math.max(0, (int) Math.floor(center - support));
-            int hi = Math.min(limit, (int) Math.ceil(center + support));
+            int lo = Math.max(first, (int) Math.floor(center - support));
+            int hi = Math.min(end, (int) Math.ceil(center + support));
             double total = 0;
             int n = 0;
             for (int i = lo; i < hi && n < taps; i++) {
@@ -213,7 +221,7 @@ public final class Resampler {
                 }
             }
             if (n == 0) { // a crop edge exactly between pixels: take the nearest
-                lo = Math.min(limit - 1, Math.max(0, (int) Math.floor(center)));
+                lo = Math.min(end - 1, Math.max(first, (int) Math.floor(center)));
                 weight[o * taps] = 1f;
                 n = 1;
                 total = 1;

@@ -123,19 +123,24 @@ class ResamplerTest {
         return s;
     }
 
-    /** Normalized weights over source pixels 0..limit of output pixel o (the nearest pixel if none). */
+    /**
+     * Normalized weights over source pixels 0..limit of output pixel o (the nearest pixel if
+     * none), zero outside the crop's pixels: torchvision crops, then resizes the crop alone.
+     */
     private static double[] taps(double from, double length, int size, int limit, int o) {
         double scale = length / size;
         double support = Math.max(1.0, scale);
         double center = from + (o + 0.5) * scale;
         double[] w = new double[limit];
+        int first = (int) Math.floor(from + 1e-6);
+        int end = Math.min(limit, Math.max(first + 1, (int) Math.ceil(from + length - 1e-6)));
         double total = 0;
-        for (int i = 0; i < limit; i++) {
+        for (int i = first; i < end; i++) {
             w[i] = Math.max(0, 1.0 - Math.abs(i + 0.5 - center) / support);
             total += w[i];
         }
         if (total == 0) {
-            w[Math.min(limit - 1, Math.max(0, (int) Math.floor(center)))] = 1;
+            w[Math.min(end - 1, Math.max(first, (int) Math.floor(center)))] = 1;
             return w;
         }
         for (int i = 0; i < limit; i++) {
