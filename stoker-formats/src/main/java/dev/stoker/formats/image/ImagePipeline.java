@@ -222,10 +222,8 @@ public final class ImagePipeline {
                 Jpeg.decodeImageIo(bytes, img, name);
                 crop = choose(img.width(), img.height(), ctx);
             } else {
-                long dims = Jpeg.dimensions(bytes, name);
-                int w = (int) (dims >>> 32);
-                int h = (int) dims;
-                crop = Jpeg.decodeCrop(bytes, w, h, choose(w, h, ctx), size, img, name);
+                Jpeg.Header header = Jpeg.header(bytes, name);
+                crop = Jpeg.decodeCrop(bytes, header, choose(header.width(), header.height(), ctx), size, img, name);
             }
             byte[] polled = planes.poll();
             byte[] chw = polled != null ? polled : new byte[3 * size * size];

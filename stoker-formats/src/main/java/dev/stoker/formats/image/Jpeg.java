@@ -28,6 +28,8 @@ public final class Jpeg {
     private static final int TJPF_RGBX = 2;
     private static final int TJPF_CMYK = 11;
     private static final int TJCS_CMYK = 3;
+    private static final int TJSAMP_444 = 0;
+    private static final int TJSAMP_GRAY = 3;
     private static final int TJCS_YCCK = 4;
     private static final Native NATIVE = Native.load();
     private static final Regions REGIONS = NATIVE == null ? null : Regions.load();
@@ -53,7 +55,7 @@ public final class Jpeg {
             decodeImageIo(jpeg, into, name);
             return;
         }
-        NATIVE.decode(jpeg, minWidth, minHeight, into, name);
+        NATIVE.decode(jpeg, minWidth, minHeight, 0, into, name);
     }
 
     /** True when the region-of-interest decoder is loaded (false: {@link #decodeCrop} decodes the whole image). */
@@ -69,13 +71,13 @@ public final class Jpeg {
      * {@code into}'s pixels. The pixels of the crop are those of the whole image decoded at that
      * scale, to the bit.
      */
-    static Crop decodeCrop(MemorySegment jpeg, int width, int height, Crop crop, int size, Image into, String name)
+    static Crop decodeCrop(MemorySegment jpeg, Header header, Crop crop, int size, Image into, String name)
             throws IOException {
-        int minW = (int) Math.ceil(width * Math.min(1.0, size / crop.w()));
-        int minH = (int) Math.ceil(height * Math.min(1.0, size / crop.h()));
+        int width = header.width();
+        int height = header.height();
         if (REGIONS != null) {
             Image.checkPixels(width, height, name);
-            int eighths = eighths(width, height, minW, minH);
+            int eighths = eighths(header, crop, size);
             int sw = scaled(width, eighths);
             int sh = scaled(height, eighths);
             Crop c = eighths == 8 ? crop : crop.scaled((double) sw / width, (double) sh / height);
@@ -91,17 +93,39 @@ public final class Jpeg {
                 return new Crop(c.x() - (int) (at >>> 32), c.y() - (int) at, c.w(), c.h(), c.flip());
             } // else a colour space it does not convert (CMYK): whole, below
         }
-        decode(jpeg, minW, minH, into, name);
-        return into.width() == width && into.height() == height ? crop
-                : crop.scaled((double) into.width() / width, (double) into.height() / height);
+        return decodeCropWhole(jpeg, header, crop, size, into, name);
+    }
+
+    /** {@link #decodeCrop} without the region decoder: the whole image, at the same DCT scale. */
+    static Crop decodeCropWhole(MemorySegment jpeg, Header header, Crop crop, int size, Image into, String name)
+            throws IOException {
+        if (NATIVE == null) {
+            decode(jpeg, 0, 0, into, name);
+        } else {
+            NATIVE.decode(jpeg, 0, 0, eighths(header, crop, size), into, name);
+        }
+        return into.width() == header.width() && into.height() == header.height() ? crop
+                : crop.scaled((double) into.width() / header.width(), (double) into.height() / header.height());
     }
 
     /**
-     * The smallest DCT scale, in eighths, at which a {@code w} × {@code h} image still has at
-     * least {@code minW} × {@code minH} pixels (8: full size).
+     * The DCT scale, in eighths, to decode {@code crop} at for {@code size}²: the smallest of 1/8,
+     * 1/4, 1/2 and 1 that still gives the crop {@code size} pixels each way, so that the resampler
+     * shrinks it less than twice. Not below 1/2 for subsampled chroma: at 1/4, libjpeg keeps only
+     * each chroma block's mean, and colour edges bleed (against torchvision's crop of a 4:2:0
+     * JPEG, a mean difference of 4.2 at 1/4 against 1.0 at 1/2: ImagePipelineTest).
      */
-    static int eighths(int w, int h, int minW, int minH) {
-        for (int m = 1; m < 8; m++) {
+    static int eighths(Header header, Crop crop, int size) {
+        return eighths(header.width(), header.height(), (int) Math.ceil(header.width() * Math.min(1.0, size / crop.w())),
+                (int) Math.ceil(header.height() * Math.min(1.0, size / crop.h())), header.subsampled() ? 4 : 1);
+    }
+
+    /**
+     * The smallest DCT scale, in eighths, from {@code least} up by halves, at which a {@code w} ×
+     * {@code h} image still has at least {@code minW} × {@code minH} pixels (8: full size).
+     */
+    private static int eighths(int w, int h, int minW, int minH, int least) {
+        for (int m = least; m < 8; m *= 2) {
             if (scaled(w, m) >= minW && scaled(h, m) >= minH) {
                 return m;
             }
@@ -130,13 +154,23 @@ public final class Jpeg {
 
     /** Width and height of a JPEG, packed as {@code width << 32 | height}, from its header. */
     public static long dimensions(MemorySegment jpeg, String name) throws IOException {
+        Header h = header(jpeg, name);
+        return (long) h.width() << 32 | h.height();
+    }
+
+    /** What decoding a JPEG depends on: its size, and whether its chroma is subsampled (4:2:0, 4:2:2...). */
+    record Header(int width, int height, boolean subsampled) {
+    }
+
+    /** The JPEG's {@link Header}. */
+    static Header header(MemorySegment jpeg, String name) throws IOException {
         if (NATIVE == null) {
             warnOnce();
             Image tmp = new Image();
             decodeImageIo(jpeg, tmp, name);
-            return (long) tmp.width() << 32 | tmp.height();
+            return new Header(tmp.width(), tmp.height(), false);
         }
-        return NATIVE.dimensions(jpeg, name);
+        return NATIVE.header(jpeg, name);
     }
 
     private static void warnOnce() {
@@ -216,12 +250,14 @@ public final class Jpeg {
             }
         }
 
-        long dimensions(MemorySegment jpeg, String name) throws IOException {
+        Header header(MemorySegment jpeg, String name) throws IOException {
             MemorySegment src = nativeCopy(jpeg);
             MemorySegment h = null;
             try {
                 h = acquire();
-                return header(h, src, jpeg.byteSize(), name);
+                long dims = header(h, src, jpeg.byteSize(), name);
+                int subsampling = ints.get().get(ValueLayout.JAVA_INT, 8); // header() wrote it
+                return new Header((int) (dims >>> 32), (int) dims, subsampling != TJSAMP_444 && subsampling != TJSAMP_GRAY);
             } catch (IOException | RuntimeException | Error e) {
                 throw e;
             } catch (Throwable e) {
@@ -259,7 +295,8 @@ public final class Jpeg {
             return (long) dims.get(ValueLayout.JAVA_INT, 0) << 32 | dims.get(ValueLayout.JAVA_INT, 4);
         }
 
-        void decode(MemorySegment jpeg, int minW, int minH, Image into, String name) throws IOException {
+        /** At {@code eighths}/8 of its size, or (0) the smallest DCT scale still at least {@code minW} × {@code minH}. */
+        void decode(MemorySegment jpeg, int minW, int minH, int eighths, Image into, String name) throws IOException {
             MemorySegment src = nativeCopy(jpeg);
             MemorySegment h = null;
             try {
@@ -268,7 +305,9 @@ public final class Jpeg {
                 int w = (int) (dims >>> 32);
                 int hgt = (int) dims;
                 Image.checkPixels(w, hgt, name);
-                int eighths = minW <= 0 && minH <= 0 ? 8 : eighths(w, hgt, minW, minH); // no minimum: full size
+                if (eighths <= 0) {
+                    eighths = minW <= 0 && minH <= 0 ? 8 : eighths(w, hgt, minW, minH, 1); // no minimum: full size
+                }
                 int sw = scaled(w, eighths);
                 int sh = scaled(hgt, eighths);
                 int colorspace = ints.get().get(ValueLayout.JAVA_INT, 12); // header() wrote it

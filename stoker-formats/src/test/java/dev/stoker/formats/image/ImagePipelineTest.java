@@ -141,6 +141,117 @@ public class ImagePipelineTest {
         assertEquals(-1, java.util.Arrays.mismatch(want, img.rgb()), "the same bytes as Pillow");
     }
 
+    /** The region decoder is built and loaded where the build has gcc and libjpeg's headers, as CI's has. */
+    static void assumeRegions() {
+        if ("true".equals(System.getenv("CI"))) {
+            assertTrue(Jpeg.regions(), "CI installs gcc and libjpeg62-turbo-dev: the region decoder must be built and load");
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(Jpeg.regions(), "built without the region-of-interest JPEG decoder");
+    }
+
+    private static Path fixtures() throws Exception {
+        return Path.of(ImagePipelineTest.class.getResource("/fixtures/jpeg/crops.json").toURI()).getParent();
+    }
+
+    /** The crop decoded and resampled as the pipeline does: planes of v - 128. */
+    private static byte[] resampled(byte[] jpeg, Crop crop, int size, boolean regions) throws IOException {
+        Jpeg.Header header = Jpeg.header(seg(jpeg), "t.jpg");
+        Image img = new Image();
+        Crop in = regions ? Jpeg.decodeCrop(seg(jpeg), header, crop, size, img, "t.jpg")
+                : Jpeg.decodeCropWhole(seg(jpeg), header, crop, size, img, "t.jpg");
+        byte[] planes = new byte[3 * size * size];
+        new Resampler().resize(img, in, size, planes);
+        return planes;
+    }
+
+    @Test
+    void aCropsRegionDecodesToTheWholeImagesPixels() throws Exception {
+        assumeRegions();
+        SplittableRandom r = new SplittableRandom(11);
+        int smaller = 0;
+        int tries = 0;
+        for (String file : new String[] {"photo-420.jpg", "photo-444p.jpg", "gray.jpg"}) {
+            byte[] jpeg = Files.readAllBytes(fixtures().resolve(file));
+            Jpeg.Header header = Jpeg.header(seg(jpeg), file);
+            int w = header.width();
+            int h = header.height();
+            for (int t = 0; t < 150; t++) {
+                int size = new int[] {224, 64, 37, 500, 16}[t % 5];
+                Crop crop = Crop.randomResized(w, h, r, 0.02, 1.0, 0.5, 2.0, 0.5);
+                assertEquals(-1, java.util.Arrays.mismatch(resampled(jpeg, crop, size, true), resampled(jpeg, crop, size, false)),
+                        () -> file + " " + crop + " to " + size);
+                Image img = new Image();
+                Jpeg.decodeCrop(seg(jpeg), header, crop, size, img, file);
+                int eighths = Jpeg.eighths(header, crop, size);
+                smaller += (long) img.width() * img.height() < (long) Jpeg.scaled(w, eighths) * Jpeg.scaled(h, eighths) ? 1 : 0;
+                tries++;
+            }
+        }
+        assertTrue(smaller > tries / 2, "most crops decode fewer pixels than the image has: " + smaller + " of " + tries);
+    }
+
+    @Test
+    void aJpegCutShortIsRefusedWhateverTheCrop() throws Exception {
+        assumeRegions();
+        byte[] whole = Files.readAllBytes(fixtures().resolve("photo-420.jpg"));
+        byte[] cut = java.util.Arrays.copyOf(whole, whole.length * 3 / 4);
+        for (Crop top : new Crop[] {new Crop(0, 0, 40, 30, false), new Crop(0, 0, 333, 250, false)}) {
+            IOException e = assertThrows(IOException.class,
+                    () -> Jpeg.decodeCrop(seg(cut), new Jpeg.Header(333, 250, true), top, 32, new Image(), "s.tar:cut.jpg"));
+            assertTrue(e.getMessage().startsWith("s.tar:cut.jpg") && e.getMessage().contains("damaged JPEG"), e.getMessage());
+        }
+        byte[] garbage = whole.clone();
+        for (int i = 700; i < 900; i++) {
+            garbage[i] = (byte) 0xFF; // markers where the scan's data should be
+        }
+        assertThrows(IOException.class, () -> Jpeg.decodeCrop(seg(garbage), new Jpeg.Header(333, 250, true),
+                new Crop(0, 0, 333, 250, false), 224, new Image(), "garbage.jpg"));
+    }
+
+    /**
+     * make_crops.py's crops of Pillow's JPEGs, decoded and resampled as the pipeline does, against
+     * torchvision's {@code resized_crop} (and {@code hflip}) of them. A crop that decodes at full
+     * size is torchvision's to the unit (the resampler's float arithmetic against Pillow's fixed
+     * point); one shrunk more than twice decodes at a reduced DCT scale, as FFCV and DALI do, a
+     * different low-pass filter, and is held to a mean difference under 2 (the bound a DCT-scaled
+     * decode is held to against ImageIO's above).
+     */
+    @Test
+    void cropsAreWhatTorchvisionMakesOfThem() throws Exception {
+        com.fasterxml.jackson.databind.JsonNode crops = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(fixtures().resolve("crops.json").toFile());
+        byte[] want = Files.readAllBytes(fixtures().resolve("crops.bin"));
+        int at = 0;
+        int reduced = 0;
+        for (com.fasterxml.jackson.databind.JsonNode c : crops) {
+            byte[] jpeg = Files.readAllBytes(fixtures().resolve(c.get("file").asText()));
+            int size = c.get("size").asInt();
+            Crop crop = new Crop(c.get("left").asInt(), c.get("top").asInt(), c.get("width").asInt(), c.get("height").asInt(),
+                    c.get("flip").asBoolean());
+            byte[] got = resampled(jpeg, crop, size, true);
+            boolean scaled = Jpeg.eighths(Jpeg.header(seg(jpeg), "t.jpg"), crop, size) < 8;
+            int max = 0;
+            long sum = 0;
+            for (int k = 0; k < 3; k++) {
+                for (int p = 0; p < size * size; p++) {
+                    int d = Math.abs(got[k * size * size + p] + 128 - (want[at + 3 * p + k] & 0xFF));
+                    max = Math.max(max, d);
+                    sum += d;
+                }
+            }
+            at += 3 * size * size;
+            double mean = sum / (3.0 * size * size);
+            if (scaled) {
+                assertTrue(mean < 2.0, c + ": mean difference " + mean + " (largest " + max + ")");
+                reduced++;
+            } else {
+                assertTrue(max <= 1, c + ": a value " + max + " from torchvision's (mean difference " + mean + ")");
+            }
+        }
+        assertEquals(want.length, at);
+        assertTrue(reduced > 0 && reduced < crops.size(), "crops at full size and reduced: " + reduced + " of " + crops.size());
+    }
+
     @Test
     void randomResizedCropFollowsTorchvisionsRules() {
         SplittableRandom r = new SplittableRandom(1);
