@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Stoker versus the PyTorch DataLoader (PIL + torchvision transforms) on W2 (WebDataset tar
-# shards) and W3 (an ImageFolder of small files): JPEG decode, RandomResizedCrop(224), flip,
-# normalize to float32 CHW, batch 64. One run, one machine. Needs bench/peers, Debian's
-# python3-torch python3-torchvision python3-pil, libturbojpeg0, and the data:
-#   /usr/bin/python3 bench/peers/gen_data.py /tmp/stoker-bench --only=W2,W3
+# shards of 256x256 JPEGs), W3 (an ImageFolder of small files) and W5 (tar shards of
+# ImageNet-sized JPEGs): JPEG decode, RandomResizedCrop(224), flip, normalize to float32 CHW,
+# batch 64. One run, one machine. Needs bench/peers, Debian's python3-torch python3-torchvision
+# python3-pil, libturbojpeg0, and the data:
+#   /usr/bin/python3 bench/peers/gen_data.py /tmp/stoker-bench --only=W2,W3,W5
 # Two measures, each taken the same way on both sides: after the first batch (the peer's headline,
 # rate_steady in torch_peer.py) and the whole epoch, start-up included.
 # Usage: bench/images-vs-torch.sh [REPEATS] [DATA_DIR]
@@ -16,13 +17,15 @@ out=$(mktemp -d)
 cd "$root"
 ./stoker --version >/dev/null
 
-/usr/bin/python3 "$peers/torch_peer.py" "$data" --workloads W2,W3 --workers 0,1,2 --repeats "$repeats" >"$out/torch.jsonl"
+/usr/bin/python3 "$peers/torch_peer.py" "$data" --workloads W2,W3,W5 --workers 0,1,2 --repeats "$repeats" >"$out/torch.jsonl"
 for r in $(seq "$repeats"); do
   for w in 0 1 2; do
     ./stoker bench shards "$data/images/images-{000000..000019}.tar" --transform train224 --batch 64 --workers "$w" --json \
       | sed 's/^{/{"workload":"W2",/' >>"$out/stoker.jsonl"
     ./stoker bench folder "$data/small-files" --transform train224 --batch 64 --workers "$w" --json \
       | sed 's/^{/{"workload":"W3",/' >>"$out/stoker.jsonl"
+    ./stoker bench shards "$data/large-images/large-{000000..000009}.tar" --transform train224 --batch 64 --workers "$w" --json \
+      | sed 's/^{/{"workload":"W5",/' >>"$out/stoker.jsonl"
   done
   # W3's epoch is 5,000 images (about 2 s), so a fresh JVM's JIT warm-up weighs on it: three
   # epochs, for the rate a longer run sees (the peer has no JIT: its rate per epoch is flat)
@@ -36,14 +39,14 @@ d = sys.argv[1]
 def load(n):
     with open(os.path.join(d, n)) as f:
         return [json.loads(l) for l in f if l.strip()]
-torch = [r for r in load("torch.jsonl") if r.get("workload") in ("W2", "W3")]
+torch = [r for r in load("torch.jsonl") if r.get("workload") in ("W2", "W3", "W5")]
 stoker = load("stoker.jsonl")
 # Two measures, each the same for both sides (torch_peer.py's docstring): after the first batch
 # (its headline "median", rate_steady: from the first batch's arrival to the end, the first
 # batch's samples left out) and the whole epoch (rate, start-up included)
 measures = (("after the first batch (the peer's headline)", "median", "samplesPerSecAfterFirst"),
             ("whole epoch, start-up included", "rate_incl_startup_median", "samplesPerSecFromStart"))
-for w in ("W2", "W3"):
+for w in ("W2", "W3", "W5"):
     for title, tk, sk in measures:
         print("\n%s samples/s, %s (medians)" % (w, title))
         bt = bs = 0
@@ -53,6 +56,10 @@ for w in ("W2", "W3"):
             t = t[0] if t else float("nan")
             bt, bs = max(bt, t), max(bs, s)
             print("  workers %d: torch %8.0f   stoker %8.0f   ratio %.2fx" % (nw, t, s, s / t))
+        if tk == "median":  # the first batch, from the command's start (Stoker) and from the loader's (the peer's)
+            ft = [r["first_batch_s"] for r in torch if r["workload"] == w and r["num_workers"] == 2]
+            fs = [r["firstBatchSeconds"] for r in stoker if r["workload"] == w and r["workers"] == 2]
+            print("  first batch, workers 2: torch %s s   stoker %.2f s (median)" % (ft[0] if ft else "?", statistics.median(fs)))
         print("  best/best: %.2fx" % (bs / bt))
         if w == "W3":
             s3 = statistics.median([r[sk] for r in stoker if r["workload"] == "W3x3"])

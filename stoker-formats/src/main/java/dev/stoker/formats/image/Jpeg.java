@@ -32,7 +32,9 @@ public final class Jpeg {
     private static final int TJSAMP_GRAY = 3;
     private static final int TJCS_YCCK = 4;
     private static final Native NATIVE = Native.load();
-    private static final Regions REGIONS = NATIVE == null ? null : Regions.load();
+    /** The region decoder; {@code -Dstoker.jpegRegions=false} leaves it out, to measure what it gives. */
+    private static final Regions REGIONS = NATIVE == null || !Boolean.parseBoolean(System.getProperty("stoker.jpegRegions", "true"))
+            ? null : Regions.load();
     private static volatile boolean warned;
     private static final ThreadLocal<MemorySegment> SCRATCH = ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(16));
 
