@@ -66,10 +66,9 @@ public final class Jpeg {
     }
 
     /**
-     * Decodes what crop {@code crop} of the {@code width} × {@code height} JPEG needs to be resampled
-     * to {@code size}²: at the smallest DCT scale that still gives the crop {@code size} pixels
-     * each way (so that the resampler never shrinks it more than twice), and, with the region
-     * decoder, only the crop's pixels and one more each side. Returns the crop in
+     * Decodes what crop {@code crop} of the JPEG ({@code header}'s) needs to be resampled to
+     * {@code size}²: at the DCT scale {@link #eighths(Header, Crop, int)} picks, and, with the
+     * region decoder, only the crop's pixels and one more each side. Returns the crop in
      * {@code into}'s pixels. The pixels of the crop are those of the whole image decoded at that
      * scale, to the bit.
      */
