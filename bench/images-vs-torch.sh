@@ -6,7 +6,8 @@
 # python3-pil, libturbojpeg0, and the data:
 #   /usr/bin/python3 bench/peers/gen_data.py /tmp/stoker-bench --only=W2,W3,W5
 # Two measures, each taken the same way on both sides: after the first batch (the peer's headline,
-# rate_steady in torch_peer.py) and the whole epoch, start-up included.
+# rate_steady in torch_peer.py) and the whole epoch, start-up included; and the first batch itself,
+# from each command's start (bench/peer_first_batch.py on the peer's side) and from the loader's.
 # Usage: bench/images-vs-torch.sh [REPEATS] [DATA_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,6 +27,10 @@ for r in $(seq "$repeats"); do
       | sed 's/^{/{"workload":"W3",/' >>"$out/stoker.jsonl"
     ./stoker bench shards "$data/large-images/large-{000000..000009}.tar" --transform train224 --batch 64 --workers "$w" --json \
       | sed 's/^{/{"workload":"W5",/' >>"$out/stoker.jsonl"
+  done
+  # the first batch as a user waits for it, from each command's start, both sides
+  for w in W2 W3 W5; do
+    PEER_STARTED_AT_NS=$(date +%s%N) /usr/bin/python3 "$root/bench/peer_first_batch.py" "$data" "$w" 2 >>"$out/peer-first.jsonl"
   done
   # W3's epoch is 5,000 images (about 2 s), so a fresh JVM's JIT warm-up weighs on it: three
   # epochs, for the rate a longer run sees (the peer has no JIT: its rate per epoch is flat)
@@ -56,10 +61,14 @@ for w in ("W2", "W3", "W5"):
             t = t[0] if t else float("nan")
             bt, bs = max(bt, t), max(bs, s)
             print("  workers %d: torch %8.0f   stoker %8.0f   ratio %.2fx" % (nw, t, s, s / t))
-        if tk == "median":  # the first batch, from the command's start (Stoker) and from the loader's (the peer's)
-            ft = [r["first_batch_s"] for r in torch if r["workload"] == w and r["num_workers"] == 2]
-            fs = [r["firstBatchSeconds"] for r in stoker if r["workload"] == w and r["workers"] == 2]
-            print("  first batch, workers 2: torch %s s   stoker %.2f s (median)" % (ft[0] if ft else "?", statistics.median(fs)))
+        if tk == "median":  # the first batch, workers 2, medians: from each command's start, and from the loader's
+            pf = [r for r in load("peer-first.jsonl") if r["workload"] == w]
+            sf = [r for r in stoker if r["workload"] == w and r["workers"] == 2]
+            med = lambda rs, k: statistics.median(r[k] for r in rs)
+            print("  first batch, workers 2, from the command's start: torch %.2f s   stoker %.2f s"
+                  % (med(pf, "first_batch_from_command_s"), med(sf, "firstBatchSeconds")))
+            print("  first batch, workers 2, from iter() / the loader's first pass: torch %.2f s   stoker %.2f s"
+                  % (med(pf, "first_batch_from_iter_s"), med(sf, "loaderFirstBatchSeconds")))
         print("  best/best: %.2fx" % (bs / bt))
         if w == "W3":
             s3 = statistics.median([r[sk] for r in stoker if r["workload"] == "W3x3"])

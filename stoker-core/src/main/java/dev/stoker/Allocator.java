@@ -27,8 +27,11 @@ public interface Allocator {
         return newArena();
     }
 
-    /** Ordinary off-heap memory ({@link Arena#ofShared()}). */
+    /**
+     * Ordinary off-heap memory, zeroed: from {@code calloc}, whose large blocks cost nothing until
+     * they are written, where this module may call native code; else {@link Arena#ofShared()}.
+     */
     static Allocator offHeap() {
-        return Arena::ofShared;
+        return ZeroPages.usable() ? ZeroPages::new : Arena::ofShared;
     }
 }

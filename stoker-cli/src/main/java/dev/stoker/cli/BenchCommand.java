@@ -7,10 +7,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine;
 
 /** {@code stoker bench SOURCE ...}: runs a loader over a source and reports what it measured. */
-@Command(name = "bench", description = "Run a loader over a source and report throughput, wait and stage times.",
-        subcommands = {BenchCommand.Synthetic.class, BenchCommand.TokensBench.class, BenchCommand.JsonlBench.class,
-                BenchCommand.ShardsBench.class, BenchCommand.FolderBench.class, BenchCommand.Hdf5Bench.class,
-                BenchCommand.ParquetBench.class})
+@Command(name = "bench", description = "Run a loader over a source and report throughput, wait and stage times.")
 final class BenchCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -125,10 +125,11 @@ final class BridgeSession implements BenchRunner.Bridge {
             sendError("usage", "holds must be in [1, 64] (0: chosen by the batch's size), got " + holds, null, -1, true);
             return;
         }
-        CommandLine cl = new CommandLine(new BenchCommand());
+        String[] argv = args.toArray(String[]::new);
+        CommandLine cl = Main.commands(new BenchCommand(), argv);
         CommandLine.ParseResult parsed;
         try {
-            parsed = cl.parseArgs(args.toArray(String[]::new));
+            parsed = cl.parseArgs(argv);
         } catch (CommandLine.ParameterException e) {
             sendError("usage", e.getMessage(), null, -1, true);
             return;

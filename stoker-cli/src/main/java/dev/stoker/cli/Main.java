@@ -15,11 +15,22 @@ import picocli.CommandLine.Option;
  * {@code stoker: <resource>: <what went wrong>}), 2 bad usage.
  */
 @Command(name = "stoker", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
-        description = "Keeps accelerators fed: loads, inspects and benchmarks training data.",
-        subcommands = {DemoCommand.class, BenchCommand.class, InspectCommand.class, LsCommand.class, PrepareCommand.class,
-                EstimateCommand.class, StageCommand.class, ServeCommand.class,
-                CommandLine.HelpCommand.class})
+        description = "Keeps accelerators fed: loads, inspects and benchmarks training data.")
 public final class Main implements Runnable {
+    /**
+     * The command tree: each command's subcommands, in the order help lists them. Not in the
+     * {@code @Command} annotations, because picocli builds a command's whole model (reflection
+     * over every option) when the command is added, and a fresh JVM spends about 0.1 s doing so
+     * for all of them: {@link #commands} adds only those on the command line's path.
+     */
+    private static final java.util.Map<Class<?>, java.util.List<Class<?>>> TREE = java.util.Map.of(
+            Main.class, java.util.List.of(DemoCommand.class, BenchCommand.class, InspectCommand.class, LsCommand.class,
+                    PrepareCommand.class, EstimateCommand.class, StageCommand.class, ServeCommand.class,
+                    CommandLine.HelpCommand.class),
+            BenchCommand.class, java.util.List.of(BenchCommand.Synthetic.class, BenchCommand.TokensBench.class,
+                    BenchCommand.JsonlBench.class, BenchCommand.ShardsBench.class, BenchCommand.FolderBench.class,
+                    BenchCommand.Hdf5Bench.class, BenchCommand.ParquetBench.class),
+            PrepareCommand.class, java.util.List.of(PrepareCommand.Tokens.class, PrepareCommand.Shards.class));
 
     @Option(names = "--debug", description = "Print stack traces of errors.", scope = CommandLine.ScopeType.INHERIT)
     boolean debug;
@@ -44,7 +55,7 @@ public final class Main implements Runnable {
     }
 
     private static int execute(String[] args, PrintWriter out, PrintWriter err) {
-        CommandLine cl = new CommandLine(new Main());
+        CommandLine cl = commands(new Main(), args);
         helpEverywhere(cl); // every command takes --help (and --version), as the usage hints say
         cl.setOut(out);
         cl.setErr(err);
@@ -84,6 +95,37 @@ public final class Main implements Runnable {
             }
             return code;
         }
+    }
+
+    /**
+     * {@code command}'s command line with the subcommands {@code args} names, level by level (the
+     * first argument that is not an option, at each level), and all of them where it names none,
+     * an unknown one or {@code help}: so that usage errors and help see the whole tree.
+     */
+    static CommandLine commands(Object command, String... args) {
+        return commands(new CommandLine(command), command.getClass(), args, 0);
+    }
+
+    private static CommandLine commands(CommandLine cl, Class<?> type, String[] args, int from) {
+        java.util.List<Class<?>> subs = TREE.getOrDefault(type, java.util.List.of());
+        int at = from;
+        while (at < args.length && args[at].startsWith("-")) {
+            at++;
+        }
+        String name = at < args.length ? args[at] : null;
+        boolean one = subs.stream().anyMatch(s -> name != null && !name.equals("help") && name.equals(nameOf(s)));
+        for (Class<?> sub : subs) {
+            if (!one || name.equals(nameOf(sub))) {
+                CommandLine child = new CommandLine(sub);
+                cl.addSubcommand(child);
+                commands(child, sub, one ? args : new String[0], one ? at + 1 : 0);
+            }
+        }
+        return cl;
+    }
+
+    private static String nameOf(Class<?> command) {
+        return command.getAnnotation(Command.class).name();
     }
 
     private static void helpEverywhere(CommandLine c) {

@@ -22,8 +22,7 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine;
 
 /** {@code stoker prepare ...}: turns raw data into the formats Stoker (and its peers) read fastest. */
-@Command(name = "prepare", description = "Prepare data: text to token files, image folders to tar shards.",
-        subcommands = {PrepareCommand.Tokens.class, PrepareCommand.Shards.class})
+@Command(name = "prepare", description = "Prepare data: text to token files, image folders to tar shards.")
 final class PrepareCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

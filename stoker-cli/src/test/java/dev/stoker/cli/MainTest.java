@@ -92,6 +92,23 @@ class MainTest {
     }
 
     @Test
+    void onlyTheCommandsOnTheCommandLinesPathAreBuiltAndAllForHelpOrAnUnknownName() {
+        picocli.CommandLine one = Main.commands(new Main(), "--debug", "bench", "folder", "DIR", "--workers", "2");
+        assertEquals(List.of("bench"), List.copyOf(one.getSubcommands().keySet()));
+        assertEquals(List.of("folder"), List.copyOf(one.getSubcommands().get("bench").getSubcommands().keySet()));
+        for (String[] args : new String[][] {{}, {"help", "bench"}, {"nope"}, {"--version"}}) {
+            picocli.CommandLine all = Main.commands(new Main(), args);
+            assertTrue(all.getSubcommands().keySet().containsAll(List.of("demo", "bench", "prepare", "serve", "help")),
+                    Arrays.toString(args) + ": " + all.getSubcommands().keySet());
+            assertEquals(7, all.getSubcommands().get("bench").getSubcommands().size(), Arrays.toString(args));
+        }
+        assertTrue(stoker("help", "bench").out.contains("parquet"), "help lists every source");
+        Outcome unknown = stoker("bench", "nope");
+        assertEquals(2, unknown.code);
+        assertTrue(unknown.err.contains("'nope'") && unknown.err.contains("usage: stoker bench --help"), unknown.err);
+    }
+
+    @Test
     void aBadStateFileExitsOneWithOneLineAndNoStackTrace() throws IOException {
         Path state = tmp.resolve("state.json");
         Files.writeString(state, "{\"version\":1,\"sampler\":\"shuffle\"");
