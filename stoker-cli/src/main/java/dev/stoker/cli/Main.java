@@ -112,13 +112,13 @@ public final class Main implements Runnable {
         while (at < args.length && args[at].startsWith("-")) {
             at++;
         }
-        String name = at < args.length ? args[at] : null;
-        boolean one = subs.stream().anyMatch(s -> name != null && !name.equals("help") && name.equals(nameOf(s)));
+        String name = at < args.length && !args[at].equals("help") ? args[at] : null;
+        Class<?> named = subs.stream().filter(s -> nameOf(s).equals(name)).findFirst().orElse(null);
         for (Class<?> sub : subs) {
-            if (!one || name.equals(nameOf(sub))) {
+            if (named == null || sub == named) {
                 CommandLine child = new CommandLine(sub);
                 cl.addSubcommand(child);
-                commands(child, sub, one ? args : new String[0], one ? at + 1 : 0);
+                commands(child, sub, named == null ? new String[0] : args, named == null ? 0 : at + 1);
             }
         }
         return cl;
