@@ -300,24 +300,35 @@ final class BenchCommand implements Runnable {
             for (String p : patterns) {
                 try {
                     for (String s : dev.stoker.storage.ShardPattern.expand(p)) {
-                        java.nio.file.Path path = java.nio.file.Path.of(s);
-                        if (!java.nio.file.Files.isRegularFile(path)) {
-                            throw new java.nio.file.NoSuchFileException(s);
-                        }
-                        shards.add(path);
+                        shards.add(java.nio.file.Path.of(s));
                     }
                 } catch (IllegalArgumentException e) {
                     throw new Main.UsageException(e.getMessage());
                 }
             }
-            if (streamed() || shards.stream().anyMatch(ShardsBench::compressed)) {
-                // compressed shards are read as streams: shard order shuffled, --shuffle-window for samples
-                return image.run(new dev.stoker.formats.tar.TarShards(shards), options, spec.commandLine().getOut(), "shards");
+            if (streamed()) {
+                return stream(shards);
             }
-            try (dev.stoker.formats.tar.TarDataset data = new dev.stoker.formats.tar.TarDataset(shards,
-                    shards.stream().map(java.nio.file.Path::toString).toList(), true, !options.errors.equals("fail"))) {
+            dev.stoker.formats.tar.TarDataset data;
+            try {
+                // opening stats every shard, and names one that is missing
+                data = new dev.stoker.formats.tar.TarDataset(shards, shards.stream().map(java.nio.file.Path::toString).toList(),
+                        true, !options.errors.equals("fail"));
+            } catch (dev.stoker.formats.tar.TarDataset.CompressedShardException e) {
+                return stream(shards); // compressed shards are read as streams: shard order shuffled, --shuffle-window for samples
+            }
+            try (data) {
                 return image.run(data, options, spec.commandLine().getOut(), "shards");
             }
+        }
+
+        private int stream(java.util.List<java.nio.file.Path> shards) throws Exception {
+            for (java.nio.file.Path p : shards) {
+                if (!java.nio.file.Files.isRegularFile(p)) {
+                    throw new java.nio.file.NoSuchFileException(p.toString());
+                }
+            }
+            return image.run(new dev.stoker.formats.tar.TarShards(shards), options, spec.commandLine().getOut(), "shards");
         }
 
         private int remote() throws Exception {
@@ -385,14 +396,6 @@ final class BenchCommand implements Runnable {
                 for (int i = 0; i < local.size(); i++) {
                     shardCache.release(locations.get(i));
                 }
-            }
-        }
-
-        private static boolean compressed(java.nio.file.Path p) {
-            try {
-                return dev.stoker.formats.io.Compression.of(p) != null;
-            } catch (java.io.IOException e) {
-                return false;
             }
         }
     }

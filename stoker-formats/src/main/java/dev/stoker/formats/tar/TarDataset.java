@@ -5,7 +5,12 @@ import dev.stoker.Dataset;
 import dev.stoker.formats.io.MappedFile;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,37 +18,54 @@ import java.util.Map;
 
 /**
  * Uncompressed WebDataset tar shards as one random-access dataset: sample {@code i} of the
- * shards laid end to end, its fields as slices of the mapped shard (no copy). With a
- * {@link TarIndex} per shard, the loader's orders, exact and elastic resume work as on any other
- * dataset, without replaying a shard. {@link #close()} unmaps the shards.
+ * shards laid end to end. Every shard's index lies in its folder's {@link TarCatalog}, mapped and
+ * read in place, so the loader's orders, exact and elastic resume work as on any other dataset,
+ * without replaying a shard, and a dataset of many shards opens by a stat per shard (NOTE
+ * [Folder index]). A shard is opened when first read. Up to {@link #MAPPED_LIMIT} shards, each is
+ * mapped then and a sample's fields are slices of the mapping (no copy), valid until
+ * {@link #close()} unmaps it; beyond, a sample's bytes are read into an array of its own.
  */
 public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
-    private final List<Shard> shards = new ArrayList<>();
-    private long leftOut;
+    /**
+     * The most shards a dataset maps: each mapping is one of the process's {@code
+     * vm.max_map_count} (65,530 by default), which the JVM's own heap, code and threads share.
+     */
+    static final int MAPPED_LIMIT = 8_192;
+
+    private final Shard[] shards;
+    /** Shard {@code k}'s first sample; the last element is the total. */
+    private final long[] starts;
+    private final boolean mapped;
+    private final List<TarCatalog> catalogs = new ArrayList<>();
+    private final long leftOut;
     private volatile long fingerprint;
-    private final Dataset<TarSample> all;
+    private volatile boolean closed;
 
-    /** One mapped shard, its index, and the name samples and errors give it. */
-    private record Shard(MappedFile file, TarIndex index, String shardName) implements Dataset<TarSample> {
-        @Override
-        public long size() {
-            return index.samples();
-        }
+    /** A shard: its local file, the name samples and errors give it, its stored index, and once read, what was opened. */
+    private static final class Shard {
+        final Path path;
+        final String name;
+        final TarCatalog catalog;
+        final TarCatalog.Entry stored;
+        volatile Opened opened;
 
-        @Override
-        public TarSample get(long i) {
-            int s = Math.toIntExact(i);
-            Map<String, MemorySegment> fields = new LinkedHashMap<>();
-            for (int k = index.firstField[s]; k < index.firstField[s + 1]; k++) {
-                fields.put(index.fieldNames[k], file.segment().asSlice(index.offsets[k], index.sizes[k]));
-            }
-            return new TarSample(index.keys[s], shardName, fields);
+        Shard(Path path, String name, TarCatalog catalog, TarCatalog.Entry stored) {
+            this.path = path;
+            this.name = name;
+            this.catalog = catalog;
+            this.stored = stored;
         }
+    }
 
-        @Override
-        public String name() {
-            return shardName;
+    /** A shard given to a dataset that is compressed: it has no random access, and reads as a stream ({@link TarShards}). */
+    public static final class CompressedShardException extends IllegalArgumentException {
+        CompressedShardException(String message) {
+            super(message);
         }
+    }
+
+    /** A shard checked against its index (or indexed again) on its first read, and its mapping (null: read by position). */
+    private record Opened(TarCatalog.Entry index, MappedFile file) {
     }
 
     public TarDataset(List<Path> paths) throws IOException {
@@ -53,7 +75,7 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
     /**
      * Shards read from local copies ({@code paths}, e.g. a shard cache's files) under the names
      * they have elsewhere ({@code names}, e.g. their URLs), which samples and errors give. With
-     * {@code storeIndex} false the indexes are built in memory and stored nowhere (a cache's
+     * {@code storeIndex} false the index is built in memory and stored nowhere (a cache's
      * directory holds its shards alone). With {@code skipUnreadable}, a shard that cannot be
      * indexed (damaged, cut short, empty) is left out and counted ({@link #shardsLeftOut()});
      * without it, it is an error; a dataset left with no shard at all is an error either way.
@@ -65,73 +87,134 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
         if (names.size() != paths.size()) {
             throw new IllegalArgumentException(names.size() + " names for " + paths.size() + " shards");
         }
-        CorruptShardException first = null;
-        int firstAt = 0;
-        Opened[] opened = openAll(paths, names, storeIndex);
+        int n = paths.size();
+        Path[] folders = new Path[n];
+        String[] files = new String[n];
+        Map<Path, TarCatalog> stored = new LinkedHashMap<>();
+        for (int i = 0; i < n; i++) {
+            Path abs = paths.get(i).toAbsolutePath();
+            folders[i] = abs.getParent();
+            files[i] = abs.getFileName().toString();
+            stored.computeIfAbsent(folders[i], f -> storeIndex ? TarCatalog.load(TarCatalog.places(f)) : TarCatalog.empty());
+        }
+        catalogs.addAll(stored.values());
         try {
-            for (int i = 0; i < paths.size(); i++) {
-                Opened o = opened[i];
-                if (o.shard() != null) {
-                    shards.add(o.shard());
-                    opened[i] = null; // closed with the dataset from now on
-                } else if (o.error() instanceof CorruptShardException e && skipUnreadable) {
+            Found[] found = inParallel(n, i -> find(paths.get(i), files[i], stored.get(folders[i])));
+            // the first error in the shards' order, as one thread would have met it
+            CorruptShardException first = null;
+            int firstAt = 0;
+            long skipped = 0;
+            Map<Path, List<TarCatalog.Fresh>> fresh = new LinkedHashMap<>();
+            for (int i = 0; i < n; i++) {
+                Found f = found[i];
+                if (f.error() instanceof CorruptShardException e && skipUnreadable) {
                     if (first == null) {
                         first = e;
                         firstAt = i;
                     }
-                    leftOut++;
-                } else if (o.error() instanceof IOException e) {
+                    skipped++;
+                } else if (f.error() instanceof IOException e) {
                     throw renamed(e, paths.get(i).toString(), names.get(i));
-                } else {
-                    throw (RuntimeException) o.error();
+                } else if (f.error() != null) {
+                    throw (RuntimeException) f.error();
+                } else if (f.entry() == null) {
+                    fresh.computeIfAbsent(folders[i], k -> new ArrayList<>()).add(new TarCatalog.Fresh(files[i], f.mtime(), f.fresh()));
                 }
             }
-            if (shards.isEmpty()) {
-                throw new IOException("every shard is unreadable (" + leftOut + "); the first: "
+            if (skipped == n) {
+                throw new IOException("every shard is unreadable (" + skipped + "); the first: "
                         + renamed(first, paths.get(firstAt).toString(), names.get(firstAt)).getMessage(), first);
             }
-        } catch (IOException | RuntimeException e) {
-            for (Opened o : opened) {
-                if (o != null && o.shard() != null) {
-                    o.shard().file().close();
+            // a folder with shards indexed afresh: its catalog with them, stored, and read from there
+            Map<Path, TarCatalog> current = new LinkedHashMap<>(stored);
+            for (Map.Entry<Path, List<TarCatalog.Fresh>> e : fresh.entrySet()) {
+                TarCatalog next = stored.get(e.getKey()).with(e.getValue(), storeIndex ? TarCatalog.places(e.getKey()) : List.of());
+                catalogs.add(next);
+                current.put(e.getKey(), next);
+            }
+            List<Shard> kept = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                Found f = found[i];
+                if (f.error() == null) {
+                    TarCatalog c = current.get(folders[i]);
+                    TarCatalog.Entry x = c == stored.get(folders[i]) ? f.entry() : c.find(files[i], f.size(), f.mtime());
+                    if (x == null) {
+                        throw new IllegalStateException(paths.get(i) + ": not found in the index just written");
+                    }
+                    kept.add(new Shard(paths.get(i), names.get(i), c, x));
                 }
             }
-            close();
+            // the catalogs read before and written over since
+            for (Map.Entry<Path, TarCatalog> e : stored.entrySet()) {
+                if (current.get(e.getKey()) != e.getValue()) {
+                    e.getValue().close();
+                    catalogs.remove(e.getValue());
+                }
+            }
+            this.shards = kept.toArray(Shard[]::new);
+            this.leftOut = skipped;
+        } catch (IOException | RuntimeException e) {
+            catalogs.forEach(TarCatalog::close);
             throw e;
         }
-        this.all = Dataset.concat(shards);
-    }
-
-    /** A shard mapped and indexed, or the exception (an {@link IOException} or a runtime one) it failed with. */
-    private record Opened(Shard shard, Exception error) {
+        this.starts = new long[shards.length + 1];
+        for (int k = 0; k < shards.length; k++) {
+            starts[k + 1] = starts[k] + shards[k].stored.samples();
+        }
+        this.mapped = shards.length <= MAPPED_LIMIT;
     }
 
     /**
-     * Each shard mapped and indexed, on up to {@link #INDEXING_THREADS} threads: with many small
-     * shards the time goes to opening files and reading their headers or stored indexes, which
-     * waits on the file system as much as on a core (NOTE [Parallel indexing]). Returns what each
-     * shard gave, in the shards' order.
+     * What opening found of a shard: its stored index when that is current, else one built from
+     * its headers ({@code fresh}); or the exception (an {@link IOException} or a runtime one) it
+     * failed with.
      */
-    private static Opened[] openAll(List<Path> paths, List<String> names, boolean storeIndex) {
-        Opened[] out = new Opened[paths.size()];
+    private record Found(TarCatalog.Entry entry, TarCatalog.Entry fresh, long size, long mtime, Exception error) {
+    }
+
+    private static Found find(Path p, String file, TarCatalog catalog) {
+        try {
+            BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
+            if (!a.isRegularFile()) {
+                throw new IOException(p + ": not a regular file (a directory, device or pipe)");
+            }
+            long size = a.size();
+            long mtime = a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS);
+            TarCatalog.Entry e = catalog.find(file, size, mtime);
+            if (e != null) {
+                return new Found(e, null, size, mtime, null);
+            }
+            return new Found(null, indexed(p, TarIndex.build(p), size), size, mtime, null);
+        } catch (IOException | RuntimeException e) {
+            return new Found(null, null, 0, 0, e);
+        }
+    }
+
+    /** {@code index} with the fingerprint of the shard it was built from. */
+    private static TarCatalog.Entry indexed(Path p, TarIndex index, long size) throws IOException {
+        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
+            return TarCatalog.Entry.of(index, TarIndex.fingerprint(TarIndex.Bytes.of(ch), ch.size(), index.offsets), size);
+        }
+    }
+
+    /**
+     * {@code task} for each of {@code 0..n-1} on up to {@link #INDEXING_THREADS} threads, the
+     * calling one among them (NOTE [Parallel indexing]); returns the results in order.
+     */
+    private static Found[] inParallel(int n, java.util.function.IntFunction<Found> task) {
+        Found[] out = new Found[n];
         java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
         Runnable work = () -> {
-            for (int i; (i = next.getAndIncrement()) < out.length; ) {
-                Path p = paths.get(i);
-                try {
-                    TarIndex idx = storeIndex ? TarIndex.of(p) : TarIndex.build(p);
-                    out[i] = new Opened(new Shard(MappedFile.open(p), idx, names.get(i)), null);
-                } catch (IOException | RuntimeException e) {
-                    out[i] = new Opened(null, e);
-                }
+            for (int i; (i = next.getAndIncrement()) < n; ) {
+                out[i] = task.apply(i);
             }
         };
-        int threads = Math.min(INDEXING_THREADS, paths.size());
+        int threads = Math.min(INDEXING_THREADS, n);
         Thread[] helpers = new Thread[threads - 1];
         for (int t = 0; t < helpers.length; t++) {
             helpers[t] = Thread.ofPlatform().name("stoker-index-" + t).daemon().start(work);
         }
-        work.run(); // the calling thread is one of them
+        work.run();
         boolean interrupted = false;
         for (Thread t : helpers) {
             while (true) {
@@ -150,13 +233,28 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
     }
 
     // NOTE [Parallel indexing]: opening a dataset of many small shards is file-system work: for each
-    // shard an open, a map, and a read of its stored index (or, the first time, of every header).
-    // Done one shard after another, 3,000 W2-sized shards of 7 samples took seconds before the
-    // first batch (BENCHMARKS.md, "Many small shards"). Threads take the next shard from a shared
-    // counter, so a slow shard holds up one thread, not the rest; errors are reported in the
-    // shards' order, as one thread would have met them. Eight threads: the file system's queue
-    // depth, not the cores, sets how many pay; the figure is measured there.
+    // shard a stat and, the first time, a read of every header. Done one shard after another,
+    // 3,000 W2-sized shards of 7 samples took seconds before the first batch (BENCHMARKS.md, "Many
+    // small shards"). Threads take the next shard from a shared counter, so a slow shard holds up
+    // one thread, not the rest; errors are reported in the shards' order, as one thread would have
+    // met them. Eight threads: the file system's queue depth, not the cores, sets how many pay;
+    // the figure is measured there.
     static final int INDEXING_THREADS = 8;
+
+    // NOTE [Folder index]: a dataset of 100,000 shards cannot keep an index object per shard and a
+    // mapping per shard: the indexes' keys and offsets filled the heap in proportion to the
+    // samples, reading 100,000 index files took seconds, and 100,000 mappings pass the kernel's
+    // vm.max_map_count (the JVM then dies: "os::commit_memory failed"). So the indexes of a
+    // folder's shards live in one file, TarCatalog, kept in the folder (or the user's cache) and
+    // mapped: opening reads it in place and stats each shard (in parallel); a shard whose size or
+    // mtime differs from its entry, or that has none, is indexed from its headers and the catalog
+    // written again with it, so adding shards to a folder indexes the new ones only. The heap
+    // holds an object per shard and nothing per sample. A shard is opened on its first read: its
+    // content fingerprint is checked then (the catalog's word is its size and mtime; the first
+    // read proves the rest) and, past MAPPED_LIMIT shards, each sample is read by position, one
+    // read of its members' span, instead of mapping the shard. A shard rewritten with its size
+    // and mtime kept is indexed again when its fingerprint differs, and its folder's catalog
+    // removed, so the next open indexes the folder again.
 
     /**
      * A hash of every sample's key and of its fields' names and sizes, shard by shard: the same for
@@ -174,16 +272,23 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
     private long keysAndFields() {
         java.util.zip.CRC32C keys = new java.util.zip.CRC32C();
         java.util.zip.CRC32C fields = new java.util.zip.CRC32C();
-        java.nio.ByteBuffer n = java.nio.ByteBuffer.allocate(8);
+        ByteBuffer n = ByteBuffer.allocate(8);
+        byte[] buf = new byte[256];
+        Map<String, byte[]> utf8 = new java.util.HashMap<>();
         for (Shard sh : shards) {
-            TarIndex x = sh.index();
-            for (String k : x.keys) {
-                keys.update(k.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            TarCatalog.Entry x = sh.stored;
+            MemorySegment k = x.keys();
+            if (k.byteSize() > buf.length) {
+                buf = new byte[(int) k.byteSize()];
+            }
+            MemorySegment.copy(k, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, buf, 0, (int) k.byteSize());
+            for (int s = 0; s < x.samples(); s++) {
+                keys.update(buf, x.keyStart(s), x.keyStart(s + 1) - x.keyStart(s));
                 keys.update(0);
             }
-            for (int f = 0; f < x.fieldNames.length; f++) {
-                fields.update(x.fieldNames[f].getBytes(java.nio.charset.StandardCharsets.UTF_8));
-                fields.update(n.clear().putLong(x.sizes[f]).flip());
+            for (int f = 0; f < x.fields(); f++) {
+                fields.update(utf8.computeIfAbsent(x.fieldName(f), z -> z.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+                fields.update(n.clear().putLong(x.size(f)).flip());
             }
         }
         return keys.getValue() << 32 | fields.getValue();
@@ -206,28 +311,162 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
 
     @Override
     public long size() {
-        return all.size();
+        return starts[shards.length];
     }
 
     @Override
     public String name() {
-        return shards.get(0).name();
+        return shards[0].name;
     }
 
     /** Samples in shard {@code s}. */
     public int samples(int s) {
-        return shards.get(s).index().samples();
+        return shards[s].stored.samples();
     }
 
     @Override
     public TarSample get(long index) throws IOException {
-        return all.get(index);
+        if (index < 0 || index >= size()) {
+            throw new IndexOutOfBoundsException("sample " + index + " of " + size());
+        }
+        int k = shardOf(index);
+        Shard sh = shards[k];
+        Opened o = sh.opened;
+        if (o == null) {
+            o = open(sh);
+        }
+        TarCatalog.Entry x = o.index();
+        int s = (int) (index - starts[k]);
+        int from = x.firstField(s);
+        int to = x.firstField(s + 1);
+        MemorySegment bytes;
+        long base = 0;
+        if (o.file() != null) {
+            bytes = o.file().segment();
+        } else {
+            base = x.offset(from); // a sample's members lie one after the other: one read of their span
+            bytes = read(sh, base, x.offset(to - 1) + x.size(to - 1) - base);
+        }
+        Map<String, MemorySegment> fields = LinkedHashMap.newLinkedHashMap(to - from);
+        for (int f = from; f < to; f++) {
+            fields.put(x.fieldName(f), bytes.asSlice(x.offset(f) - base, x.size(f)));
+        }
+        return new TarSample(x.key(s), sh.name, fields);
+    }
+
+    /** The shard holding sample {@code index}: the last whose first sample is at or before it (an empty shard holds none). */
+    private int shardOf(long index) {
+        int lo = 0;
+        int hi = shards.length - 1;
+        while (lo < hi) {
+            int mid = (lo + hi + 1) >>> 1;
+            if (starts[mid] <= index) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return lo;
+    }
+
+    /** A shard on its first read: mapped (up to MAPPED_LIMIT shards), and checked against its index. */
+    private Opened open(Shard sh) throws IOException {
+        synchronized (sh) {
+            Opened o = sh.opened;
+            if (o != null) {
+                return o;
+            }
+            if (closed) {
+                throw new IllegalStateException(sh.name + ": the dataset is closed");
+            }
+            MappedFile file = null;
+            try {
+                TarCatalog.Entry index = sh.stored;
+                boolean same;
+                if (mapped) {
+                    file = MappedFile.open(sh.path);
+                    same = file.size() == index.shardSize() && TarIndex.fingerprint(TarIndex.Bytes.of(file.segment()),
+                            file.size(), index.offsets()) == index.fingerprint();
+                } else {
+                    try (FileChannel ch = FileChannel.open(sh.path, StandardOpenOption.READ)) {
+                        same = ch.size() == index.shardSize() && TarIndex.fingerprint(TarIndex.Bytes.of(ch), ch.size(),
+                                index.offsets()) == index.fingerprint();
+                    }
+                }
+                if (!same) {
+                    index = reindexed(sh);
+                }
+                o = new Opened(index, file);
+            } catch (IOException e) {
+                if (file != null) {
+                    file.close();
+                }
+                throw renamed(e, sh.path.toString(), sh.name);
+            } catch (RuntimeException e) {
+                if (file != null) {
+                    file.close();
+                }
+                throw e;
+            }
+            sh.opened = o;
+            return o;
+        }
+    }
+
+    /**
+     * The index of a shard whose content is not what its stored index was built from (rewritten
+     * with its size and mtime kept): built again, and the folder's catalog removed so that the
+     * next open indexes the folder again. A shard that now holds another number of samples cannot
+     * take its old place in the dataset's numbering: that is an error.
+     */
+    private static TarCatalog.Entry reindexed(Shard sh) throws IOException {
+        TarIndex fresh = TarIndex.build(sh.path);
+        if (sh.catalog.path() != null) {
+            Files.deleteIfExists(sh.catalog.path());
+        }
+        if (fresh.samples() != sh.stored.samples()) {
+            throw new CorruptShardException(sh.name, 0, "changed since the dataset was opened (or was rewritten with the "
+                    + "size and modification time it had when indexed): it holds " + fresh.samples()
+                    + " samples where its index listed " + sh.stored.samples() + "; open the dataset again");
+        }
+        return indexed(sh.path, fresh, Files.size(sh.path));
+    }
+
+    /** {@code length} bytes of a shard from byte {@code at}, read into an array of their own. */
+    private static MemorySegment read(Shard sh, long at, long length) throws IOException {
+        byte[] b = new byte[Math.toIntExact(length)];
+        ByteBuffer buf = ByteBuffer.wrap(b);
+        try (FileChannel ch = FileChannel.open(sh.path, StandardOpenOption.READ)) {
+            while (buf.hasRemaining()) {
+                if (ch.read(buf, at + buf.position()) < 0) {
+                    throw new CorruptShardException(sh.name, at + buf.position(), "ends before byte " + (at + length)
+                            + ", where its index says a sample's members end: cut short since it was indexed");
+                }
+            }
+        } catch (CorruptShardException e) {
+            throw e;
+        } catch (IOException e) {
+            throw renamed(e, sh.path.toString(), sh.name);
+        }
+        return MemorySegment.ofArray(b);
     }
 
     @Override
     public void close() {
-        for (Shard s : shards) {
-            s.file().close();
+        if (closed) {
+            return;
         }
+        closed = true;
+        if (mapped) {
+            for (Shard sh : shards) {
+                synchronized (sh) {
+                    Opened o = sh.opened;
+                    if (o != null && o.file() != null) {
+                        o.file().close();
+                    }
+                }
+            }
+        }
+        catalogs.forEach(TarCatalog::close);
     }
 }

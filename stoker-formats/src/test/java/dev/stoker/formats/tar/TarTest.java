@@ -123,7 +123,7 @@ class TarTest {
                 }
                 assertEquals(new TreeMap<>(want), new TreeMap<>(got), f);
             }
-            assertTrue(Files.exists(Path.of(copy + ".stkidx")), "the index is kept beside the shard");
+            assertTrue(Files.exists(copy.resolveSibling(".stoker.stkidx")), "the index is kept in the shard's folder");
         }
     }
 
