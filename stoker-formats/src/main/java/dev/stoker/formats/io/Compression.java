@@ -18,8 +18,8 @@ public enum Compression {
     /** Bytes a stream is buffered with when it is decompressed or sniffed. */
     private static final int BUFFER = 1 << 16;
 
-    /** The compression the first four bytes of a file announce, or null for none. */
-    private static Compression of(byte[] m) {
+    /** The compression the first four bytes of a file announce (fewer for a shorter file), or null for none. */
+    public static Compression of(byte[] m) {
         if (m.length >= 2 && (m[0] & 0xFF) == 0x1F && (m[1] & 0xFF) == 0x8B) {
             return GZIP;
         }

@@ -178,10 +178,11 @@ final class TarCatalog implements AutoCloseable {
         }
         Map<String, MemorySegment> entries = new LinkedHashMap<>();
         Map<String, Long> mtimes = new HashMap<>();
-        for (Map.Entry<String, Integer> e : byName.entrySet()) {
-            long r = directory + (long) e.getValue() * RECORD;
-            entries.put(e.getKey(), bytes.asSlice(bytes.get(LONG, r + 24), bytes.get(LONG, r + 32)));
-            mtimes.put(e.getKey(), bytes.get(LONG, r + 16));
+        for (int e = 0; e < byName.size(); e++) { // in the stored order: a shard indexed again keeps its place
+            long r = directory + (long) e * RECORD;
+            String name = string(bytes, bytes.get(LONG, r), bytes.get(INT, r + 8));
+            entries.put(name, bytes.asSlice(bytes.get(LONG, r + 24), bytes.get(LONG, r + 32)));
+            mtimes.put(name, bytes.get(LONG, r + 16));
         }
         for (Fresh f : fresh) {
             entries.put(f.name(), f.entry().renumbered(names, ids));
@@ -301,10 +302,10 @@ final class TarCatalog implements AutoCloseable {
         }
 
         /** {@code index} as an entry, its field names numbered in the order {@code index} lists them. */
-        static Entry of(TarIndex index, long fingerprint, long shardSize) {
+        static Entry of(TarIndex index) {
             List<String> names = new ArrayList<>();
             Map<String, Integer> ids = new HashMap<>();
-            return new Entry(encode(index, fingerprint, shardSize, names, ids), names.toArray(String[]::new));
+            return new Entry(encode(index, index.fingerprint, index.size, names, ids), names.toArray(String[]::new));
         }
 
         private static MemorySegment encode(TarIndex x, long fingerprint, long shardSize, List<String> names,

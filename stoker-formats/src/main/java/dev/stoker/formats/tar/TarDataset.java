@@ -81,6 +81,11 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
      * without it, it is an error; a dataset left with no shard at all is an error either way.
      */
     public TarDataset(List<Path> paths, List<String> names, boolean storeIndex, boolean skipUnreadable) throws IOException {
+        this(paths, names, storeIndex, skipUnreadable, MAPPED_LIMIT);
+    }
+
+    /** As above, mapping the shards only when there are at most {@code mappedLimit} of them. */
+    TarDataset(List<Path> paths, List<String> names, boolean storeIndex, boolean skipUnreadable, int mappedLimit) throws IOException {
         if (paths.isEmpty()) {
             throw new IllegalArgumentException("no shards");
         }
@@ -161,7 +166,7 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
         for (int k = 0; k < shards.length; k++) {
             starts[k + 1] = starts[k] + shards[k].stored.samples();
         }
-        this.mapped = shards.length <= MAPPED_LIMIT;
+        this.mapped = shards.length <= mappedLimit;
     }
 
     /**
@@ -184,16 +189,9 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
             if (e != null) {
                 return new Found(e, null, size, mtime, null);
             }
-            return new Found(null, indexed(p, TarIndex.build(p), size), size, mtime, null);
+            return new Found(null, TarCatalog.Entry.of(TarIndex.build(p)), size, mtime, null);
         } catch (IOException | RuntimeException e) {
             return new Found(null, null, 0, 0, e);
-        }
-    }
-
-    /** {@code index} with the fingerprint of the shard it was built from. */
-    private static TarCatalog.Entry indexed(Path p, TarIndex index, long size) throws IOException {
-        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
-            return TarCatalog.Entry.of(index, TarIndex.fingerprint(TarIndex.Bytes.of(ch), ch.size(), index.offsets), size);
         }
     }
 
@@ -233,13 +231,13 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
     }
 
     // NOTE [Parallel indexing]: opening a dataset of many small shards is file-system work: for each
-    // shard a stat and, the first time, a read of every header. Done one shard after another,
-    // 3,000 W2-sized shards of 7 samples took seconds before the first batch (BENCHMARKS.md, "Many
-    // small shards"). Threads take the next shard from a shared counter, so a slow shard holds up
-    // one thread, not the rest; errors are reported in the shards' order, as one thread would have
-    // met them. Eight threads: the file system's queue depth, not the cores, sets how many pay;
-    // the figure is measured there.
-    static final int INDEXING_THREADS = 8;
+    // shard a stat and, the first time, reads of its headers. Threads take the next shard from a
+    // shared counter, so a slow shard holds up one thread, not the rest; errors are reported in the
+    // shards' order, as one thread would have met them. One thread per core: with the shards in
+    // the page cache every read is a system call's worth of CPU, and more threads than cores only
+    // take turns with the JIT compiler that makes the scan fast (100,000 shards: 1.8 s to index
+    // with two threads on two cores, 4.3 s with eight; BENCHMARKS.md, "Many small shards").
+    static final int INDEXING_THREADS = Runtime.getRuntime().availableProcessors();
 
     // NOTE [Folder index]: a dataset of 100,000 shards cannot keep an index object per shard and a
     // mapping per shard: the indexes' keys and offsets filled the heap in proportion to the
@@ -420,16 +418,16 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
      * take its old place in the dataset's numbering: that is an error.
      */
     private static TarCatalog.Entry reindexed(Shard sh) throws IOException {
-        TarIndex fresh = TarIndex.build(sh.path);
         if (sh.catalog.path() != null) {
             Files.deleteIfExists(sh.catalog.path());
         }
+        TarIndex fresh = TarIndex.build(sh.path);
         if (fresh.samples() != sh.stored.samples()) {
             throw new CorruptShardException(sh.name, 0, "changed since the dataset was opened (or was rewritten with the "
                     + "size and modification time it had when indexed): it holds " + fresh.samples()
                     + " samples where its index listed " + sh.stored.samples() + "; open the dataset again");
         }
-        return indexed(sh.path, fresh, Files.size(sh.path));
+        return TarCatalog.Entry.of(fresh);
     }
 
     /** {@code length} bytes of a shard from byte {@code at}, read into an array of their own. */

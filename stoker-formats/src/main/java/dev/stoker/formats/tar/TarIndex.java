@@ -2,6 +2,7 @@ package dev.stoker.formats.tar;
 
 import dev.stoker.formats.io.Compression;
 import dev.stoker.formats.io.Fingerprints;
+import dev.stoker.formats.io.PositionedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
@@ -9,6 +10,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -35,6 +37,9 @@ final class TarIndex {
     final String[] fieldNames;
     final long[] offsets;
     final long[] sizes;
+    /** The size and {@link #fingerprint} of the shard as it was read to build this index. */
+    long size;
+    long fingerprint;
 
     private TarIndex(String[] keys, int[] firstField, String[] fieldNames, long[] offsets, long[] sizes) {
         this.keys = keys;
@@ -48,36 +53,68 @@ final class TarIndex {
         return keys.length;
     }
 
-    /** Scans the headers of an uncompressed tar shard. */
+    /**
+     * Scans the headers of an uncompressed tar shard by positioned reads (a skip moves a position;
+     * no mapping, which would serialize threads indexing many shards at once on the process's
+     * memory-map lock), and takes the shard's {@link #fingerprint} from the same open file.
+     */
     public static TarIndex build(Path shard) throws IOException {
+        ByteBuffer scratch = SCRATCH.get();
+        try (FileChannel ch = FileChannel.open(shard, StandardOpenOption.READ)) {
+            long size = ch.size();
+            int ends = (int) Math.min(size, ENDS);
+            CRC32C crc = new CRC32C();
+            ByteBuffer first = read(ch, 0, ends, scratch);
+            if (Compression.of(java.util.Arrays.copyOf(first.array(), Math.min(4, first.limit()))) != null) {
+                throw new TarDataset.CompressedShardException(shard + ": a compressed shard has no random access; read it as a "
+                        + "stream (TarShards) or store it uncompressed");
+            }
+            crc.update(first);
+            List<Integer> headers = new ArrayList<>();
+            TarIndex idx = scan(new PositionedInputStream(ch, size, scratch), shard.toString(), headers);
+            crc.update(read(ch, size - ends, ends, scratch));
+            idx.size = size;
+            // the sampled headers' CRCs from the scan's own reads: two reads of the file's ends are all the fingerprint adds
+            idx.fingerprint = fingerprint(crc, size, headers.size(), headers::get);
+            return idx;
+        }
+    }
+
+    /** A buffer for each thread that indexes: thousands of small shards need not each allocate their own. */
+    private static final ThreadLocal<ByteBuffer> SCRATCH = ThreadLocal.withInitial(() -> ByteBuffer.allocate(ENDS));
+
+    /** {@code n} bytes at {@code at} (fewer where the file ends first) into {@code into}, flipped. */
+    private static ByteBuffer read(FileChannel ch, long at, int n, ByteBuffer into) throws IOException {
+        into.clear().limit(n);
+        while (into.hasRemaining() && ch.read(into, at + into.position()) > 0) {
+            // until full, or the file ends early (then the hash differs)
+        }
+        return into.flip();
+    }
+
+    private static TarIndex scan(InputStream in, String shard, List<Integer> headerCrcs) throws IOException {
         List<String> keys = new ArrayList<>();
         List<Integer> first = new ArrayList<>();
         List<String> names = new ArrayList<>();
         List<Long> offsets = new ArrayList<>();
         List<Long> sizes = new ArrayList<>();
         Map<String, String> intern = new HashMap<>();
-        try (InputStream raw = Files.newInputStream(shard)) {
-            InputStream in = Compression.decompress(raw);
-            if (!(in instanceof java.io.BufferedInputStream)) {
-                throw new TarDataset.CompressedShardException(shard + ": a compressed shard has no random access; read it as a stream "
-                        + "(TarShards) or store it uncompressed");
+        TarReader r = new TarReader(in, shard);
+        TarGrouping grouping = new TarGrouping(shard);
+        for (TarReader.Member m; (m = r.next(false)) != null; ) {
+            String[] kf = TarGrouping.keyAndField(m);
+            if (kf == null) {
+                continue;
             }
-            TarReader r = new TarReader(in, shard.toString());
-            TarGrouping grouping = new TarGrouping(shard.toString());
-            for (TarReader.Member m; (m = r.next(false)) != null; ) {
-                String[] kf = TarGrouping.keyAndField(m);
-                if (kf == null) {
-                    continue;
-                }
-                if (grouping.starts(kf[0])) {
-                    keys.add(kf[0]);
-                    first.add(names.size());
-                }
-                grouping.add(kf, m);
-                names.add(intern.computeIfAbsent(kf[1], k -> k));
-                offsets.add(m.dataOffset());
-                sizes.add(m.size());
+            if (grouping.starts(kf[0])) {
+                keys.add(kf[0]);
+                first.add(names.size());
             }
+            grouping.add(kf, m);
+            names.add(intern.computeIfAbsent(kf[1], k -> k));
+            offsets.add(m.dataOffset());
+            sizes.add(m.size());
+            headerCrcs.add(r.headerCrc());
         }
         first.add(names.size());
         return new TarIndex(keys.toArray(String[]::new), first.stream().mapToInt(Integer::intValue).toArray(),
@@ -99,22 +136,42 @@ final class TarIndex {
         }
     }
 
+    /** The CRC-32C of member {@code k}'s header block. */
+    @FunctionalInterface
+    interface HeaderCrc {
+        int of(int k) throws IOException;
+    }
+
     /**
-     * A hash of what shows whether an index with the data {@code offsets} is the shard's: the
-     * shard's first and last {@link #ENDS} bytes, and the header blocks (the 512 bytes before the
-     * data) of {@link #SAMPLED_HEADERS} of the members, spread evenly. A shard rewritten with
-     * other members moves or changes those headers; one cut or extended changes its end.
+     * A hash of what shows whether an index with the data {@code offsets} is the shard's,
+     * computed from the shard as it is now: its first and last {@link #ENDS} bytes, and the
+     * header blocks (the 512 bytes before the data) of {@link #SAMPLED_HEADERS} of the members,
+     * spread evenly. A shard rewritten with other members moves or changes those headers; one
+     * cut or extended changes its end.
      */
     static long fingerprint(Bytes shard, long size, long[] offsets) throws IOException {
-        CRC32C crc = new CRC32C();
         int ends = (int) Math.min(size, ENDS);
+        CRC32C crc = new CRC32C();
         crc.update(shard.read(0, ends));
         crc.update(shard.read(size - ends, ends));
-        int n = offsets.length;
-        for (int i = 0; i < Math.min(n, SAMPLED_HEADERS); i++) {
-            long data = offsets[(int) ((long) i * n / Math.min(n, SAMPLED_HEADERS))];
-            crc.update(shard.read(Math.max(0, data - TarReader.BLOCK), TarReader.BLOCK));
+        CRC32C block = new CRC32C();
+        return fingerprint(crc, size, offsets.length, k -> {
+            block.reset();
+            block.update(shard.read(Math.max(0, offsets[k] - TarReader.BLOCK), TarReader.BLOCK));
+            return (int) block.getValue();
+        });
+    }
+
+    /**
+     * The fingerprint from {@code ends}, a CRC over the shard's first and last {@link #ENDS}
+     * bytes, and its {@code members} members' header CRCs (only the sampled are asked for).
+     */
+    private static long fingerprint(CRC32C ends, long size, int members, HeaderCrc headers) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(4);
+        int sampled = Math.min(members, SAMPLED_HEADERS);
+        for (int i = 0; i < sampled; i++) {
+            ends.update(b.clear().putInt(headers.of((int) ((long) i * members / sampled))).flip());
         }
-        return crc.getValue() ^ size << 32;
+        return ends.getValue() ^ size << 32;
     }
 }

@@ -91,6 +91,16 @@ public final class TarReader implements AutoCloseable {
         return in instanceof MappedInputStream m ? m.segment() : null;
     }
 
+    /**
+     * A CRC-32C of the header block of the member {@link #next} returned last (the 512 bytes
+     * before its data), as {@link TarIndex#fingerprint} samples them.
+     */
+    int headerCrc() {
+        java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+        c.update(header, 0, BLOCK);
+        return (int) c.getValue();
+    }
+
     /** The next regular file with its data, or null at the end of the archive. */
     public Member next() throws IOException {
         return next(true);

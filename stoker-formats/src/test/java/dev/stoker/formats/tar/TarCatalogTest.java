@@ -1,0 +1,240 @@
+package dev.stoker.formats.tar;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.stoker.CorruptShardException;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The folder index of tar shards (TarCatalog) as TarDataset uses it. */
+class TarCatalogTest {
+    @TempDir
+    Path tmp;
+
+    /** Shards of 1 to 5 samples (one of none) with fields of varied sizes, in {@code dir}. */
+    private static List<Path> shards(Path dir, String prefix, int n) throws IOException {
+        Files.createDirectories(dir);
+        List<Path> out = new ArrayList<>();
+        for (int s = 0; s < n; s++) {
+            Path p = dir.resolve(String.format("%s-%03d.tar", prefix, s));
+            try (TarWriter w = new TarWriter(p)) {
+                int samples = s == 2 ? 0 : 1 + s % 5; // an archive with no sample: its place in the numbering is empty
+                for (int i = 0; i < samples; i++) {
+                    byte[] bin = new byte[(s * 37 + i * 101) % 900];
+                    new SplittableRandom(s * 1000L + i).nextBytes(bin);
+                    w.write(String.format("%s%03d_%d", prefix, s, i), Map.of("cls", ("" + (s + i)).getBytes(), "bin", bin));
+                }
+            }
+            out.add(p);
+        }
+        return out;
+    }
+
+    /** Every sample of the shards, in order, by reading them as streams: key to field to bytes. */
+    private static Map<String, Map<String, byte[]>> streamed(List<Path> shards) throws IOException {
+        Map<String, Map<String, byte[]>> out = new LinkedHashMap<>();
+        for (Path p : shards) {
+            try (var r = new TarShards(List.of(p)).open(0)) {
+                for (TarSample t; (t = r.next()) != null; ) {
+                    out.put(t.key(), bytes(t));
+                }
+            }
+        }
+        return out;
+    }
+
+    private static Map<String, byte[]> bytes(TarSample t) {
+        Map<String, byte[]> f = new TreeMap<>();
+        t.fields().forEach((k, v) -> f.put(k, v.toArray(ValueLayout.JAVA_BYTE)));
+        return f;
+    }
+
+    private static void assertSame(Map<String, Map<String, byte[]>> want, TarDataset d) throws IOException {
+        assertEquals(want.size(), d.size());
+        List<String> keys = new ArrayList<>(want.keySet());
+        for (long i = d.size() - 1; i >= 0; i--) { // backwards: no shard is met in its own order first
+            TarSample t = d.get(i);
+            assertEquals(keys.get((int) i), t.key(), "sample " + i);
+            Map<String, byte[]> got = bytes(t);
+            assertEquals(want.get(t.key()).keySet(), got.keySet());
+            for (String f : got.keySet()) {
+                assertArrayEquals(want.get(t.key()).get(f), got.get(f), t.key() + "." + f);
+            }
+        }
+    }
+
+    private static TarDataset open(List<Path> shards, int mappedLimit) throws IOException {
+        return new TarDataset(shards, shards.stream().map(Path::toString).toList(), true, false, mappedLimit);
+    }
+
+    @Test
+    void mappedOrReadByPositionEverySampleIsTheStreamsAndNoShardIsMappedPastTheLimit() throws IOException {
+        List<Path> shards = shards(tmp.resolve("d"), "a", 12);
+        Map<String, Map<String, byte[]>> want = streamed(shards);
+        for (int limit : new int[] {TarDataset.MAPPED_LIMIT, 0}) {
+            try (TarDataset d = open(shards, limit)) {
+                assertSame(want, d);
+                long mapped = Files.readAllLines(Path.of("/proc/self/maps")).stream().filter(l -> l.contains(tmp.resolve("d").toString())
+                        && l.contains(".tar")).map(l -> l.substring(l.indexOf('/'))).distinct().count();
+                assertEquals(limit == 0 ? 0 : shards.size() - 1, mapped, "mapped shards (the empty one is never read)");
+            }
+        }
+    }
+
+    @Test
+    void concurrentFirstReadsOfEachShardAgree() throws Exception {
+        List<Path> shards = shards(tmp.resolve("c"), "c", 30);
+        Map<String, Map<String, byte[]>> want = streamed(shards);
+        List<String> keys = new ArrayList<>(want.keySet());
+        for (int limit : new int[] {TarDataset.MAPPED_LIMIT, 0}) {
+            try (TarDataset d = open(shards, limit)) {
+                Map<String, Boolean> seen = new ConcurrentHashMap<>();
+                Thread[] threads = new Thread[8];
+                List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+                for (int t = 0; t < threads.length; t++) {
+                    threads[t] = Thread.ofPlatform().start(() -> {
+                        try {
+                            for (long i = 0; i < d.size(); i++) { // every thread reads every sample: all open each shard at once
+                                TarSample s = d.get(i);
+                                assertEquals(keys.get((int) i), s.key());
+                                assertArrayEquals(want.get(s.key()).get("bin"), s.field("bin").toArray(ValueLayout.JAVA_BYTE));
+                                seen.put(s.key(), true);
+                            }
+                        } catch (Throwable e) {
+                            errors.add(e);
+                        }
+                    });
+                }
+                for (Thread t : threads) {
+                    t.join();
+                }
+                assertEquals(List.of(), errors);
+                assertEquals(want.keySet(), seen.keySet());
+            }
+        }
+    }
+
+    @Test
+    void aFolderIndexServesEveryDatasetOfItsShardsAndOnlyNewShardsAreIndexed() throws IOException {
+        Path dir = tmp.resolve("grow");
+        List<Path> all = shards(dir, "g", 8);
+        Path catalog = dir.resolve(".stoker.stkidx");
+        try (TarDataset d = new TarDataset(all.subList(0, 5))) {
+            assertSame(streamed(all.subList(0, 5)), d);
+        }
+        assertTrue(Files.isRegularFile(catalog), "the folder's index is kept in the folder");
+        // shard 3 replaced by bytes that are no tar at all, its size and mtime kept: indexing it would fail,
+        // so a dataset that opens has taken its stored index (and indexed only shards 5-7)
+        Path three = all.get(3);
+        FileTime mtime = Files.getLastModifiedTime(three);
+        byte[] noise = new byte[(int) Files.size(three)];
+        new SplittableRandom(3).nextBytes(noise);
+        Files.write(three, noise);
+        Files.setLastModifiedTime(three, mtime);
+        try (TarDataset d = new TarDataset(all)) {
+            assertEquals(streamed(all.subList(0, 3)).size() + 4 + streamed(all.subList(4, 8)).size(), d.size());
+            long first = streamed(all.subList(0, 3)).size();
+            // its first read checks its content against the index, finds it changed, and says which shard
+            IOException e = assertThrows(IOException.class, () -> d.get(first));
+            assertTrue(e.getMessage().startsWith(three + ": "), e.getMessage());
+            assertFalse(Files.exists(catalog), "the folder's index, wrong about shard 3, is removed");
+        }
+        // the next open indexes the folder again and meets shard 3 as it is
+        CorruptShardException e = assertThrows(CorruptShardException.class, () -> new TarDataset(all).close());
+        assertTrue(e.getMessage().startsWith(three + ": ") && e.offset() < 512, "in its first header: " + e.getMessage());
+    }
+
+    @Test
+    void aDamagedOrCutFolderIndexIsBuiltAgain() throws IOException {
+        Path dir = tmp.resolve("damaged");
+        List<Path> shards = shards(dir, "x", 6);
+        Map<String, Map<String, byte[]>> want = streamed(shards);
+        Path catalog = dir.resolve(".stoker.stkidx");
+        new TarDataset(shards).close();
+        byte[] good = Files.readAllBytes(catalog);
+        for (int damage = 0; damage < 3; damage++) {
+            byte[] bad = good.clone();
+            switch (damage) {
+                case 0 -> bad[bad.length / 3] ^= 0x10; // inside a shard's entry
+                case 1 -> bad[bad.length - 2] ^= 0x01; // in the file names
+                default -> bad = java.util.Arrays.copyOf(good, good.length / 2);
+            }
+            Files.write(catalog, bad);
+            try (TarDataset d = new TarDataset(shards)) {
+                assertSame(want, d);
+            }
+            assertArrayEquals(good, Files.readAllBytes(catalog), "written again, as it was");
+        }
+    }
+
+    @Test
+    void anIndexKeptInMemoryWritesNothingAndShardsInSeveralFoldersKeepTheirOrder() throws IOException {
+        List<Path> shards = new ArrayList<>(shards(tmp.resolve("one"), "p", 4));
+        shards.addAll(shards(tmp.resolve("two"), "q", 3));
+        shards.add(1, shards.remove(5)); // a shard of folder two among those of folder one
+        Map<String, Map<String, byte[]>> want = streamed(shards);
+        List<String> names = shards.stream().map(p -> "https://host/" + p.getFileName()).toList();
+        try (TarDataset d = new TarDataset(shards, names, false, false)) {
+            assertSame(want, d);
+            assertEquals(names.get(1), d.get(streamed(shards.subList(0, 1)).size()).url(), "samples name a shard as its reader knows it");
+        }
+        assertFalse(Files.exists(tmp.resolve("one/.stoker.stkidx")) || Files.exists(tmp.resolve("two/.stoker.stkidx")));
+        try (TarDataset d = new TarDataset(shards)) {
+            assertSame(want, d);
+        }
+        assertTrue(Files.exists(tmp.resolve("one/.stoker.stkidx")) && Files.exists(tmp.resolve("two/.stoker.stkidx")));
+        try (TarDataset d = new TarDataset(shards)) {
+            assertSame(want, d); // from both folders' stored indexes
+        }
+    }
+
+    @Test
+    void theDatasetsFingerprintIsTheSameWhereverItsIndexComesFrom() throws IOException {
+        List<Path> shards = shards(tmp.resolve("f"), "f", 5);
+        long built;
+        try (TarDataset d = new TarDataset(shards)) {
+            built = d.fingerprint();
+        }
+        try (TarDataset stored = new TarDataset(shards);
+                TarDataset memory = new TarDataset(shards, shards.stream().map(Path::toString).toList(), false, false)) {
+            assertEquals(built, stored.fingerprint());
+            assertEquals(built, memory.fingerprint());
+        }
+        // other content: another fingerprint
+        try (TarDataset fewer = new TarDataset(shards.subList(0, 4))) {
+            assertTrue(fewer.fingerprint() != built);
+        }
+    }
+
+    @Test
+    void closeIsIdempotentAndAReadAfterItIsAnErrorNotACrash() throws IOException {
+        List<Path> shards = shards(tmp.resolve("closed"), "z", 3);
+        for (int limit : new int[] {TarDataset.MAPPED_LIMIT, 0}) {
+            TarDataset d = open(shards, limit);
+            MemorySegment f = d.get(0).field("cls");
+            d.close();
+            d.close();
+            assertThrows(IllegalStateException.class, () -> d.get(d.size() - 1));
+            if (limit != 0) {
+                assertThrows(IllegalStateException.class, () -> f.get(ValueLayout.JAVA_BYTE, 0), "the mapping is gone");
+            }
+        }
+    }
+}
