@@ -67,10 +67,15 @@ public final class Fingerprints {
 
     /** {@code n} bytes of a file from {@code at} (fewer where it ends first). */
     public static ByteBuffer read(FileChannel ch, long at, int n) throws IOException {
-        ByteBuffer b = ByteBuffer.allocate(n);
-        while (b.hasRemaining() && ch.read(b, at + b.position()) > 0) {
+        return read(ch, at, ByteBuffer.allocate(n));
+    }
+
+    /** Bytes of a file from {@code at} into {@code into}, up to its limit (fewer where the file ends first); flipped. */
+    public static ByteBuffer read(FileChannel ch, long at, ByteBuffer into) throws IOException {
+        int from = into.position();
+        while (into.hasRemaining() && ch.read(into, at + into.position() - from) > 0) {
             // until full, or the file ends early (then the hash differs)
         }
-        return b.flip();
+        return into.flip();
     }
 }

@@ -64,7 +64,7 @@ final class TarIndex {
             long size = ch.size();
             int ends = (int) Math.min(size, ENDS);
             CRC32C crc = new CRC32C();
-            ByteBuffer first = read(ch, 0, ends, scratch);
+            ByteBuffer first = Fingerprints.read(ch, 0, scratch.clear().limit(ends));
             if (Compression.of(java.util.Arrays.copyOf(first.array(), Math.min(4, first.limit()))) != null) {
                 throw new TarDataset.CompressedShardException(shard + ": a compressed shard has no random access; read it as a "
                         + "stream (TarShards) or store it uncompressed");
@@ -72,7 +72,7 @@ final class TarIndex {
             crc.update(first);
             List<Integer> headers = new ArrayList<>();
             TarIndex idx = scan(new PositionedInputStream(ch, size, scratch), shard.toString(), headers);
-            crc.update(read(ch, size - ends, ends, scratch));
+            crc.update(Fingerprints.read(ch, size - ends, scratch.clear().limit(ends)));
             idx.size = size;
             // the sampled headers' CRCs from the scan's own reads: two reads of the file's ends are all the fingerprint adds
             idx.fingerprint = fingerprint(crc, size, headers.size(), headers::get);
@@ -82,15 +82,6 @@ final class TarIndex {
 
     /** A buffer for each thread that indexes: thousands of small shards need not each allocate their own. */
     private static final ThreadLocal<ByteBuffer> SCRATCH = ThreadLocal.withInitial(() -> ByteBuffer.allocate(ENDS));
-
-    /** {@code n} bytes at {@code at} (fewer where the file ends first) into {@code into}, flipped. */
-    private static ByteBuffer read(FileChannel ch, long at, int n, ByteBuffer into) throws IOException {
-        into.clear().limit(n);
-        while (into.hasRemaining() && ch.read(into, at + into.position()) > 0) {
-            // until full, or the file ends early (then the hash differs)
-        }
-        return into.flip();
-    }
 
     private static TarIndex scan(InputStream in, String shard, List<Integer> headerCrcs) throws IOException {
         List<String> keys = new ArrayList<>();
