@@ -73,6 +73,69 @@ final class TarCatalog implements AutoCloseable {
         return dev.stoker.formats.io.Sidecar.places(folder.resolve(".stoker"), "stkidx");
     }
 
+    /**
+     * The lock of {@code folder}'s index among processes and threads, held while shards missing
+     * from it are indexed and it is written again: ranks that open the same shards at once index
+     * them once, and the others wait and then read the index. In the first of {@link #places}
+     * where a lock file can be made and locked; none ({@link Lock#NONE}) where no place takes one
+     * (the shards are then indexed without it).
+     */
+    static Lock lock(Path folder) {
+        for (Path p : places(folder)) {
+            Path file = Path.of(p + ".lock").toAbsolutePath();
+            java.util.concurrent.locks.ReentrantLock inProcess = LOCKS.computeIfAbsent(file,
+                    k -> new java.util.concurrent.locks.ReentrantLock()); // a file lock is the process's: threads take turns first
+            inProcess.lock();
+            try {
+                Files.createDirectories(file.getParent());
+                java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.CREATE,
+                        java.nio.file.StandardOpenOption.WRITE);
+                try {
+                    return new Lock(inProcess, ch, ch.lock());
+                } catch (IOException | RuntimeException e) {
+                    ch.close();
+                    throw e;
+                }
+            } catch (IOException | RuntimeException e) {
+                inProcess.unlock(); // not writable here, or no locks on this file system: the next place
+            }
+        }
+        return Lock.NONE;
+    }
+
+    private static final Map<Path, java.util.concurrent.locks.ReentrantLock> LOCKS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** A folder's index locked ({@link #lock}), or not ({@link #NONE}); {@link #close()} releases it. */
+    static final class Lock implements AutoCloseable {
+        static final Lock NONE = new Lock(null, null, null);
+        private final java.util.concurrent.locks.ReentrantLock inProcess;
+        private final java.nio.channels.FileChannel channel;
+        private final java.nio.channels.FileLock lock;
+
+        private Lock(java.util.concurrent.locks.ReentrantLock inProcess, java.nio.channels.FileChannel channel,
+                java.nio.channels.FileLock lock) {
+            this.inProcess = inProcess;
+            this.channel = channel;
+            this.lock = lock;
+        }
+
+        boolean held() {
+            return lock != null;
+        }
+
+        @Override
+        public void close() throws IOException {
+            if (lock == null) {
+                return;
+            }
+            try (channel) {
+                lock.release();
+            } finally {
+                inProcess.unlock();
+            }
+        }
+    }
+
     /** The first stored catalog that reads among {@code places}; empty when none does. */
     static TarCatalog load(List<Path> places) {
         for (Path p : places) {

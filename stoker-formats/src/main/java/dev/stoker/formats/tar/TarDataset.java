@@ -38,6 +38,7 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
     private final boolean mapped;
     private final List<TarCatalog> catalogs = new ArrayList<>();
     private final long leftOut;
+    private int indexed;
     private volatile long fingerprint;
     private volatile boolean closed;
 
@@ -104,12 +105,48 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
         }
         catalogs.addAll(stored.values());
         try {
-            Found[] found = inParallel(n, i -> find(paths.get(i), files[i], stored.get(folders[i])));
+            // each shard stat'ed and looked up in its folder's stored index
+            Found[] found = inParallel(n, i -> stat(paths.get(i), files[i], stored.get(folders[i])));
+            Map<Path, List<Integer>> missing = new LinkedHashMap<>();
+            for (int i = 0; i < n; i++) {
+                if (found[i].error() == null && found[i].entry() == null) {
+                    missing.computeIfAbsent(folders[i], k -> new ArrayList<>()).add(i);
+                }
+            }
+            // a folder with shards not in its index: those indexed, under the folder's lock (NOTE [Folder index])
+            Map<Path, TarCatalog> current = new LinkedHashMap<>(stored);
+            for (Map.Entry<Path, List<Integer>> e : missing.entrySet()) {
+                Path folder = e.getKey();
+                try (TarCatalog.Lock lock = storeIndex ? TarCatalog.lock(folder) : TarCatalog.Lock.NONE) {
+                    if (lock.held()) { // another process may have indexed them while this one waited
+                        TarCatalog again = TarCatalog.load(TarCatalog.places(folder));
+                        catalogs.add(again);
+                        current.put(folder, again);
+                    }
+                    TarCatalog c = current.get(folder);
+                    List<Integer> left = e.getValue().stream()
+                            .filter(i -> c.find(files[i], found[i].size(), found[i].mtime()) == null).toList();
+                    Found[] built = inParallel(left.size(), j -> index(paths.get(left.get(j)), found[left.get(j)]));
+                    List<TarCatalog.Fresh> fresh = new ArrayList<>();
+                    for (int j = 0; j < left.size(); j++) {
+                        int i = left.get(j);
+                        found[i] = built[j];
+                        if (built[j].error() == null) {
+                            fresh.add(new TarCatalog.Fresh(files[i], built[j].mtime(), built[j].fresh()));
+                        }
+                    }
+                    indexed += fresh.size();
+                    if (!fresh.isEmpty()) {
+                        TarCatalog next = c.with(fresh, storeIndex ? TarCatalog.places(folder) : List.of());
+                        catalogs.add(next);
+                        current.put(folder, next);
+                    }
+                }
+            }
             // the first error in the shards' order, as one thread would have met it
             CorruptShardException first = null;
             int firstAt = 0;
             long skipped = 0;
-            Map<Path, List<TarCatalog.Fresh>> fresh = new LinkedHashMap<>();
             for (int i = 0; i < n; i++) {
                 Found f = found[i];
                 if (f.error() instanceof CorruptShardException e && skipUnreadable) {
@@ -122,20 +159,11 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
                     throw renamed(e, paths.get(i).toString(), names.get(i));
                 } else if (f.error() != null) {
                     throw (RuntimeException) f.error();
-                } else if (f.entry() == null) {
-                    fresh.computeIfAbsent(folders[i], k -> new ArrayList<>()).add(new TarCatalog.Fresh(files[i], f.mtime(), f.fresh()));
                 }
             }
             if (skipped == n) {
                 throw new IOException("every shard is unreadable (" + skipped + "); the first: "
                         + renamed(first, paths.get(firstAt).toString(), names.get(firstAt)).getMessage(), first);
-            }
-            // a folder with shards indexed afresh: its catalog with them, stored, and read from there
-            Map<Path, TarCatalog> current = new LinkedHashMap<>(stored);
-            for (Map.Entry<Path, List<TarCatalog.Fresh>> e : fresh.entrySet()) {
-                TarCatalog next = stored.get(e.getKey()).with(e.getValue(), storeIndex ? TarCatalog.places(e.getKey()) : List.of());
-                catalogs.add(next);
-                current.put(e.getKey(), next);
             }
             List<Shard> kept = new ArrayList<>();
             for (int i = 0; i < n; i++) {
@@ -150,10 +178,10 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
                 }
             }
             // the catalogs read before and written over since
-            for (Map.Entry<Path, TarCatalog> e : stored.entrySet()) {
-                if (current.get(e.getKey()) != e.getValue()) {
-                    e.getValue().close();
-                    catalogs.remove(e.getValue());
+            for (TarCatalog c : List.copyOf(catalogs)) {
+                if (!current.containsValue(c)) {
+                    c.close();
+                    catalogs.remove(c);
                 }
             }
             this.shards = kept.toArray(Shard[]::new);
@@ -177,7 +205,12 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
     private record Found(TarCatalog.Entry entry, TarCatalog.Entry fresh, long size, long mtime, Exception error) {
     }
 
-    private static Found find(Path p, String file, TarCatalog catalog) {
+    /** Shards indexed from their headers when this dataset opened (the others' indexes were stored). */
+    public int shardsIndexed() {
+        return indexed;
+    }
+
+    private static Found stat(Path p, String file, TarCatalog catalog) {
         try {
             BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
             if (!a.isRegularFile()) {
@@ -185,11 +218,16 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
             }
             long size = a.size();
             long mtime = a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS);
-            TarCatalog.Entry e = catalog.find(file, size, mtime);
-            if (e != null) {
-                return new Found(e, null, size, mtime, null);
-            }
-            return new Found(null, TarCatalog.Entry.of(TarIndex.build(p)), size, mtime, null);
+            return new Found(catalog.find(file, size, mtime), null, size, mtime, null);
+        } catch (IOException | RuntimeException e) {
+            return new Found(null, null, 0, 0, e);
+        }
+    }
+
+    /** A shard stat'ed ({@code f}) indexed from its headers. */
+    private static Found index(Path p, Found f) {
+        try {
+            return new Found(null, TarCatalog.Entry.of(TarIndex.build(p)), f.size(), f.mtime(), null);
         } catch (IOException | RuntimeException e) {
             return new Found(null, null, 0, 0, e);
         }
@@ -201,6 +239,9 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
      */
     private static Found[] inParallel(int n, java.util.function.IntFunction<Found> task) {
         Found[] out = new Found[n];
+        if (n == 0) {
+            return out;
+        }
         java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
         Runnable work = () -> {
             for (int i; (i = next.getAndIncrement()) < n; ) {
@@ -246,7 +287,10 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
     // folder's shards live in one file, TarCatalog, kept in the folder (or the user's cache) and
     // mapped: opening reads it in place and stats each shard (in parallel); a shard whose size or
     // mtime differs from its entry, or that has none, is indexed from its headers and the catalog
-    // written again with it, so adding shards to a folder indexes the new ones only. The heap
+    // written again with it, so adding shards to a folder indexes the new ones only. That is done
+    // holding the folder's lock (a file lock, TarCatalog.lock), and the catalog read again once it
+    // is held: ranks that open the same shards cold at once index each shard once, the others
+    // waiting and then reading the catalog, instead of every rank indexing all of them. The heap
     // holds an object per shard and nothing per sample. A shard is opened on its first read: its
     // content fingerprint is checked then (the catalog's word is its size and mtime; the first
     // read proves the rest) and, past MAPPED_LIMIT shards, each sample is read by position, one

@@ -138,6 +138,10 @@ class TarCatalogTest {
         Path catalog = dir.resolve(".stoker.stkidx");
         try (TarDataset d = new TarDataset(all.subList(0, 5))) {
             assertSame(streamed(all.subList(0, 5)), d);
+            assertEquals(5, d.shardsIndexed());
+        }
+        try (TarDataset d = new TarDataset(all.subList(1, 4))) {
+            assertEquals(0, d.shardsIndexed(), "every index stored");
         }
         assertTrue(Files.isRegularFile(catalog), "the folder's index is kept in the folder");
         // shard 3 replaced by bytes that are no tar at all, its size and mtime kept: indexing it would fail,
@@ -149,6 +153,7 @@ class TarCatalogTest {
         Files.write(three, noise);
         Files.setLastModifiedTime(three, mtime);
         try (TarDataset d = new TarDataset(all)) {
+            assertEquals(3, d.shardsIndexed(), "the new shards only");
             assertEquals(streamed(all.subList(0, 3)).size() + 4 + streamed(all.subList(4, 8)).size(), d.size());
             long first = streamed(all.subList(0, 3)).size();
             // its first read checks its content against the index, finds it changed, and says which shard
@@ -159,6 +164,82 @@ class TarCatalogTest {
         // the next open indexes the folder again and meets shard 3 as it is
         CorruptShardException e = assertThrows(CorruptShardException.class, () -> new TarDataset(all).close());
         assertTrue(e.getMessage().startsWith(three + ": ") && e.offset() < 512, "in its first header: " + e.getMessage());
+    }
+
+    @Test
+    void threadsOpeningTheSameShardsAtOnceIndexEachOnce() throws Exception {
+        List<Path> shards = shards(tmp.resolve("threads"), "t", 60);
+        Map<String, Map<String, byte[]>> want = streamed(shards);
+        int[] indexed = new int[4];
+        List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        java.util.concurrent.CyclicBarrier go = new java.util.concurrent.CyclicBarrier(indexed.length);
+        Thread[] threads = new Thread[indexed.length];
+        for (int t = 0; t < threads.length; t++) {
+            int me = t;
+            threads[t] = Thread.ofPlatform().start(() -> {
+                try {
+                    go.await();
+                    try (TarDataset d = new TarDataset(shards)) {
+                        indexed[me] = d.shardsIndexed();
+                        assertSame(want, d);
+                    }
+                } catch (Throwable e) {
+                    errors.add(e);
+                }
+            });
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        assertEquals(List.of(), errors);
+        assertEquals(shards.size(), java.util.Arrays.stream(indexed).sum(), "each shard indexed by one thread: " + java.util.Arrays.toString(indexed));
+    }
+
+    /** Processes (ranks) opening the same shards at once: each shard is indexed by one of them, and all read the same dataset. */
+    @Test
+    void processesOpeningTheSameShardsAtOnceIndexEachOnce() throws Exception {
+        List<Path> shards = shards(tmp.resolve("ranks"), "r", 400);
+        List<Process> ranks = new ArrayList<>();
+        for (int r = 0; r < 3; r++) {
+            ranks.add(new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+                    System.getProperty("java.class.path"), TarCatalogTest.class.getName(), tmp.resolve("ranks").toString(), "400")
+                    .redirectError(ProcessBuilder.Redirect.INHERIT).start());
+        }
+        List<java.io.BufferedReader> out = new ArrayList<>();
+        for (Process p : ranks) {
+            out.add(new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream())));
+            assertEquals("ready", out.get(out.size() - 1).readLine());
+        }
+        for (Process p : ranks) { // every rank started and waiting: all open at once
+            p.getOutputStream().write('\n');
+            p.getOutputStream().flush();
+        }
+        int indexed = 0;
+        java.util.Set<String> datasets = new java.util.HashSet<>();
+        for (int r = 0; r < ranks.size(); r++) {
+            String[] line = out.get(r).readLine().split(" ");
+            assertEquals(0, ranks.get(r).waitFor());
+            indexed += Integer.parseInt(line[0]);
+            datasets.add(line[1] + " " + line[2]);
+        }
+        assertEquals(shards.size(), indexed, "each shard indexed by one rank");
+        try (TarDataset d = new TarDataset(shards)) {
+            assertEquals(java.util.Set.of(d.size() + " " + d.fingerprint()), datasets);
+        }
+    }
+
+    /** A rank of {@link #processesOpeningTheSameShardsAtOnceIndexEachOnce}: opens the folder's shards when told to. */
+    public static void main(String[] args) throws IOException {
+        List<Path> shards = new ArrayList<>();
+        for (int s = 0; s < Integer.parseInt(args[1]); s++) {
+            shards.add(Path.of(args[0], String.format("r-%03d.tar", s)));
+        }
+        System.out.println("ready");
+        System.out.flush();
+        System.in.read();
+        try (TarDataset d = new TarDataset(shards)) {
+            System.out.println(d.shardsIndexed() + " " + d.size() + " " + d.fingerprint());
+        }
     }
 
     @Test
