@@ -107,18 +107,26 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
         try {
             // each shard stat'ed and looked up in its folder's stored index
             Found[] found = inParallel(n, i -> stat(paths.get(i), files[i], stored.get(folders[i])));
-            Map<Path, List<Integer>> missing = new LinkedHashMap<>();
+            Map<Path, List<Integer>> readable = new LinkedHashMap<>(); // each folder's shards that stat'ed
+            java.util.Set<Path> missing = new java.util.HashSet<>();
             for (int i = 0; i < n; i++) {
-                if (found[i].error() == null && found[i].entry() == null) {
-                    missing.computeIfAbsent(folders[i], k -> new ArrayList<>()).add(i);
+                if (found[i].error() == null) {
+                    readable.computeIfAbsent(folders[i], k -> new ArrayList<>()).add(i);
+                    if (found[i].entry() == null) {
+                        missing.add(folders[i]);
+                    }
                 }
             }
             // a folder with shards not in its index: those indexed, under the folder's lock (NOTE [Folder index])
             Map<Path, TarCatalog> current = new LinkedHashMap<>(stored);
-            for (Map.Entry<Path, List<Integer>> e : missing.entrySet()) {
+            for (Map.Entry<Path, List<Integer>> e : readable.entrySet()) {
                 Path folder = e.getKey();
+                if (!missing.contains(folder)) {
+                    continue;
+                }
                 try (TarCatalog.Lock lock = storeIndex ? TarCatalog.lock(folder) : TarCatalog.Lock.NONE) {
-                    if (lock.held()) { // another process may have indexed them while this one waited
+                    if (lock.held()) { // another process may have indexed them while this one waited (and all it reads
+                        // is checked again below: a shard the index read now lacks is indexed too)
                         TarCatalog again = TarCatalog.load(TarCatalog.places(folder));
                         catalogs.add(again);
                         current.put(folder, again);
