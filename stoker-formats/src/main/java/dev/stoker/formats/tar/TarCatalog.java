@@ -211,7 +211,8 @@ final class TarCatalog implements AutoCloseable {
             return null;
         }
         Entry x = new Entry(bytes.asSlice(at, length), fieldNames);
-        if (x.samples() < 0 || x.fields() < 0 || x.shardSize() != size || x.length() != length || crc(x.bytes, ENTRY, length) != x.bytes.get(INT, 28)) {
+        if (x.samples() < 0 || x.fields() < 0 || x.shardSize() != size || x.length() != length
+                || crc(x.bytes, ENTRY, length) != x.bytes.get(INT, 28)) {
             return null;
         }
         return x;
@@ -294,10 +295,11 @@ final class TarCatalog implements AutoCloseable {
         long directory = at;
         long table = directory + (long) entries.size() * RECORD;
         // the directory, the field names and the file names, in memory: a few dozen bytes a shard
+        long fileNameBytes = java.util.Arrays.stream(fileNames).mapToLong(b -> b.length).sum();
         ByteBuffer tail = ByteBuffer.allocate(Math.toIntExact(entries.size() * (long) RECORD
                 + names.stream().mapToLong(n -> 4 + n.getBytes(StandardCharsets.UTF_8).length).sum()
-                + java.util.Arrays.stream(fileNames).mapToLong(b -> b.length).sum())).order(ByteOrder.LITTLE_ENDIAN);
-        long pool = directory + tail.capacity() - java.util.Arrays.stream(fileNames).mapToLong(b -> b.length).sum();
+                + fileNameBytes)).order(ByteOrder.LITTLE_ENDIAN);
+        long pool = directory + tail.capacity() - fileNameBytes;
         e = 0;
         for (Map.Entry<String, MemorySegment> x : entries.entrySet()) {
             tail.putLong(pool).putInt(fileNames[e].length).putInt(0).putLong(mtimes.get(x.getKey())).putLong(where[e])
@@ -368,11 +370,10 @@ final class TarCatalog implements AutoCloseable {
         static Entry of(TarIndex index) {
             List<String> names = new ArrayList<>();
             Map<String, Integer> ids = new HashMap<>();
-            return new Entry(encode(index, index.fingerprint, index.size, names, ids), names.toArray(String[]::new));
+            return new Entry(encode(index, names, ids), names.toArray(String[]::new));
         }
 
-        private static MemorySegment encode(TarIndex x, long fingerprint, long shardSize, List<String> names,
-                Map<String, Integer> ids) {
+        private static MemorySegment encode(TarIndex x, List<String> names, Map<String, Integer> ids) {
             int n = x.samples();
             int f = x.fieldNames.length;
             byte[][] keys = new byte[n][];
@@ -382,7 +383,7 @@ final class TarCatalog implements AutoCloseable {
                 keyBytes += keys[s].length;
             }
             ByteBuffer b = ByteBuffer.allocate(Math.toIntExact(length(n, f, keyBytes))).order(ByteOrder.LITTLE_ENDIAN);
-            b.putLong(fingerprint).putLong(shardSize).putInt(n).putInt(f).putInt(keyBytes).putInt(0);
+            b.putLong(x.fingerprint).putLong(x.size).putInt(n).putInt(f).putInt(keyBytes).putInt(0);
             for (long o : x.offsets) {
                 b.putLong(o);
             }
@@ -447,6 +448,11 @@ final class TarCatalog implements AutoCloseable {
 
         int fields() {
             return fields;
+        }
+
+        /** Whether this is the index of the shard whose bytes and size are given: its size and fingerprint agree. */
+        boolean describes(TarIndex.Bytes shard, long size) throws IOException {
+            return size == shardSize() && TarIndex.fingerprint(shard, size, offsets()) == fingerprint();
         }
 
         long offset(int k) {

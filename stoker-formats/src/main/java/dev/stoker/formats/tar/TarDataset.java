@@ -435,12 +435,10 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
                 boolean same;
                 if (mapped) {
                     file = MappedFile.open(sh.path);
-                    same = file.size() == index.shardSize() && TarIndex.fingerprint(TarIndex.Bytes.of(file.segment()),
-                            file.size(), index.offsets()) == index.fingerprint();
+                    same = index.describes(TarIndex.Bytes.of(file.segment()), file.size());
                 } else {
                     try (FileChannel ch = FileChannel.open(sh.path, StandardOpenOption.READ)) {
-                        same = ch.size() == index.shardSize() && TarIndex.fingerprint(TarIndex.Bytes.of(ch), ch.size(),
-                                index.offsets()) == index.fingerprint();
+                        same = index.describes(TarIndex.Bytes.of(ch), ch.size());
                     }
                 }
                 if (!same) {
