@@ -9,7 +9,9 @@ import jdk.incubator.vector.VectorSpecies;
  * taps fall within {@code 2 L} consecutive source pixels (always, unless the crop shrinks by more
  * than about (2L - 1) / (L + 1): ~1.8 with AVX-512), each tap is a two-vector permute of the source loaded there, with the
  * permutation built once per image in {@link #prepare}; otherwise a gather, which is several times
- * slower. The vertical pass keeps its sums in registers. Only loads, stores, permutes and fused
+ * slower. The vertical pass adds one source row at a time into the row of sums (tap by tap, as
+ * the scalar kernel: 20-25% faster here than a sum kept in a register across a loop of taps,
+ * whose two or three turns cost more than the sums). Only loads, stores, permutes and fused
  * multiply-adds: no conversions between lane types, whose Java fallbacks (what runs until the JIT
  * has compiled a kernel) are the slowest to run and to compile (NOTE [Vector API]).
  */
@@ -112,20 +114,26 @@ final class VectorKernels extends ResampleKernels {
     @Override
     void column(float[] rows, int from, float[] weight, int wb, int n, int size, byte[] out, int at) {
         float[] sums = sums(size);
+        int last = size - L;
         int i = 0;
-        for (int last = size - L; i <= last; i += L) {
-            FloatVector acc = FloatVector.broadcast(F, 0.5f);
-            for (int k = 0; k < n; k++) {
-                acc = FloatVector.fromArray(F, rows, from + k * size + i).fma(FloatVector.broadcast(F, weight[wb + k]), acc);
-            }
-            acc.intoArray(sums, i);
+        FloatVector w0 = FloatVector.broadcast(F, weight[wb]);
+        FloatVector half = FloatVector.broadcast(F, 0.5f); // the sums start at 0.5: narrow rounds by truncating
+        for (; i <= last; i += L) {
+            FloatVector.fromArray(F, rows, from + i).fma(w0, half).intoArray(sums, i);
         }
         for (; i < size; i++) {
-            float acc = 0.5f;
-            for (int k = 0; k < n; k++) {
-                acc = Math.fma(rows[from + k * size + i], weight[wb + k], acc);
+            sums[i] = Math.fma(rows[from + i], weight[wb], 0.5f);
+        }
+        for (int k = 1; k < n; k++) {
+            FloatVector w = FloatVector.broadcast(F, weight[wb + k]);
+            int base = from + k * size;
+            i = 0;
+            for (; i <= last; i += L) {
+                FloatVector.fromArray(F, rows, base + i).fma(w, FloatVector.fromArray(F, sums, i)).intoArray(sums, i);
             }
-            sums[i] = acc;
+            for (; i < size; i++) {
+                sums[i] = Math.fma(rows[base + i], weight[wb + k], sums[i]);
+            }
         }
         narrow(sums, size, out, at);
     }
