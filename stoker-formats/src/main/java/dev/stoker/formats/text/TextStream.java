@@ -1,15 +1,9 @@
 package dev.stoker.formats.text;
 
 import dev.stoker.StreamingDataset;
-import dev.stoker.formats.io.Compression;
 import dev.stoker.formats.io.Fingerprints;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -29,55 +23,13 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class TextStream implements StreamingDataset<Document> {
     private final String field;
-    private final List<Range> shards = new ArrayList<>();
+    private final List<TextRange> shards;
     /** Computed when first asked (two reads of each file), then kept. */
     private volatile long fingerprint;
 
-    private record Range(Path path, long start, long end) {
-    }
-
     public TextStream(List<Path> files, String field, long shardBytes) throws IOException {
-        if (shardBytes < 1) {
-            throw new IllegalArgumentException("shardBytes must be >= 1, got " + shardBytes);
-        }
         this.field = java.util.Objects.requireNonNull(field, "field");
-        for (Path f : files) {
-            String name = f.getFileName().toString();
-            long size = Files.size(f);
-            boolean plainLines = name.endsWith(".jsonl") || name.endsWith(".ndjson") || name.endsWith(".json");
-            if (!plainLines || Compression.of(f) != null || size <= shardBytes) {
-                shards.add(new Range(f, 0, -1));
-                continue;
-            }
-            long start = 0;
-            while (start < size) {
-                long end = start + shardBytes >= size ? size : nextLineStart(f, start + shardBytes, size);
-                shards.add(new Range(f, start, end));
-                start = end;
-            }
-        }
-    }
-
-    /** The offset just after the first newline at or after {@code at} (or the file's size). */
-    private static long nextLineStart(Path f, long at, long size) throws IOException {
-        try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
-            ByteBuffer b = ByteBuffer.allocate(1 << 16);
-            long pos = at;
-            while (pos < size) {
-                b.clear();
-                int n = ch.read(b, pos);
-                if (n <= 0) {
-                    break;
-                }
-                for (int i = 0; i < n; i++) {
-                    if (b.get(i) == '\n') {
-                        return pos + i + 1;
-                    }
-                }
-                pos += n;
-            }
-            return size;
-        }
+        this.shards = TextRange.cut(files, shardBytes);
     }
 
     @Override
@@ -87,13 +39,12 @@ public final class TextStream implements StreamingDataset<Document> {
 
     @Override
     public String shardName(int shard) {
-        Range r = shards.get(shard);
-        return r.end < 0 ? r.path.toString() : r.path + "[" + r.start + ".." + r.end + ")";
+        return shards.get(shard).toString();
     }
 
     @Override
     public String name() {
-        return shards.isEmpty() ? "text" : shards.get(0).path.toString();
+        return shards.isEmpty() ? "text" : shards.get(0).path().toString();
     }
 
     /**
@@ -107,11 +58,11 @@ public final class TextStream implements StreamingDataset<Document> {
         }
         long h = field.hashCode();
         Path last = null;
-        for (Range r : shards) {
-            if (!r.path.equals(last)) {
-                last = r.path;
+        for (TextRange r : shards) {
+            if (!r.path().equals(last)) {
+                last = r.path();
                 try {
-                    h = Fingerprints.and(h, Fingerprints.ends(r.path));
+                    h = Fingerprints.and(h, Fingerprints.ends(r.path()));
                 } catch (IOException e) {
                     throw new java.io.UncheckedIOException(e); // read when the loader is made: reported as the file's error
                 }
@@ -123,8 +74,7 @@ public final class TextStream implements StreamingDataset<Document> {
 
     @Override
     public ShardReader<Document> open(int shard) throws IOException {
-        Range r = shards.get(shard);
-        TextDocuments docs = new TextDocuments(r.path, field, new AtomicLong(), r.start, r.end);
+        TextDocuments docs = shards.get(shard).open(field, new AtomicLong());
         return new ShardReader<>() {
             /** The borrowed document, moved over the reader's buffer from line to line. */
             private final Document view = new Document(new byte[0], 0, 0);

@@ -6,6 +6,7 @@ import dev.stoker.ErrorPolicy;
 import dev.stoker.formats.io.PendingFile;
 import dev.stoker.formats.npy.Npy;
 import dev.stoker.formats.text.TextDocuments;
+import dev.stoker.formats.text.TextRange;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -104,7 +105,16 @@ public final class TokenPreparer {
         return p;
     }
 
+    /** Tokenizes {@code inputs} in order into the files {@link #outputs} names for {@code prefix}. */
     public Summary run(List<Path> inputs, Path prefix) throws IOException {
+        return runRanges(inputs.stream().map(TextRange::whole).toList(), prefix);
+    }
+
+    /**
+     * Tokenizes the pieces of files {@code inputs} in order ({@link TextRange#cut}): the same
+     * bytes as {@link #run} over the whole files, for any cut.
+     */
+    public Summary runRanges(List<TextRange> inputs, Path prefix) throws IOException {
         long t0 = System.nanoTime();
         List<Path> outs = outputs(prefix);
         Sink sink = switch (format) {
@@ -122,8 +132,8 @@ public final class TokenPreparer {
         boolean ok = false;
         try {
             ArrayDeque<Future<int[][]>> window = new ArrayDeque<>();
-            for (Path input : inputs) {
-                try (TextDocuments docs = new TextDocuments(input, field, bytesRead)) {
+            for (TextRange input : inputs) {
+                try (TextDocuments docs = input.open(field, bytesRead)) {
                     List<String> chunk = new ArrayList<>();
                     long chars = 0;
                     while (true) {

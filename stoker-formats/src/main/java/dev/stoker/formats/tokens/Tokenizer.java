@@ -88,6 +88,22 @@ public final class Tokenizer {
         return encoding.encodeOrdinary(text).toArray();
     }
 
+    /** The text of {@code ids} (no special tokens among them): {@code decode(encode(t))} is {@code t}. */
+    public String decode(int[] ids) {
+        if (encoding == null) {
+            byte[] b = new byte[ids.length];
+            for (int i = 0; i < ids.length; i++) {
+                b[i] = (byte) ids[i];
+            }
+            return new String(b, StandardCharsets.UTF_8);
+        }
+        com.knuddels.jtokkit.api.IntArrayList list = new com.knuddels.jtokkit.api.IntArrayList(ids.length);
+        for (int id : ids) {
+            list.add(id);
+        }
+        return encoding.decode(list);
+    }
+
     private static int longestRun(String text) {
         int longest = 0;
         int run = 0;

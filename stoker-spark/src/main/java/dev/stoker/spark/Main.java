@@ -1,0 +1,107 @@
+package dev.stoker.spark;
+
+import dev.stoker.ErrorPolicy;
+import dev.stoker.formats.tokens.TokenPreparer;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import org.apache.spark.sql.SparkSession;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code stoker prepare tokens ... --spark MASTER}: the {@code stoker} launcher runs this module's
+ * jar for a command line with {@code --spark}; under {@code spark-submit} it is the main class.
+ * Options as {@code stoker prepare tokens}' (CLI.md), plus {@code --spark} and {@code --partitions}.
+ */
+@Command(name = "stoker", subcommands = Main.Prepare.class, mixinStandardHelpOptions = true)
+public final class Main {
+
+    public static void main(String[] args) {
+        CommandLine cl = new CommandLine(new Main());
+        cl.setExecutionExceptionHandler((e, line, parsed) -> {
+            String m = e.getMessage();
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                if (t instanceof dev.stoker.CorruptRecordException || t instanceof java.nio.file.NoSuchFileException) {
+                    m = t.getMessage();
+                }
+            }
+            line.getErr().println("stoker: " + m);
+            return e instanceof IllegalArgumentException ? 2 : 1;
+        });
+        System.exit(cl.execute(args));
+    }
+
+    @Command(name = "prepare", subcommands = Tokens.class, description = "Prepare data as a Spark job.")
+    static final class Prepare {
+    }
+
+    @Command(name = "tokens", description = "Text and JSON lines files to token shards PREFIX-00000.bin ... and PREFIX.manifest.json, as a Spark job.")
+    static final class Tokens implements Callable<Integer> {
+        @Parameters(paramLabel = "INPUT", arity = "1..*", description = "Input files (.txt, .jsonl; plain, .gz or .zst), in order: paths every executor sees.")
+        List<Path> inputs;
+
+        @Option(names = "--out", required = true, paramLabel = "PREFIX")
+        Path out;
+
+        @Option(names = "--tokenizer", defaultValue = "r50k_base")
+        String tokenizer;
+
+        @Option(names = "--format", defaultValue = "bin", paramLabel = "bin|npy|megatron")
+        String format;
+
+        @Option(names = "--field", defaultValue = "text")
+        String field;
+
+        @Option(names = "--skip-bad", description = "Leave out malformed JSON lines (counted) instead of stopping at the first.")
+        boolean skipBad;
+
+        @Option(names = "--spark", required = true, paramLabel = "MASTER", description = "local[N] (in this JVM), or the master spark-submit was given: pass ''.")
+        String master;
+
+        @Option(names = "--partitions", description = "Tasks, one shard each (default: the cluster's default parallelism).")
+        Integer partitions;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            TokenPreparer.Format fmt = switch (format) {
+                case "bin" -> TokenPreparer.Format.BIN;
+                case "npy" -> TokenPreparer.Format.NPY;
+                case "megatron" -> TokenPreparer.Format.MEGATRON;
+                default -> throw new IllegalArgumentException("--format must be bin, npy or megatron, got '" + format + "'");
+            };
+            SparkTokens.Options o = new SparkTokens.Options(tokenizer, fmt, field, skipBad ? ErrorPolicy.SKIP_SAMPLE : ErrorPolicy.FAIL);
+            if (!Files.isDirectory(out.toAbsolutePath().getParent())) {
+                throw new IllegalArgumentException("--out: no such directory " + out.toAbsolutePath().getParent());
+            }
+            SparkSession spark = SparkJobs.session(master, "stoker prepare tokens");
+            try {
+                int n = partitions != null ? partitions : spark.sparkContext().defaultParallelism();
+                TaskCommit.Published p = SparkTokens.run(spark, inputs, out, o, n);
+                PrintWriter w = spec.commandLine().getOut();
+                w.printf(Locale.ROOT, "%,d documents, %,d tokens (%s) in %.2f s: %,.0f tokens/s, %d partitions on %s%n",
+                        p.documents(), p.tokens(), tokenizer, p.seconds(), p.tokensPerSecond(), p.shards().stream()
+                                .filter(s -> !s.toString().endsWith(".idx")).count(), spark.sparkContext().master());
+                if (p.skipped() > 0) {
+                    w.printf(Locale.ROOT, "skipped %,d malformed lines%n", p.skipped());
+                }
+                for (Path s : p.shards()) {
+                    w.println("wrote " + s);
+                }
+                w.println("wrote " + p.manifest());
+                w.flush();
+                return 0;
+            } finally {
+                spark.stop();
+            }
+        }
+    }
+}

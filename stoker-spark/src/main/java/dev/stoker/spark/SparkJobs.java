@@ -1,0 +1,26 @@
+package dev.stoker.spark;
+
+import org.apache.spark.sql.SparkSession;
+
+/** The Spark session Stoker's jobs run in when they start their own. */
+public final class SparkJobs {
+    private SparkJobs() {
+    }
+
+    /**
+     * A session on {@code master} ({@code local[N]} runs in this JVM; under {@code spark-submit}
+     * the master it was given wins), without the web UI. Spark's console progress bar shows each
+     * job's tasks as they finish.
+     */
+    public static SparkSession session(String master, String name) {
+        SparkSession.Builder b = SparkSession.builder().appName(name).config("spark.ui.enabled", "false")
+                .config("spark.ui.showConsoleProgress", "true");
+        if (master != null && !master.isBlank()) {
+            b.master(master);
+        }
+        if (master != null && master.startsWith("local")) {
+            b.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1");
+        }
+        return b.getOrCreate();
+    }
+}

@@ -1,0 +1,165 @@
+package dev.stoker.spark;
+
+import dev.stoker.ErrorPolicy;
+import dev.stoker.formats.text.TextRange;
+import dev.stoker.formats.tokens.TokenPreparer;
+import dev.stoker.formats.tokens.Tokenizer;
+import java.io.IOException;
+import java.io.Serializable;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * {@code stoker prepare tokens} as a Spark job: text and JSON lines files (plain, {@code .gz},
+ * {@code .zst}) to token shards, each task tokenizing a contiguous part of the input with
+ * {@link TokenPreparer}, as {@code stoker prepare} does on one machine. So one partition writes
+ * the same bytes as {@code stoker prepare}, and N partitions write N shards whose concatenation,
+ * document for document, is the same tokens.
+ *
+ * <p>Partitions: the files in order, an uncompressed JSON lines file cut at newlines
+ * ({@link TextRange#cut}) into pieces of about the input's bytes / partitions, the pieces dealt out
+ * in order by their bytes. The same input and partition count give the same partitions, so the same
+ * bytes. Tasks commit as {@link TaskCommit} says (NOTE [Task commit]).
+ */
+public final class SparkTokens {
+
+    /** How to tokenize and what to write: as {@code stoker prepare tokens}' options. */
+    public record Options(String tokenizer, TokenPreparer.Format format, String field, ErrorPolicy errors)
+            implements Serializable {
+        public Options {
+            Tokenizer.named(tokenizer); // refused on the driver, not in every task
+            java.util.Objects.requireNonNull(format, "format");
+            java.util.Objects.requireNonNull(field, "field");
+            java.util.Objects.requireNonNull(errors, "errors");
+        }
+    }
+
+    /** A piece of input as it travels to a task ({@link TextRange}, whose path is no serializable value). */
+    record Piece(String path, long start, long end) implements Serializable {
+        TextRange range() {
+            return new TextRange(Path.of(path), start, end);
+        }
+    }
+
+    private SparkTokens() {
+    }
+
+    /** The pieces of each partition, in order; no partition is empty. */
+    static List<List<Piece>> plan(List<Path> inputs, int partitions) throws IOException {
+        if (partitions < 1) {
+            throw new IllegalArgumentException("partitions must be >= 1, got " + partitions);
+        }
+        long total = 0;
+        for (Path p : inputs) {
+            if (!Files.isRegularFile(p)) {
+                throw new java.nio.file.NoSuchFileException(p.toString());
+            }
+            total += Files.size(p);
+        }
+        long share = Math.max(1, (total + partitions - 1) / partitions);
+        List<TextRange> pieces = TextRange.cut(inputs, share);
+        List<List<Piece>> out = new ArrayList<>();
+        List<Piece> current = new ArrayList<>();
+        long at = 0;
+        int group = 0;
+        for (TextRange r : pieces) {
+            // a piece goes to the partition its first byte falls in, counted over the whole input
+            int g = (int) Math.min(partitions - 1, at / share);
+            if (g != group && !current.isEmpty()) {
+                out.add(current);
+                current = new ArrayList<>();
+            }
+            group = g;
+            current.add(new Piece(r.path().toString(), r.start(), r.end()));
+            at += r.bytes();
+        }
+        if (!current.isEmpty()) {
+            out.add(current);
+        }
+        return out;
+    }
+
+    /**
+     * Tokenizes {@code inputs} into shards {@code PREFIX-00000.bin} ... (and {@code .idx} for
+     * Megatron, {@code .npy} for npy) and the manifest {@code PREFIX.manifest.json}, in
+     * {@code partitions} tasks of {@code spark}.
+     */
+    public static TaskCommit.Published run(SparkSession spark, List<Path> inputs, Path prefix, Options options,
+                                           int partitions) throws IOException {
+        return run(spark, inputs, prefix, options, partitions, -1);
+    }
+
+    /** {@link #run}, the first attempt of partition {@code failOnce} failing after it wrote part of its shard (for tests). */
+    static TaskCommit.Published run(SparkSession spark, List<Path> inputs, Path prefix, Options options, int partitions,
+                                    int failOnce) throws IOException {
+        long t0 = System.nanoTime();
+        Path out = prefix.toAbsolutePath();
+        List<List<Piece>> plan = plan(inputs, partitions);
+        TaskCommit commit = TaskCommit.begin(out.getParent(), out.getFileName().toString());
+        List<Integer> ids = new ArrayList<>();
+        for (int i = 0; i < plan.size(); i++) {
+            ids.add(i);
+        }
+        String staging = commit.staging().toString();
+        JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+        jsc.setJobDescription("stoker prepare tokens: " + inputs.size() + " files, " + plan.size() + " partitions");
+        List<TaskCommit.Part> parts;
+        try {
+            parts = jsc.parallelize(ids, ids.size())
+                    .map(i -> {
+                        TaskContext t = TaskContext.get();
+                        int attempt = t == null ? 0 : t.attemptNumber();
+                        return task(plan.get(i), i, attempt, staging, options, i == failOnce && attempt == 0);
+                    })
+                    .collect();
+        } catch (Exception e) { // Spark's own SparkException is a checked one, thrown unchecked
+            commit.abort();
+            throw e;
+        }
+        String name = out.getFileName().toString();
+        return commit.publish(parts, (part, file) -> String.format(java.util.Locale.ROOT, "%s-%05d%s", name, part.partition(),
+                extension(file.path())), manifestHead(options, inputs), (System.nanoTime() - t0) / 1e9);
+    }
+
+    /** One attempt at partition {@code part}: its shard written under the attempt's own name in the staging folder. */
+    static TaskCommit.Part task(List<Piece> pieces, int part, int attempt, String staging, Options o, boolean fail) {
+        Tokenizer tok = Tokenizer.named(o.tokenizer());
+        TokenPreparer prep = new TokenPreparer(tok, o.format(), o.field(), o.errors(), 1);
+        Path dir = TaskCommit.attemptDir(Path.of(staging), part, attempt);
+        try {
+            Files.createDirectory(dir); // not the staging folder: an attempt that starts after the job ended writes nothing
+            if (fail) {
+                Files.write(dir.resolve("shard.bin"), new byte[4096]); // a partial output the failure leaves
+                throw new IOException("partition " + part + ", attempt " + attempt + ": failing once, as asked");
+            }
+            TokenPreparer.Summary s = prep.runRanges(pieces.stream().map(Piece::range).toList(), dir.resolve("shard"));
+            List<TaskCommit.File> files = new ArrayList<>();
+            for (Path p : s.outputs()) {
+                files.add(TaskCommit.File.of(p));
+            }
+            return new TaskCommit.Part(part, attempt, files, s.documents(), s.tokens(), s.skipped());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static String extension(String file) {
+        return file.substring(file.lastIndexOf('.'));
+    }
+
+    private static java.util.Map<String, Object> manifestHead(Options o, List<Path> inputs) {
+        java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
+        m.put("kind", "tokens");
+        m.put("tokenizer", o.tokenizer());
+        m.put("format", o.format().name().toLowerCase(java.util.Locale.ROOT));
+        m.put("dtype", new TokenPreparer(Tokenizer.named(o.tokenizer()), o.format(), o.field(), o.errors(), 1).outputType().numpy());
+        m.put("inputs", inputs.stream().map(Path::toString).toList());
+        return m;
+    }
+}
