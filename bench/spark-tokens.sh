@@ -22,7 +22,7 @@ for r in $(seq "$repeats"); do
     # shellcheck disable=SC2086
     line=$(./stoker prepare tokens "$in" --out "$out/w4" --format megatron ${run#*|} 2>/dev/null | head -1)
     echo "$name: $line"
-    echo "$name|$(echo "$line" | sed -E 's/.* in ([0-9.]+) s.*/\1/')" >>"$out/times"
+    echo "$name|$(echo "$line" | sed -E 's/.* in ([0-9.]+) s.*/\1/')|$(echo "$line" | sed -E 's/.*documents, ([0-9,]+) tokens.*/\1/' | tr -d ,)" >>"$out/times"
     rm -f "$out"/w4*
   done
 done
@@ -30,10 +30,10 @@ done
 import statistics, sys
 t = {}
 for l in open(sys.argv[1]):
-    k, v = l.strip().split("|")
+    k, v, tokens = l.strip().split("|")
     t.setdefault(k, []).append(float(v))
+tokens = int(tokens)
 m = {k: statistics.median(v) for k, v in t.items()}
-tokens = 55_199_867
 print("\nmedians (%d runs each):" % len(next(iter(t.values()))))
 for k, v in m.items():
     print("  %-16s %6.2f s  %12s tokens/s" % (k, v, format(int(tokens / v), ",")))

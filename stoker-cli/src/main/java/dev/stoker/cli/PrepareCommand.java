@@ -171,24 +171,13 @@ final class PrepareCommand implements Runnable {
                 throw new Main.UsageException("--out: " + e.getMessage());
             }
             long t0 = System.nanoTime();
-            long bytes = 0;
+            long bytes;
             ProgressBar bar = System.console() != null
                     ? new ProgressBarBuilder().setTaskName("sharding").setInitialMax(folder.size()).setStyle(ProgressBarStyle.ASCII)
                     .setUnit(" images", 1).setUpdateIntervalMillis(200).showSpeed().build()
                     : null;
             try (w) {
-                for (long i = 0; i < folder.size(); i++) {
-                    dev.stoker.formats.tar.TarSample s = folder.get(i);
-                    java.util.Map<String, byte[]> fields = new java.util.LinkedHashMap<>();
-                    s.fields().forEach((k, v) -> fields.put(k, v.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
-                    // a key is a file name without dots: the folder path, with '.' made '_'
-                    String key = s.key().replace('.', '_');
-                    w.write(key, fields);
-                    bytes += fields.values().stream().mapToLong(b -> b.length).sum();
-                    if (bar != null) {
-                        bar.step();
-                    }
-                }
+                bytes = folder.writeTo(w, 0, folder.size(), bar != null ? bar::step : () -> { });
             } finally {
                 if (bar != null) {
                     bar.close();

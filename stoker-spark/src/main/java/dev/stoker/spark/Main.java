@@ -37,7 +37,7 @@ public final class Main {
         System.exit(cl.execute(args));
     }
 
-    @Command(name = "prepare", subcommands = Tokens.class, description = "Prepare data as a Spark job.")
+    @Command(name = "prepare", subcommands = {Tokens.class, Shards.class}, description = "Prepare data as a Spark job.")
     static final class Prepare {
     }
 
@@ -88,11 +88,57 @@ public final class Main {
                 TaskCommit.Published p = SparkTokens.run(spark, inputs, out, o, n);
                 PrintWriter w = spec.commandLine().getOut();
                 w.printf(Locale.ROOT, "%,d documents, %,d tokens (%s) in %.2f s: %,.0f tokens/s, %d partitions on %s%n",
-                        p.documents(), p.tokens(), tokenizer, p.seconds(), p.tokensPerSecond(), p.shards().stream()
+                        p.count(), p.tokens(), tokenizer, p.seconds(), p.tokensPerSecond(), p.shards().stream()
                                 .filter(s -> !s.toString().endsWith(".idx")).count(), spark.sparkContext().master());
                 if (p.skipped() > 0) {
                     w.printf(Locale.ROOT, "skipped %,d malformed lines%n", p.skipped());
                 }
+                for (Path s : p.shards()) {
+                    w.println("wrote " + s);
+                }
+                w.println("wrote " + p.manifest());
+                w.flush();
+                return 0;
+            } finally {
+                spark.stop();
+            }
+        }
+    }
+
+    @Command(name = "shards", description = "An image folder (root/CLASS/IMAGE.jpg) to WebDataset tar shards, as a Spark job: "
+            + "each image with its class number as field cls, keys in sorted path order, shards numbered in order.")
+    static final class Shards implements Callable<Integer> {
+        @Parameters(paramLabel = "SRC", description = "The image folder, local (seen by every executor) or an s3:// prefix.")
+        String src;
+
+        @Option(names = "--out", required = true, paramLabel = "PATTERN", description = "Shard names as a printf pattern, e.g. train-%06d.tar.")
+        String out;
+
+        @Option(names = "--maxcount", defaultValue = "10000")
+        long maxCount;
+
+        @Option(names = "--maxsize", defaultValue = "1000000000")
+        long maxSize;
+
+        @Option(names = "--spark", required = true, paramLabel = "MASTER")
+        String master;
+
+        @Option(names = "--partitions", description = "Tasks (default: the cluster's default parallelism).")
+        Integer partitions;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            SparkShards.Options o = new SparkShards.Options(out, maxCount, maxSize);
+            SparkSession spark = SparkJobs.session(master, "stoker prepare shards");
+            try {
+                int n = partitions != null ? partitions : spark.sparkContext().defaultParallelism();
+                TaskCommit.Published p = SparkShards.folder(spark, src, o, n);
+                PrintWriter w = spec.commandLine().getOut();
+                w.printf(Locale.ROOT, "%,d samples (%,.1f MB) in %d shards, %.2f s, on %s%n", p.count(), p.bytes() / 1e6,
+                        p.shards().size(), p.seconds(), spark.sparkContext().master());
                 for (Path s : p.shards()) {
                     w.println("wrote " + s);
                 }

@@ -124,7 +124,7 @@ public final class SparkTokens {
         }
         String name = out.getFileName().toString();
         return commit.publish(parts, (part, file) -> String.format(java.util.Locale.ROOT, "%s-%05d%s", name, part.partition(),
-                extension(file.path())), manifestHead(options, inputs), (System.nanoTime() - t0) / 1e9);
+                extension(file.path())), manifestHead(options, inputs), "documents", (System.nanoTime() - t0) / 1e9);
     }
 
     /** One attempt at partition {@code part}: its shard written under the attempt's own name in the staging folder. */

@@ -59,13 +59,13 @@ public final class TaskCommit {
         }
     }
 
-    /** What one successful task attempt wrote, and counted. */
-    public record Part(int partition, int attempt, List<File> files, long documents, long tokens, long skipped)
+    /** What one successful task attempt wrote, and counted: documents or samples, tokens (0 for samples), records skipped. */
+    public record Part(int partition, int attempt, List<File> files, long count, long tokens, long skipped)
             implements Serializable {
     }
 
     /** What a job published: its shards in order and its manifest. */
-    public record Published(List<Path> shards, long documents, long tokens, long skipped, long bytes, double seconds,
+    public record Published(List<Path> shards, long count, long tokens, long skipped, long bytes, double seconds,
                             Path manifest) {
         public double tokensPerSecond() {
             return seconds == 0 ? 0 : tokens / seconds;
@@ -133,9 +133,11 @@ public final class TaskCommit {
 
     /**
      * Moves each part's files to the names {@code namer} gives, in partition order; deletes the
-     * staging folder; writes the manifest: {@code head}'s entries, the totals and the shards.
+     * staging folder; writes the manifest: {@code head}'s entries, the totals (the parts' counts
+     * under the name {@code counted}: documents, samples) and the shards.
      */
-    public Published publish(List<Part> parts, Namer namer, Map<String, Object> head, double seconds) throws IOException {
+    public Published publish(List<Part> parts, Namer namer, Map<String, Object> head, String counted, double seconds)
+            throws IOException {
         List<Part> ordered = new ArrayList<>(parts);
         ordered.sort(Comparator.comparingInt(Part::partition));
         for (int i = 0; i < ordered.size(); i++) {
@@ -146,7 +148,7 @@ public final class TaskCommit {
         }
         List<Path> shards = new ArrayList<>();
         List<Map<String, Object>> entries = new ArrayList<>();
-        long documents = 0;
+        long count = 0;
         long tokens = 0;
         long skipped = 0;
         long bytes = 0;
@@ -164,7 +166,7 @@ public final class TaskCommit {
                     entries.add(e);
                     bytes += f.bytes();
                 }
-                documents += p.documents();
+                count += p.count();
                 tokens += p.tokens();
                 skipped += p.skipped();
             }
@@ -183,7 +185,7 @@ public final class TaskCommit {
                     write(g, e.getValue());
                 }
                 g.writeNumberField("partitions", ordered.size());
-                g.writeNumberField("documents", documents);
+                g.writeNumberField(counted, count);
                 if (tokens > 0) {
                     g.writeNumberField("tokens", tokens);
                 }
@@ -199,7 +201,7 @@ public final class TaskCommit {
             file.abandon();
             throw e;
         }
-        return new Published(shards, documents, tokens, skipped, bytes, seconds, manifest);
+        return new Published(shards, count, tokens, skipped, bytes, seconds, manifest);
     }
 
     private static void write(JsonGenerator g, Object v) throws IOException {

@@ -114,7 +114,7 @@ class SparkTokensTest {
         List<String> docs = inputs(files);
         TaskCommit.Published p = SparkTokens.run(spark, files, dir.resolve("train"), options(TokenPreparer.Format.BIN, ErrorPolicy.FAIL), 4);
         assertTrue(p.shards().size() >= 3, "the large file is cut: " + p.shards());
-        assertEquals(docs.size(), p.documents());
+        assertEquals(docs.size(), p.count());
         // read back by numpy, shard by shard as the manifest lists them
         Path got = dir.resolve("numpy.bin");
         Process py = new ProcessBuilder("/usr/bin/python3", "-c", String.join("\n",
@@ -194,12 +194,12 @@ class SparkTokensTest {
             assertEquals(first.files().get(0).sha256(), copy.files().get(0).sha256(), "both attempts wrote the same bytes");
             reported.add(part == 0 ? copy : first);
         }
-        TaskCommit.Published p = commit.publish(reported, (part, f) -> "spec-" + part.partition() + ".bin", java.util.Map.of(), 0);
+        TaskCommit.Published p = commit.publish(reported, (part, f) -> "spec-" + part.partition() + ".bin", java.util.Map.of(), "documents", 0);
         assertEquals(plan.size(), p.shards().size());
         assertOnlyPublished();
         TaskCommit again = TaskCommit.begin(dir, "twice");
         TaskCommit.Part one = SparkTokens.task(plan.get(0), 0, 0, again.staging().toString(), o, false);
-        assertThrows(IllegalStateException.class, () -> again.publish(List.of(one, one), (part, f) -> "x.bin", java.util.Map.of(), 0));
+        assertThrows(IllegalStateException.class, () -> again.publish(List.of(one, one), (part, f) -> "x.bin", java.util.Map.of(), "documents", 0));
         assertOnlyPublished();
     }
 
@@ -220,7 +220,7 @@ class SparkTokensTest {
         assertOnlyPublished();
         TaskCommit.Published p = SparkTokens.run(spark, List.of(bad), dir.resolve("skip"), options(TokenPreparer.Format.BIN, ErrorPolicy.SKIP_SAMPLE), 2);
         assertEquals(1, p.skipped());
-        assertEquals(1999, p.documents());
+        assertEquals(1999, p.count());
         assertTrue(Files.readString(p.manifest()).contains("\"skipped\" : 1"), Files.readString(p.manifest()));
     }
 

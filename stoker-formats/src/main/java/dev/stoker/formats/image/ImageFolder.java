@@ -128,4 +128,25 @@ public final class ImageFolder implements Dataset<TarSample> {
         fields.put("cls", MemorySegment.ofArray(Integer.toString(labels[(int) index]).getBytes(StandardCharsets.US_ASCII)));
         return new TarSample(rel.substring(0, dot), root, fields);
     }
+
+    /**
+     * Samples {@code [from, to)} into {@code shards}, as {@code stoker prepare shards} writes them:
+     * each image under its key with {@code .} made {@code _} (a tar member's key has no dot), and
+     * its class number as field {@code cls}; {@code step} runs after each. Returns the bytes of the
+     * fields written.
+     */
+    public long writeTo(dev.stoker.formats.tar.ShardWriter shards, long from, long to, Runnable step) throws IOException {
+        long bytes = 0;
+        for (long i = from; i < to; i++) {
+            TarSample s = get(i);
+            Map<String, byte[]> fields = new LinkedHashMap<>();
+            s.fields().forEach((k, v) -> fields.put(k, v.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
+            shards.write(s.key().replace('.', '_'), fields);
+            for (byte[] v : fields.values()) {
+                bytes += v.length;
+            }
+            step.run();
+        }
+        return bytes;
+    }
 }
