@@ -13,6 +13,8 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 
 /**
@@ -115,20 +117,28 @@ public final class SparkTokens {
                     .map(i -> {
                         TaskContext t = TaskContext.get();
                         int attempt = t == null ? 0 : t.attemptNumber();
-                        return task(plan.get(i), i, attempt, staging, options, i == failOnce && attempt == 0);
+                        return task(i, attempt, staging, options, i == failOnce && attempt == 0, pieces(plan.get(i)));
                     })
                     .collect();
         } catch (Exception e) { // Spark's own SparkException is a checked one, thrown unchecked
             commit.abort();
             throw e;
         }
-        String name = out.getFileName().toString();
-        return commit.publish(parts, (part, file) -> String.format(java.util.Locale.ROOT, "%s-%05d%s", name, part.partition(),
-                extension(file.path())), manifestHead(options, inputs), "documents", (System.nanoTime() - t0) / 1e9);
+        return commit.publish(parts, shardNames(out), manifestHead(options, inputs), "documents", (System.nanoTime() - t0) / 1e9);
+    }
+
+    /** What a task tokenizes: its part of the input, into the files of {@code prefix}. */
+    @FunctionalInterface
+    interface Work {
+        TokenPreparer.Summary run(TokenPreparer preparer, Path prefix) throws IOException;
+    }
+
+    static Work pieces(List<Piece> pieces) {
+        return (prep, prefix) -> prep.runRanges(pieces.stream().map(Piece::range).toList(), prefix);
     }
 
     /** One attempt at partition {@code part}: its shard written under the attempt's own name in the staging folder. */
-    static TaskCommit.Part task(List<Piece> pieces, int part, int attempt, String staging, Options o, boolean fail) {
+    static TaskCommit.Part task(int part, int attempt, String staging, Options o, boolean fail, Work work) {
         Tokenizer tok = Tokenizer.named(o.tokenizer());
         TokenPreparer prep = new TokenPreparer(tok, o.format(), o.field(), o.errors(), 1);
         Path dir = TaskCommit.attemptDir(Path.of(staging), part, attempt);
@@ -138,7 +148,7 @@ public final class SparkTokens {
                 Files.write(dir.resolve("shard.bin"), new byte[4096]); // a partial output the failure leaves
                 throw new IOException("partition " + part + ", attempt " + attempt + ": failing once, as asked");
             }
-            TokenPreparer.Summary s = prep.runRanges(pieces.stream().map(Piece::range).toList(), dir.resolve("shard"));
+            TokenPreparer.Summary s = work.run(prep, dir.resolve("shard"));
             List<TaskCommit.File> files = new ArrayList<>();
             for (Path p : s.outputs()) {
                 files.add(TaskCommit.File.of(p));
@@ -149,8 +159,80 @@ public final class SparkTokens {
         }
     }
 
-    private static String extension(String file) {
-        return file.substring(file.lastIndexOf('.'));
+    /**
+     * The string column {@code column} of {@code rows} (a Parquet file's, say: {@code
+     * spark.read().parquet(...)}), each of their partitions in its order, to shards
+     * {@code PREFIX-00000.bin} ... and {@code PREFIX.manifest.json}. A null is a malformed
+     * record: it stops the job naming its partition and row, or is skipped and counted, as
+     * {@link Options#errors()} says.
+     */
+    public static TaskCommit.Published rows(Dataset<Row> rows, String column, Path prefix, Options options) throws IOException {
+        long t0 = System.nanoTime();
+        Path out = prefix.toAbsolutePath();
+        int at = rows.schema().fieldIndex(column);
+        TaskCommit commit = TaskCommit.begin(out.getParent(), out.getFileName().toString());
+        String staging = commit.staging().toString();
+        List<TaskCommit.Part> parts;
+        try {
+            parts = rows.select(column).javaRDD().mapPartitionsWithIndex((Integer i, java.util.Iterator<Row> it) -> {
+                TaskContext t = TaskContext.get();
+                long[] skipped = {0};
+                TaskCommit.Part p = task(i, t == null ? 0 : t.attemptNumber(), staging, options, false, (prep, pre) ->
+                        prep.runDocuments(texts(it, i, column, options.errors(), skipped), pre));
+                return List.of(new TaskCommit.Part(p.partition(), p.attempt(), p.files(), p.count(), p.tokens(),
+                        p.skipped() + skipped[0])).iterator();
+            }, true).collect();
+        } catch (Exception e) { // Spark's own SparkException is a checked one, thrown unchecked
+            commit.abort();
+            throw e;
+        }
+        java.util.Map<String, Object> head = manifestHead(options, List.of());
+        head.put("inputs", "rows: column " + column);
+        return commit.publish(parts, shardNames(out), head, "documents", (System.nanoTime() - t0) / 1e9);
+    }
+
+    /** The texts of a partition's rows, nulls refused or skipped (and counted) as {@code errors} says. */
+    private static java.util.Iterator<String> texts(java.util.Iterator<Row> rows, int partition, String column, ErrorPolicy errors,
+                                                    long[] skipped) {
+        return new java.util.Iterator<>() {
+            private long row = -1;
+            private String next = advance();
+
+            private String advance() {
+                while (rows.hasNext()) {
+                    row++;
+                    Row r = rows.next();
+                    if (!r.isNullAt(0)) {
+                        return r.getString(0);
+                    }
+                    if (errors == ErrorPolicy.FAIL) {
+                        throw new IllegalArgumentException("partition " + partition + ", row " + row + ": column " + column
+                                + " is null (expected a text)");
+                    }
+                    skipped[0]++;
+                }
+                return null;
+            }
+
+            @Override
+            public boolean hasNext() {
+                return next != null;
+            }
+
+            @Override
+            public String next() {
+                String n = next;
+                next = advance();
+                return n;
+            }
+        };
+    }
+
+    /** {@code PREFIX-00003.bin} (and {@code .idx}) for partition 3. */
+    private static TaskCommit.Namer shardNames(Path prefix) {
+        String name = prefix.getFileName().toString();
+        return (part, file) -> String.format(java.util.Locale.ROOT, "%s-%05d%s", name, part.partition(),
+                file.path().substring(file.path().lastIndexOf('.')));
     }
 
     private static java.util.Map<String, Object> manifestHead(Options o, List<Path> inputs) {

@@ -189,8 +189,8 @@ class SparkTokensTest {
         TaskCommit commit = TaskCommit.begin(dir, "spec");
         List<TaskCommit.Part> reported = new ArrayList<>();
         for (int part = 0; part < plan.size(); part++) {
-            TaskCommit.Part first = SparkTokens.task(plan.get(part), part, 0, commit.staging().toString(), o, false);
-            TaskCommit.Part copy = SparkTokens.task(plan.get(part), part, 1, commit.staging().toString(), o, false);
+            TaskCommit.Part first = SparkTokens.task(part, 0, commit.staging().toString(), o, false, SparkTokens.pieces(plan.get(part)));
+            TaskCommit.Part copy = SparkTokens.task(part, 1, commit.staging().toString(), o, false, SparkTokens.pieces(plan.get(part)));
             assertEquals(first.files().get(0).sha256(), copy.files().get(0).sha256(), "both attempts wrote the same bytes");
             reported.add(part == 0 ? copy : first);
         }
@@ -198,7 +198,7 @@ class SparkTokensTest {
         assertEquals(plan.size(), p.shards().size());
         assertOnlyPublished();
         TaskCommit again = TaskCommit.begin(dir, "twice");
-        TaskCommit.Part one = SparkTokens.task(plan.get(0), 0, 0, again.staging().toString(), o, false);
+        TaskCommit.Part one = SparkTokens.task(0, 0, again.staging().toString(), o, false, SparkTokens.pieces(plan.get(0)));
         assertThrows(IllegalStateException.class, () -> again.publish(List.of(one, one), (part, f) -> "x.bin", java.util.Map.of(), "documents", 0));
         assertOnlyPublished();
     }
@@ -222,6 +222,37 @@ class SparkTokensTest {
         assertEquals(1, p.skipped());
         assertEquals(1999, p.count());
         assertTrue(Files.readString(p.manifest()).contains("\"skipped\" : 1"), Files.readString(p.manifest()));
+    }
+
+    @Test
+    void aParquetColumnToShards() throws IOException {
+        List<Path> files = new ArrayList<>();
+        List<String> docs = inputs(files);
+        List<org.apache.spark.sql.Row> rows = new ArrayList<>();
+        for (int i = 0; i < docs.size(); i++) {
+            rows.add(org.apache.spark.sql.RowFactory.create((long) i, docs.get(i)));
+        }
+        rows.add(org.apache.spark.sql.RowFactory.create((long) docs.size(), null));
+        org.apache.spark.sql.types.StructType schema = new org.apache.spark.sql.types.StructType()
+                .add("id", org.apache.spark.sql.types.DataTypes.LongType).add("text", org.apache.spark.sql.types.DataTypes.StringType);
+        String parquet = dir.resolve("docs.parquet").toString();
+        spark.createDataFrame(rows, schema).coalesce(1).write().parquet(parquet);
+        org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> df = spark.read().parquet(parquet);
+        Exception e = assertThrows(Exception.class,
+                () -> SparkTokens.rows(df, "text", dir.resolve("pq"), options(TokenPreparer.Format.BIN, ErrorPolicy.FAIL)));
+        assertTrue(messages(e).contains("column text is null"), messages(e));
+        assertOnlyPublished();
+        TaskCommit.Published p = SparkTokens.rows(df, "text", dir.resolve("pq"), options(TokenPreparer.Format.BIN, ErrorPolicy.SKIP_SAMPLE));
+        assertEquals(docs.size(), p.count());
+        assertEquals(1, p.skipped());
+        // one Parquet file, one partition: the documents in the file's order, as stoker prepare tokenizes them
+        Path local = dir.resolve("local");
+        new TokenPreparer(GPT2, TokenPreparer.Format.BIN, "text", ErrorPolicy.FAIL, 1).runDocuments(docs.iterator(), local);
+        assertEquals(List.of(p.shards().get(0).getFileName().toString()), p.shards().stream().map(f -> f.getFileName().toString()).toList());
+        assertArrayEquals(Files.readAllBytes(dir.resolve("local.bin")), Files.readAllBytes(p.shards().get(0)));
+        assertArrayEquals(Files.readAllBytes(dir.resolve("local.bin")),
+                Files.readAllBytes(new TokenPreparer(GPT2, TokenPreparer.Format.BIN, "text", ErrorPolicy.FAIL, 1)
+                        .run(files, dir.resolve("files")).outputs().get(0)), "documents from a table, documents from files: the same bytes");
     }
 
     private static String messages(Throwable e) {

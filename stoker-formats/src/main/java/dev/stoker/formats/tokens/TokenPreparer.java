@@ -115,27 +115,10 @@ public final class TokenPreparer {
      * bytes as {@link #run} over the whole files, for any cut.
      */
     public Summary runRanges(List<TextRange> inputs, Path prefix) throws IOException {
-        long t0 = System.nanoTime();
-        List<Path> outs = outputs(prefix);
-        Sink sink = switch (format) {
-            case BIN -> new RawSink(outs.get(0), outputType(), false);
-            case NPY -> new RawSink(outs.get(0), outputType(), true);
-            case MEGATRON -> new MegatronSink(new MegatronWriter(Path.of(strip(prefix.toString())), outputType()));
-        };
-        ExecutorService pool = Executors.newFixedThreadPool(workers, r -> {
-            Thread t = new Thread(r, "stoker-tokenize");
-            t.setDaemon(true);
-            return t;
-        });
-        long documents = 0;
-        long skipped = 0;
-        boolean ok = false;
-        try {
-            ArrayDeque<Future<int[][]>> window = new ArrayDeque<>();
+        return run(prefix, chunks -> {
+            long skipped = 0;
             for (TextRange input : inputs) {
                 try (TextDocuments docs = input.open(field, bytesRead)) {
-                    List<String> chunk = new ArrayList<>();
-                    long chars = 0;
                     while (true) {
                         String d;
                         try {
@@ -153,17 +136,87 @@ public final class TokenPreparer {
                         if (d == null) {
                             break;
                         }
-                        chunk.add(d);
-                        chars += d.length();
-                        if (chars >= CHUNK_CHARS) {
-                            documents += submit(pool, window, chunk, sink);
-                            chunk = new ArrayList<>();
-                            chars = 0;
-                        }
+                        chunks.add(d);
                     }
-                    documents += submit(pool, window, chunk, sink);
+                    chunks.flush();
                 }
             }
+            return skipped;
+        });
+    }
+
+    /**
+     * Tokenizes {@code documents} in order (a table's text column, say): the same bytes as
+     * {@link #runRanges} over files holding the same documents. A null document is refused.
+     */
+    public Summary runDocuments(java.util.Iterator<String> documents, Path prefix) throws IOException {
+        return run(prefix, chunks -> {
+            long n = 0;
+            while (documents.hasNext()) {
+                String d = documents.next();
+                if (d == null) {
+                    throw new IllegalArgumentException(prefix + ": document " + n + " is null (no text)");
+                }
+                chunks.add(d);
+                n++;
+            }
+            chunks.flush();
+            return 0;
+        });
+    }
+
+    /** Documents handed to the tokenizing workers in chunks of about {@link #CHUNK_CHARS}. */
+    private interface Chunks {
+        void add(String document) throws IOException;
+
+        /** Submits the chunk so far: at the end of each input. */
+        void flush() throws IOException;
+    }
+
+    /** A source of documents feeding {@link Chunks}; returns how many malformed ones it skipped. */
+    @FunctionalInterface
+    private interface Feed {
+        long into(Chunks chunks) throws IOException;
+    }
+
+    private Summary run(Path prefix, Feed feed) throws IOException {
+        long t0 = System.nanoTime();
+        List<Path> outs = outputs(prefix);
+        Sink sink = switch (format) {
+            case BIN -> new RawSink(outs.get(0), outputType(), false);
+            case NPY -> new RawSink(outs.get(0), outputType(), true);
+            case MEGATRON -> new MegatronSink(new MegatronWriter(Path.of(strip(prefix.toString())), outputType()));
+        };
+        ExecutorService pool = Executors.newFixedThreadPool(workers, r -> {
+            Thread t = new Thread(r, "stoker-tokenize");
+            t.setDaemon(true);
+            return t;
+        });
+        long[] documents = {0};
+        long skipped;
+        boolean ok = false;
+        try {
+            ArrayDeque<Future<int[][]>> window = new ArrayDeque<>();
+            skipped = feed.into(new Chunks() {
+                private List<String> chunk = new ArrayList<>();
+                private long chars;
+
+                @Override
+                public void add(String d) throws IOException {
+                    chunk.add(d);
+                    chars += d.length();
+                    if (chars >= CHUNK_CHARS) {
+                        flush();
+                    }
+                }
+
+                @Override
+                public void flush() throws IOException {
+                    documents[0] += submit(pool, window, chunk, sink);
+                    chunk = new ArrayList<>();
+                    chars = 0;
+                }
+            });
             while (!window.isEmpty()) {
                 write(window.poll(), sink);
             }
@@ -175,7 +228,7 @@ public final class TokenPreparer {
                 sink.abandon();
             }
         }
-        return new Summary(documents, tokensWritten.get(), skipped, (System.nanoTime() - t0) / 1e9, outs);
+        return new Summary(documents[0], tokensWritten.get(), skipped, (System.nanoTime() - t0) / 1e9, outs);
     }
 
     private int submit(ExecutorService pool, ArrayDeque<Future<int[][]>> window, List<String> chunk, Sink sink)
