@@ -44,8 +44,8 @@ public final class Main {
     @Command(name = "tokens", description = "Text and JSON lines files to token shards PREFIX-00000.bin ... and PREFIX.manifest.json, as a Spark job.")
     static final class Tokens implements Callable<Integer> {
         @Parameters(paramLabel = "INPUT", arity = "1..*", description = "Input files (.txt, .jsonl; plain, .gz or .zst), in order: paths every "
-                + "executor sees; or Parquet files and folders (all of them), their column --field read by Spark.")
-        List<Path> inputs;
+                + "executor sees, or s3:// and http(s):// URLs; or Parquet files and folders (all of them), their column --field read by Spark.")
+        List<String> inputs;
 
         @Option(names = "--out", required = true, paramLabel = "PREFIX")
         Path out;
@@ -83,7 +83,7 @@ public final class Main {
             if (!Files.isDirectory(out.toAbsolutePath().getParent())) {
                 throw new IllegalArgumentException("--out: no such directory " + out.toAbsolutePath().getParent());
             }
-            boolean parquet = inputs.stream().allMatch(f -> f.toString().endsWith(".parquet") || Files.isDirectory(f));
+            boolean parquet = inputs.stream().allMatch(f -> f.endsWith(".parquet") || Files.isDirectory(Path.of(f)));
             if (parquet && partitions != null) {
                 throw new IllegalArgumentException("--partitions: Parquet inputs are read in the splits Spark makes of them "
                         + "(spark.sql.files.maxPartitionBytes), so that the documents keep their order");
@@ -93,7 +93,7 @@ public final class Main {
                 int n = partitions != null ? partitions : spark.sparkContext().defaultParallelism();
                 // Parquet: a partition per split Spark makes of the files (spark.sql.files.maxPartitionBytes), in order
                 TaskCommit.Published p = parquet
-                        ? SparkTokens.rows(spark.read().parquet(inputs.stream().map(Path::toString).toArray(String[]::new)), field, out, o)
+                        ? SparkTokens.rows(spark.read().parquet(inputs.toArray(String[]::new)), field, out, o)
                         : SparkTokens.run(spark, inputs, out, o, n);
                 PrintWriter w = spec.commandLine().getOut();
                 w.printf(Locale.ROOT, "%,d documents, %,d tokens (%s) in %.2f s: %,.0f tokens/s, %d partitions on %s%n",

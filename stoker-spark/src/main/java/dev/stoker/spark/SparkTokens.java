@@ -4,6 +4,7 @@ import dev.stoker.ErrorPolicy;
 import dev.stoker.formats.text.TextRange;
 import dev.stoker.formats.tokens.TokenPreparer;
 import dev.stoker.formats.tokens.Tokenizer;
+import dev.stoker.storage.Storage;
 import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
@@ -19,7 +20,7 @@ import org.apache.spark.sql.SparkSession;
 
 /**
  * {@code stoker prepare tokens} as a Spark job: text and JSON lines files (plain, {@code .gz},
- * {@code .zst}) to token shards, each task tokenizing a contiguous part of the input with
+ * {@code .zst}; local, or anywhere {@link Storage} reads: {@code s3://}, {@code http(s)://}) to token shards, each task tokenizing a contiguous part of the input with
  * {@link TokenPreparer}, as {@code stoker prepare} does on one machine. So one partition writes
  * the same bytes as {@code stoker prepare}, and N partitions write N shards whose concatenation,
  * document for document, is the same tokens.
@@ -42,35 +43,24 @@ public final class SparkTokens {
         }
     }
 
-    /** A piece of input as it travels to a task ({@link TextRange}, whose path is no serializable value). */
-    record Piece(String path, long start, long end) implements Serializable {
-        TextRange range() {
-            return new TextRange(Path.of(path), start, end);
-        }
-    }
-
     private SparkTokens() {
     }
 
     /** The pieces of each partition, in order; no partition is empty. */
-    static List<List<Piece>> plan(List<Path> inputs, int partitions) throws IOException {
+    static List<List<TextRange>> plan(List<String> inputs, int partitions) throws IOException {
         if (partitions < 1) {
             throw new IllegalArgumentException("partitions must be >= 1, got " + partitions);
         }
         long total = 0;
-        for (Path p : inputs) {
-            if (!Files.isRegularFile(p)) {
-                throw new java.nio.file.NoSuchFileException(p.toString());
-            }
-            total += Files.size(p);
+        for (String p : inputs) {
+            total += Storage.size(p); // a missing file is named here, on the driver
         }
         long share = Math.max(1, (total + partitions - 1) / partitions);
-        List<TextRange> pieces = TextRange.cut(inputs, share);
-        List<List<Piece>> out = new ArrayList<>();
-        List<Piece> current = new ArrayList<>();
+        List<List<TextRange>> out = new ArrayList<>();
+        List<TextRange> current = new ArrayList<>();
         long at = 0;
         int group = 0;
-        for (TextRange r : pieces) {
+        for (TextRange r : TextRange.cut(inputs, share)) {
             // a piece goes to the partition its first byte falls in, counted over the whole input
             int g = (int) Math.min(partitions - 1, at / share);
             if (g != group && !current.isEmpty()) {
@@ -78,7 +68,7 @@ public final class SparkTokens {
                 current = new ArrayList<>();
             }
             group = g;
-            current.add(new Piece(r.path().toString(), r.start(), r.end()));
+            current.add(r);
             at += r.bytes();
         }
         if (!current.isEmpty()) {
@@ -92,17 +82,17 @@ public final class SparkTokens {
      * Megatron, {@code .npy} for npy) and the manifest {@code PREFIX.manifest.json}, in
      * {@code partitions} tasks of {@code spark}.
      */
-    public static TaskCommit.Published run(SparkSession spark, List<Path> inputs, Path prefix, Options options,
+    public static TaskCommit.Published run(SparkSession spark, List<String> inputs, Path prefix, Options options,
                                            int partitions) throws IOException {
         return run(spark, inputs, prefix, options, partitions, -1);
     }
 
     /** {@link #run}, the first attempt of partition {@code failOnce} failing after it wrote part of its shard (for tests). */
-    static TaskCommit.Published run(SparkSession spark, List<Path> inputs, Path prefix, Options options, int partitions,
+    static TaskCommit.Published run(SparkSession spark, List<String> inputs, Path prefix, Options options, int partitions,
                                     int failOnce) throws IOException {
         long t0 = System.nanoTime();
         Path out = prefix.toAbsolutePath();
-        List<List<Piece>> plan = plan(inputs, partitions);
+        List<List<TextRange>> plan = plan(inputs, partitions);
         TaskCommit commit = TaskCommit.begin(out.getParent(), out.getFileName().toString());
         List<Integer> ids = new ArrayList<>();
         for (int i = 0; i < plan.size(); i++) {
@@ -133,8 +123,8 @@ public final class SparkTokens {
         TokenPreparer.Summary run(TokenPreparer preparer, Path prefix) throws IOException;
     }
 
-    static Work pieces(List<Piece> pieces) {
-        return (prep, prefix) -> prep.runRanges(pieces.stream().map(Piece::range).toList(), prefix);
+    static Work pieces(List<TextRange> pieces) {
+        return (prep, prefix) -> prep.runRanges(pieces, prefix);
     }
 
     /** One attempt at partition {@code part}: its shard written under the attempt's own name in the staging folder. */
@@ -235,13 +225,13 @@ public final class SparkTokens {
                 file.path().substring(file.path().lastIndexOf('.')));
     }
 
-    private static java.util.Map<String, Object> manifestHead(Options o, List<Path> inputs) {
+    private static java.util.Map<String, Object> manifestHead(Options o, List<String> inputs) {
         java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
         m.put("kind", "tokens");
         m.put("tokenizer", o.tokenizer());
         m.put("format", o.format().name().toLowerCase(java.util.Locale.ROOT));
         m.put("dtype", new TokenPreparer(Tokenizer.named(o.tokenizer()), o.format(), o.field(), o.errors(), 1).outputType().numpy());
-        m.put("inputs", inputs.stream().map(Path::toString).toList());
+        m.put("inputs", inputs);
         return m;
     }
 }

@@ -98,7 +98,7 @@ class SparkTokensTest {
         for (TokenPreparer.Format f : TokenPreparer.Format.values()) {
             Path local = dir.resolve("local-" + f);
             new TokenPreparer(GPT2, f, "text", ErrorPolicy.FAIL, 2).run(files, local);
-            TaskCommit.Published p = SparkTokens.run(spark, files, dir.resolve("spark-" + f), options(f, ErrorPolicy.FAIL), 1);
+            TaskCommit.Published p = SparkTokens.run(spark, strings(files), dir.resolve("spark-" + f), options(f, ErrorPolicy.FAIL), 1);
             List<Path> want = new TokenPreparer(GPT2, f, "text", ErrorPolicy.FAIL, 1).outputs(local);
             assertEquals(want.size(), p.shards().size(), f + ": " + p.shards());
             for (int i = 0; i < want.size(); i++) {
@@ -112,7 +112,7 @@ class SparkTokensTest {
     void manyPartitionsHoldEveryDocumentOnceInOrder() throws Exception {
         List<Path> files = new ArrayList<>();
         List<String> docs = inputs(files);
-        TaskCommit.Published p = SparkTokens.run(spark, files, dir.resolve("train"), options(TokenPreparer.Format.BIN, ErrorPolicy.FAIL), 4);
+        TaskCommit.Published p = SparkTokens.run(spark, strings(files), dir.resolve("train"), options(TokenPreparer.Format.BIN, ErrorPolicy.FAIL), 4);
         assertTrue(p.shards().size() >= 3, "the large file is cut: " + p.shards());
         assertEquals(docs.size(), p.count());
         // read back by numpy, shard by shard as the manifest lists them
@@ -150,7 +150,7 @@ class SparkTokensTest {
     void megatronShardsReadBackByStoker() throws IOException {
         List<Path> files = new ArrayList<>();
         List<String> docs = inputs(files);
-        TaskCommit.Published p = SparkTokens.run(spark, files, dir.resolve("mg"), options(TokenPreparer.Format.MEGATRON, ErrorPolicy.FAIL), 3);
+        TaskCommit.Published p = SparkTokens.run(spark, strings(files), dir.resolve("mg"), options(TokenPreparer.Format.MEGATRON, ErrorPolicy.FAIL), 3);
         long documents = 0;
         long tokens = 0;
         for (Path s : p.shards()) {
@@ -169,8 +169,8 @@ class SparkTokensTest {
     void aTaskThatFailsOnceLeavesExactlyTheShardsOfARunThatDidNot() throws IOException {
         List<Path> files = new ArrayList<>();
         inputs(files);
-        TaskCommit.Published clean = SparkTokens.run(spark, files, dir.resolve("clean"), options(TokenPreparer.Format.MEGATRON, ErrorPolicy.FAIL), 3);
-        TaskCommit.Published retried = SparkTokens.run(spark, files, dir.resolve("retried"), options(TokenPreparer.Format.MEGATRON, ErrorPolicy.FAIL), 3, 1);
+        TaskCommit.Published clean = SparkTokens.run(spark, strings(files), dir.resolve("clean"), options(TokenPreparer.Format.MEGATRON, ErrorPolicy.FAIL), 3);
+        TaskCommit.Published retried = SparkTokens.run(spark, strings(files), dir.resolve("retried"), options(TokenPreparer.Format.MEGATRON, ErrorPolicy.FAIL), 3, 1);
         assertEquals(clean.shards().size(), retried.shards().size());
         for (int i = 0; i < clean.shards().size(); i++) {
             assertArrayEquals(Files.readAllBytes(clean.shards().get(i)), Files.readAllBytes(retried.shards().get(i)));
@@ -185,7 +185,7 @@ class SparkTokensTest {
         List<Path> files = new ArrayList<>();
         inputs(files);
         SparkTokens.Options o = options(TokenPreparer.Format.BIN, ErrorPolicy.FAIL);
-        List<List<SparkTokens.Piece>> plan = SparkTokens.plan(files, 2);
+        List<List<dev.stoker.formats.text.TextRange>> plan = SparkTokens.plan(strings(files), 2);
         TaskCommit commit = TaskCommit.begin(dir, "spec");
         List<TaskCommit.Part> reported = new ArrayList<>();
         for (int part = 0; part < plan.size(); part++) {
@@ -213,15 +213,34 @@ class SparkTokensTest {
         Files.writeString(bad, s);
         long lineStart = s.indexOf("{\"text\": \"unterminated");
         Exception e = assertThrows(Exception.class,
-                () -> SparkTokens.run(spark, List.of(bad), dir.resolve("bad"), options(TokenPreparer.Format.BIN, ErrorPolicy.FAIL), 2));
+                () -> SparkTokens.run(spark, List.of(bad.toString()), dir.resolve("bad"), options(TokenPreparer.Format.BIN, ErrorPolicy.FAIL), 2));
         String msg = messages(e);
         assertTrue(msg.contains(bad + ": line ") && msg.contains("(at byte " + lineStart + ")"), msg);
         assertFalse(Files.exists(dir.resolve("bad.manifest.json")));
         assertOnlyPublished();
-        TaskCommit.Published p = SparkTokens.run(spark, List.of(bad), dir.resolve("skip"), options(TokenPreparer.Format.BIN, ErrorPolicy.SKIP_SAMPLE), 2);
+        TaskCommit.Published p = SparkTokens.run(spark, List.of(bad.toString()), dir.resolve("skip"), options(TokenPreparer.Format.BIN, ErrorPolicy.SKIP_SAMPLE), 2);
         assertEquals(1, p.skipped());
         assertEquals(1999, p.count());
         assertTrue(Files.readString(p.manifest()).contains("\"skipped\" : 1"), Files.readString(p.manifest()));
+    }
+
+    @Test
+    void inputsOverHttpGiveTheBytesOfLocalFiles() throws IOException {
+        List<Path> files = new ArrayList<>();
+        inputs(files);
+        SparkTokens.Options o = options(TokenPreparer.Format.MEGATRON, ErrorPolicy.FAIL);
+        TaskCommit.Published local = SparkTokens.run(spark, strings(files), dir.resolve("local"), o, 3);
+        try (dev.stoker.storage.testing.TestServer http = new dev.stoker.storage.testing.TestServer(dir)) {
+            List<String> urls = files.stream().map(f -> http.url(f.getFileName().toString())).toList();
+            TaskCommit.Published remote = SparkTokens.run(spark, urls, dir.resolve("remote"), o, 3);
+            assertEquals(local.shards().size(), remote.shards().size());
+            for (int i = 0; i < local.shards().size(); i++) {
+                assertArrayEquals(Files.readAllBytes(local.shards().get(i)), Files.readAllBytes(remote.shards().get(i)));
+            }
+            assertTrue(http.rangeRequests.getOrDefault("a.jsonl", new java.util.concurrent.atomic.AtomicInteger()).get() >= 3,
+                    "the large file read in ranges: " + http.rangeRequests);
+        }
+        assertOnlyPublished();
     }
 
     @Test
@@ -253,6 +272,10 @@ class SparkTokensTest {
         assertArrayEquals(Files.readAllBytes(dir.resolve("local.bin")),
                 Files.readAllBytes(new TokenPreparer(GPT2, TokenPreparer.Format.BIN, "text", ErrorPolicy.FAIL, 1)
                         .run(files, dir.resolve("files")).outputs().get(0)), "documents from a table, documents from files: the same bytes");
+    }
+
+    private static List<String> strings(List<Path> files) {
+        return files.stream().map(Path::toString).toList();
     }
 
     private static String messages(Throwable e) {

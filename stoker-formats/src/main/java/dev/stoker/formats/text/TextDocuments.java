@@ -11,7 +11,6 @@ import java.io.InputStream;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -25,7 +24,8 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class TextDocuments implements AutoCloseable {
 
-    private final Path path;
+    /** The file's location, as {@link dev.stoker.storage.Storage} opens it and errors name it. */
+    private final String path;
     private final String field;
     private final boolean jsonl;
     private final CountingStream counted;
@@ -60,10 +60,18 @@ public final class TextDocuments implements AutoCloseable {
      */
     public TextDocuments(Path path, String field, AtomicLong bytesRead, long start, long end)
             throws IOException {
+        this(path.toString(), field, bytesRead, start, end);
+    }
+
+    /**
+     * {@link #TextDocuments(Path, String, AtomicLong, long, long)} of a location
+     * {@link dev.stoker.storage.Storage} opens: a local path, an {@code s3://} or {@code http(s)://} URL.
+     */
+    public TextDocuments(String path, String field, AtomicLong bytesRead, long start, long end) throws IOException {
         this.path = path;
         this.field = field;
         this.json = new JsonLine(field);
-        String name = path.getFileName().toString();
+        String name = dev.stoker.storage.Storage.baseName(path);
         String base = name.endsWith(".gz") || name.endsWith(".zst") ? name.substring(0, name.lastIndexOf('.')) : name;
         if (base.endsWith(".jsonl") || base.endsWith(".json") || base.endsWith(".ndjson")) {
             this.jsonl = true;
@@ -72,7 +80,7 @@ public final class TextDocuments implements AutoCloseable {
         } else {
             throw new IllegalArgumentException(path + ": expected .txt or .jsonl (optionally .gz or .zst)");
         }
-        InputStream raw = start > 0 || end >= 0 ? range(path, start, end) : Files.newInputStream(path);
+        InputStream raw = start > 0 || end >= 0 ? range(path, start, end) : dev.stoker.storage.Storage.open(path);
         InputStream body;
         try {
             this.rangeStart = start;
@@ -109,7 +117,7 @@ public final class TextDocuments implements AutoCloseable {
             try {
                 txtText = utf8.decode(java.nio.ByteBuffer.wrap(all)).toString(); // validates: decoded once
             } catch (CharacterCodingException e) {
-                throw new CorruptShardException(path.toString(), -1, "invalid UTF-8: " + e.getMessage(), e);
+                throw new CorruptShardException(path, -1, "invalid UTF-8: " + e.getMessage(), e);
             }
             txt = all;
             return true;
@@ -241,11 +249,11 @@ public final class TextDocuments implements AutoCloseable {
 
     private CorruptRecordException bad(String what) {
         String where = rangeStart == 0 ? "line " + line : "line " + line + " of the range from byte " + rangeStart;
-        return new CorruptRecordException(path.toString(), compressed ? -1 : rangeStart + lineOffset, where + ": " + what);
+        return new CorruptRecordException(path, compressed ? -1 : rangeStart + lineOffset, where + ": " + what);
     }
 
-    private static InputStream range(Path path, long start, long end) throws IOException {
-        return dev.stoker.storage.Storage.open(path.toString(), start, end < 0 ? -1 : end - start);
+    private static InputStream range(String path, long start, long end) throws IOException {
+        return dev.stoker.storage.Storage.open(path, start, end < 0 ? -1 : end - start);
     }
 
     @Override

@@ -1,12 +1,10 @@
 package dev.stoker.formats.text;
 
 import dev.stoker.formats.io.Compression;
+import dev.stoker.storage.Storage;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
+import java.io.InputStream;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -14,22 +12,28 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A piece of a text file that a reader can take on its own: bytes {@code [start, end)} of an
  * uncompressed JSON lines file, starting just after a newline, or a whole file ({@code start} 0,
- * {@code end} -1). {@link #cut} cuts files into such pieces, so that several readers (a loader's
- * workers, a Spark job's tasks) read one file in parallel, and the pieces in order read every
- * document once, in the file's order.
+ * {@code end} -1). The file is a location {@link Storage} opens: a local path, an
+ * {@code s3://} or {@code http(s)://} URL. {@link #cut} cuts files into such pieces, so that
+ * several readers (a loader's workers, a Spark job's tasks) read one file in parallel, and the
+ * pieces in order read every document once, in the file's order. A value: it travels to a Spark
+ * task as it is.
  */
-public record TextRange(Path path, long start, long end) {
+public record TextRange(String location, long start, long end) implements java.io.Serializable {
 
     public TextRange {
-        java.util.Objects.requireNonNull(path, "path");
+        java.util.Objects.requireNonNull(location, "location");
         if (start < 0 || (end >= 0 && end < start)) {
-            throw new IllegalArgumentException(path + ": a range [" + start + ", " + end + ") is not one");
+            throw new IllegalArgumentException(location + ": a range [" + start + ", " + end + ") is not one");
         }
     }
 
-    /** The whole of {@code path}. */
+    /** The whole of {@code location}. */
+    public static TextRange whole(String location) {
+        return new TextRange(location, 0, -1);
+    }
+
     public static TextRange whole(Path path) {
-        return new TextRange(path, 0, -1);
+        return whole(path.toString());
     }
 
     public boolean isWhole() {
@@ -38,34 +42,39 @@ public record TextRange(Path path, long start, long end) {
 
     /** Its documents, the bytes read counted into {@code bytesRead}. */
     public TextDocuments open(String field, AtomicLong bytesRead) throws IOException {
-        return isWhole() ? new TextDocuments(path, field, bytesRead) : new TextDocuments(path, field, bytesRead, start, end);
+        return new TextDocuments(location, field, bytesRead, start, end);
     }
 
     /** Bytes of the file it covers (the file's size when whole). */
     public long bytes() throws IOException {
-        return isWhole() ? Files.size(path) : end - start;
+        return isWhole() ? Storage.size(location) : end - start;
     }
 
     @Override
     public String toString() {
-        return isWhole() ? path.toString() : path + "[" + start + ".." + end + ")";
+        return isWhole() ? location : location + "[" + start + ".." + end + ")";
+    }
+
+    /** {@link #cut(List, long)} of local files. */
+    public static List<TextRange> cutFiles(List<Path> files, long pieceBytes) throws IOException {
+        return cut(files.stream().map(Path::toString).toList(), pieceBytes);
     }
 
     /**
-     * {@code files} in order, an uncompressed JSON lines file larger than {@code pieceBytes} cut
-     * into ranges of about that many bytes, each ending just after a newline; a compressed or a
-     * text ({@code .txt}) file is one piece.
+     * {@code locations} in order, an uncompressed JSON lines file larger than {@code pieceBytes}
+     * cut into ranges of about that many bytes, each ending just after a newline (found by ranged
+     * reads, wherever the file is); a compressed or a text ({@code .txt}) file is one piece.
      */
-    public static List<TextRange> cut(List<Path> files, long pieceBytes) throws IOException {
+    public static List<TextRange> cut(List<String> locations, long pieceBytes) throws IOException {
         if (pieceBytes < 1) {
             throw new IllegalArgumentException("pieceBytes must be >= 1, got " + pieceBytes);
         }
         List<TextRange> out = new ArrayList<>();
-        for (Path f : files) {
-            String name = f.getFileName().toString();
-            long size = Files.size(f);
+        for (String f : locations) {
+            String name = Storage.baseName(f);
+            long size = Storage.size(f);
             boolean plainLines = name.endsWith(".jsonl") || name.endsWith(".ndjson") || name.endsWith(".json");
-            if (!plainLines || Compression.of(f) != null || size <= pieceBytes) {
+            if (!plainLines || size <= pieceBytes || compressed(f, size)) {
                 out.add(whole(f));
                 continue;
             }
@@ -79,25 +88,33 @@ public record TextRange(Path path, long start, long end) {
         return out;
     }
 
-    /** The offset just after the first newline at or after {@code at} (or the file's size). */
-    private static long nextLineStart(Path f, long at, long size) throws IOException {
-        try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
-            ByteBuffer b = ByteBuffer.allocate(1 << 16);
-            long pos = at;
-            while (pos < size) {
-                b.clear();
-                int n = ch.read(b, pos);
-                if (n <= 0) {
-                    break;
-                }
-                for (int i = 0; i < n; i++) {
-                    if (b.get(i) == '\n') {
-                        return pos + i + 1;
-                    }
-                }
-                pos += n;
-            }
-            return size;
+    /** Whether the file starts with a compressed format's magic bytes. */
+    private static boolean compressed(String location, long size) throws IOException {
+        int n = (int) Math.min(16, size);
+        try (InputStream in = Storage.open(location, 0, n)) {
+            return Compression.of(in.readNBytes(n)) != null;
         }
+    }
+
+    /** The offset just after the first newline at or after {@code at} (or the file's size). */
+    private static long nextLineStart(String location, long at, long size) throws IOException {
+        byte[] b = new byte[1 << 16];
+        long pos = at;
+        while (pos < size) {
+            int n;
+            try (InputStream in = Storage.open(location, pos, Math.min(b.length, size - pos))) {
+                n = in.readNBytes(b, 0, (int) Math.min(b.length, size - pos));
+            }
+            if (n <= 0) {
+                break;
+            }
+            for (int i = 0; i < n; i++) {
+                if (b[i] == '\n') {
+                    return pos + i + 1;
+                }
+            }
+            pos += n;
+        }
+        return size;
     }
 }

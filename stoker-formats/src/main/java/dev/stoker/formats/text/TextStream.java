@@ -29,7 +29,7 @@ public final class TextStream implements StreamingDataset<Document> {
 
     public TextStream(List<Path> files, String field, long shardBytes) throws IOException {
         this.field = java.util.Objects.requireNonNull(field, "field");
-        this.shards = TextRange.cut(files, shardBytes);
+        this.shards = TextRange.cutFiles(files, shardBytes);
     }
 
     @Override
@@ -44,7 +44,7 @@ public final class TextStream implements StreamingDataset<Document> {
 
     @Override
     public String name() {
-        return shards.isEmpty() ? "text" : shards.get(0).path().toString();
+        return shards.isEmpty() ? "text" : shards.get(0).location();
     }
 
     /**
@@ -57,12 +57,12 @@ public final class TextStream implements StreamingDataset<Document> {
             return fingerprint;
         }
         long h = field.hashCode();
-        Path last = null;
+        String last = null;
         for (TextRange r : shards) {
-            if (!r.path().equals(last)) {
-                last = r.path();
+            if (!r.location().equals(last)) {
+                last = r.location();
                 try {
-                    h = Fingerprints.and(h, Fingerprints.ends(r.path()));
+                    h = Fingerprints.and(h, Fingerprints.ends(Path.of(r.location())));
                 } catch (IOException e) {
                     throw new java.io.UncheckedIOException(e); // read when the loader is made: reported as the file's error
                 }
