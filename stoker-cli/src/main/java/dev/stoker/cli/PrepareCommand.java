@@ -71,12 +71,12 @@ final class PrepareCommand implements Runnable {
             } catch (IllegalArgumentException e) {
                 throw new Main.UsageException(e.getMessage());
             }
-            TokenPreparer.Format fmt = switch (format) {
-                case "bin" -> TokenPreparer.Format.BIN;
-                case "npy" -> TokenPreparer.Format.NPY;
-                case "megatron" -> TokenPreparer.Format.MEGATRON;
-                default -> throw new Main.UsageException("--format must be bin, npy or megatron, got '" + format + "'");
-            };
+            TokenPreparer.Format fmt;
+            try {
+                fmt = TokenPreparer.Format.named(format);
+            } catch (IllegalArgumentException e) {
+                throw new Main.UsageException(e.getMessage());
+            }
             int w = workers != null ? workers : Runtime.getRuntime().availableProcessors();
             if (w < 1) {
                 throw new Main.UsageException("--workers must be >= 1, got " + w);

@@ -73,12 +73,7 @@ public final class Main {
 
         @Override
         public Integer call() throws Exception {
-            TokenPreparer.Format fmt = switch (format) {
-                case "bin" -> TokenPreparer.Format.BIN;
-                case "npy" -> TokenPreparer.Format.NPY;
-                case "megatron" -> TokenPreparer.Format.MEGATRON;
-                default -> throw new IllegalArgumentException("--format must be bin, npy or megatron, got '" + format + "'");
-            };
+            TokenPreparer.Format fmt = TokenPreparer.Format.named(format);
             SparkTokens.Options o = new SparkTokens.Options(tokenizer, fmt, field, skipBad ? ErrorPolicy.SKIP_SAMPLE : ErrorPolicy.FAIL);
             if (!Files.isDirectory(out.toAbsolutePath().getParent())) {
                 throw new IllegalArgumentException("--out: no such directory " + out.toAbsolutePath().getParent());
@@ -102,12 +97,7 @@ public final class Main {
                 if (p.skipped() > 0) {
                     w.printf(Locale.ROOT, "skipped %,d malformed lines%n", p.skipped());
                 }
-                for (Path s : p.shards()) {
-                    w.println("wrote " + s);
-                }
-                w.println("wrote " + p.manifest());
-                w.flush();
-                return 0;
+                return wrote(w, p);
             } finally {
                 spark.stop();
             }
@@ -148,15 +138,20 @@ public final class Main {
                 PrintWriter w = spec.commandLine().getOut();
                 w.printf(Locale.ROOT, "%,d samples (%,.1f MB) in %d shards, %.2f s, on %s%n", p.count(), p.bytes() / 1e6,
                         p.shards().size(), p.seconds(), spark.sparkContext().master());
-                for (Path s : p.shards()) {
-                    w.println("wrote " + s);
-                }
-                w.println("wrote " + p.manifest());
-                w.flush();
-                return 0;
+                return wrote(w, p);
             } finally {
                 spark.stop();
             }
         }
+    }
+
+    /** The job's shards and manifest, a line each, after its summary; the command's exit code. */
+    private static int wrote(PrintWriter w, TaskCommit.Published p) {
+        for (Path s : p.shards()) {
+            w.println("wrote " + s);
+        }
+        w.println("wrote " + p.manifest());
+        w.flush();
+        return 0;
     }
 }

@@ -1,5 +1,9 @@
 package dev.stoker.spark;
 
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.SparkSession;
 
 /** The Spark session Stoker's jobs run in when they start their own. */
@@ -22,5 +26,16 @@ public final class SparkJobs {
             b.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1");
         }
         return b.getOrCreate();
+    }
+
+    /** A job of {@code n} tasks, task {@code i} given {@code i}, described in Spark's progress and logs. */
+    static JavaRDD<Integer> tasks(SparkSession spark, int n, String description) {
+        List<Integer> ids = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            ids.add(i);
+        }
+        JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+        jsc.setJobDescription(description);
+        return jsc.parallelize(ids, n);
     }
 }

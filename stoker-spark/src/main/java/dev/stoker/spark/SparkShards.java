@@ -6,15 +6,11 @@ import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.spark.TaskContext;
-import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -63,29 +59,18 @@ public final class SparkShards {
         long t0 = System.nanoTime();
         long n = new ImageFolder(root).size();
         int parts = (int) Math.max(1, Math.min(partitions, n));
-        List<Integer> ids = new ArrayList<>();
-        for (int i = 0; i < parts; i++) {
-            ids.add(i);
-        }
         TaskCommit commit = TaskCommit.begin(o.dir(), o.name());
         String staging = commit.staging().toString();
-        JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
-        jsc.setJobDescription("stoker prepare shards: " + root + ", " + n + " samples, " + parts + " partitions");
-        List<TaskCommit.Part> written;
-        try {
-            written = jsc.parallelize(ids, parts).map(i -> {
-                ImageFolder folder = new ImageFolder(root);
-                long from = i * n / parts;
-                long to = (i + 1) * n / parts;
-                return task(i, staging, o, w -> {
-                    folder.writeTo(w, from, to, () -> { });
-                    return to - from;
-                });
-            }).collect();
-        } catch (Exception e) { // Spark's own SparkException is a checked one, thrown unchecked
-            commit.abort();
-            throw e;
-        }
+        List<TaskCommit.Part> written = commit.collect(SparkJobs.tasks(spark, parts,
+                "stoker prepare shards: " + root + ", " + n + " samples, " + parts + " partitions").map(i -> {
+                    ImageFolder folder = new ImageFolder(root);
+                    long from = i * n / parts;
+                    long to = (i + 1) * n / parts;
+                    return task(i, staging, o, w -> {
+                        folder.writeTo(w, from, to, () -> { });
+                        return to - from;
+                    });
+                }));
         return publish(commit, written, o, root, t0);
     }
 
@@ -96,32 +81,26 @@ public final class SparkShards {
         int keyAt = rows.schema().fieldIndex(key);
         TaskCommit commit = TaskCommit.begin(o.dir(), o.name());
         String staging = commit.staging().toString();
-        List<TaskCommit.Part> written;
-        try {
-            written = rows.javaRDD().mapPartitionsWithIndex((Integer i, Iterator<Row> it) -> {
-                TaskCommit.Part p = task(i, staging, o, w -> {
-                    long count = 0;
-                    while (it.hasNext()) {
-                        Row r = it.next();
-                        Map<String, byte[]> m = new LinkedHashMap<>();
-                        for (int c = 0; c < fields.length; c++) {
-                            if (c != keyAt && !r.isNullAt(c)) {
-                                Object v = r.get(c);
-                                byte[] b = v instanceof byte[] a ? a : v.toString().getBytes(StandardCharsets.UTF_8);
-                                m.put(fields[c].name(), b);
-                            }
+        List<TaskCommit.Part> written = commit.collect(rows.javaRDD().mapPartitionsWithIndex((Integer i, Iterator<Row> it) -> {
+            TaskCommit.Part p = task(i, staging, o, w -> {
+                long count = 0;
+                while (it.hasNext()) {
+                    Row r = it.next();
+                    Map<String, byte[]> m = new LinkedHashMap<>();
+                    for (int c = 0; c < fields.length; c++) {
+                        if (c != keyAt && !r.isNullAt(c)) {
+                            Object v = r.get(c);
+                            byte[] b = v instanceof byte[] a ? a : v.toString().getBytes(StandardCharsets.UTF_8);
+                            m.put(fields[c].name(), b);
                         }
-                        w.write(r.getString(keyAt), m);
-                        count++;
                     }
-                    return count;
-                });
-                return List.of(p).iterator();
-            }, true).collect();
-        } catch (Exception e) {
-            commit.abort();
-            throw e;
-        }
+                    w.write(r.getString(keyAt), m);
+                    count++;
+                }
+                return count;
+            });
+            return List.of(p).iterator();
+        }, true));
         return publish(commit, written, o, "rows", t0);
     }
 
@@ -144,11 +123,9 @@ public final class SparkShards {
 
     /** One attempt at partition {@code part}: its shards under the attempt's own names in the staging folder. */
     static TaskCommit.Part task(int part, String staging, Options o, Samples samples) {
-        TaskContext t = TaskContext.get();
-        int attempt = t == null ? 0 : t.attemptNumber();
-        Path dir = TaskCommit.attemptDir(Path.of(staging), part, attempt);
+        int attempt = TaskCommit.attempt();
         try {
-            Files.createDirectory(dir); // not the staging folder: an attempt that starts after the job ended writes nothing
+            Path dir = TaskCommit.attemptDir(staging, part, attempt);
             ShardWriter w = new ShardWriter(dir.resolve("shard-%06d.tar").toString(), o.maxCount(), o.maxSize());
             long count;
             try {
@@ -158,11 +135,7 @@ public final class SparkShards {
                 w.abandon();
                 throw e;
             }
-            List<TaskCommit.File> files = new ArrayList<>();
-            for (Path p : w.shards()) {
-                files.add(TaskCommit.File.of(p));
-            }
-            return new TaskCommit.Part(part, attempt, files, count, 0, 0);
+            return TaskCommit.Part.of(part, attempt, w.shards(), count, 0, 0);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -12,8 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.spark.TaskContext;
-import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -94,26 +92,12 @@ public final class SparkTokens {
         Path out = prefix.toAbsolutePath();
         List<List<TextRange>> plan = plan(inputs, partitions);
         TaskCommit commit = TaskCommit.begin(out.getParent(), out.getFileName().toString());
-        List<Integer> ids = new ArrayList<>();
-        for (int i = 0; i < plan.size(); i++) {
-            ids.add(i);
-        }
         String staging = commit.staging().toString();
-        JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
-        jsc.setJobDescription("stoker prepare tokens: " + inputs.size() + " files, " + plan.size() + " partitions");
-        List<TaskCommit.Part> parts;
-        try {
-            parts = jsc.parallelize(ids, ids.size())
-                    .map(i -> {
-                        TaskContext t = TaskContext.get();
-                        int attempt = t == null ? 0 : t.attemptNumber();
-                        return task(i, attempt, staging, options, i == failOnce && attempt == 0, pieces(plan.get(i)));
-                    })
-                    .collect();
-        } catch (Exception e) { // Spark's own SparkException is a checked one, thrown unchecked
-            commit.abort();
-            throw e;
-        }
+        List<TaskCommit.Part> parts = commit.collect(SparkJobs.tasks(spark, plan.size(),
+                "stoker prepare tokens: " + inputs.size() + " files, " + plan.size() + " partitions").map(i -> {
+                    int attempt = TaskCommit.attempt();
+                    return task(i, attempt, staging, options, i == failOnce && attempt == 0, pieces(plan.get(i)));
+                }));
         return commit.publish(parts, shardNames(out), manifestHead(options, inputs), "documents", (System.nanoTime() - t0) / 1e9);
     }
 
@@ -131,19 +115,14 @@ public final class SparkTokens {
     static TaskCommit.Part task(int part, int attempt, String staging, Options o, boolean fail, Work work) {
         Tokenizer tok = Tokenizer.named(o.tokenizer());
         TokenPreparer prep = new TokenPreparer(tok, o.format(), o.field(), o.errors(), 1);
-        Path dir = TaskCommit.attemptDir(Path.of(staging), part, attempt);
         try {
-            Files.createDirectory(dir); // not the staging folder: an attempt that starts after the job ended writes nothing
+            Path dir = TaskCommit.attemptDir(staging, part, attempt);
             if (fail) {
                 Files.write(dir.resolve("shard.bin"), new byte[4096]); // a partial output the failure leaves
                 throw new IOException("partition " + part + ", attempt " + attempt + ": failing once, as asked");
             }
             TokenPreparer.Summary s = work.run(prep, dir.resolve("shard"));
-            List<TaskCommit.File> files = new ArrayList<>();
-            for (Path p : s.outputs()) {
-                files.add(TaskCommit.File.of(p));
-            }
-            return new TaskCommit.Part(part, attempt, files, s.documents(), s.tokens(), s.skipped());
+            return TaskCommit.Part.of(part, attempt, s.outputs(), s.documents(), s.tokens(), s.skipped());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -162,20 +141,14 @@ public final class SparkTokens {
         int at = rows.schema().fieldIndex(column);
         TaskCommit commit = TaskCommit.begin(out.getParent(), out.getFileName().toString());
         String staging = commit.staging().toString();
-        List<TaskCommit.Part> parts;
-        try {
-            parts = rows.select(column).javaRDD().mapPartitionsWithIndex((Integer i, java.util.Iterator<Row> it) -> {
-                TaskContext t = TaskContext.get();
-                long[] skipped = {0};
-                TaskCommit.Part p = task(i, t == null ? 0 : t.attemptNumber(), staging, options, false, (prep, pre) ->
-                        prep.runDocuments(texts(it, i, column, options.errors(), skipped), pre));
-                return List.of(new TaskCommit.Part(p.partition(), p.attempt(), p.files(), p.count(), p.tokens(),
-                        p.skipped() + skipped[0])).iterator();
-            }, true).collect();
-        } catch (Exception e) { // Spark's own SparkException is a checked one, thrown unchecked
-            commit.abort();
-            throw e;
-        }
+        List<TaskCommit.Part> parts = commit.collect(rows.select(column).javaRDD().mapPartitionsWithIndex(
+                (Integer i, java.util.Iterator<Row> it) -> {
+                    long[] skipped = {0};
+                    TaskCommit.Part p = task(i, TaskCommit.attempt(), staging, options, false, (prep, pre) ->
+                            prep.runDocuments(texts(it, i, column, options.errors(), skipped), pre));
+                    return List.of(new TaskCommit.Part(p.partition(), p.attempt(), p.files(), p.count(), p.tokens(),
+                            p.skipped() + skipped[0])).iterator();
+                }, true));
         java.util.Map<String, Object> head = manifestHead(options, List.of());
         head.put("inputs", "rows: column " + column);
         return commit.publish(parts, shardNames(out), head, "documents", (System.nanoTime() - t0) / 1e9);

@@ -19,6 +19,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Stream;
+import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.JavaRDD;
 
 /**
  * How a job's tasks leave their shards, and how the driver publishes them.
@@ -62,6 +64,14 @@ public final class TaskCommit {
     /** What one successful task attempt wrote, and counted: documents or samples, tokens (0 for samples), records skipped. */
     public record Part(int partition, int attempt, List<File> files, long count, long tokens, long skipped)
             implements Serializable {
+        /** The attempt's files {@code written}, each measured and hashed for the manifest. */
+        static Part of(int partition, int attempt, List<Path> written, long count, long tokens, long skipped) throws IOException {
+            List<File> files = new ArrayList<>();
+            for (Path p : written) {
+                files.add(File.of(p));
+            }
+            return new Part(partition, attempt, files, count, tokens, skipped);
+        }
     }
 
     /** What a job published: its shards in order and its manifest. */
@@ -102,9 +112,29 @@ public final class TaskCommit {
         return staging;
     }
 
-    /** The folder of one task attempt. */
-    public static Path attemptDir(Path staging, int partition, int attempt) {
-        return staging.resolve(String.format(java.util.Locale.ROOT, "part-%05d-attempt-%d", partition, attempt));
+    /** The attempt number of the Spark task running this (0 outside one: a test calling a task itself). */
+    static int attempt() {
+        TaskContext t = TaskContext.get();
+        return t == null ? 0 : t.attemptNumber();
+    }
+
+    /**
+     * Makes the folder of one task attempt, in the staging folder: only the attempt's own, so an
+     * attempt that starts after the job ended (and the staging folder was deleted) writes nothing.
+     */
+    static Path attemptDir(String staging, int partition, int attempt) throws IOException {
+        return Files.createDirectory(Path.of(staging).resolve(String.format(java.util.Locale.ROOT, "part-%05d-attempt-%d",
+                partition, attempt)));
+    }
+
+    /** The tasks' results: a failed job (any exception) deletes the staging folder, and its failure goes on. */
+    List<Part> collect(JavaRDD<Part> tasks) {
+        try {
+            return tasks.collect();
+        } catch (Exception e) { // Spark's own SparkException is a checked one, thrown unchecked
+            abort();
+            throw e;
+        }
     }
 
     /**

@@ -35,7 +35,17 @@ public final class TokenPreparer {
 
     /** Output formats. */
     public enum Format {
-        BIN, NPY, MEGATRON
+        BIN, NPY, MEGATRON;
+
+        /** {@code bin}, {@code npy} or {@code megatron}, as the command line names them. */
+        public static Format named(String name) {
+            return switch (name) {
+                case "bin" -> BIN;
+                case "npy" -> NPY;
+                case "megatron" -> MEGATRON;
+                default -> throw new IllegalArgumentException("--format must be bin, npy or megatron, got '" + name + "'");
+            };
+        }
     }
 
     /** What a run did. */
