@@ -21,8 +21,10 @@ mvn -B -q -o install -DskipTests -pl stoker-djl -am >/dev/null 2>&1 || mvn -B -q
 (cd stoker-djl && mvn -B -q -o test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$out/cp" >/dev/null)
 cp="stoker-djl/target/test-classes:stoker-djl/target/classes:$(cat "$out/cp")"
 run() {
+  local workload=$1 loader=$2
+  shift 2
   java --enable-native-access=ALL-UNNAMED --add-modules=jdk.incubator.vector -Xmx4g -Dai.djl.offline=true \
-    -DDJL_CACHE_DIR="$root/stoker-djl/target/djl-cache" -cp "$cp" dev.stoker.djl.DjlBench "$@" "$data" 2>/dev/null |
+    -DDJL_CACHE_DIR="$root/stoker-djl/target/djl-cache" -cp "$cp" dev.stoker.djl.DjlBench "$workload" "$loader" "$data" "$@" 2>/dev/null |
     grep '^{' | tee -a "$out/runs"
 }
 for r in $(seq "$repeats"); do
@@ -42,11 +44,14 @@ for l in open(sys.argv[1]):
 print("\nmedians (%d runs each):" % len(next(iter(runs.values()))))
 med = {}
 for (w, name), ds in runs.items():
-    m = {k: statistics.median(d[k] for d in ds) for k in ("samples_per_s", "tokens_per_s", "wait_share", "step_ms", "first_batch_s")}
+    m = {k: statistics.median(d[k] for d in ds) for k in ("samples_per_s", "tokens_per_s", "wait_share", "wait_ms", "step_ms", "first_batch_s")}
+    nr = [d["not_ready_ms"] for d in ds if d["not_ready_ms"] is not None]
+    m["not_ready_ms"] = statistics.median(nr) if nr else None
     med[(w, name)] = m
     rate = "%9.0f tokens/s" % m["tokens_per_s"] if w == "W1" else "%9.0f images/s" % m["samples_per_s"]
-    print("  %s %-44s %s  waiting %5.1f%% of the loop  step %6.2f ms  first batch %.2f s"
-          % (w, name, rate, 100 * m["wait_share"], m["step_ms"], m["first_batch_s"]))
+    print("  %s %-44s %s  waiting %5.1f%% of the loop (%.2f ms a step%s)  step %6.2f ms  first batch %.2f s"
+          % (w, name, rate, 100 * m["wait_share"], m["wait_ms"],
+             "" if m["not_ready_ms"] is None else ", no batch ready %.2f ms" % m["not_ready_ms"], m["step_ms"], m["first_batch_s"]))
 for w in ("W3", "W1"):
     s = med[(w, "stoker")]["samples_per_s"]
     for (ww, name), m in med.items():

@@ -62,7 +62,9 @@ import java.util.stream.IntStream;
  * </ul>
  *
  * <p>The first epoch warms up; the last is measured: samples a second, and the share of the loop's
- * time spent in {@code hasNext()}/{@code next()}, waiting for data.
+ * time spent in {@code hasNext()}/{@code next()}, waiting for data ({@code wait_ms} a step; for
+ * Stoker, {@code not_ready_ms} is the part of it when its loader had no batch ready, the rest
+ * being the hand-off and the making of the arrays).
  */
 public final class DjlBench {
     private static final int IMAGE_BATCH = 64;
@@ -101,9 +103,11 @@ public final class DjlBench {
                     threads > 0 ? Integer.toString(threads) : "\"common pool (" + ForkJoinPool.getCommonPoolParallelism() + ")\"",
                     prefetch) : "";
             System.out.printf(Locale.ROOT, "{\"workload\": \"%s\", \"loader\": \"%s\"%s, \"samples_per_s\": %.1f, "
-                            + "\"tokens_per_s\": %.0f, \"wait_share\": %.3f, \"step_ms\": %.2f, \"first_batch_s\": %.2f, "
-                            + "\"measured_batches\": %d}%n", workload, loader, djl, r.samples / r.seconds,
+                            + "\"tokens_per_s\": %.0f, \"wait_share\": %.3f, \"wait_ms\": %.3f, \"not_ready_ms\": %s, \"step_ms\": %.2f, "
+                            + "\"first_batch_s\": %.2f, \"measured_batches\": %d}%n", workload, loader, djl, r.samples / r.seconds,
                     workload.equals("W1") ? r.samples * SEQ / r.seconds : 0.0, r.waitNanos / (r.seconds * 1e9),
+                    r.waitNanos / 1e6 / r.batches,
+                    r.loaderWaitNanos < 0 ? "null" : String.format(Locale.ROOT, "%.3f", r.loaderWaitNanos / 1e6 / r.batches),
                     r.stepNanos / 1e6 / r.batches, r.firstBatchSeconds, r.batches);
         } finally {
             if (threads > 0) {
@@ -112,7 +116,9 @@ public final class DjlBench {
         }
     }
 
-    record Result(long samples, long batches, double seconds, long waitNanos, long stepNanos, double firstBatchSeconds) {
+    /** {@code loaderWaitNanos}: of {@code waitNanos}, the time Stoker's loader had no batch ready (-1 for DJL's datasets). */
+    record Result(long samples, long batches, double seconds, long waitNanos, long stepNanos, double firstBatchSeconds,
+                  long loaderWaitNanos) {
     }
 
     private static Result images(String loader, Path root, int epochs, int prefetch, ExecutorService executor,
@@ -200,6 +206,7 @@ public final class DjlBench {
         for (int e = 0; e < epochs; e++) {
             long samples = 0, batches = 0, wait = 0, stepping = 0;
             long t0 = System.nanoTime();
+            long loaderWait = dataset instanceof StokerDataset s ? s.loader().stats().waitNanos() : 0;
             Iterator<Batch> it = trainer.iterateDataset(dataset).iterator();
             while (true) {
                 long a = System.nanoTime();
@@ -223,7 +230,8 @@ public final class DjlBench {
                     break; // a prefetched DJL batch left behind is its manager's to free
                 }
             }
-            last = new Result(samples, batches, (System.nanoTime() - t0) / 1e9, wait, stepping, first);
+            loaderWait = dataset instanceof StokerDataset s ? s.loader().stats().waitNanos() - loaderWait : -1;
+            last = new Result(samples, batches, (System.nanoTime() - t0) / 1e9, wait, stepping, first, loaderWait);
         }
         return last;
     }

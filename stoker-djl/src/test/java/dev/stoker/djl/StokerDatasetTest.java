@@ -159,19 +159,19 @@ class StokerDatasetTest {
 
     @Test
     void anEarlyCloseLeavesNoThreadAndNoArray() throws Exception {
-        StokerDataset data = StokerDataset.builder(images(SMALL, 2)).build();
-        StokerBatch held;
-        try (NDManager manager = NDManager.newBaseManager(Device.cpu())) {
+        try (TokenFile f = TokenFile.open(tokens, DType.UINT16);
+             NDManager manager = NDManager.newBaseManager(Device.cpu())) {
+            StokerDataset data = StokerDataset.builder(windows(f, 2)).build(); // 98 batches: the workers are busy
             Iterator<Batch> it = data.getData(manager).iterator();
             it.next().close();
             it.next().close();
-            held = (StokerBatch) it.next();
-            NDArray image = held.getData().head();
+            StokerBatch held = (StokerBatch) it.next();
+            NDArray x = held.getData().head();
             assertTrue(workers() > 0);
             data.close();
             data.close(); // idempotent
             assertTrue(held.isClosed());
-            assertTrue(image.isReleased(), "the open batch's arrays were closed with the dataset");
+            assertTrue(x.isReleased(), "the open batch's arrays were closed with the dataset");
             assertEquals(0, manager.getManagedArrays().size());
             assertThrows(IllegalStateException.class, it::hasNext);
         }
