@@ -15,7 +15,7 @@ import java.util.List;
  *
  * <p>The arrays live as long as the batch: an array detached from its manager, or kept past
  * {@code close()}, would read memory the loader refills. Keep a copy ({@code NDArray.duplicate()})
- * instead.
+ * instead. {@link #getIndices()} (the samples' dataset indices) reads the batch too, while it is open.
  */
 public final class StokerBatch extends Batch {
     private final dev.stoker.Batch source;
