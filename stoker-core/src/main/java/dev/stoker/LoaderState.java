@@ -7,6 +7,10 @@ import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -167,6 +171,41 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
             throw new UncheckedIOException(e);
         }
         return out.toString();
+    }
+
+    /**
+     * Writes {@link #toJson()} (and a newline) to {@code file}, whole or not at all: into a hidden
+     * temporary file beside it, renamed into place, so that no reader sees half a state.
+     *
+     * @throws NoSuchFileException when {@code file}'s folder does not exist, naming it
+     */
+    public void write(Path file) throws IOException {
+        Path abs = file.toAbsolutePath();
+        if (!Files.isDirectory(abs.getParent())) {
+            throw new NoSuchFileException(file + ": cannot write: no such directory " + abs.getParent());
+        }
+        Path tmp = Files.createTempFile(abs.getParent(), "." + abs.getFileName(), ".tmp");
+        try {
+            Files.writeString(tmp, toJson() + "\n");
+            Files.move(tmp, abs, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+    }
+
+    /**
+     * Reads a state {@link #write} wrote.
+     *
+     * @throws IllegalArgumentException naming the file and what is missing or malformed
+     * @throws IOException              as reading the file throws it
+     */
+    public static LoaderState read(Path file) throws IOException {
+        String json = Files.readString(file);
+        try {
+            return fromJson(json);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(file + ": " + e.getMessage(), e);
+        }
     }
 
     /**

@@ -500,6 +500,24 @@ class LoaderBehaviourTest {
     }
 
     @Test
+    void stateFilesAreWrittenWholeAndBadOnesNamed(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws IOException {
+        LoaderState s = new LoaderState("shuffle", 1000, -5, 3, 4, 1, 32, new LoaderState.Indexed(128, 64, new long[] {2, 5}), 9, 0xfeed);
+        java.nio.file.Path file = dir.resolve("state.json");
+        s.write(file);
+        s.write(file); // over the last one
+        assertEquals(s, LoaderState.read(file));
+        try (var files = java.nio.file.Files.list(dir)) {
+            assertEquals(List.of(file), files.toList(), "no temporary file left");
+        }
+        java.nio.file.NoSuchFileException missing = assertThrows(java.nio.file.NoSuchFileException.class,
+                () -> s.write(dir.resolve("none/state.json")));
+        assertTrue(missing.getMessage().contains("no such directory"), missing.getMessage());
+        java.nio.file.Files.writeString(file, "{\"version\":1,");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> LoaderState.read(file));
+        assertTrue(e.getMessage().startsWith(file + ": ") && e.getMessage().contains("malformed"), e.getMessage());
+    }
+
+    @Test
     void aNewIteratorContinuesWhereTheLastOneStopped() {
         try (Loader l = Loader.builder(new SyntheticDataset(100, 8, 0)).batchSize(10).workers(3).shuffle(true).build()) {
             List<String> whole;

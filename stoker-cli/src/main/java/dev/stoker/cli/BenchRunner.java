@@ -16,7 +16,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
@@ -382,7 +381,7 @@ final class BenchRunner {
                 bar.close();
             }
             if (o.saveState != null) {
-                writeAtomically(o.saveState, loader.state().toJson() + "\n");
+                loader.state().write(o.saveState);
             }
             if (trace != null) {
                 loader.close(); // every worker's last span is in
@@ -538,35 +537,16 @@ final class BenchRunner {
     }
 
     private static LoaderState readState(Path file) throws IOException {
-        String text;
         try {
-            text = Files.readString(file);
+            return LoaderState.read(file);
         } catch (NoSuchFileException e) {
             throw new Main.BadDataException(file + ": no such state file", e);
         } catch (java.nio.charset.CharacterCodingException e) {
             throw new Main.BadDataException(file + ": loader state: not text (a state file is JSON written by --save-state)", e);
+        } catch (IllegalArgumentException e) {
+            throw new Main.BadDataException(e.getMessage(), e); // it names the file
         } catch (IOException e) {
             throw new IOException(file + ": " + (e.getMessage() != null ? e.getMessage() : e.toString()), e);
-        }
-        try {
-            return LoaderState.fromJson(text);
-        } catch (IllegalArgumentException e) {
-            throw new Main.BadDataException(file + ": " + e.getMessage(), e);
-        }
-    }
-
-    /** Writes to a temporary file beside {@code file} and renames it, so no reader sees half a file. */
-    static void writeAtomically(Path file, String text) throws IOException {
-        Path abs = file.toAbsolutePath();
-        if (!Files.isDirectory(abs.getParent())) {
-            throw new NoSuchFileException(file + ": cannot write: no such directory " + abs.getParent());
-        }
-        Path tmp = Files.createTempFile(abs.getParent(), "." + abs.getFileName(), ".tmp");
-        try {
-            Files.writeString(tmp, text);
-            Files.move(tmp, abs, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-            Files.deleteIfExists(tmp);
         }
     }
 

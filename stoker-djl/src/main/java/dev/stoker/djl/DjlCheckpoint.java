@@ -95,7 +95,7 @@ public final class DjlCheckpoint {
                     + "): it was not saved by DjlCheckpoint.save");
         }
         model.load(dir, name, java.util.Map.of("epoch", Integer.toString(n)));
-        return Optional.of(StokerDataset.readState(state));
+        return Optional.of(LoaderState.read(state));
     }
 
     /** The loader state's file beside a parameters file: {@code NAME-NNNN.stoker.json}. */

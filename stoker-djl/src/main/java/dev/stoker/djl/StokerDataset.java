@@ -9,10 +9,7 @@ import dev.stoker.Loader;
 import dev.stoker.LoaderState;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -127,16 +124,12 @@ public final class StokerDataset implements Dataset, AutoCloseable {
     }
 
     /**
-     * Writes {@link #state()} to {@code file} as JSON, whole or not at all (a temporary file beside
-     * it, moved into place). {@link DjlCheckpoint} writes it next to a model's parameters.
+     * Writes {@link #state()} to {@code file} as JSON, whole or not at all ({@link LoaderState#write});
+     * {@link LoaderState#read} reads it back for {@link Loader.Builder#resume}. {@link DjlCheckpoint}
+     * writes it next to a model's parameters.
      */
     public void saveState(Path file) throws IOException {
-        writeAtomically(file, state().toJson().getBytes(StandardCharsets.UTF_8));
-    }
-
-    /** Reads a state written by {@link #saveState}, for {@link Loader.Builder#resume}. */
-    public static LoaderState readState(Path file) throws IOException {
-        return LoaderState.fromJson(Files.readString(file, StandardCharsets.UTF_8));
+        state().write(file);
     }
 
     /** Closes the open batches' arrays, then the loader (its workers and its memory). Idempotent. */
@@ -161,18 +154,6 @@ public final class StokerDataset implements Dataset, AutoCloseable {
     void released(StokerBatch batch, dev.stoker.Batch source) {
         open.remove(batch);
         source.close();
-    }
-
-    static void writeAtomically(Path file, byte[] bytes) throws IOException {
-        Path dir = file.toAbsolutePath().getParent();
-        Files.createDirectories(dir);
-        Path tmp = Files.createTempFile(dir, "." + file.getFileName(), ".partial");
-        try {
-            Files.write(tmp, bytes);
-            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
     }
 
     private void checkOpen() {
