@@ -24,7 +24,7 @@ run() {
   local workload=$1 loader=$2
   shift 2
   java --enable-native-access=ALL-UNNAMED --add-modules=jdk.incubator.vector -Xmx4g -Dai.djl.offline=true \
-    -DDJL_CACHE_DIR="$root/stoker-djl/target/djl-cache" -cp "$cp" dev.stoker.djl.DjlBench "$workload" "$loader" "$data" "$@" 2>/dev/null |
+    -DDJL_CACHE_DIR="$root/stoker-djl/target/djl-cache" -Djna.tmpdir="$root/stoker-djl/target/jna" -cp "$cp" dev.stoker.djl.DjlBench "$workload" "$loader" "$data" "$@" 2>/dev/null |
     grep '^{' | tee -a "$out/runs"
 }
 for r in $(seq "$repeats"); do
