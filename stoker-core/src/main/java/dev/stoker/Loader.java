@@ -137,7 +137,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         this.buffers = new Batch[pool.buffers()];
         this.free = new FreeList(pool.buffers(), 0);
         try {
-            ensureBuffers(stream != null ? pool.buffers() : pool.prefetch() + b.holds);
+            ensureBuffers(stream != null ? pool.buffers() - b.holds + 1 : pool.prefetch() + 1); // NOTE [Holding batches]
         } catch (RuntimeException | Error e) {
             for (Batch batch : buffers) {
                 if (batch != null) {
@@ -275,9 +275,11 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     // NOTE [Holding batches]: a consumer that passes batches on (stoker serve hands them to a
     // Python process through a shared-memory ring and gets them back, on its own thread) must keep
     // several without a round trip per batch. With holds(n), a batch goes back to the pool only
-    // by its close(); the pool has n - 1 more buffers, so the prefetch window stays as deep as
+    // by its close(); the pool may have n - 1 more buffers, so the prefetch window stays as deep as
     // with one held batch, and asking for a batch while holding n is refused rather than left to
-    // starve the workers. A new pass (iterator() or close()) takes every buffer back, and a batch
+    // starve the workers. Those buffers are made as the consumer comes to hold batches (before it
+    // asks for the next one), never ahead: holds(n) is a bound, and a consumer that gives each batch
+    // back soon costs the memory of one held batch however large n is. A new pass (iterator() or close()) takes every buffer back, and a batch
     // of the old pass closed afterwards gives nothing back: it is the consumer's to stop reading
     // held batches before starting a new pass.
 
@@ -389,6 +391,11 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     /** The fields of every batch. */
     public Schema schema() {
         return source != null ? source.schema() : stream.schema;
+    }
+
+    /** Buffers made so far (the tests' TestHooks): NOTE [Holding batches]. */
+    int madeBuffers() {
+        return free.size();
     }
 
     /** Buffers in the pool that no one holds: all of them once the loader is idle. */

@@ -123,7 +123,7 @@ final class Run extends Pass {
         }
         if (tuner != null) {
             tuner.restart();
-            loader.ensureBuffers(tuner.prefetch() + o.holds());
+            loader.ensureBuffers(tuner.prefetch() + 1);
             this.window = tuner.prefetch();
             this.active = tuner.workers();
         } else {
@@ -214,6 +214,9 @@ final class Run extends Pass {
             throw new IllegalStateException("the consumer holds " + holding + " batches, as many as the loader's holds(): "
                     + "close one before asking for the next");
         }
+        if (holding > 0) {
+            loader.ensureBuffers(window + holding + 1); // NOTE [Holding batches]: made as they are held
+        }
         long t0 = System.nanoTime();
         if (lastMark < 0) {
             lastMark = t0;
@@ -256,7 +259,7 @@ final class Run extends Pass {
     /** Takes on the tuner's choices: buffers first, then the wider window, then the workers. */
     private void retune() {
         int p = tuner.prefetch();
-        loader.ensureBuffers(p + o.holds());
+        loader.ensureBuffers(p + Math.max(1, holding + 1));
         window = p;
         active = tuner.workers();
         PassWorker.wakeParked(workers);

@@ -120,7 +120,7 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
         this.loader = loader;
         this.o = loader.options;
         this.stats = loader.statsSink();
-        this.pool = java.util.Arrays.copyOf(buffers, free.size());
+        this.pool = buffers; // the loader's: the buffers of held batches are added as they are held
         this.buffer = buffers[0];
         this.free = free;
         this.epoch = epoch;
@@ -159,7 +159,6 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
         allCounters[workers.length] = inlineCounters;
         this.filled = new FilledQueue.Filled[pool.length];
         for (int i = 0; i < pool.length; i++) {
-            pool[i].slot = i;
             filled[i] = new FilledQueue.Filled();
         }
         this.ready = new FilledQueue(pool.length);
@@ -289,6 +288,9 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
         if (holding >= o.holds()) {
             throw new IllegalStateException("the consumer holds " + holding + " batches, as many as the loader's holds(): "
                     + "close one before asking for the next");
+        }
+        if (holding > 0) { // NOTE [Holding batches]: the buffers of held batches are made as they are held
+            loader.ensureBuffers(pool.length - o.holds() + holding + 1);
         }
         considerCollatingAhead(System.nanoTime());
         return prepare();

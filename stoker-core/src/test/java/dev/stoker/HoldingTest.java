@@ -59,8 +59,9 @@ class HoldingTest {
         }
         try (Loader l = Loader.builder(data).batchSize(batch).workers(workers).shuffle(true).seed(seed).holds(holds).build()) {
             assertEquals(plain, takeHolding(l, holds, r), "workers " + workers + ", holds " + holds);
-            assertEquals(l.freeBuffers(), Loader.builder(data).batchSize(batch).workers(workers).holds(holds).buffers(),
-                    "every buffer back in the pool");
+            assertEquals(l.freeBuffers(), TestHooks.madeBuffers(l), "every buffer back in the pool");
+            assertTrue(TestHooks.madeBuffers(l) <= Loader.builder(data).batchSize(batch).workers(workers).holds(holds).buffers(),
+                    "no more buffers than the pool's bound");
         }
     }
 
@@ -165,10 +166,95 @@ class HoldingTest {
         int planned = b.buffers();
         try (Loader l = b.build()) {
             assertEquals(5 + 4, planned);
-            assertEquals(planned, arenas.get());
+            assertEquals(5 + 1, arenas.get(), "the window and one held batch; the others as batches are held");
             assertEquals(Batch.bytesFor(l.schema(), 7), asked.get());
+            Iterator<Batch> it = l.iterator();
+            List<Batch> held = new ArrayList<>();
+            for (int i = 0; i < 2 && it.hasNext(); i++) {
+                held.add(it.next());
+            }
+            assertTrue(arenas.get() <= planned, arenas.get() + " arenas");
+            held.forEach(Batch::close);
         }
         // 64-byte aligned columns: x 7*24=168 -> 192; b offsets 64 -> 64, data 70 -> 128; y 7 -> 64
         assertEquals(192 + 64 + 128 + 64, Batch.bytesFor(schema, 7));
+    }
+
+    /** Counts the batch arenas a loader asks its allocator for. */
+    private static final class CountingAllocator implements Allocator {
+        final AtomicInteger arenas = new AtomicInteger();
+
+        @Override
+        public Arena newArena() {
+            return Arena.ofShared();
+        }
+
+        @Override
+        public Arena newBatchArena(long bytes) {
+            arenas.incrementAndGet();
+            return Arena.ofShared();
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {0, 1, 3})
+    void aLargeHoldsCostsOnlyTheBatchesHeld(int workers) {
+        CountingAllocator counting = new CountingAllocator();
+        int oneHeld = TestHooks.ahead(Loader.builder(new SyntheticDataset(2000, 16, 0)).batchSize(10).workers(workers), workers, 4)
+                .buffers();
+        try (Loader l = TestHooks.ahead(Loader.builder(new SyntheticDataset(2000, 16, 0)).batchSize(10).workers(workers), workers, 4)
+                .holds(1000).allocator(counting).build()) {
+            Iterator<Batch> it = l.iterator();
+            while (it.hasNext()) {
+                it.next().close(); // given back before the next is asked for
+            }
+            assertTrue(counting.arenas.get() <= oneHeld + 1, counting.arenas.get() + " buffers for a consumer that holds one");
+            List<Batch> held = new ArrayList<>();
+            it = l.iterator();
+            while (it.hasNext()) { // the next epoch, every batch kept
+                Batch b = it.next();
+                held.add(b);
+                for (Batch h : held) {
+                    Runs.checkSynthetic(h);
+                }
+            }
+            assertEquals(200, held.size());
+            assertTrue(counting.arenas.get() <= oneHeld + 200, counting.arenas.get() + " buffers for 200 held batches");
+            held.forEach(Batch::close);
+        }
+    }
+
+    @Test
+    void aStreamingPassMakesTheBuffersOfHeldBatchesAsTheyAreHeld() {
+        CountingAllocator counting = new CountingAllocator();
+        StreamingTest.Shards d = new StreamingTest.Shards(12, 3, -1, -1);
+        List<List<Long>> plain;
+        try (Loader l = Loader.builder(d, StreamingTest.VALUE).batchSize(3).workers(2).build()) {
+            plain = StreamingTest.take(l, Long.MAX_VALUE);
+        }
+        try (Loader l = Loader.builder(d, StreamingTest.VALUE).batchSize(3).workers(2).holds(500).allocator(counting).build()) {
+            int start = counting.arenas.get();
+            List<Batch> held = new ArrayList<>();
+            List<List<Long>> got = new ArrayList<>();
+            Iterator<Batch> it = l.iterator();
+            while (it.hasNext()) {
+                Batch b = it.next();
+                held.add(b);
+                List<Long> values = new ArrayList<>();
+                for (int i = 0; i < b.size(); i++) {
+                    values.add(b.data(0).getAtIndex(java.lang.foreign.ValueLayout.JAVA_LONG, i));
+                }
+                got.add(values);
+            }
+            for (int k = 0; k < held.size(); k++) { // none of the kept batches was overwritten
+                Batch b = held.get(k);
+                for (int i = 0; i < b.size(); i++) {
+                    assertEquals(got.get(k).get(i), b.data(0).getAtIndex(java.lang.foreign.ValueLayout.JAVA_LONG, i));
+                }
+            }
+            assertEquals(plain, got);
+            assertTrue(counting.arenas.get() <= start + held.size(), counting.arenas.get() + " buffers");
+            held.forEach(Batch::close);
+        }
     }
 }

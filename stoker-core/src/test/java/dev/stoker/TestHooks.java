@@ -18,4 +18,9 @@ final class TestHooks {
         }
         return b.streams() ? b.shardsAhead(n) : b.prefetch(n);
     }
+
+    /** Batch buffers the loader has made so far (NOTE [Holding batches]: those of held batches as they are held). */
+    static int madeBuffers(Loader l) {
+        return l.madeBuffers();
+    }
 }
