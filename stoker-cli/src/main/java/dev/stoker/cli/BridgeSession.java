@@ -32,37 +32,46 @@ import picocli.CommandLine;
  * Python bridge"). Messages are an 8-byte header (u32 type, u32 payload bytes, little-endian) and
  * a payload.
  *
- * <p>NOTE [Bridge flow]: the session runs up to {@code holds} batches ahead of the client. For
- * each batch it writes the slot's header and sends READY; the client frees a slot when it asks
- * for the batch after it. The session reads the socket only when it has a message buffered or
- * cannot go on (all {@code holds} slots out, or no pass running): frees arrive several to a read,
+ * <p>NOTE [Bridge flow]: the session runs up to {@code ahead} notices ahead of what the client
+ * has taken. For each batch it writes the slot's header and sends READY. The client reports what
+ * it has taken, and the slots it gives back, in FREE messages, a few at a time and always before
+ * it waits. The session reads the socket only when it has a message buffered or cannot go on
+ * (as far ahead as allowed, no slot left, or no pass running): frees arrive several to a read,
  * and no batch costs a round trip. Every READY and END carries a counter; the session keeps the
  * loader's state after each, so that a client that has consumed up to counter {@code c} gets the
  * state at {@code c} (STATE), and a pass that starts with batches the client never consumed
  * rebuilds the loader from that state instead of skipping them (PASS).
+ *
+ * <p>NOTE [Batches the user owns]: a slot the client has taken is the user's until the client
+ * frees it, which it does when the last array or tensor viewing the batch is gone (or the user
+ * releases it): not when the loop asks for the next batch, nor when a new pass starts. So the
+ * loader is built with {@code holds} as large as the ring's bound allows ({@link ShmRing}: NOTE
+ * [A ring that grows]), and its buffers are made as batches are held. A new pass (or a loaded
+ * state, or another epoch) while the client still holds batches closes the loader and builds
+ * another from the same position: the slots the client holds stay out of the new loader's pool
+ * until they are freed. When the user holds so much that the ring is at its bound, the session
+ * stops producing and waits for frees; the client says so.
  */
 final class BridgeSession implements BenchRunner.Bridge {
-    // client -> server
-    static final int OPEN = 1;
-    static final int MAPPED = 2;
-    static final int PASS = 3;
-    static final int FREE = 4;
-    static final int STATE = 5;
-    static final int LOAD = 6;
-    static final int STATS = 7;
-    static final int BYE = 8;
-    // server -> client
-    static final int HELLO = 101;
-    static final int READY = 102;
-    static final int END = 103;
-    static final int ERROR = 104;
-    static final int STATE_IS = 105;
-    static final int STATS_ARE = 106;
-    static final int STARTED = 107;
+    static final int OPEN = Protocol.OPEN;
+    static final int MAPPED = Protocol.MAPPED;
+    static final int PASS = Protocol.PASS;
+    static final int FREE = Protocol.FREE;
+    static final int STATE = Protocol.STATE;
+    static final int LOAD = Protocol.LOAD;
+    static final int STATS = Protocol.STATS;
+    static final int BYE = Protocol.BYE;
+    static final int HELLO = Protocol.HELLO;
+    static final int READY = Protocol.READY;
+    static final int END = Protocol.END;
+    static final int ERROR = Protocol.ERROR;
+    static final int STATE_IS = Protocol.STATE_IS;
+    static final int STATS_ARE = Protocol.STATS_ARE;
+    static final int STARTED = Protocol.STARTED;
 
     private static final JsonFactory JSON = new JsonFactory();
     private static final java.lang.management.ThreadMXBean CPU = java.lang.management.ManagementFactory.getThreadMXBean();
-    private static final int MAX_MESSAGE = (64 << 10) - 8;
+    private static final int MAX_MESSAGE = Protocol.MAX_MESSAGE;
     /** How often a session that is running ahead looks at the socket for a request (NOTE [Bridge flow]). */
     private static final long LOOK_NANOS = 2_000_000;
 
@@ -74,6 +83,11 @@ final class BridgeSession implements BenchRunner.Bridge {
     private final ByteBuffer in = ByteBuffer.allocateDirect(64 << 10).order(ByteOrder.LITTLE_ENDIAN);
     private final ByteBuffer out = ByteBuffer.allocateDirect(4 << 10).order(ByteOrder.LITTLE_ENDIAN);
 
+    /** Notices the session may send ahead of what the client has taken. */
+    private int ahead;
+    /** The ring's bound in bytes (0: half of the free shared memory). */
+    private long ringBytes;
+    /** Batches of the current loader the client may hold: as many as the ring's bound leaves. */
     private int holds;
     private String initialState;
 
@@ -84,8 +98,12 @@ final class BridgeSession implements BenchRunner.Bridge {
     private Loader loader;
     private Iterator<Batch> pass;
     private Batch[] outstanding;
+    /** The counter of the notice that published each slot. */
+    private long[] publishedAt;
     private int taken;
     private long counter;
+    /** The last notice the client says it has taken. */
+    private long reported;
     private LoaderState[] states;
     private long[] stateCounters;
     private boolean bye;
@@ -121,8 +139,12 @@ final class BridgeSession implements BenchRunner.Bridge {
         }
         List<String> args = readOpen(payload());
         consume();
-        if (holds < 0 || holds > 64) {
-            sendError("usage", "holds must be in [1, 64] (0: chosen by the batch's size), got " + holds, null, -1, true);
+        if (ahead < 0 || ahead > 64) {
+            sendError("usage", "ahead must be in [1, 64] (0: chosen by the batch's size), got " + ahead, null, -1, true);
+            return;
+        }
+        if (ringBytes < 0) {
+            sendError("usage", "ring_bytes must be positive (0: half of the free shared memory), got " + ringBytes, null, -1, true);
             return;
         }
         String[] argv = args.toArray(String[]::new);
@@ -180,18 +202,25 @@ final class BridgeSession implements BenchRunner.Bridge {
     public int serve(BenchRunner runner, Supplier<Loader.Builder> base) throws IOException {
         this.runner = runner;
         this.base = base;
-        Loader.Builder b = builder();
-        this.ring = ShmRing.create(shmDir, ringName, b.schema(), runner.batch(), b.buffers());
+        Loader.Builder first = runner.configure(base.get());
+        int others = first.buffers() - 1; // the loader's buffers besides the batches the client holds
+        if (ahead == 0) {
+            ahead = defaultAhead(Batch.bytesFor(first.schema(), runner.batch()));
+        }
+        this.ring = ShmRing.create(shmDir, ringName, first.schema(), runner.batch(), others + ahead,
+                ringBytes > 0 ? ringBytes : ShmRing.defaultBound(shmDir));
         try {
             this.outstanding = new Batch[ring.slots()];
-            this.states = new LoaderState[2 * holds + 4];
+            this.publishedAt = new long[ring.slots()];
+            this.states = new LoaderState[2 * ahead + 4];
             this.stateCounters = new long[states.length];
+            Loader.Builder b = builder();
             if (initialState != null) {
                 b.resume(LoaderState.fromJson(initialState));
             } else {
                 b.epoch(runner.epoch());
             }
-            loader = b.allocator(ring).build();
+            loader = b.build();
             remember();
             send(HELLO, hello());
             int type = nextMessage();
@@ -213,17 +242,29 @@ final class BridgeSession implements BenchRunner.Bridge {
         }
     }
 
-    /** Batches the client may hold when it did not say: as many as fit 64 MiB, between 2 and 8. */
-    static int defaultHolds(long batchBytes) {
+    /** Notices the session sends ahead when the client did not say: as many as fit 64 MiB, between 2 and 8. */
+    static int defaultAhead(long batchBytes) {
         return (int) Math.clamp((64L << 20) / Math.max(1, batchBytes), 2, 8);
     }
 
-    private Loader.Builder builder() {
+    /**
+     * A builder of the session's loader on the ring, holding as many batches as the ring's bound
+     * leaves beside the loader's other buffers and the slots the client holds of closed loaders;
+     * when that is none, waits for the client to free some (NOTE [Batches the user owns]).
+     */
+    private Loader.Builder builder() throws IOException {
         Loader.Builder b = runner.configure(base.get());
-        if (holds == 0) {
-            holds = defaultHolds(Batch.bytesFor(b.schema(), runner.batch()));
+        int others = b.buffers() - 1;
+        int room;
+        while ((room = ring.slots() - others - ring.orphans()) < 1) {
+            int type = nextMessage();
+            if (type != FREE) {
+                throw new ProtocolException("the client sent message " + type + " while the server waited for slots it holds");
+            }
+            handleBuffered();
         }
-        return b.holds(holds);
+        holds = Math.min(room, ShmRing.MAX_SLOTS);
+        return b.holds(holds).allocator(ring);
     }
 
     private void loop() throws IOException {
@@ -232,7 +273,7 @@ final class BridgeSession implements BenchRunner.Bridge {
             if (handleBuffered()) {
                 continue;
             }
-            if (pass != null && taken < holds) {
+            if (pass != null && taken < holds && counter - reported < ahead) {
                 long now = System.nanoTime();
                 if (now - looked >= LOOK_NANOS) { // a request waits a few ms at most, not behind the run-ahead
                     looked = now;
@@ -282,6 +323,7 @@ final class BridgeSession implements BenchRunner.Bridge {
         outstanding[slot] = b;
         taken++;
         counter++;
+        publishedAt[slot] = counter;
         remember();
         long spill = ring.publish(b, slot, counter);
         out.clear();
@@ -305,15 +347,16 @@ final class BridgeSession implements BenchRunner.Bridge {
         ByteBuffer p = payload();
         switch (type) {
             case FREE -> {
+                if (p.remaining() < 8) {
+                    throw new ProtocolException("a FREE message of " + p.remaining() + " bytes");
+                }
+                long consumed = p.getLong();
+                if (consumed > counter) {
+                    throw new ProtocolException("the client says it took notice " + consumed + " of " + counter);
+                }
+                reported = Math.max(reported, consumed);
                 while (p.remaining() >= 4) {
-                    int slot = p.getInt();
-                    Batch b = slot >= 0 && slot < outstanding.length ? outstanding[slot] : null;
-                    if (b == null) {
-                        throw new ProtocolException("the client freed slot " + slot + ", which it does not hold");
-                    }
-                    outstanding[slot] = null;
-                    taken--;
-                    b.close();
+                    free(p.getInt());
                 }
             }
             case PASS -> {
@@ -333,8 +376,8 @@ final class BridgeSession implements BenchRunner.Bridge {
                 long consumed = p.getLong();
                 String state = StandardCharsets.UTF_8.decode(p).toString();
                 consume();
-                reclaim();
                 LoaderState previous = stateAt(consumed);
+                reclaim(consumed);
                 try {
                     rebuild(LoaderState.fromJson(state), -1);
                 } catch (IllegalArgumentException e) {
@@ -364,36 +407,54 @@ final class BridgeSession implements BenchRunner.Bridge {
      * {@code epoch >= 0} asks for that epoch: from its start, unless the loader is already in it.
      */
     private void startPass(long consumed, long epoch) throws IOException {
-        reclaim();
         LoaderState at = stateAt(consumed);
+        boolean held = reclaim(consumed);
         if (epoch >= 0 && epoch != at.epoch()) {
             rebuild(null, epoch);
-        } else if (consumed != counter) {
-            rebuild(at, -1);
+        } else if (consumed != counter || held) {
+            rebuild(at, -1); // NOTE [Batches the user owns]: a new pass of this loader would take back what the client holds
         }
         pass = loader.iterator();
         send(STARTED, started());
     }
 
-    /** The client gave up every batch it held (a new pass or a new state): take them back. */
-    private void reclaim() {
+    /** A slot the client gives back: its batch goes back to the loader's pool, or, of a closed loader, the slot to the ring. */
+    private void free(int slot) throws ProtocolException {
+        Batch b = slot >= 0 && slot < outstanding.length ? outstanding[slot] : null;
+        if (!ring.clientFree(slot)) {
+            throw new ProtocolException("the client freed slot " + slot + ", which it does not hold");
+        }
+        if (b != null) {
+            outstanding[slot] = null;
+            taken--;
+            b.close();
+        }
+    }
+
+    /**
+     * A new pass or state, after the notice {@code consumed}: the batches the client never took
+     * go back; true when it still holds some of this loader's (NOTE [Batches the user owns]).
+     */
+    private boolean reclaim(long consumed) throws ProtocolException {
+        reported = consumed;
         for (int i = 0; i < outstanding.length; i++) {
-            if (outstanding[i] != null) {
-                outstanding[i].close();
-                outstanding[i] = null;
+            if (outstanding[i] != null && publishedAt[i] > consumed) {
+                free(i);
             }
         }
-        taken = 0;
         pass = null;
+        return taken > 0;
     }
 
     /** A new loader on the same ring: from {@code state}, or at the start of {@code epoch}. */
-    private void rebuild(LoaderState state, long epoch) {
+    private void rebuild(LoaderState state, long epoch) throws IOException {
         if (loader != null) {
-            loader.close();
+            loader.close(); // the slots the client holds stay its own (ShmRing.clientFree)
             loader = null;
         }
-        Loader.Builder b = builder().allocator(ring);
+        java.util.Arrays.fill(outstanding, null);
+        taken = 0;
+        Loader.Builder b = builder();
         if (state != null) {
             b.resume(state);
         } else {
@@ -593,7 +654,8 @@ final class BridgeSession implements BenchRunner.Bridge {
                             args.add(j.getText());
                         }
                     }
-                    case "holds" -> holds = j.getIntValue();
+                    case "ahead" -> ahead = j.getIntValue();
+                    case "ringBytes" -> ringBytes = j.getLongValue();
                     case "state" -> initialState = t == JsonToken.VALUE_NULL ? null : j.getText();
                     default -> j.skipChildren();
                 }
@@ -604,14 +666,14 @@ final class BridgeSession implements BenchRunner.Bridge {
 
     private ByteBuffer hello() throws IOException {
         return object(g -> {
-            g.writeNumberField("version", 1);
+            g.writeNumberField("version", Protocol.VERSION);
             g.writeNumberField("pid", ProcessHandle.current().pid());
             g.writeStringField("ring", ring.path().toString());
             g.writeNumberField("ringBytes", ring.size());
             g.writeNumberField("slots", ring.slots());
             g.writeNumberField("slotBytes", ring.slotBytes());
             g.writeNumberField("slotHeader", ring.slotHeader());
-            g.writeNumberField("holds", holds);
+            g.writeNumberField("ahead", ahead);
             g.writeArrayFieldStart("fields");
             for (Field f : loader.schema().fields()) {
                 g.writeStartObject();
@@ -642,6 +704,7 @@ final class BridgeSession implements BenchRunner.Bridge {
         g.writeNumberField("batch", runner.batch());
         g.writeNumberField("workers", loader.workers());
         g.writeNumberField("prefetch", loader.prefetch());
+        g.writeNumberField("holds", holds);
     }
 
     private ByteBuffer stats() throws IOException {

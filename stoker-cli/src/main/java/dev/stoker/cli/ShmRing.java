@@ -12,6 +12,7 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.io.UncheckedIOException;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -24,33 +25,27 @@ import java.util.Locale;
  * The shared-memory ring of {@code stoker serve}: one file in a tmpfs ({@code /dev/shm}), mapped
  * by the server and by the Python process it serves, cut into slots of one batch buffer each. As
  * the loader's {@link Allocator} it gives each batch buffer a slot, so that workers collate
- * straight into memory the trainer reads: nothing is copied after collation.
+ * straight into memory the trainer reads: nothing is copied after collation. The layout is
+ * {@link Protocol}'s.
  *
- * <p>Layout (little-endian; ARCHITECTURE.md, "The Python bridge"):
- * <pre>
- * ring header, 4096 bytes: "STOKRING", u32 version (1), u32 slots, u64 slot bytes, u64 slot header
- *   bytes, u32 fields, u32 batch capacity
- * slot k at 4096 + k * slotBytes (a whole number of pages):
- *   0  u64 sequence   8 i64 epoch   16 u32 rows   20 u32 fields   32 u64 counter (of the notice)
- *   64 + 128 * i: field i: 0 name (UTF-8, NUL-padded, 48 bytes), 48 u8 dtype (DType ordinal),
- *      49 u8 dims of a sample, 50 u8 variable, 56 i64[6] sample shape, 104 i64 data offset in the
- *      slot (-1: sent after the socket's notice instead), 112 i64 valid data bytes, 120 i64 offset
- *      of the rows + 1 int64 offsets of a variable-length field (-1: a tensor)
- *   then the batch's columns, each 64-byte aligned
- * </pre>
+ * <p>NOTE [A ring that grows]: the file is as large as the most slots the ring may have (its
+ * bound), but sparse: a slot's memory is reserved with {@code posix_fallocate} when a buffer first
+ * needs it, so that a full tmpfs is a clear error then rather than a SIGBUS later, and a ring
+ * costs the slots in use, not its bound. Both sides map the whole file once, so a slot made later
+ * needs no new mapping. A slot is free again only when its batch buffer is gone (its arena
+ * closed: the loader gave it up) and the client no longer holds it ({@link #publish} to
+ * {@link #clientFree}); so a slot the client holds is never written, whichever loader comes next.
  *
- * <p>The file is created at its full size with {@code posix_fallocate}, so that a full tmpfs is
- * a clear error now rather than a SIGBUS later, and its name is unlinked as soon as both sides
- * have mapped it ({@link #unlink()}), so that nothing is left behind however either side ends.
+ * <p>The file's name is unlinked as soon as both sides have mapped it ({@link #unlink()}), so
+ * that nothing is left behind however either side ends; the server keeps a descriptor to reserve
+ * more slots.
  */
 final class ShmRing implements Allocator, AutoCloseable {
-    static final long RING_HEADER = 4096;
-    static final int FIELD_BYTES = 128;
-    static final int NAME_BYTES = 48;
-    static final int MAX_DIMS = 6;
-    static final long NOT_IN_SLOT = -1;
+    static final long RING_HEADER = Protocol.RING_HEADER;
     /** The name every ring file starts with, then the server's pid: stale rings of dead servers are swept. */
     static final String PREFIX = "stoker-ring-";
+    /** The most slots a ring may have, whatever its bound in bytes. */
+    static final int MAX_SLOTS = 4096;
     private static final long PAGE = 4096;
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -62,46 +57,66 @@ final class ShmRing implements Allocator, AutoCloseable {
     private final long slotHeader;
     private final Arena mapping;
     private final MemorySegment ring;
+    private final int fd;
+    /** Slots [0, made) have their memory reserved and their header written. */
+    private int made;
+    /** A batch buffer's arena lives in the slot. */
     private final boolean[] taken;
+    /** The client holds the slot: published, not yet freed. */
+    private final boolean[] clientHeld;
+    private int clientHeldCount;
     private boolean unlinked;
     private boolean closed;
 
-    private ShmRing(Path path, Schema schema, int capacity, int slots, long slotHeader, long slotBytes) throws IOException {
+    private ShmRing(Path path, Schema schema, int capacity, int initial, int slots, long slotHeader, long slotBytes)
+            throws IOException {
         this.path = path;
         this.schema = schema;
         this.slots = slots;
         this.slotHeader = slotHeader;
         this.slotBytes = slotBytes;
         this.taken = new boolean[slots];
+        this.clientHeld = new boolean[slots];
         long size = size();
         // readable by this user alone: the batches are the training data
         try (FileChannel ch = FileChannel.open(path, java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
                 StandardOpenOption.WRITE), java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
                 java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")))) {
-            reserve(path, size);
-            this.mapping = Arena.ofShared();
-            this.ring = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, mapping);
+            this.fd = openFd(path);
+            try {
+                reserve(0, RING_HEADER + slotBytes * initial);
+                this.mapping = Arena.ofShared();
+                this.ring = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, mapping); // sparse past the reserved slots
+            } catch (IOException | RuntimeException e) {
+                closeFd(fd);
+                throw e;
+            }
         } catch (IOException | RuntimeException e) {
             Files.deleteIfExists(path);
             throw e;
         }
-        writeHeaders(capacity);
+        writeHeader(capacity);
+        while (made < initial) {
+            writeSlotHeader(made++);
+        }
     }
 
     /**
-     * A ring of {@code slots} buffers of batches of {@code capacity} rows of {@code schema}, in a
-     * new file {@code dir/name}; fails with what to do when the file system lacks the room.
+     * A ring for batches of {@code capacity} rows of {@code schema}, in a new file {@code dir/name},
+     * with {@code initial} slots made now and room to grow to as many as fit {@code boundBytes}
+     * (at least {@code initial}, at most {@link #MAX_SLOTS}); fails with what to do when the file
+     * system lacks the room for the initial slots.
      */
-    static ShmRing create(Path dir, String name, Schema schema, int capacity, int slots) throws IOException {
+    static ShmRing create(Path dir, String name, Schema schema, int capacity, int initial, long boundBytes) throws IOException {
         for (Field f : schema.fields()) {
-            if (f.name().getBytes(StandardCharsets.UTF_8).length >= NAME_BYTES || f.shape().length > MAX_DIMS) {
+            if (f.name().getBytes(StandardCharsets.UTF_8).length >= Protocol.NAME_BYTES || f.shape().length > Protocol.MAX_DIMS) {
                 throw new IllegalArgumentException("field '" + f.name() + "' does not fit the ring's descriptor: names "
-                        + "of at most " + (NAME_BYTES - 1) + " bytes, at most " + MAX_DIMS + " dimensions per sample");
+                        + "of at most " + (Protocol.NAME_BYTES - 1) + " bytes, at most " + Protocol.MAX_DIMS + " dimensions per sample");
             }
         }
-        long header = align(64L + (long) FIELD_BYTES * schema.size(), 64);
+        long header = align(Protocol.SLOT_FIELD0 + (long) Protocol.FIELD_BYTES * schema.size(), 64);
         long slot = align(header + Batch.bytesFor(schema, capacity), PAGE);
-        long size = RING_HEADER + slot * slots;
+        long size = RING_HEADER + slot * initial;
         if (!Files.isDirectory(dir)) {
             throw new IOException(dir + ": no such directory for the batch ring (set STOKER_SHM_DIR to a tmpfs)");
         }
@@ -110,9 +125,15 @@ final class ShmRing implements Allocator, AutoCloseable {
             throw new NoRoomException(String.format(Locale.ROOT, "%s: the batch ring needs %s of shared memory (%d slots of %s) "
                     + "and only %s is free; give it more room (Docker: --shm-size=%s; Kubernetes: an emptyDir with "
                     + "medium: Memory mounted at /dev/shm), or use a smaller batch or prefetch, or point STOKER_SHM_DIR "
-                    + "at a larger tmpfs", dir, human(size), slots, human(slot), human(free), human(2 * size + (256L << 20))));
+                    + "at a larger tmpfs", dir, human(size), initial, human(slot), human(free), human(2 * size + (256L << 20))));
         }
-        return new ShmRing(dir.resolve(name), schema, capacity, slots, header, slot);
+        int slots = (int) Math.clamp((boundBytes - RING_HEADER) / slot, initial, Math.max(initial, MAX_SLOTS));
+        return new ShmRing(dir.resolve(name), schema, capacity, initial, slots, header, slot);
+    }
+
+    /** The default bound of a ring: half of what is free in {@code dir} now (NOTE [A ring that grows]). */
+    static long defaultBound(Path dir) throws IOException {
+        return Files.isDirectory(dir) ? Files.getFileStore(dir).getUsableSpace() / 2 : 0;
     }
 
     /** The shared-memory file system lacks the room for the ring: the message says how much and how to get it. */
@@ -126,12 +147,19 @@ final class ShmRing implements Allocator, AutoCloseable {
         return path;
     }
 
+    /** The file's size: every slot the ring may grow to. */
     long size() {
         return RING_HEADER + slotBytes * slots;
     }
 
+    /** The most slots the ring may have. */
     int slots() {
         return slots;
+    }
+
+    /** Slots made so far (their memory reserved). */
+    synchronized int made() {
+        return made;
     }
 
     long slotBytes() {
@@ -140,6 +168,22 @@ final class ShmRing implements Allocator, AutoCloseable {
 
     long slotHeader() {
         return slotHeader;
+    }
+
+    /** Slots the client holds now. */
+    synchronized int clientHeld() {
+        return clientHeldCount;
+    }
+
+    /** Slots the client holds whose batch buffer is gone (a loader closed under them). */
+    synchronized int orphans() {
+        int n = 0;
+        for (int i = 0; i < made; i++) {
+            if (clientHeld[i] && !taken[i]) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /** The slot a batch buffer of this ring lives in. */
@@ -154,31 +198,49 @@ final class ShmRing implements Allocator, AutoCloseable {
     }
 
     /**
-     * Writes a delivered batch's header into its slot; returns the bytes of its variable-length
-     * columns that outgrew the slot, which travel after the socket's notice instead.
+     * Writes a delivered batch's header into its slot, which the client holds from now on until
+     * {@link #clientFree}; returns the bytes of its variable-length columns that outgrew the slot,
+     * which travel after the socket's notice instead.
      */
     long publish(Batch b, int slot, long counter) {
+        synchronized (this) {
+            if (clientHeld[slot]) {
+                throw new IllegalStateException("slot " + slot + " is published while the client holds it");
+            }
+            clientHeld[slot] = true;
+            clientHeldCount++;
+        }
         MemorySegment s = slot(slot);
-        s.set(LONG, 0, b.sequence());
-        s.set(LONG, 8, b.epoch());
-        s.set(INT, 16, b.size());
-        s.set(LONG, 32, counter);
+        s.set(LONG, Protocol.SLOT_SEQUENCE, b.sequence());
+        s.set(LONG, Protocol.SLOT_EPOCH, b.epoch());
+        s.set(INT, Protocol.SLOT_ROWS, b.size());
+        s.set(LONG, Protocol.SLOT_COUNTER, counter);
         long spilled = 0;
         for (int i = 0; i < schema.size(); i++) {
-            long d = FIELD_BYTES * i + 64;
+            long d = Protocol.FIELD_BYTES * i + Protocol.SLOT_FIELD0;
             MemorySegment data = b.data(i);
             long bytes = b.byteSize(i);
             boolean inSlot = bytes == 0 || contains(data.address(), bytes);
-            s.set(LONG, d + 104, !inSlot ? NOT_IN_SLOT : bytes == 0 ? slotHeader : data.address() - s.address());
-            s.set(LONG, d + 112, bytes);
+            s.set(LONG, d + Protocol.FIELD_DATA, !inSlot ? Protocol.NOT_IN_SLOT : bytes == 0 ? slotHeader : data.address() - s.address());
+            s.set(LONG, d + Protocol.FIELD_BYTES_VALID, bytes);
             if (!inSlot) {
                 spilled += bytes;
             }
             if (schema.field(i).isVariable()) {
-                s.set(LONG, d + 120, b.offsets(i).address() - s.address());
+                s.set(LONG, d + Protocol.FIELD_OFFSETS, b.offsets(i).address() - s.address());
             }
         }
         return spilled;
+    }
+
+    /** The client gave the slot back; false when it did not hold it. */
+    synchronized boolean clientFree(int slot) {
+        if (slot < 0 || slot >= made || !clientHeld[slot]) {
+            return false;
+        }
+        clientHeld[slot] = false;
+        clientHeldCount--;
+        return true;
     }
 
     /** Whether {@code bytes} at {@code address} lie in the ring (a column in its slot, not one that outgrew it). */
@@ -204,6 +266,7 @@ final class ShmRing implements Allocator, AutoCloseable {
         unlink();
         if (!closed) {
             closed = true;
+            closeFd(fd);
             try {
                 mapping.close();
             } catch (IllegalStateException e) {
@@ -227,13 +290,24 @@ final class ShmRing implements Allocator, AutoCloseable {
         if (slotHeader + bytes > slotBytes) {
             throw new IllegalStateException("a batch buffer of " + bytes + " bytes does not fit a slot of " + slotBytes);
         }
-        for (int i = 0; i < slots; i++) {
-            if (!taken[i]) {
+        for (int i = 0; i < made; i++) {
+            if (!taken[i] && !clientHeld[i]) {
                 taken[i] = true;
                 return new SlotArena(i, slot(i).asSlice(slotHeader));
             }
         }
-        throw new IllegalStateException("the loader asked for more batch buffers than the ring's " + slots + " slots");
+        if (made == slots) {
+            throw new IllegalStateException("the loader asked for more batch buffers than the ring's " + slots + " slots");
+        }
+        try {
+            reserve(RING_HEADER + slotBytes * made, slotBytes);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        int i = made++;
+        writeSlotHeader(i);
+        taken[i] = true;
+        return new SlotArena(i, slot(i).asSlice(slotHeader));
     }
 
     private MemorySegment slot(int i) {
@@ -280,31 +354,32 @@ final class ShmRing implements Allocator, AutoCloseable {
         }
     }
 
-    private void writeHeaders(int capacity) {
-        ring.setString(0, "STOKRING", StandardCharsets.US_ASCII);
-        ring.set(INT, 8, 1);
+    private void writeHeader(int capacity) {
+        ring.setString(0, Protocol.RING_MAGIC, StandardCharsets.US_ASCII);
+        ring.set(INT, 8, Protocol.VERSION);
         ring.set(INT, 12, slots);
         ring.set(LONG, 16, slotBytes);
         ring.set(LONG, 24, slotHeader);
         ring.set(INT, 32, schema.size());
         ring.set(INT, 36, capacity);
-        for (int k = 0; k < slots; k++) {
-            MemorySegment s = slot(k);
-            s.set(INT, 20, schema.size());
-            for (int i = 0; i < schema.size(); i++) {
-                Field f = schema.field(i);
-                long d = 64 + (long) FIELD_BYTES * i;
-                byte[] name = f.name().getBytes(StandardCharsets.UTF_8);
-                MemorySegment.copy(name, 0, s, ValueLayout.JAVA_BYTE, d, name.length);
-                s.set(ValueLayout.JAVA_BYTE, d + 48, (byte) (f.isVariable() ? DType.UINT8 : f.dtype()).ordinal());
-                long[] shape = f.isVariable() ? new long[0] : f.shape();
-                s.set(ValueLayout.JAVA_BYTE, d + 49, (byte) shape.length);
-                s.set(ValueLayout.JAVA_BYTE, d + 50, (byte) (f.isVariable() ? 1 : 0));
-                for (int j = 0; j < shape.length; j++) {
-                    s.set(LONG, d + 56 + 8L * j, shape[j]);
-                }
-                s.set(LONG, d + 120, NOT_IN_SLOT);
+    }
+
+    private void writeSlotHeader(int k) {
+        MemorySegment s = slot(k);
+        s.set(INT, Protocol.SLOT_FIELDS, schema.size());
+        for (int i = 0; i < schema.size(); i++) {
+            Field f = schema.field(i);
+            long d = Protocol.SLOT_FIELD0 + (long) Protocol.FIELD_BYTES * i;
+            byte[] name = f.name().getBytes(StandardCharsets.UTF_8);
+            MemorySegment.copy(name, 0, s, ValueLayout.JAVA_BYTE, d, name.length);
+            s.set(ValueLayout.JAVA_BYTE, d + Protocol.FIELD_DTYPE, (byte) (f.isVariable() ? DType.UINT8 : f.dtype()).ordinal());
+            long[] shape = f.isVariable() ? new long[0] : f.shape();
+            s.set(ValueLayout.JAVA_BYTE, d + Protocol.FIELD_DIMS, (byte) shape.length);
+            s.set(ValueLayout.JAVA_BYTE, d + Protocol.FIELD_VARIABLE, (byte) (f.isVariable() ? 1 : 0));
+            for (int j = 0; j < shape.length; j++) {
+                s.set(LONG, d + Protocol.FIELD_SHAPE + 8L * j, shape[j]);
             }
+            s.set(LONG, d + Protocol.FIELD_OFFSETS, Protocol.NOT_IN_SLOT);
         }
     }
 
@@ -337,29 +412,44 @@ final class ShmRing implements Allocator, AutoCloseable {
                 FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
     }
 
-    private static void reserve(Path path, long size) throws IOException {
-        int err;
+    private static int openFd(Path path) throws IOException {
         try (Arena a = Arena.ofConfined()) {
             int fd = (int) OPEN.invokeExact(a.allocateFrom(path.toString()), 2 /* O_RDWR */);
             if (fd < 0) {
                 throw new IOException(path + ": cannot open the batch ring to reserve its memory");
             }
-            try {
-                err = (int) FALLOCATE.invokeExact(fd, 0L, size);
-            } finally {
-                int ignored = (int) CLOSE.invokeExact(fd);
-            }
+            return fd;
         } catch (IOException | RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
+    }
+
+    private static void closeFd(int fd) {
+        try {
+            int ignored = (int) CLOSE.invokeExact(fd);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** Reserves {@code length} bytes of the file at {@code offset} (NOTE [Reserving shared memory]). */
+    private void reserve(long offset, long length) throws IOException {
+        int err;
+        try {
+            err = (int) FALLOCATE.invokeExact(fd, offset, length);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
         if (err == 28 /* ENOSPC */) {
-            throw new NoRoomException(path.getParent() + ": no room for the batch ring of " + human(size)
-                    + " (the file system filled up); give it more room or use a smaller batch or prefetch");
+            throw new NoRoomException(path.getParent() + ": no room for " + human(length) + " more of the batch ring"
+                    + " (the file system filled up); give it more room, or hold fewer batches, or use a smaller batch or prefetch");
         }
         if (err != 0) {
-            throw new IOException(path + ": could not reserve " + human(size) + " for the batch ring (error " + err + ")");
+            throw new IOException(path + ": could not reserve " + human(length) + " for the batch ring (error " + err + ")");
         }
     }
 }

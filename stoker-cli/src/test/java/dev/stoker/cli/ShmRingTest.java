@@ -18,8 +18,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -36,7 +38,7 @@ class ShmRingTest {
     void batchesAreCollatedIntoTheirSlotsAndTheHeaderSaysWhereEachColumnIs() throws IOException {
         SyntheticDataset data = new SyntheticDataset(100, 24, 0);
         Loader.Builder b = Loader.builder(data).batchSize(8).workers(2).prefetch(3).holds(2);
-        try (ShmRing ring = ShmRing.create(dir, "stoker-ring-test", b.schema(), 8, b.buffers());
+        try (ShmRing ring = ShmRing.create(dir, "stoker-ring-test", b.schema(), 8, b.buffers(), 0);
              Loader loader = b.allocator(ring).build();
              FileChannel ch = FileChannel.open(ring.path(), StandardOpenOption.READ);
              Arena a = Arena.ofConfined()) {
@@ -61,6 +63,7 @@ class ShmRingTest {
                 MemorySegment seen = view.asSlice(s + at, 24L * batch.size());
                 assertEquals(-1, seen.mismatch(batch.data(0).asSlice(0, 24L * batch.size())), "the client reads the batch's bytes");
                 batch.close();
+                assertTrue(ring.clientFree(slot), "the client held the slot it was sent");
             }
             assertTrue(slots.size() > 1 && slots.size() <= 5, slots.toString());
         }
@@ -72,7 +75,7 @@ class ShmRingTest {
         SyntheticDataset data = new SyntheticDataset(100, 1 << 30, 0);
         // past the loader's own memory limit too (refused first, with its numbers): lifted, to reach the ring's check
         Loader.Builder b = Loader.builder(data).batchSize(64).workers(1).prefetch(2).memoryLimit(Long.MAX_VALUE);
-        IOException e = assertThrows(IOException.class, () -> ShmRing.create(dir, "stoker-ring-big", b.schema(), 64, b.buffers()));
+        IOException e = assertThrows(IOException.class, () -> ShmRing.create(dir, "stoker-ring-big", b.schema(), 64, b.buffers(), 0));
         assertTrue(e.getMessage().contains("needs 192.0 GiB") && e.getMessage().contains("--shm-size"), e.getMessage());
         assertFalse(Files.exists(dir.resolve("stoker-ring-big")));
     }
@@ -99,9 +102,57 @@ class ShmRingTest {
     }
 
     @Test
-    void holdsDefaultToWhatFits64MiBBetweenTwoAndEight() {
-        assertEquals(8, BridgeSession.defaultHolds(512 << 10));
-        assertEquals(2, BridgeSession.defaultHolds(64L * 3 * 224 * 224 * 4));
-        assertEquals(4, BridgeSession.defaultHolds(16 << 20));
+    void noticesAheadDefaultToWhatFits64MiBBetweenTwoAndEight() {
+        assertEquals(8, BridgeSession.defaultAhead(512 << 10));
+        assertEquals(2, BridgeSession.defaultAhead(64L * 3 * 224 * 224 * 4));
+        assertEquals(4, BridgeSession.defaultAhead(16 << 20));
+    }
+
+    @Test
+    void aRingGrowsToItsBoundAsBatchesAreHeldAndNeverGivesOutASlotTheClientHolds() throws IOException {
+        SyntheticDataset data = new SyntheticDataset(400, 24, 0);
+        Loader.Builder sizing = Loader.builder(data).batchSize(8).workers(2).prefetch(3);
+        int initial = sizing.buffers();
+        long slotGuess;
+        try (ShmRing ring = ShmRing.create(dir, "stoker-ring-grow", sizing.schema(), 8, initial, 0)) {
+            slotGuess = ring.slotBytes();
+        }
+        long bound = ShmRing.RING_HEADER + 20 * slotGuess;
+        try (ShmRing ring = ShmRing.create(dir, "stoker-ring-grow", sizing.schema(), 8, initial, bound)) {
+            assertEquals(20, ring.slots(), "as many slots as fit the bound");
+            assertEquals(initial, ring.made(), "made now: the initial slots only");
+            assertTrue(Files.size(ring.path()) == ring.size(), "the file spans the bound");
+            List<Batch> held = new ArrayList<>();
+            Set<Integer> slots = new HashSet<>();
+            try (Loader loader = Loader.builder(data).batchSize(8).workers(2).prefetch(3).holds(20 - (initial - 1))
+                    .allocator(ring).build()) {
+                Iterator<Batch> it = loader.iterator();
+                long counter = 0;
+                while (it.hasNext() && held.size() < 12) {
+                    Batch b = it.next();
+                    int slot = ring.slotOf(b);
+                    assertTrue(slots.add(slot), "slot " + slot + " given out while the client holds it");
+                    ring.publish(b, slot, ++counter);
+                    held.add(b);
+                }
+                assertTrue(ring.made() > initial && ring.made() <= 20, "grew to " + ring.made());
+                assertEquals(12, ring.clientHeld());
+            }
+            // the loader is closed: the slots the client holds stay out of any new loader's pool
+            assertEquals(12, ring.orphans());
+            try (Loader next = Loader.builder(data).batchSize(8).workers(2).prefetch(3).holds(20 - (initial - 1) - 12)
+                    .allocator(ring).build()) {
+                Iterator<Batch> it = next.iterator();
+                for (int i = 0; i < 5 && it.hasNext(); i++) {
+                    Batch b = it.next();
+                    assertFalse(slots.contains(ring.slotOf(b)), "a held slot was reused");
+                }
+            }
+            for (int s : slots) {
+                assertTrue(ring.clientFree(s));
+                assertFalse(ring.clientFree(s), "freed twice");
+            }
+            assertEquals(0, ring.orphans());
+        }
     }
 }

@@ -1,0 +1,106 @@
+package dev.stoker.cli;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The Python bridge's wire and memory contract, in one table: the message types, the frame, the
+ * bodies of the fixed-size messages, and the layout of the shared-memory ring and its slots. The
+ * Python package's {@code stoker/_protocol.py} holds the same table; {@code ProtocolContractTest}
+ * reads both and fails when they differ.
+ *
+ * <p>Every number is little-endian. A message is a frame, {@code u32 type, u32 payload bytes},
+ * then its payload. The flow of a session is NOTE [Bridge flow] in {@link BridgeSession}; who
+ * owns a slot when, NOTE [Batches the user owns] there.
+ */
+final class Protocol {
+    private Protocol() {
+    }
+
+    /** Bumped with any change to this table: the client refuses a server of another version. */
+    static final int VERSION = 2;
+
+    // ---- messages: client -> server --------------------------------------------------------
+    /** JSON: {@code args} (the source, as {@code stoker bench} takes it), {@code ahead}, {@code ringBytes}, {@code state}. */
+    static final int OPEN = 1;
+    /** The client has mapped the ring. */
+    static final int MAPPED = 2;
+    /** {@code i64 consumed, i64 epoch (-1: the loader's)}: a new pass after the notice {@code consumed}. */
+    static final int PASS = 3;
+    /** {@code i64 consumed, i32 slot...}: slots given back, and the last notice the loop has taken. */
+    static final int FREE = 4;
+    /** {@code i64 consumed}: the loader's state after that notice. */
+    static final int STATE = 5;
+    /** {@code i64 consumed, UTF-8 JSON state}: continue from that state. */
+    static final int LOAD = 6;
+    static final int STATS = 7;
+    static final int BYE = 8;
+
+    // ---- messages: server -> client --------------------------------------------------------
+    /** JSON: the ring (path, bytes, slots, slot bytes), the fields, and the pass's numbers (as STARTED). */
+    static final int HELLO = 101;
+    /** {@code i32 slot, i32 0, i64 counter, i64 spilled bytes}, then those bytes. */
+    static final int READY = 102;
+    /** {@code i64 counter, i64 batches of the pass}. */
+    static final int END = 103;
+    /** JSON: {@code kind, message, resource?, index?, fatal}. */
+    static final int ERROR = 104;
+    static final int STATE_IS = 105;
+    static final int STATS_ARE = 106;
+    /** JSON: {@code counter, epoch, batches, batch, workers, prefetch, holds}. */
+    static final int STARTED = 107;
+
+    /** The frame: u32 type, u32 payload bytes. */
+    static final int FRAME_BYTES = 8;
+    static final int READY_BYTES = 24;
+    static final int END_BYTES = 16;
+    static final int PASS_BYTES = 16;
+    /** The largest message a client may send. */
+    static final int MAX_MESSAGE = (64 << 10) - FRAME_BYTES;
+
+    // ---- the ring ----------------------------------------------------------------------------
+    /**
+     * Ring header: "STOKRING", u32 version at 8, u32 slots (the most the ring may grow to) at 12,
+     * u64 slot bytes at 16, u64 slot header bytes at 24, u32 fields at 32, u32 batch capacity at 36.
+     */
+    static final long RING_HEADER = 4096;
+    static final String RING_MAGIC = "STOKRING";
+    /** Slot k starts at {@code RING_HEADER + k * slotBytes}; u64 sequence, i64 epoch, u32 rows, u32 fields, u64 counter. */
+    static final int SLOT_SEQUENCE = 0;
+    static final int SLOT_EPOCH = 8;
+    static final int SLOT_ROWS = 16;
+    static final int SLOT_FIELDS = 20;
+    static final int SLOT_COUNTER = 32;
+    /** Field i's descriptor starts at {@code SLOT_FIELD0 + FIELD_BYTES * i} of its slot. */
+    static final int SLOT_FIELD0 = 64;
+    static final int FIELD_BYTES = 128;
+    static final int NAME_BYTES = 48;
+    static final int FIELD_DTYPE = 48;
+    static final int FIELD_DIMS = 49;
+    static final int FIELD_VARIABLE = 50;
+    static final int FIELD_SHAPE = 56;
+    static final int MAX_DIMS = 6;
+    /** i64: the column's offset in the slot, or {@link #NOT_IN_SLOT} (sent after the READY frame instead). */
+    static final int FIELD_DATA = 104;
+    /** i64: the column's valid bytes. */
+    static final int FIELD_BYTES_VALID = 112;
+    /** i64: the offset in the slot of a variable-length column's rows + 1 int64 offsets; -1 for a tensor. */
+    static final int FIELD_OFFSETS = 120;
+    static final long NOT_IN_SLOT = -1;
+
+    /** The table, by name, as the contract test compares it with the Python package's. */
+    static Map<String, Object> table() {
+        Map<String, Object> t = new LinkedHashMap<>();
+        for (java.lang.reflect.Field f : Protocol.class.getDeclaredFields()) {
+            int m = f.getModifiers();
+            if (java.lang.reflect.Modifier.isStatic(m) && java.lang.reflect.Modifier.isFinal(m)) {
+                try {
+                    t.put(f.getName(), f.get(null));
+                } catch (IllegalAccessException e) {
+                    throw new AssertionError(e);
+                }
+            }
+        }
+        return t;
+    }
+}
