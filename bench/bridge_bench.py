@@ -32,20 +32,20 @@ def main():
     a.add_argument("--repeats", type=int, default=3)
     a.add_argument("--min-seconds", type=float, default=5)
     a.add_argument("--file", default="train.jsonl")
-    a.add_argument("--holds", type=int, default=None)
+    a.add_argument("--ahead", type=int, default=None)
     o = a.parse_args()
     workers = o.workers if o.workers == "auto" else int(o.workers)
     if o.workload == "W1":
         make = lambda: stoker.Loader("tokens", os.path.join(o.data, "tokens", "train.bin"), seq_len=1024, batch=32,
-                                     workers=workers, holds=o.holds)
+                                     workers=workers, ahead=o.ahead)
         items, mode, unit = (lambda b: b["x"].shape[0] * 1024), "time", "tokens_per_s"
     elif o.workload == "W2":
         shards = os.path.join(o.data, "images", "images-{000000..000019}.tar")
-        make = lambda: stoker.Loader("shards", shards, transform="train224", batch=64, workers=workers, holds=o.holds)
+        make = lambda: stoker.Loader("shards", shards, transform="train224", batch=64, workers=workers, ahead=o.ahead)
         items, mode, unit = (lambda b: b["image"].shape[0]), "epoch", "samples_per_s"
     else:
         make = lambda: stoker.Loader("jsonl", os.path.join(o.data, "jsonl", o.file), seq_len=1024, batch=32,
-                                     workers=workers, order="sequential", holds=o.holds)
+                                     workers=workers, order="sequential", ahead=o.ahead)
         items, mode, unit = (lambda b: b["tokens"].numel()), "epochs", "tokens_per_s"
     runs = []
     for _ in range(o.repeats):

@@ -47,7 +47,7 @@ with make() as loader:
 
 
 def once(data, workload, cores, seconds):
-    from stoker._server import server_command
+    from stoker._process import server_command
     d = tempfile.mkdtemp(prefix="stoker-ranks-")
     sock = os.path.join(d, "s.sock")
     server = subprocess.Popen(server_command() + ["serve", "--socket", sock, "--owns-dir"], stdout=subprocess.PIPE,

@@ -1,13 +1,14 @@
 """Stoker for Python training loops: batches made by Stoker's JVM loader, handed over with no copy.
 
     import stoker
-    with stoker.Loader("tokens", "train.bin", seq_len=1024, batch_size=32, shuffle=True, seed=1) as loader:
-        for batch in loader:                 # a dict: field name -> tensor aliasing shared memory
-            x, y = batch["x"], batch["y"]    # int64 [32, 1024]; valid until the next batch
+    with stoker.Loader("tokens", "train.bin", seq_len=1024, batch_size=32, fields=("x", "y")) as loader:
+        for x, y in loader:                  # int64 [32, 1024] tensors viewing shared memory, no copy;
+            ...                              # yours for as long as you keep them
 """
 
-from .errors import DataError, LoaderDied, StokerError
+from ._ring import Batch, BatchTuple
+from .errors import DataError, LoaderDied, LoaderTimeout, StokerError
 from .loader import Loader, batch_digest
 
-__all__ = ["Loader", "batch_digest", "DataError", "LoaderDied", "StokerError"]
+__all__ = ["Loader", "Batch", "BatchTuple", "batch_digest", "DataError", "LoaderDied", "LoaderTimeout", "StokerError"]
 __version__ = "0.1.0"

@@ -1,10 +1,11 @@
 """Batches to a CUDA device: ``stoker.Loader(..., device="cuda")``.
 
-The shared-memory ring is registered with CUDA once (``cudaHostRegister``: page-locked, so a copy
-from it is a DMA that runs while the CPU goes on). Each batch is copied host-to-device on a side
-stream with ``non_blocking=True`` and an event recorded after it; ``depth`` copies are kept in
-flight ahead of the loop. A batch's ring slot goes back to the server only once its copy's event
-has completed (the server would overwrite it). The loop's stream waits on that event before it
+Each slot of the shared-memory ring is registered with CUDA the first time a batch comes from it
+(``cudaHostRegister``: page-locked, so a copy from it is a DMA that runs while the CPU goes on; the
+ring grows as batches are held, so it is registered slot by slot, not as a whole). Each batch is
+copied host-to-device on a side stream with ``non_blocking=True`` and an event recorded after it;
+``depth`` copies are kept in flight ahead of the loop. A host batch is released (its slot goes
+back to the server) only once its copy's event has completed: the server would overwrite it. The loop's stream waits on that event before it
 uses the batch, and each device tensor is marked as used by the loop's stream
 (``record_stream``), so that the caching allocator, which saw it allocated on the side stream,
 does not hand its memory out again while the loop still reads it.
@@ -45,22 +46,24 @@ class TorchCuda:
         if self.device.index is None:
             self.device = torch.device("cuda", torch.cuda.current_device())
         self.side = torch.cuda.Stream(device=self.device)
-        self.registered = None
+        self.registered = []
 
     def register(self, address, nbytes):
-        """Page-locks the ring; False (copies then go from pageable memory, slower) if CUDA refuses."""
+        """Page-locks a slot; False (copies then go from pageable memory, slower) if CUDA refuses."""
         with self.torch.cuda.device(self.device):
             rc = self.torch.cuda.cudart().cudaHostRegister(address, nbytes, 0)
         if int(rc) != 0:
             return False
-        self.registered = address
+        self.registered.append(address)
         return True
 
-    def unregister(self):
-        if self.registered is not None:
-            with self.torch.cuda.device(self.device):
-                self.torch.cuda.cudart().cudaHostUnregister(self.registered)
-            self.registered = None
+    def close(self):
+        """Every copy done, every slot unregistered."""
+        self.side.synchronize()  # no copy may still read the ring
+        with self.torch.cuda.device(self.device):
+            for address in self.registered:
+                self.torch.cuda.cudart().cudaHostUnregister(address)
+        self.registered = []
 
     def copy(self, tensor):
         with self.torch.cuda.stream(self.side):
@@ -85,19 +88,20 @@ class TorchCuda:
 
 
 class DevicePass:
-    """One iteration over the loader, its batches on the device: ``depth`` copies in flight."""
+    """One loop over the loader, its batches on the device: ``depth`` copies in flight."""
 
-    __slots__ = ("loader", "host", "backend", "depth", "inflight", "unfinished", "done", "stale")
+    __slots__ = ("loader", "host", "backend", "depth", "inflight", "unfinished", "done", "stale", "registered")
 
     def __init__(self, loader, host, backend, depth):
         self.loader = loader
         self.host = host
         self.backend = backend
         self.depth = depth
-        self.inflight = collections.deque()  # (slot, device batch, event), copies issued, not yet handed out
-        self.unfinished = collections.deque()  # (slot, event): handed out, slot held until the copy is done
+        self.inflight = collections.deque()  # [counter, host batch, device batch, tensors, event]: not yet handed out
+        self.unfinished = collections.deque()  # (host batch, event): handed out, host batch kept until the copy is done
         self.done = False
         self.stale = False
+        self.registered = set()
 
     def __iter__(self):
         return self
@@ -110,10 +114,11 @@ class DevicePass:
         while not self.done and len(self.inflight) < self.depth + 1:
             self._make_room()
             try:
-                slot, batch = self.loader._take(self.host)
+                counter, batch = self.loader._take(self.host)
             except StopIteration:
                 self.done = True
                 break
+            self._register(batch)
             tensors = []
             moved = {}
             for name, value in batch.items():
@@ -123,41 +128,54 @@ class DevicePass:
                 else:
                     moved[name] = self.backend.copy(value)
                     tensors.append(moved[name])
-            self.inflight.append([slot, moved, tensors, self.backend.record()])
+            self.inflight.append([counter, batch, moved, tensors, self.backend.record()])
         if not self.inflight:
             self._finish()
+            if self.host.end_counter is not None:
+                self.loader._ended(self.host.end_counter)
+                self.host.end_counter = None
             raise StopIteration
-        slot, moved, tensors, event = self.inflight.popleft()
+        counter, batch, moved, tensors, event = self.inflight.popleft()
         self.backend.hand_over(event, tensors)
-        if slot is not None:
-            self.unfinished.append((slot, event))
+        self.unfinished.append((batch, event))
+        self.loader._handed(counter)
         return moved
+
+    def _register(self, batch):
+        ring = self.loader._ring
+        slot = batch._owner.slot
+        if slot not in self.registered:
+            self.registered.add(slot)
+            from . import _protocol as P
+            self.backend.register(ring.address() + P.RING_HEADER + slot * ring.slot_bytes, ring.slot_bytes)
 
     def _free_finished(self):
         while self.unfinished and self.backend.done(self.unfinished[0][1]):
-            self.loader._give(self.unfinished.popleft()[0])
+            self.unfinished.popleft()[0].release()
 
     def _make_room(self):
-        """Before asking for another batch: if the server has every slot out and nothing is on the
-        way, the oldest copy must finish so that its slot can go back (a batch in flight keeps its
-        device copy for the loop and gives its slot up early)."""
-        while self.loader._starved():
-            if self.unfinished:
-                slot, event = self.unfinished.popleft()
-            else:
-                entry = next((e for e in self.inflight if e[0] is not None), None)
-                if entry is None:
-                    return  # nothing of ours to give: the server's slots are elsewhere
-                slot, event = entry[0], entry[3]
-                entry[0] = None
+        """Before asking for another batch: if this process holds every batch the server may hand
+        out and nothing is on its way, the oldest copy must finish so that its batch can go back."""
+        while self.loader._holds_all():
+            if not self.unfinished:
+                return  # nothing of ours to give: the user holds the rest
+            batch, event = self.unfinished.popleft()
             self.backend.wait(event)
-            self.loader._give(slot)
-            self.loader._flush()
+            batch.release()
+            self.loader._report(force=True)
 
     def _finish(self):
-        """The pass's end: every copy done, every slot back."""
+        """The pass's end: every copy done, every host batch back."""
         while self.unfinished:
-            slot, event = self.unfinished.popleft()
+            batch, event = self.unfinished.popleft()
             self.backend.wait(event)
-            self.loader._give(slot)
-        self.loader._flush()
+            batch.release()
+        self.loader._report(force=True)
+
+    def drop(self):
+        """A pass left early: copies finish before their host batches go back."""
+        self._finish()
+        while self.inflight:
+            _, batch, _, _, event = self.inflight.popleft()
+            self.backend.wait(event)
+            batch._owner.disarm()

@@ -20,3 +20,7 @@ class LoaderDied(StokerError):
     def __init__(self, message, exit_status=None):
         super().__init__(message)
         self.exit_status = exit_status
+
+
+class LoaderTimeout(StokerError, TimeoutError):
+    """Nothing came from the server within ``timeout=`` seconds; the message says what was awaited and what the server is doing."""

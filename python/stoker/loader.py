@@ -1,43 +1,30 @@
-"""``stoker.Loader``: Stoker's batches in a Python training loop, with no copy.
+"""``stoker.Loader``: Stoker's batches in a Python training loop, with no copy, owned by the user.
 
 Batches are collated by the JVM straight into a shared-memory ring that this process maps; each
-yielded batch is a dict of tensors (or numpy arrays) that alias the ring. A batch is valid until
-the next one is requested (or a new pass starts, or the loader closes): copy what must outlive it.
+batch is a dict of tensors (or numpy arrays) that view the ring. A batch is the user's for as long
+as any of its arrays is alive (``_ring``, NOTE [Batches the user owns]).
 """
 
 import collections
+import concurrent.futures
 import hashlib
 import json
-import mmap
 import os
-import struct
+import sys
 import time
 
 from . import _device as _device_mod
 from . import _options
-from ._server import (BYE, END, ERROR, HELLO, LOAD, MAPPED, OPEN, PASS, PASS_MESSAGE, READY, READY_BODY, STARTED,
-                      STATE, STATE_IS, STATS, STATS_ARE, COUNTER_MESSAGE, Connection, Server)
-from .errors import DataError, LoaderDied, StokerError
+from . import _protocol as P
+from ._process import Server
+from ._ring import Ring
+from .errors import DataError, LoaderDied, LoaderTimeout, StokerError
 
 try:
     import torch
 except ImportError:  # numpy arrays then
     torch = None
 import numpy as np
-
-# the ring's dtype codes: DType's order in the JVM
-DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16", "bfloat16",
-          "float32", "float64")
-_NUMPY = {"bfloat16": "uint16"}  # numpy has no bfloat16: its bits
-_SLOT = struct.Struct("<QqII")
-_FIELD = struct.Struct("<qqq")
-_END = struct.Struct("<qq")
-_RING_HEADER = 4096
-_FIELD_BYTES = 128
-
-
-def _torch_dtype(name):
-    return getattr(torch, name)
 
 
 def _distributed():
@@ -52,40 +39,63 @@ def _distributed():
     return int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
 
 
-class _Field:
-    __slots__ = ("index", "name", "dtype", "shape", "variable")
-
-    def __init__(self, index, spec):
-        self.index = index
-        self.name = spec["name"]
-        self.dtype = spec["dtype"]
-        self.shape = tuple(spec["shape"])
-        self.variable = spec["variable"]
-
-
 class Loader:
     """Loads batches with Stoker for a Python training loop.
 
-    ``stoker.Loader("tokens", "train.bin", seq_len=1024, batch=32, shuffle=True, seed=1)`` takes the
-    same source and options as ``stoker bench`` (dashes as underscores; PyTorch's ``batch_size``,
-    ``num_workers``, ``shuffle`` and ``drop_last`` too). Iterating runs the rest of the current
-    epoch, then the next iteration runs the next epoch. Options of the Python side:
+    ``stoker.Loader("tokens", "train.bin", seq_len=1024, batch_size=32)`` takes a source and its
+    paths, and the options of ``stoker bench`` for it (dashes as underscores; README.md, "Python",
+    has the table): the same options give the same batches as ``stoker bench``. PyTorch's names
+    ``batch_size``, ``num_workers``, ``shuffle``, ``drop_last`` and ``timeout`` work as in a
+    ``DataLoader``.
 
-    - ``as_numpy``: numpy arrays instead of torch tensors (the default when torch is missing);
-    - ``holds``: batches the server may hand over ahead of the loop (default: 8 for batches of up
-      to 8 MiB, fewer for larger ones, at least 2): the ring has this many slots more than the
-      loader's prefetch window;
-    - ``server``: the socket path of a running ``stoker serve`` to use instead of starting one;
-    - ``device``: ``"cuda"`` (or ``"cuda:N"``, a ``torch.device``) yields the batches on that GPU:
-      the ring is registered with CUDA once and each batch copied on a side stream while the loop
-      runs, a few ahead (``stoker._device``); without CUDA it fails at once, saying where it looked.
+    Batches are yours. Each batch is a dict, field name -> tensor (numpy arrays with
+    ``as_numpy=True``), viewing shared memory the JVM wrote, with no copy. A batch's memory goes
+    back to the loader only when the last of its tensors (and views of them, and the dict) is
+    gone, so batches kept in a list, queued ahead on a thread, or sliced never change, and a
+    tensor read after ``close()`` still holds its batch. ``batch.release()`` gives the memory back
+    at once, for a loop that wants it before Python drops the objects (its tensors must not be
+    read after that). Held batches live in a ring in shared memory that grows up to ``ring_bytes``
+    (default: half of the shared memory that is free when the loader starts); when you hold that
+    much, the loader waits for you to drop some and says so once on stderr.
 
-    Rank and world size default to torch.distributed's when it is initialized, else to the
-    ``RANK`` and ``WORLD_SIZE`` environment variables. Each rank's loader tunes its workers within
-    all of the node's cores unless ``cores=`` says fewer (BENCHMARKS.md measured both).
+    Iterating: each ``for`` loop runs one epoch, as a DataLoader's does: a loop left early and a
+    new ``for`` start the next epoch, unless a state was just loaded (``load_state_dict``), which
+    the next loop continues. ``set_epoch(n)`` makes the next loop run epoch n from its start (a
+    resumed run may call it with the state's epoch: the state is continued). ``len(loader)`` is
+    the batches of the next loop.
+
+    Options of the Python side:
+
+    - ``fields``: a tuple of field names: each batch is a tuple of those fields in that order
+      (``for x, y in loader``); a name that is not a field is an error. Default: a dict of all.
+    - ``map``: a function applied to each batch, in order, on a thread of its own a few batches
+      ahead of the loop (torch operations release the GIL, so it runs while the loop does); the
+      loop gets its results, owned as batches are. An exception in it is raised in the loop,
+      naming the batch.
+    - ``timeout``: seconds to wait for a batch (0, the default: no limit); past it, ``next()``
+      raises ``stoker.LoaderTimeout`` (a ``TimeoutError``) saying what it waited for and what the
+      server is doing. A server that dies raises ``stoker.LoaderDied`` within a second, timeout or
+      not.
+    - ``as_numpy``: numpy arrays instead of torch tensors (the default when torch is missing).
+    - ``ring_bytes``: the bound of the shared-memory ring in bytes (see above).
+    - ``ahead``: batches the server may hand over ahead of the loop (default: as many as fit
+      64 MiB, between 2 and 8).
+    - ``server``: the socket path of a running ``stoker serve`` to use instead of starting one.
+    - ``device``: ``"cuda"`` (or ``"cuda:N"``, a ``torch.device``) yields the batches on that GPU,
+      each copied from the ring on a side stream a few ahead of the loop (``stoker._device``);
+      without CUDA it fails at once, saying where it looked.
+
+    Defaults that differ from a DataLoader's, and why: ``shuffle`` is on (``order="shuffle"``;
+    a training loader shuffles, and Stoker's shuffle costs no memory), with ``seed=0`` (every
+    rank and every run agree on the order, as DistributedSampler's seed 0 does; give another seed
+    for another order); images get training crops unless ``transform="eval224"``; ``num_workers``
+    is ``"auto"`` (tuned while running; threads in one JVM, not processes). Rank and world size
+    default to torch.distributed's when it is initialized, else to the ``RANK`` and
+    ``WORLD_SIZE`` environment variables.
     """
 
-    def __init__(self, source, *paths, as_numpy=None, holds=None, server=None, **options):
+    def __init__(self, source, *paths, as_numpy=None, ahead=None, ring_bytes=None, timeout=0, fields=None, map=None,
+                 server=None, **options):
         if "shuffle" in options:
             shuffle = options.pop("shuffle")
             if not isinstance(shuffle, bool):
@@ -94,38 +104,53 @@ class Loader:
                 raise ValueError("stoker.Loader: give 'shuffle' or 'order', not both")
             options["order"] = "shuffle" if shuffle else "sequential"
         self._device = _device_option(options.pop("device", None), as_numpy)
-        self._backend = None
-        self._ring = None
         rank, world = _distributed()
         options.setdefault("rank", rank)
         options.setdefault("world_size", world)
         if isinstance(options["rank"], int) and isinstance(options["world_size"], int) \
                 and options["rank"] >= options["world_size"]:
             raise ValueError(f"stoker.Loader: rank {options['rank']} is not in a world of {options['world_size']}")
-        if holds is not None and (isinstance(holds, bool) or not isinstance(holds, int) or not 1 <= holds <= 64):
-            raise ValueError(f"stoker.Loader: option 'holds' must be an integer in [1, 64], got {holds!r}")
+        _check_int("ahead", ahead, 1, 64)
+        _check_int("ring_bytes", ring_bytes, 1, None)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
+            raise ValueError(f"stoker.Loader: option 'timeout' must be a number of seconds >= 0, got {timeout!r}")
+        if fields is not None:
+            if isinstance(fields, str) or not all(isinstance(f, str) for f in fields) or not fields:
+                raise ValueError(f"stoker.Loader: option 'fields' must be a tuple of field names, got {fields!r}")
+            fields = tuple(fields)
+        if map is not None and not callable(map):
+            raise ValueError(f"stoker.Loader: option 'map' must be a function, got {map!r}")
+        if map is not None and self._device is not None:
+            raise ValueError("stoker.Loader: 'map' runs on host batches; it does not go with device=")
         self._args = _options.command_line(source, paths, options)
         if as_numpy is None:
             as_numpy = torch is None
         elif as_numpy is False and torch is None:
             raise ValueError("stoker.Loader: as_numpy=False needs torch, which is not importable")
         self._numpy = bool(as_numpy)
-        self._holds = holds
+        self._ahead_option = ahead
+        self._ring_bytes = ring_bytes
+        self._timeout = float(timeout)
+        self._names = fields
+        self._map = map
         self._server_path = server
         self._server = None
         self._conn = None
-        self._mm = None
-        self._pending_state = None
-        self._epoch_request = -1
-        self._consumed = 0
-        self._held = -1
-        self._frees = []
-        self._unfreed = 0
-        self._iterating = None
-        self._views = {}
-        self._ahead = collections.deque()
+        self._ring = None
+        self._backend = None
         self._info = None
+        self._pending_state = None
+        self._state_loaded = False
+        self._epoch_request = -1
+        self._consumed = 0   # the counter of the last notice handed to the user
+        self._intake = 0     # the counter of the last notice the loop took from the socket
+        self._reported = 0   # the counter last told to the server
+        self._frees = []
+        self._group = 1
+        self._iterating = None
+        self._ahead = collections.deque()
         self._closed = False
+        self._warned_full = False
         self._next_seconds = 0.0
         self._wait_seconds = 0.0
         self._batches = 0
@@ -143,42 +168,40 @@ class Loader:
         else:
             path = self._server_path
         try:
-            self._conn = Connection(path, self._server)
+            self._conn = P.Connection(path, self._server)
             state = None if self._pending_state is None else json.dumps(self._pending_state)
-            self._conn.send(OPEN, json.dumps({"args": self._args, "holds": self._holds or 0, "state": state}).encode())
+            self._conn.send(P.OPEN, json.dumps({"args": self._args, "ahead": self._ahead_option or 0,
+                                                "ringBytes": self._ring_bytes or 0, "state": state}).encode())
             type_, p = self._conn.recv()
-            if type_ == ERROR:
+            if type_ == P.ERROR:
                 self._raise(p)
-            if type_ != HELLO:
+            if type_ != P.HELLO:
                 raise StokerError(f"the stoker server answered {type_} to OPEN")
             self._info = json.loads(bytes(p))
-            self._map(self._info)
+            if self._info.get("version") != P.VERSION:
+                raise StokerError(f"the stoker server speaks version {self._info.get('version')} of the bridge, "
+                                  f"this package {P.VERSION}: install the package and the server of one release")
+            self._ring = Ring(self._info, None if self._numpy else torch)
+            if self._names is not None:
+                known = [f.name for f in self._ring.fields]
+                unknown = [n for n in self._names if n not in known]
+                if unknown:
+                    raise ValueError(f"stoker.Loader: fields {unknown} are not fields of this source; it has {known}")
             if self._device is not None:
                 self._backend = _device_mod.TorchCuda(torch, self._device)
-                self._ring = torch.frombuffer(self._mm, dtype=torch.uint8)
-                self._backend.register(self._ring.data_ptr(), self._ring.numel())
-            self._conn.send(MAPPED)
+            self._conn.send(P.MAPPED)
         except BaseException:
             if self._server is not None and self._conn is None:
                 self._server.kill()  # never connected: it would wait for a client that does not come
                 self._server = None
             self._teardown()
             raise
+        if self._pending_state is not None:
+            self._state_loaded = True
         self._pending_state = None
-        self._consumed = self._info["counter"]
-        self._fields = [_Field(i, f) for i, f in enumerate(self._info["fields"])]
-        self._capacity = self._info["batch"]
-        self._holds_now = self._info["holds"]
-        self._free_batch = max(1, self._holds_now // 2)
+        self._consumed = self._intake = self._reported = self._info["counter"]
+        self._group = max(1, self._info["ahead"] // 2)
         return self._conn
-
-    def _map(self, info):
-        fd = os.open(info["ring"], os.O_RDWR)
-        try:
-            self._mm = mmap.mmap(fd, info["ringBytes"], mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-        finally:
-            os.close(fd)
-        self._slot_bytes = info["slotBytes"]
 
     def _raise(self, payload):
         e = json.loads(bytes(payload))
@@ -189,142 +212,149 @@ class Loader:
             raise ValueError("stoker.Loader: " + message)
         raise StokerError(message)
 
+    # ---- talking to the server -------------------------------------------------------------
+
+    def _report(self, force=False):
+        """Gives dead batches' slots back and says how far the loop has taken notices: in groups,
+        or at once with ``force`` (before the loop waits: the server may be waiting for these)."""
+        ring = self._ring
+        if ring.dead:
+            self._frees.extend(ring.take_dead())
+        if not self._frees and self._intake == self._reported:
+            return
+        if force or len(self._frees) >= self._group or self._intake - self._reported >= self._group:
+            self._conn.free(self._intake, self._frees)
+            self._frees.clear()
+            self._reported = self._intake
+
+    def _recv(self, what):
+        """The next message from the server; before waiting, everything owed to it is sent."""
+        conn = self._conn
+        if not conn.buffered():
+            self._report(force=True)
+        started = time.monotonic()
+
+        def tick(waited):
+            if self._ring.dead:
+                self._report(force=True)
+            if self._timeout and waited >= self._timeout:
+                raise LoaderTimeout(self._timeout_message(what, time.monotonic() - started))
+            if waited >= 1.0 and not self._warned_full and self._ring.live >= self._info.get("holds", 1 << 30):
+                self._warned_full = True
+                mib = self._ring.live * self._ring.slot_bytes / (1 << 20)
+                bound = self._ring.slots * self._ring.slot_bytes / (1 << 20)
+                print(f"stoker.Loader: waiting for batch memory: this process holds {self._ring.live} batches "
+                      f"({mib:.0f} MiB), as many as the ring's bound of {bound:.0f} MiB allows; a batch's memory goes "
+                      "back when its last tensor is gone, or at batch.release() (ring_bytes= raises the bound)",
+                      file=sys.stderr, flush=True)
+
+        return conn.recv(on_tick=tick)
+
+    def _timeout_message(self, what, waited):
+        pid = self._info.get("pid")
+        state = P.process_state(pid) if pid else "unknown"
+        held = ""
+        if self._ring.live >= self._info.get("holds", 1 << 30):
+            held = (f"; this process holds {self._ring.live} batches, all the ring allows: drop some or release() "
+                    "them")
+        return (f"stoker.Loader: nothing from the stoker server within {waited:.1f} s (timeout={self._timeout:g}) "
+                f"while waiting for {what}; the server (pid {pid}) is {state}{held}")
+
     # ---- iterating ------------------------------------------------------------------------
 
     def __iter__(self):
         conn = self._session()
-        self._drop_held()
-        if self._iterating is not None:
-            self._iterating.stale = True
-        conn._sendall(PASS_MESSAGE.pack(PASS, 16, self._consumed, self._epoch_request))
+        self._stop_pass()
+        if self._state_loaded:
+            loaded_epoch = self._info["epoch"]
+            request = self._epoch_request if self._epoch_request not in (-1, loaded_epoch) else -1
+        elif self._epoch_request >= 0:
+            request = self._epoch_request
+        elif self._info.get("midEpoch"):
+            request = self._info["epoch"] + 1  # a loop left early: the next loop is the next epoch, as a DataLoader's
+        else:
+            request = -1
+        self._state_loaded = False
         self._epoch_request = -1
-        self._started(json.loads(bytes(self._reply(STARTED, void_pass=True))))
+        self._report(force=True)
+        conn.sendall(P.PASS_MESSAGE.pack(P.PASS, P.PASS_BYTES, self._consumed, request))
+        self._started(json.loads(bytes(self._reply(P.STARTED, void_pass=True))))
+        self._info["midEpoch"] = True
         it = _Pass(self)
         self._iterating = it
         if self._backend is not None:
-            return _device_mod.DevicePass(self, it, self._backend, depth=2)
+            it = _device_mod.DevicePass(self, it, self._backend, depth=2)
+        elif self._map is not None:
+            it = _MapPass(self, it, self._map)
+        self._iterating = it
         return it
 
-    def _drop_held(self):
-        """A new pass or state: the server takes every slot back, so nothing is freed one by one."""
-        self._held = -1
-        self._frees.clear()
-        self._unfreed = 0
+    def _stop_pass(self):
+        """The running pass (if any) is over: batches taken from the socket but not handed to the
+        user go back to the server with the new request, which takes their slots back itself."""
+        it = self._iterating
+        if it is not None:
+            it.stale = True
+            it.drop()
+            self._iterating = None
+        self._intake = self._consumed
 
     def _started(self, info):
         self._info.update(info)
-        self._consumed = info["counter"]
-
-    def _release(self):
-        """Gives the held batch's slot back: at once when the server may be waiting for it, else in
-        groups, so that most batches cost no message of their own (NOTE [Bridge flow])."""
-        if self._held >= 0:
-            self._frees.append(self._held)
-            self._held = -1
-            if len(self._frees) >= self._free_batch:
-                self._flush()
-
-    def _flush(self):
-        if self._frees:
-            self._conn.free(self._frees)
-            self._unfreed -= len(self._frees)
-            self._frees.clear()
-
-    def _next(self, it):
-        self._release()
-        slot, batch = self._take(it)
-        self._held = slot
-        return batch
-
-    def _give(self, slot):
-        """A slot taken with _take back to the server (in groups, as _release)."""
-        self._frees.append(slot)
-        if len(self._frees) >= self._free_batch:
-            self._flush()
-
-    def _starved(self):
-        """Whether the server has every slot out to this loop and nothing is on its way."""
-        return (self._unfreed - len(self._frees) >= self._holds_now and not self._ahead
-                and not self._conn.buffered())
+        self._consumed = self._intake = self._reported = info["counter"]
 
     def _take(self, it):
-        """The next batch and its slot, which stays taken until given back (_give or _release)."""
+        """The next batch: (counter, batch), or StopIteration at the end of the pass."""
         t0 = time.perf_counter()
         if it.stale:
             raise StokerError("this iterator is stale: a newer iter() over the loader took over")
         if it.done:
             raise StopIteration
-        conn = self._conn
-        if conn is None:
+        if self._conn is None:
             raise StokerError("the loader is closed")
         if self._ahead:
             type_, p = self._ahead.popleft()
         else:
-            if self._unfreed >= self._holds_now and not conn.buffered():
-                self._flush()  # the server has no slot left: it waits for these
-            w0 = conn.wait_seconds
-            type_, p = conn.recv()
-            self._wait_seconds += conn.wait_seconds - w0
-        if type_ == READY:
-            slot, _, counter, spill = READY_BODY.unpack_from(p)
-            batch = self._batch(slot, p[READY_BODY.size:])
-            self._unfreed += 1
-            self._consumed = counter
+            w0 = self._conn.wait_seconds
+            type_, p = self._recv(f"batch {self._batches_of_pass(it)} of epoch {self._info['epoch']}")
+            self._wait_seconds += self._conn.wait_seconds - w0
+        if type_ == P.READY:
+            slot, _, counter, _ = P.READY_BODY.unpack_from(p)
+            batch = self._ring.batch(slot, counter, p[P.READY_BYTES:], self._names)
+            self._intake = counter
+            self._report()
             self._batches += 1
+            it.taken += 1
             self._next_seconds += time.perf_counter() - t0
-            return slot, batch
-        self._flush()
-        if type_ == END:
-            self._consumed, self._info["batches"] = _END.unpack_from(p)
+            return counter, batch
+        if type_ == P.END:
+            counter, self._info["batches"] = P.END_BODY.unpack_from(p)
+            self._intake = counter
             it.done = True
-            self._info["epoch"] += 1
+            it.end_counter = counter
             raise StopIteration
-        if type_ == ERROR:
+        if type_ == P.ERROR:
             it.done = True
             self._raise(p)
         raise StokerError(f"unexpected message {type_} from the stoker server")
 
-    def _batch(self, slot, spill):
-        mm = self._mm
-        base = _RING_HEADER + slot * self._slot_bytes
-        _, _, rows, _ = _SLOT.unpack_from(mm, base)
-        out = {}
-        spilled = 0
-        for f in self._fields:
-            data_at, nbytes, offsets_at = _FIELD.unpack_from(mm, base + 64 + _FIELD_BYTES * f.index + 104)
-            if f.variable:
-                offsets = self._view(slot, f, base + offsets_at, "int64", (rows + 1,), cache=False)
-                if data_at < 0:
-                    raw = np.frombuffer(bytes(spill[spilled:spilled + nbytes]), dtype=np.uint8)
-                    spilled += nbytes
-                    data = raw if self._numpy else torch.from_numpy(raw.copy())
-                else:
-                    data = self._view(slot, f, base + data_at, "uint8", (nbytes,), cache=False)
-                out[f.name] = (offsets, data)
-                continue
-            full = self._view(slot, f, base + data_at, f.dtype, (self._capacity,) + f.shape, cache=True)
-            # a view of its own, so that nothing done to it carries over to a later batch of the slot
-            out[f.name] = full[:rows] if rows < self._capacity or self._numpy else full.detach()
-        return out
+    @staticmethod
+    def _batches_of_pass(it):
+        return it.taken
 
-    def _view(self, slot, f, at, dtype, shape, cache):
-        key = (slot, f.index, at)
-        if cache:
-            v = self._views.get(key)
-            if v is not None:
-                return v
-        count = 1
-        for d in shape:
-            count *= d
-        if self._numpy:
-            v = np.frombuffer(self._mm, dtype=_NUMPY.get(dtype, dtype), count=count, offset=at).reshape(shape)
-        elif count == 0:
-            v = torch.empty(shape, dtype=_torch_dtype(dtype))
-        else:
-            v = torch.frombuffer(self._mm, dtype=_torch_dtype(dtype), count=count, offset=at).view(shape)
-        if cache:
-            self._views[key] = v
-        return v
+    def _holds_all(self):
+        """Whether this process holds every batch the server may hand out, and none is on its way."""
+        return (self._ring.live >= self._info.get("holds", 1 << 30) and not self._ahead
+                and not self._conn.buffered())
+
+    def _handed(self, counter):
+        """The user now has the batch of notice ``counter`` (or the end of the pass)."""
+        self._consumed = counter
+
+    def _ended(self, counter):
+        self._consumed = counter
+        self._info["epoch"] += 1
+        self._info["midEpoch"] = False
 
     # ---- the rest of the interface --------------------------------------------------------
 
@@ -336,16 +366,15 @@ class Loader:
         return n
 
     def set_epoch(self, epoch):
-        """The epoch the next iteration runs: from its start, unless the loader is already in that
-        epoch, where it goes on (so a resumed run may call it as always). The loader moves to the
-        next epoch by itself; set_epoch is for loops written for a DataLoader's sampler."""
+        """The next loop runs this epoch from its start (after load_state_dict with the state's
+        epoch, the state is continued instead, so a resumed run may call it as always)."""
         if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
             raise ValueError(f"stoker.Loader: set_epoch takes an integer >= 0, got {epoch!r}")
         self._epoch_request = epoch
 
     @property
     def epoch(self):
-        """The epoch the next (or current) iteration runs."""
+        """The epoch of the loop that runs now (between loops, of the next one, unless the last was left early)."""
         self._session()
         return self._info["epoch"] if self._epoch_request < 0 else self._epoch_request
 
@@ -354,8 +383,8 @@ class Loader:
         if self._conn is None and self._pending_state is not None:
             return {"version": 1, "loader": self._pending_state}
         conn = self._session()
-        conn._sendall(COUNTER_MESSAGE.pack(STATE, 8, self._consumed))
-        p = self._reply(STATE_IS)
+        conn.sendall(P.COUNTER_MESSAGE.pack(P.STATE, 8, self._consumed))
+        p = self._reply(P.STATE_IS)
         return {"version": 1, "loader": json.loads(bytes(p))}
 
     def load_state_dict(self, state):
@@ -365,12 +394,12 @@ class Loader:
         if self._conn is None:
             self._pending_state = state["loader"]
             return
-        self._drop_held()
-        if self._iterating is not None:
-            self._iterating.stale = True
-            self._iterating = None
-        self._conn.send(LOAD, struct.pack("<q", self._consumed) + json.dumps(state["loader"]).encode())
-        self._started(json.loads(bytes(self._reply(STARTED, void_pass=True))))
+        self._stop_pass()
+        self._report(force=True)
+        self._conn.send(P.LOAD, self._consumed.to_bytes(8, "little", signed=True) + json.dumps(state["loader"]).encode())
+        self._started(json.loads(bytes(self._reply(P.STARTED, void_pass=True))))
+        self._state_loaded = True
+        self._info["midEpoch"] = True
 
     def _reply(self, expected, void_pass=False):
         """The server's answer to a request. Notices of the running pass that come first are kept
@@ -379,35 +408,42 @@ class Loader:
         if void_pass:
             self._ahead.clear()
         while True:
-            type_, p = self._conn.recv()
+            type_, p = self._recv("the server's answer")
             if type_ == expected:
                 return p
-            if type_ == ERROR:
+            if type_ == P.ERROR:
                 e = json.loads(bytes(p))
                 if e.get("fatal") or e.get("kind") in ("state", "usage"):
                     self._raise(p)  # the answer to this request, or the session's end
-            if not void_pass and type_ in (READY, END, ERROR):
+            if not void_pass and type_ in (P.READY, P.END, P.ERROR):
                 self._ahead.append((type_, memoryview(bytes(p))))
 
     def stats(self):
         """The JVM loader's stats, plus this process's: seconds waited for batches and spent handing them over."""
         conn = self._session()
-        conn.send(STATS)
-        s = json.loads(bytes(self._reply(STATS_ARE)))
+        conn.send(P.STATS)
+        s = json.loads(bytes(self._reply(P.STATS_ARE)))
         s["pythonWaitSeconds"] = self._wait_seconds
         s["pythonBatches"] = self._batches
         s["pythonNextSeconds"] = self._next_seconds
         s["pythonIpcSecondsPerBatch"] = max(0.0, self._next_seconds - self._wait_seconds) / max(1, self._batches)
+        s["pythonHeldBatches"] = self._ring.live if self._ring is not None else 0
         return s
 
     def close(self):
-        """Stops the server's loader and frees the ring (idempotent)."""
+        """Stops the server's loader (idempotent). Batches still held stay readable until they are gone."""
         if self._closed:
             return
         self._closed = True
+        if self._iterating is not None:
+            self._iterating.stale = True
+            try:
+                self._iterating.drop()
+            except Exception:
+                pass
         if self._conn is not None:
             try:
-                self._conn.send(BYE)
+                self._conn.send(P.BYE)
             except StokerError:
                 pass
         self._teardown()
@@ -415,23 +451,16 @@ class Loader:
     def _teardown(self):
         if self._iterating is not None:
             self._iterating.stale = True
-        self._views.clear()
         if self._backend is not None:
             try:
-                self._backend.side.synchronize()  # no copy may still read the ring
-                self._backend.unregister()
+                self._backend.close()
             finally:
                 self._backend = None
-                self._ring = None
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-        if self._mm is not None:
-            try:
-                self._mm.close()
-            except BufferError:
-                pass  # batches still referenced: unmapped when they go
-            self._mm = None
+        if self._ring is not None:
+            self._ring.close()
         if self._info is not None and os.path.exists(self._info.get("ring", "")):
             try:
                 os.unlink(self._info["ring"])  # the server died before it could
@@ -454,6 +483,14 @@ class Loader:
             pass
 
 
+def _check_int(name, value, lo, hi):
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value > hi):
+        bound = f"in [{lo}, {hi}]" if hi is not None else f">= {lo}"
+        raise ValueError(f"stoker.Loader: option '{name}' must be an integer {bound}, got {value!r}")
+
+
 def _device_option(device, as_numpy):
     """None for the host (no device, or the CPU); else the CUDA device, checked now."""
     if device is None:
@@ -472,23 +509,99 @@ def _device_option(device, as_numpy):
 
 
 class _Pass:
-    """One iteration over the loader: the rest of the current epoch."""
+    """One loop over the loader: one epoch (or the rest of a loaded state's)."""
 
-    __slots__ = ("loader", "done", "stale")
+    __slots__ = ("loader", "done", "stale", "taken", "end_counter")
 
     def __init__(self, loader):
         self.loader = loader
         self.done = False
         self.stale = False
+        self.taken = 0
+        self.end_counter = None
 
     def __iter__(self):
         return self
 
     def __next__(self):
-        return self.loader._next(self)
+        loader = self.loader
+        try:
+            counter, batch = loader._take(self)
+        except StopIteration:
+            if self.end_counter is not None:
+                loader._ended(self.end_counter)
+                self.end_counter = None
+            raise
+        loader._handed(counter)
+        return batch
 
     def __len__(self):
         return len(self.loader)
+
+    def drop(self):
+        """Nothing is held between the socket and the user."""
+
+
+class _MapPass:
+    """A pass whose batches go through ``fn`` on a thread of its own, a few ahead of the loop, in order."""
+
+    __slots__ = ("loader", "host", "fn", "pool", "queue", "depth", "stale", "done")
+
+    def __init__(self, loader, host, fn, depth=2):
+        self.loader = loader
+        self.host = host
+        self.fn = fn
+        self.pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="stoker-map")
+        self.queue = collections.deque()  # (counter, number, future, batch)
+        self.depth = depth
+        self.stale = False
+        self.done = False
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        return len(self.loader)
+
+    def __next__(self):
+        if self.stale:
+            raise StokerError("this iterator is stale: a newer iter() over the loader took over")
+        while not self.done and len(self.queue) <= self.depth:
+            try:
+                counter, batch = self.loader._take(self.host)
+            except StopIteration:
+                self.done = True
+                break
+            number = self.host.taken - 1
+            self.queue.append((counter, number, self.pool.submit(self.fn, batch), batch))
+            del batch
+        if not self.queue:
+            self.pool.shutdown(wait=True)
+            if self.host.end_counter is not None:
+                self.loader._ended(self.host.end_counter)
+                self.host.end_counter = None
+            raise StopIteration
+        counter, number, future, batch = self.queue.popleft()
+        try:
+            result = future.result()
+        except Exception as e:
+            self.drop()
+            raise StokerError(f"stoker.Loader: map raised on batch {number} of epoch {self.loader._info['epoch']}: "
+                              f"{type(e).__name__}: {e}") from e
+        self.loader._handed(counter)
+        return result
+
+    def drop(self):
+        """Batches taken but not handed to the user: the server takes their slots back."""
+        while self.queue:
+            _, _, future, batch = self.queue.popleft()
+            future.cancel()
+            try:
+                future.result()
+            except BaseException:
+                pass
+            batch._owner.disarm()
+        self.pool.shutdown(wait=True)
 
 
 def batch_digest(batch):
@@ -510,5 +623,8 @@ def _bytes(a):
             a = a.view(torch.int16)
         if a.dtype == torch.bool:
             a = a.to(torch.uint8)
+        if a.dtype not in (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.float32,
+                           torch.float64):
+            a = a.view({1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()])
         return memoryview(a.numpy()).cast("B")
     return memoryview(np.ascontiguousarray(a)).cast("B")

@@ -23,7 +23,7 @@ SHM = os.environ.get("STOKER_SHM_DIR", "/dev/shm")
 
 def stoker_cli(*args, check=True):
     """Runs the stoker CLI (as the server runs) and returns its stdout."""
-    from stoker._server import server_command
+    from stoker._process import server_command
     r = subprocess.run(server_command() + [str(a) for a in args], capture_output=True, text=True)
     if check and r.returncode != 0:
         raise AssertionError(f"stoker {' '.join(map(str, args))} failed ({r.returncode}): {r.stderr}")

@@ -62,7 +62,7 @@ class FakeCuda:
     def register(self, address, nbytes):
         return True
 
-    def unregister(self):
+    def close(self):
         pass
 
     class _Side:
@@ -73,38 +73,27 @@ class FakeCuda:
 
 
 def device_pass(loader, finish_after):
-    """Iterates as device="cuda" does, with the fake backend; checks each slot is given back only
-    after its copy finished."""
+    """Iterates as device="cuda" does, with the fake backend, which checks that each host batch
+    goes back only after its copy finished; then every host batch is back."""
     it = iter(loader)
     fake = FakeCuda(loader, finish_after)
-    given = []
-    real_give = loader._give
-
-    def give(slot):
-        # every copy issued from this slot so far has finished
-        given.append(slot)
-        real_give(slot)
-
-    loader._give = give
-    try:
-        out = list(_device.DevicePass(loader, it, fake, depth=2))
-    finally:
-        del loader._give
+    out = list(_device.DevicePass(loader, it, fake, depth=2))
     assert all(e["finished"] for e in fake.events), "the pass ended with copies unfinished"
     assert fake.handed == list(range(len(fake.events))), "batches handed over in order, each once"
-    return out, given
+    assert loader._ring.live == 0, "every host batch given back"
+    return out, len(fake.events)
 
 
 @pytest.mark.parametrize("finish_after", [1, 3, 50])
-@pytest.mark.parametrize("holds", [2, 3, 8])
-def test_device_flow_gives_every_batch_in_order_and_frees_slots_only_after_their_copies(data, tmp_path, holds,
+@pytest.mark.parametrize("ahead", [2, 3, 8])
+def test_device_flow_gives_every_batch_in_order_and_frees_slots_only_after_their_copies(data, tmp_path, ahead,
                                                                                             finish_after):
     opts = ["--seq-len", "32", "--batch", "5", "--seed", "4"]
     expected = bench_digests(tmp_path, "tokens", data / "tokens.bin", *opts)
-    with stoker.Loader("tokens", data / "tokens.bin", seq_len=32, batch=5, seed=4, holds=holds) as loader:
-        out, given = device_pass(loader, finish_after)
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=32, batch=5, seed=4, ahead=ahead) as loader:
+        out, copied = device_pass(loader, finish_after)
         assert [stoker.batch_digest(b) for b in out] == expected
-        assert len(given) == len(expected), "every slot given back once"
+        assert copied == len(expected), "every batch copied once"
         # the loader goes on: the next pass (the next epoch) works the same
         out2, _ = device_pass(loader, finish_after)
         assert len(out2) == len(expected)
@@ -112,7 +101,7 @@ def test_device_flow_gives_every_batch_in_order_and_frees_slots_only_after_their
 
 def test_variable_length_fields_are_moved_too(data):
     shards = [str(data / f"shard-{s:06d}.tar") for s in range(3)]
-    with stoker.Loader("shards", *shards, transform="none", batch=4, shuffle=False, holds=2) as loader:
+    with stoker.Loader("shards", *shards, transform="none", batch=4, shuffle=False, ahead=2) as loader:
         out, _ = device_pass(loader, 2)
     assert out and all(isinstance(b["bytes"], tuple) and len(b["bytes"]) == 2 for b in out)
 

@@ -107,6 +107,7 @@ final class BridgeSession implements BenchRunner.Bridge {
     private LoaderState[] states;
     private long[] stateCounters;
     private boolean bye;
+    private int initialSlots;
     private long publishNanos;
     private long spilledBytes;
 
@@ -209,6 +210,7 @@ final class BridgeSession implements BenchRunner.Bridge {
         }
         this.ring = ShmRing.create(shmDir, ringName, first.schema(), runner.batch(), others + ahead,
                 ringBytes > 0 ? ringBytes : ShmRing.defaultBound(shmDir));
+        this.initialSlots = ring.made();
         try {
             this.outstanding = new Batch[ring.slots()];
             this.publishedAt = new long[ring.slots()];
@@ -386,6 +388,7 @@ final class BridgeSession implements BenchRunner.Bridge {
                     return true;
                 }
                 pass = null;
+                reported = counter;
                 send(STARTED, started());
                 return true;
             }
@@ -402,19 +405,20 @@ final class BridgeSession implements BenchRunner.Bridge {
     }
 
     /**
-     * A new pass, after the batch with counter {@code consumed}: the client holds nothing now. A
-     * pass that ran ahead of what the client consumed is rebuilt from the state at that point;
-     * {@code epoch >= 0} asks for that epoch: from its start, unless the loader is already in it.
+     * A new pass, after the batch with counter {@code consumed}. A pass that ran ahead of what the
+     * client consumed is rebuilt from the state at that point; {@code epoch >= 0} asks for that
+     * epoch from its start; -1 goes on from where the loader stands.
      */
     private void startPass(long consumed, long epoch) throws IOException {
         LoaderState at = stateAt(consumed);
         boolean held = reclaim(consumed);
-        if (epoch >= 0 && epoch != at.epoch()) {
+        if (epoch >= 0 && (epoch != at.epoch() || at.delivered() != 0)) {
             rebuild(null, epoch);
         } else if (consumed != counter || held) {
             rebuild(at, -1); // NOTE [Batches the user owns]: a new pass of this loader would take back what the client holds
         }
         pass = loader.iterator();
+        reported = counter; // the client counts from the STARTED it is sent now
         send(STARTED, started());
     }
 
@@ -725,6 +729,15 @@ final class BridgeSession implements BenchRunner.Bridge {
             g.writeNumberField("prefetch", loader.prefetch());
             g.writeNumberField("publishCpuSeconds", publishNanos / 1e9);
             g.writeNumberField("spilledBytes", spilledBytes);
+            g.writeNumberField("ringSlotsAtStart", initialSlots);
+            g.writeNumberField("ringSlotsMade", ring.made());
+            g.writeNumberField("ringSlots", ring.slots());
+            g.writeNumberField("clientHeldSlots", ring.clientHeld());
+            g.writeNumberField("sessionTaken", taken);
+            g.writeNumberField("sessionHolds", holds);
+            g.writeNumberField("sessionCounter", counter);
+            g.writeNumberField("sessionReported", reported);
+            g.writeBooleanField("sessionPassRunning", pass != null);
         });
     }
 }

@@ -1,31 +1,15 @@
-"""Starting ``stoker serve`` and talking to it: the socket half of the bridge.
-
-Messages are an 8-byte header (u32 type, u32 payload bytes, little-endian) and a payload; the
-server's side is ``BridgeSession.java``, whose NOTE [Bridge flow] says how batches move.
-"""
+"""Starting ``stoker serve``: finding the server, starting it, and telling how it died."""
 
 import collections
 import os
 import shlex
 import shutil
-import socket
-import struct
 import subprocess
 import tempfile
 import threading
 import time
 
 from .errors import LoaderDied, StokerError
-
-# client -> server
-OPEN, MAPPED, PASS, FREE, STATE, LOAD, STATS, BYE = 1, 2, 3, 4, 5, 6, 7, 8
-# server -> client
-HELLO, READY, END, ERROR, STATE_IS, STATS_ARE, STARTED = 101, 102, 103, 104, 105, 106, 107
-
-HEADER = struct.Struct("<II")
-READY_BODY = struct.Struct("<IIqq")
-PASS_MESSAGE = struct.Struct("<IIqq")
-COUNTER_MESSAGE = struct.Struct("<IIq")
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -134,90 +118,3 @@ class Server:
 
     def cleanup(self):
         shutil.rmtree(self.dir, ignore_errors=True)
-
-
-class Connection:
-    """The client's end of one session: framing, buffered reads, and the server behind it."""
-
-    def __init__(self, path, server=None):
-        self.server = server
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            self.sock.connect(path)
-        except OSError as e:
-            self.sock.close()
-            raise StokerError(f"cannot connect to the stoker server at {path}: {e}") from e
-        self.buf = bytearray(1 << 16)
-        self.view = memoryview(self.buf)
-        self.start = 0
-        self.end = 0
-        self.wait_seconds = 0.0
-
-    def send(self, type_, payload=b""):
-        self._sendall(HEADER.pack(type_, len(payload)) + payload)
-
-    def _sendall(self, data):
-        try:
-            self.sock.sendall(data)
-        except OSError as e:
-            raise self._dead() from e
-
-    def free(self, slots):
-        """Gives slots back, in one message."""
-        self._sendall(struct.pack(f"<II{len(slots)}I", FREE, 4 * len(slots), *slots))
-
-    def buffered(self):
-        """Whether a whole message is already read: recv() will not block."""
-        have = self.end - self.start
-        return have >= 8 and have >= 8 + HEADER.unpack_from(self.buf, self.start)[1]
-
-    def recv(self):
-        """The next message: (type, payload view valid until the next recv)."""
-        while True:
-            have = self.end - self.start
-            if have >= 8:
-                type_, n = HEADER.unpack_from(self.buf, self.start)
-                if have >= 8 + n:
-                    p = self.view[self.start + 8:self.start + 8 + n]
-                    self.start += 8 + n
-                    return type_, p
-                if 8 + n > len(self.buf):
-                    self._grow(8 + n)
-            if self.start == self.end:
-                self.start = self.end = 0
-            elif self.end == len(self.buf):
-                self.buf[:have] = self.buf[self.start:self.end]
-                self.start, self.end = 0, have
-            t0 = time.perf_counter()
-            try:
-                k = self.sock.recv_into(self.view[self.end:])
-            except OSError as e:
-                raise self._dead() from e
-            finally:
-                self.wait_seconds += time.perf_counter() - t0
-            if k == 0:
-                raise self._dead()
-            self.end += k
-
-    def _grow(self, n):
-        size = len(self.buf)
-        while size < n:
-            size *= 2
-        data = bytes(self.view[self.start:self.end])
-        self.view.release()
-        self.buf = bytearray(size)
-        self.buf[:len(data)] = data
-        self.view = memoryview(self.buf)
-        self.end = len(data)
-        self.start = 0
-
-    def _dead(self):
-        if self.server is not None:
-            return self.server.died()
-        return LoaderDied("the stoker server closed the connection", None)
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass

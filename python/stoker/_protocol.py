@@ -1,0 +1,204 @@
+"""The bridge's wire and memory contract, and the client's end of the socket.
+
+The table below is ``Protocol.java``'s, name for name; ``ProtocolContractTest`` (in stoker-cli's
+tests) reads both and fails when they differ. Every number is little-endian; a message is a
+frame, ``u32 type, u32 payload bytes``, then its payload. How batches move is NOTE [Bridge flow]
+in ``BridgeSession.java``; who owns a slot when, NOTE [Batches the user owns] there.
+"""
+
+import select
+import socket
+import struct
+import time
+
+from .errors import LoaderDied, StokerError
+
+VERSION = 2
+
+# client -> server
+OPEN = 1
+MAPPED = 2
+PASS = 3
+FREE = 4
+STATE = 5
+LOAD = 6
+STATS = 7
+BYE = 8
+# server -> client
+HELLO = 101
+READY = 102
+END = 103
+ERROR = 104
+STATE_IS = 105
+STATS_ARE = 106
+STARTED = 107
+
+FRAME_BYTES = 8
+READY_BYTES = 24
+END_BYTES = 16
+PASS_BYTES = 16
+MAX_MESSAGE = (64 << 10) - FRAME_BYTES
+
+# the ring: its header, then slot k at RING_HEADER + k * slot bytes
+RING_HEADER = 4096
+RING_MAGIC = "STOKRING"
+SLOT_SEQUENCE = 0
+SLOT_EPOCH = 8
+SLOT_ROWS = 16
+SLOT_FIELDS = 20
+SLOT_COUNTER = 32
+SLOT_FIELD0 = 64
+FIELD_BYTES = 128
+NAME_BYTES = 48
+FIELD_DTYPE = 48
+FIELD_DIMS = 49
+FIELD_VARIABLE = 50
+FIELD_SHAPE = 56
+MAX_DIMS = 6
+FIELD_DATA = 104
+FIELD_BYTES_VALID = 112
+FIELD_OFFSETS = 120
+NOT_IN_SLOT = -1
+
+_TABLE_NAMES = ("VERSION", "OPEN", "MAPPED", "PASS", "FREE", "STATE", "LOAD", "STATS", "BYE", "HELLO", "READY", "END",
+                "ERROR", "STATE_IS", "STATS_ARE", "STARTED", "FRAME_BYTES", "READY_BYTES", "END_BYTES", "PASS_BYTES",
+                "MAX_MESSAGE", "RING_HEADER", "RING_MAGIC", "SLOT_SEQUENCE", "SLOT_EPOCH", "SLOT_ROWS", "SLOT_FIELDS",
+                "SLOT_COUNTER", "SLOT_FIELD0", "FIELD_BYTES", "NAME_BYTES", "FIELD_DTYPE", "FIELD_DIMS", "FIELD_VARIABLE",
+                "FIELD_SHAPE", "MAX_DIMS", "FIELD_DATA", "FIELD_BYTES_VALID", "FIELD_OFFSETS", "NOT_IN_SLOT")
+
+
+def table():
+    """The contract, by name, as the contract test compares it with Protocol.java's."""
+    return {name: globals()[name] for name in _TABLE_NAMES}
+
+
+FRAME = struct.Struct("<II")
+READY_BODY = struct.Struct("<IIqq")       # slot, 0, counter, spilled bytes
+END_BODY = struct.Struct("<qq")           # counter, batches of the pass
+PASS_MESSAGE = struct.Struct("<IIqq")     # frame, consumed, epoch
+COUNTER_MESSAGE = struct.Struct("<IIq")   # frame, consumed
+FIELD_COLUMN = struct.Struct("<qqq")      # data offset, valid bytes, offsets' offset
+SLOT_HEAD = struct.Struct("<QqII")        # sequence, epoch, rows, fields
+assert READY_BODY.size == READY_BYTES and END_BODY.size == END_BYTES and PASS_MESSAGE.size == FRAME_BYTES + PASS_BYTES
+
+
+class Connection:
+    """The client's end of one session: framing, buffered reads, waits that can be woken.
+
+    A wait for the server ticks every ``TICK`` seconds into ``on_tick``, so that slots given back
+    by other threads (a batch dropped on a prefetch thread) reach the server while the loop waits,
+    and a ``timeout`` can be kept; the socket itself stays blocking, so a send is never cut short.
+    """
+
+    TICK = 0.05
+
+    def __init__(self, path, server=None):
+        self.server = server
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.sock.connect(path)
+        except OSError as e:
+            self.sock.close()
+            raise StokerError(f"cannot connect to the stoker server at {path}: {e}") from e
+        self.poll = select.poll()
+        self.poll.register(self.sock, select.POLLIN)
+        self.buf = bytearray(1 << 16)
+        self.view = memoryview(self.buf)
+        self.start = 0
+        self.end = 0
+        self.wait_seconds = 0.0
+
+    def send(self, type_, payload=b""):
+        self.sendall(FRAME.pack(type_, len(payload)) + payload)
+
+    def sendall(self, data):
+        try:
+            self.sock.sendall(data)
+        except OSError as e:
+            raise self._dead() from e
+
+    def free(self, consumed, slots):
+        """Says which notice the loop has taken, and gives slots back, in one message."""
+        n = len(slots)
+        self.sendall(struct.pack(f"<IIq{n}I", FREE, 8 + 4 * n, consumed, *slots))
+
+    def buffered(self):
+        """Whether a whole message is already read: recv() will not block."""
+        have = self.end - self.start
+        return have >= 8 and have >= 8 + FRAME.unpack_from(self.buf, self.start)[1]
+
+    def recv(self, on_tick=None):
+        """The next message: (type, payload view valid until the next recv). While it waits,
+        ``on_tick(waited_seconds)`` is called every TICK seconds (it may raise)."""
+        waited_since = None
+        while True:
+            have = self.end - self.start
+            if have >= 8:
+                type_, n = FRAME.unpack_from(self.buf, self.start)
+                if have >= 8 + n:
+                    p = self.view[self.start + 8:self.start + 8 + n]
+                    self.start += 8 + n
+                    return type_, p
+                if 8 + n > len(self.buf):
+                    self._grow(8 + n)
+            if self.start == self.end:
+                self.start = self.end = 0
+            elif self.end == len(self.buf):
+                self.buf[:have] = self.buf[self.start:self.end]
+                self.start, self.end = 0, have
+            try:
+                k = self.sock.recv_into(self.view[self.end:], 0, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                k = None
+            except OSError as e:
+                raise self._dead() from e
+            if k is None:  # nothing yet: wait, ticking
+                t0 = time.perf_counter()
+                if waited_since is None:
+                    waited_since = t0
+                try:
+                    ready = self.poll.poll(self.TICK * 1000 if on_tick is not None else None)
+                except InterruptedError:
+                    ready = []
+                self.wait_seconds += time.perf_counter() - t0
+                if not ready and on_tick is not None:
+                    on_tick(time.perf_counter() - waited_since)
+                continue
+            if k == 0:
+                raise self._dead()
+            self.end += k
+
+    def _grow(self, n):
+        size = len(self.buf)
+        while size < n:
+            size *= 2
+        data = bytes(self.view[self.start:self.end])
+        self.view.release()
+        self.buf = bytearray(size)
+        self.buf[:len(data)] = data
+        self.view = memoryview(self.buf)
+        self.end = len(data)
+        self.start = 0
+
+    def _dead(self):
+        if self.server is not None:
+            return self.server.died()
+        return LoaderDied("the stoker server closed the connection", None)
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+def process_state(pid):
+    """What /proc says the process is doing, in words (for a timeout's message)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "gone"
+    return {"R": "running", "S": "waiting (sleeping)", "D": "in uninterruptible I/O", "T": "stopped (SIGSTOP)",
+            "t": "stopped by a debugger", "Z": "a zombie (exited)"}.get(state, f"in state {state}")
+

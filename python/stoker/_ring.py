@@ -1,0 +1,218 @@
+"""The shared-memory ring as this process sees it: its layout, and batches the user owns.
+
+NOTE [Batches the user owns] (the server's side is in ``BridgeSession.java``): every array or
+tensor of a batch views its slot of the ring with no copy, and through numpy's chain of bases
+keeps one ``_Owner`` object alive (``torch.from_numpy`` keeps the array it wraps alive, so a
+tensor does too). When the last of them is gone the owner's finalizer puts the slot on the
+ring's ``dead`` queue, from whatever thread dropped it; the loop gives queued slots back to the
+server (``Loader._report``). ``Batch.release()`` does the same at once. The server never writes
+a slot the client holds, so a batch the user keeps never changes. ``close()`` unmaps the ring only
+when nothing views it; otherwise the mapping lives until the last view is gone, so a tensor read
+after ``Loader.close()`` still reads its batch and never faults.
+"""
+
+import collections
+import mmap
+import os
+
+import numpy as np
+
+from . import _protocol as P
+from .errors import StokerError
+
+# the ring's dtype codes: DType's order in the JVM
+DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16", "bfloat16",
+          "float32", "float64")
+# numpy has no bfloat16: its bits; torch.from_numpy takes no unsigned type wider than a byte
+_NUMPY = {"bfloat16": "uint16"}
+_SIGNED = {"uint16": "int16", "uint32": "int32", "uint64": "int64", "bfloat16": "int16"}
+
+
+class _SlotArray(np.ndarray):
+    """A uint8 array over one slot; it carries the batch's owner, and every view of it keeps it alive."""
+
+
+class _Owner:
+    """Gives a slot back when it is garbage: the last view of the batch is gone (or on release())."""
+
+    __slots__ = ("ring", "slot", "counter")
+
+    def __init__(self, ring, slot, counter):
+        self.ring = ring
+        self.slot = slot
+        self.counter = counter
+
+    def give_back(self):
+        ring = self.ring
+        if ring is not None:
+            self.ring = None
+            if not ring.closed:
+                ring.dead.append(self.slot)  # thread-safe; the loop sends it
+
+    def disarm(self):
+        """The server took the slot back itself: the batch was never handed to the user (loop thread only)."""
+        ring = self.ring
+        if ring is not None:
+            self.ring = None
+            ring.live -= 1
+
+    def __del__(self):
+        try:
+            self.give_back()
+        except Exception:  # at interpreter exit
+            pass
+
+
+class Batch(dict):
+    """A batch: field name -> tensor (or numpy array), viewing shared memory with no copy.
+
+    The batch is yours: its memory goes back to the loader only when the last of its arrays and
+    tensors (and this dict) is gone, so a batch kept in a list, queued on another thread or
+    sliced never changes. Call ``release()`` to give it back at once, in a loop that wants the
+    memory back before Python drops the objects; its arrays must not be read after that.
+    """
+
+    __slots__ = ("_owner",)
+
+    def release(self):
+        """Gives the batch's memory back now; its arrays and tensors must not be read afterwards."""
+        self._owner.give_back()
+
+
+class BatchTuple(tuple):
+    """A batch as a tuple of the fields named by ``fields=``, owned as a ``Batch`` is."""
+
+    def release(self):
+        """Gives the batch's memory back now; its arrays and tensors must not be read afterwards."""
+        self._owner.give_back()
+
+
+class _Field:
+    __slots__ = ("index", "name", "dtype", "shape", "variable", "np_dtype", "torch_dtype", "signed", "sample_bytes")
+
+    def __init__(self, index, spec, torch):
+        self.index = index
+        self.name = spec["name"]
+        self.dtype = spec["dtype"]
+        self.shape = tuple(spec["shape"])
+        self.variable = spec["variable"]
+        self.np_dtype = np.dtype(_NUMPY.get(self.dtype, self.dtype))
+        count = 1
+        for d in self.shape:
+            count *= d
+        self.sample_bytes = count * self.np_dtype.itemsize
+        self.signed = None
+        self.torch_dtype = None
+        if torch is not None and not self.variable:
+            self.torch_dtype = getattr(torch, self.dtype, None)
+            if self.torch_dtype is None:
+                raise StokerError(f"field '{self.name}' is {self.dtype}, which this torch ({torch.__version__}) has no "
+                                  "dtype for: use as_numpy=True, or a torch that has it")
+            if self.dtype in _SIGNED:
+                self.signed = np.dtype(_SIGNED[self.dtype])
+
+
+class Ring:
+    """The mapped ring of one session, and the slots this process holds."""
+
+    def __init__(self, info, torch):
+        self.torch = torch
+        self.path = info["ring"]
+        self.slot_bytes = info["slotBytes"]
+        self.dead = collections.deque()
+        self.closed = False
+        self.live = 0  # batches handed out whose slots have not been given back
+        fd = os.open(self.path, os.O_RDWR)
+        try:
+            self.mm = mmap.mmap(fd, info["ringBytes"], mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        finally:
+            os.close(fd)
+        magic = bytes(self.mm[:8]).decode("ascii", "replace")
+        version = int.from_bytes(self.mm[8:12], "little")
+        slots = int.from_bytes(self.mm[12:16], "little")
+        slot_bytes = int.from_bytes(self.mm[16:24], "little")
+        if magic != P.RING_MAGIC or version != P.VERSION or slot_bytes != self.slot_bytes or \
+                P.RING_HEADER + slots * slot_bytes != info["ringBytes"]:
+            self.mm.close()
+            raise StokerError(f"{self.path}: not a ring of this version ({P.VERSION}) of the stoker package: magic "
+                              f"{magic!r}, version {version}, {slots} slots of {slot_bytes} bytes")
+        self.slots = slots
+        self.fields = [_Field(i, f, torch) for i, f in enumerate(info["fields"])]
+        self.capacity = info["batch"]
+
+    def take_dead(self):
+        """Slots whose batches are gone since the last call, to give back."""
+        out = []
+        dead = self.dead
+        while dead:
+            out.append(dead.popleft())
+        self.live -= len(out)
+        return out
+
+    def address(self):
+        """The ring's address in this process (for tests of the no-copy property and CUDA registration)."""
+        import ctypes
+        c = ctypes.c_char.from_buffer(self.mm)
+        try:
+            return ctypes.addressof(c)
+        finally:
+            del c
+
+    def batch(self, slot, counter, spill, names):
+        """The batch in ``slot``: a Batch (or a BatchTuple of ``names``) of views of the slot."""
+        if not 0 <= slot < self.slots:
+            raise StokerError(f"the stoker server sent slot {slot} of a ring of {self.slots}")
+        owner = _Owner(self, slot, counter)
+        self.live += 1
+        base = P.RING_HEADER + slot * self.slot_bytes
+        _, _, rows, _ = P.SLOT_HEAD.unpack_from(self.mm, base)
+        whole = np.frombuffer(self.mm, np.uint8, count=self.slot_bytes, offset=base).view(_SlotArray)
+        whole.stoker_owner = owner
+        torch = self.torch
+        out = Batch()
+        out._owner = owner
+        spilled = 0
+        for f in self.fields:
+            data_at, nbytes, offsets_at = P.FIELD_COLUMN.unpack_from(
+                self.mm, base + P.SLOT_FIELD0 + P.FIELD_BYTES * f.index + P.FIELD_DATA)
+            if f.variable:
+                offsets = _view(whole, offsets_at, np.dtype(np.int64), (rows + 1,))
+                if data_at == P.NOT_IN_SLOT:
+                    data = np.frombuffer(bytearray(spill[spilled:spilled + nbytes]), dtype=np.uint8)
+                    spilled += nbytes
+                else:
+                    data = _view(whole, data_at, np.dtype(np.uint8), (nbytes,))
+                if torch is not None:
+                    offsets, data = torch.from_numpy(offsets), torch.from_numpy(data)
+                out[f.name] = (offsets, data)
+                continue
+            a = _view(whole, data_at, f.np_dtype, (rows,) + f.shape)
+            if torch is not None:
+                a = torch.from_numpy(a if f.signed is None else a.view(f.signed))
+                if f.signed is not None:
+                    a = a.view(f.torch_dtype)
+            out[f.name] = a
+        if names is None:
+            return out
+        t = BatchTuple(out[n] for n in names)
+        t._owner = owner
+        return t
+
+    def close(self):
+        """No more slots go back (the session is over); the mapping goes when nothing views it."""
+        self.closed = True
+        self.dead.clear()
+        if self.mm is not None:
+            try:
+                self.mm.close()
+            except BufferError:
+                pass  # batches still viewed: unmapped when the last of them is gone
+            self.mm = None
+
+
+def _view(whole, at, dtype, shape):
+    count = 1
+    for d in shape:
+        count *= d
+    raw = whole[at:at + count * dtype.itemsize]
+    return raw.view(np.ndarray).view(dtype).reshape(shape)
