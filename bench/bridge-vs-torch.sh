@@ -3,7 +3,7 @@
 # shared-memory ring) against the same loop fed by the PyTorch DataLoader (bench/peers/
 # torch_peer.py) and against Stoker's own loop in the JVM (stoker bench), on W1, W2 and W4, one
 # run, one machine. Every side leaves its first batch out, as the peer's headline does.
-# Needs bench/peers, Debian's python3-torch, and the data:
+# Needs bench/peers, Debian's python3-torch and python3-torchvision (W2's peer), and the data:
 #   /usr/bin/python3 bench/peers/gen_data.py /tmp/stoker-bench --only=W1,W2,W4
 # Usage: bench/bridge-vs-torch.sh [REPEATS] [DATA_DIR] [W1,W2,W4] [WORKERS]
 set -euo pipefail

@@ -58,7 +58,7 @@ def main():
         batches = s["pythonBatches"]
         r["python_cpu_us_per_batch"] = (c1 - c0) / batches * 1e6
         r["python_ipc_us_per_batch"] = s["pythonIpcSecondsPerBatch"] * 1e6
-        r["jvm_publish_cpu_us_per_batch"] = s["publishCpuSeconds"] / max(1, s["batches"]) * 1e6
+        r["jvm_publish_cpu_us_per_batch"] = s["publishCpuSeconds"] / max(1, s["publishedBatches"]) * 1e6
         r["python_wait_fraction"] = s["pythonWaitSeconds"] / r["seconds"]
         r["batches"] = batches
         runs.append(r)

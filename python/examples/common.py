@@ -43,16 +43,6 @@ def train(batches, step, steps, dev, label):
     return result
 
 
-class Pairs:
-    """Stoker's batches (dicts) as the DataLoader side yields them: (input, target) pairs."""
-
-    def __init__(self, loader, first, second):
-        self.loader, self.first, self.second = loader, first, second
-
-    def __iter__(self):
-        return ((b[self.first], b[self.second]) for b in self.loader)
-
-
 def run(batches, step, o, dev, closing=None):
     """Trains, closes the Stoker loader if there is one, prints the result as JSON when asked."""
     try:

@@ -20,7 +20,7 @@ from torch.utils.data import DataLoader, Dataset, RandomSampler
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import stoker  # noqa: E402
-from common import Pairs, device, run  # noqa: E402
+from common import device, run  # noqa: E402
 
 
 class Windows(Dataset):
@@ -98,8 +98,9 @@ def main(argv=None):
 
     if o.loader == "stoker":
         loader = stoker.Loader("tokens", o.tokens, seq_len=o.seq_len, batch_size=o.batch, num_workers=o.workers,
-                               shuffle=True, seed=0, device=str(dev))  # on a GPU: copied to it by the loader
-        batches = Pairs(loader, "x", "y")
+                               shuffle=True, seed=0, fields=("x", "y"),
+                               device=str(dev))  # on a GPU: copied to it by the loader
+        batches = loader
     else:
         ds = Windows(o.tokens, o.seq_len)
         loader = None

@@ -22,7 +22,7 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import stoker  # noqa: E402
-from common import Pairs, device, run  # noqa: E402
+from common import device, run  # noqa: E402
 
 
 def expand(pattern):
@@ -128,8 +128,8 @@ def main(argv=None):
         # on a GPU: batches copied to it by the loader, as uint8 (a quarter of the bytes)
         gpu = {"device": str(dev), "image_dtype": "uint8"} if dev.type == "cuda" else {}
         loader = stoker.Loader("shards", o.shards, transform="train224", batch_size=o.batch, num_workers=o.workers,
-                               shuffle=True, seed=0, **gpu)
-        batches = Pairs(loader, "image", "label")
+                               shuffle=True, seed=0, fields=("image", "label"), **gpu)
+        batches = loader
     else:
         batches = DataLoader(Shards(expand(o.shards)), batch_size=o.batch, num_workers=o.workers,
                              pin_memory=dev.type == "cuda", persistent_workers=o.workers > 0)

@@ -120,14 +120,10 @@ class DevicePass:
                 break
             self._register(batch)
             tensors = []
-            moved = {}
-            for name, value in batch.items():
-                if isinstance(value, tuple):
-                    moved[name] = tuple(self.backend.copy(v) for v in value)
-                    tensors.extend(moved[name])
-                else:
-                    moved[name] = self.backend.copy(value)
-                    tensors.append(moved[name])
+            if isinstance(batch, tuple):  # fields=(...): a tuple, in that order
+                moved = tuple(self._move(v, tensors) for v in batch)
+            else:
+                moved = {name: self._move(v, tensors) for name, v in batch.items()}
             self.inflight.append([counter, batch, moved, tensors, self.backend.record()])
         if not self.inflight:
             self._finish()
@@ -140,6 +136,16 @@ class DevicePass:
         self.unfinished.append((batch, event))
         self.loader._handed(counter)
         return moved
+
+    def _move(self, value, tensors):
+        """A field's copy on the device (a variable-length field's offsets and bytes both)."""
+        if isinstance(value, tuple):
+            out = tuple(self.backend.copy(v) for v in value)
+            tensors.extend(out)
+            return out
+        out = self.backend.copy(value)
+        tensors.append(out)
+        return out
 
     def _register(self, batch):
         ring = self.loader._ring

@@ -6,7 +6,6 @@ frame, ``u32 type, u32 payload bytes``, then its payload. How batches move is NO
 in ``BridgeSession.java``; who owns a slot when, NOTE [Batches the user owns] there.
 """
 
-import select
 import socket
 import struct
 import time
@@ -85,9 +84,9 @@ assert READY_BODY.size == READY_BYTES and END_BODY.size == END_BYTES and PASS_ME
 class Connection:
     """The client's end of one session: framing, buffered reads, waits that can be woken.
 
-    A wait for the server ticks every ``TICK`` seconds into ``on_tick``, so that slots given back
-    by other threads (a batch dropped on a prefetch thread) reach the server while the loop waits,
-    and a ``timeout`` can be kept; the socket itself stays blocking, so a send is never cut short.
+    A wait for the server ticks every ``TICK`` seconds into ``on_tick`` (a receive timeout), so
+    that slots given back by other threads (a batch dropped on a prefetch thread) reach the server
+    while the loop waits, and a ``timeout`` can be kept; sends stay blocking, never cut short.
     """
 
     TICK = 0.05
@@ -100,8 +99,10 @@ class Connection:
         except OSError as e:
             self.sock.close()
             raise StokerError(f"cannot connect to the stoker server at {path}: {e}") from e
-        self.poll = select.poll()
-        self.poll.register(self.sock, select.POLLIN)
+        # a receive that waits returns after TICK seconds with EAGAIN: one system call per wait, and
+        # a send (SO_SNDTIMEO unset) is never cut short
+        tick = struct.pack("ll", 0, int(self.TICK * 1e6))
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, tick)
         self.buf = bytearray(1 << 16)
         self.view = memoryview(self.buf)
         self.start = 0
@@ -146,22 +147,19 @@ class Connection:
             elif self.end == len(self.buf):
                 self.buf[:have] = self.buf[self.start:self.end]
                 self.start, self.end = 0, have
+            t0 = time.perf_counter()
             try:
-                k = self.sock.recv_into(self.view[self.end:], 0, socket.MSG_DONTWAIT)
-            except BlockingIOError:
+                k = self.sock.recv_into(self.view[self.end:])
+            except (BlockingIOError, InterruptedError):  # TICK passed with nothing
                 k = None
             except OSError as e:
                 raise self._dead() from e
-            if k is None:  # nothing yet: wait, ticking
-                t0 = time.perf_counter()
+            finally:
+                self.wait_seconds += time.perf_counter() - t0
+            if k is None:
                 if waited_since is None:
                     waited_since = t0
-                try:
-                    ready = self.poll.poll(self.TICK * 1000 if on_tick is not None else None)
-                except InterruptedError:
-                    ready = []
-                self.wait_seconds += time.perf_counter() - t0
-                if not ready and on_tick is not None:
+                if on_tick is not None:
                     on_tick(time.perf_counter() - waited_since)
                 continue
             if k == 0:

@@ -137,6 +137,7 @@ class Ring:
             raise StokerError(f"{self.path}: not a ring of this version ({P.VERSION}) of the stoker package: magic "
                               f"{magic!r}, version {version}, {slots} slots of {slot_bytes} bytes")
         self.slots = slots
+        self._slots = {}
         self.fields = [_Field(i, f, torch) for i, f in enumerate(info["fields"])]
         self.capacity = info["batch"]
 
@@ -166,7 +167,10 @@ class Ring:
         self.live += 1
         base = P.RING_HEADER + slot * self.slot_bytes
         _, _, rows, _ = P.SLOT_HEAD.unpack_from(self.mm, base)
-        whole = np.frombuffer(self.mm, np.uint8, count=self.slot_bytes, offset=base).view(_SlotArray)
+        plain = self._slots.get(slot)
+        if plain is None:  # a plain view of the slot, kept: per batch, only an owned view of it is made
+            plain = self._slots[slot] = np.frombuffer(self.mm, np.uint8, count=self.slot_bytes, offset=base)
+        whole = plain.view(_SlotArray)
         whole.stoker_owner = owner
         torch = self.torch
         out = Batch()
@@ -202,6 +206,7 @@ class Ring:
         """No more slots go back (the session is over); the mapping goes when nothing views it."""
         self.closed = True
         self.dead.clear()
+        self._slots.clear()
         if self.mm is not None:
             try:
                 self.mm.close()

@@ -150,6 +150,7 @@ class Loader:
         self._iterating = None
         self._ahead = collections.deque()
         self._closed = False
+        self._pid = os.getpid()  # a forked child (a DataLoader worker) must not speak on this socket
         self._warned_full = False
         self._next_seconds = 0.0
         self._wait_seconds = 0.0
@@ -160,6 +161,9 @@ class Loader:
     def _session(self):
         if self._closed:
             raise StokerError("the loader is closed")
+        if os.getpid() != self._pid:
+            raise StokerError("this loader belongs to process " + str(self._pid) + "; a forked child cannot use it "
+                              "(batches it was handed stay readable)")
         if self._conn is not None:
             return self._conn
         if self._server_path is None:
@@ -216,7 +220,7 @@ class Loader:
 
     def _report(self, force=False):
         """Gives dead batches' slots back and says how far the loop has taken notices: in groups,
-        or at once with ``force`` (before the loop waits: the server may be waiting for these)."""
+        or everything with ``force`` (before a request, or when the server waits for it)."""
         ring = self._ring
         if ring.dead:
             self._frees.extend(ring.take_dead())
@@ -227,18 +231,31 @@ class Loader:
             self._frees.clear()
             self._reported = self._intake
 
-    def _recv(self, what):
-        """The next message from the server; before waiting, everything owed to it is sent."""
+    def _server_waits(self):
+        """Whether the server may be waiting for this process (NOTE [Bridge flow]): it runs at most
+        ``ahead`` notices past what it was told, and holds no more batches out than ``holds``. With
+        nothing buffered, every notice sent has been taken, so these are all it could wait for."""
+        ring = self._ring
+        if ring.dead:
+            self._frees.extend(ring.take_dead())
+        return (self._intake - self._reported >= self._info["ahead"]
+                or (self._frees and ring.live + len(self._frees) >= self._info.get("holds", 1 << 30)))
+
+    def _recv(self, what, request=False):
+        """The next message from the server. Before waiting for a batch, what the server waits for
+        is sent (most waits need nothing: a message is sent only when it unblocks the server);
+        before waiting for the answer to a request, everything owed is sent."""
         conn = self._conn
-        if not conn.buffered():
+        if not conn.buffered() and (request or self._server_waits()):
             self._report(force=True)
         started = time.monotonic()
 
         def tick(waited):
-            if self._ring.dead:
+            if request or self._server_waits():
                 self._report(force=True)
             if self._timeout and waited >= self._timeout:
-                raise LoaderTimeout(self._timeout_message(what, time.monotonic() - started))
+                raise LoaderTimeout(self._timeout_message(what() if callable(what) else what,
+                                                          time.monotonic() - started))
             if waited >= 1.0 and not self._warned_full and self._ring.live >= self._info.get("holds", 1 << 30):
                 self._warned_full = True
                 mib = self._ring.live * self._ring.slot_bytes / (1 << 20)
@@ -316,7 +333,7 @@ class Loader:
             type_, p = self._ahead.popleft()
         else:
             w0 = self._conn.wait_seconds
-            type_, p = self._recv(f"batch {self._batches_of_pass(it)} of epoch {self._info['epoch']}")
+            type_, p = self._recv(lambda: f"batch {it.taken} of epoch {self._info['epoch']}")
             self._wait_seconds += self._conn.wait_seconds - w0
         if type_ == P.READY:
             slot, _, counter, _ = P.READY_BODY.unpack_from(p)
@@ -337,10 +354,6 @@ class Loader:
             it.done = True
             self._raise(p)
         raise StokerError(f"unexpected message {type_} from the stoker server")
-
-    @staticmethod
-    def _batches_of_pass(it):
-        return it.taken
 
     def _holds_all(self):
         """Whether this process holds every batch the server may hand out, and none is on its way."""
@@ -408,7 +421,7 @@ class Loader:
         if void_pass:
             self._ahead.clear()
         while True:
-            type_, p = self._recv("the server's answer")
+            type_, p = self._recv("the server's answer", request=True)
             if type_ == expected:
                 return p
             if type_ == P.ERROR:
@@ -435,6 +448,8 @@ class Loader:
         if self._closed:
             return
         self._closed = True
+        if os.getpid() != self._pid:  # a forked copy: the session is the parent's
+            return
         if self._iterating is not None:
             self._iterating.stale = True
             try:

@@ -190,3 +190,26 @@ def test_a_bad_python_option_is_a_value_error(data):
                      (dict(ring_bytes=0), "ring_bytes"), (dict(ahead=0), "ahead")):
         with pytest.raises(ValueError, match=f"'{name}'"):
             stoker.Loader("tokens", data / "tokens.bin", **kw)
+
+
+def test_a_forked_child_reads_the_batches_it_inherited_and_leaves_the_parent_session_whole(data):
+    """Per-sample work in DataLoader-style worker processes (fork): a child reads the batches it
+    inherited, and closing or dropping the loader there neither closes nor disturbs the parent's."""
+    with stoker.Loader("tokens", data / "tokens.bin", as_numpy=True, **TOKENS) as loader:
+        it = iter(loader)
+        kept = [next(it) for _ in range(3)]
+        firsts = [int(b["x"][0, 0]) for b in kept]
+        pid = os.fork()
+        if pid == 0:
+            code = 3
+            try:
+                code = 0 if [int(b["x"][0, 0]) for b in kept] == firsts else 2
+                kept.clear()
+                loader.close()
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+        assert [int(b["x"][0, 0]) for b in kept] == firsts
+        rest = [stoker.batch_digest(b) for b in it]  # the session is whole
+        assert len(rest) == len(loader) - 3

@@ -108,6 +108,8 @@ final class BridgeSession implements BenchRunner.Bridge {
     private long[] stateCounters;
     private boolean bye;
     private int initialSlots;
+    /** Batches sent in this session, whichever loader made them. */
+    private long published;
     private long publishNanos;
     private long spilledBytes;
 
@@ -326,6 +328,7 @@ final class BridgeSession implements BenchRunner.Bridge {
         taken++;
         counter++;
         publishedAt[slot] = counter;
+        published++;
         remember();
         long spill = ring.publish(b, slot, counter);
         out.clear();
@@ -727,7 +730,8 @@ final class BridgeSession implements BenchRunner.Bridge {
             g.writeNumberField("samplesPerSec", s.samplesPerSecond());
             g.writeNumberField("workers", loader.workers());
             g.writeNumberField("prefetch", loader.prefetch());
-            g.writeNumberField("publishCpuSeconds", publishNanos / 1e9);
+            g.writeNumberField("publishCpuSeconds", publishNanos / 1e9); // over the session, its loaders all
+            g.writeNumberField("publishedBatches", published);
             g.writeNumberField("spilledBytes", spilledBytes);
             g.writeNumberField("ringSlotsAtStart", initialSlots);
             g.writeNumberField("ringSlotsMade", ring.made());
