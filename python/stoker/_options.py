@@ -44,8 +44,14 @@ COMMON = {
     "memory_limit": _Opt(_INT, 1),
 }
 
-_TRANSFORM = {"transform": _Opt(_STR, choices=("none", "train224", "eval224")),
-              "image_dtype": _Opt(_STR, choices=("float32", "uint8"))}
+_TRANSFORM = {"transform": _Opt(_STR, choices=("train", "eval", "none", "train224", "eval224")),
+              "image_dtype": _Opt(_STR, choices=("float32", "uint8")),
+              "size": _Opt(_INT, 1),
+              "scale": _Opt(_LIST, floats=True),
+              "ratio": _Opt(_LIST, floats=True),
+              "flip": _Opt(_FLOAT, 0),
+              "resize": _Opt(_INT, 1),
+              "label": _Opt(_STR)}
 # sources that read remote files (URLs) through the cache
 _CACHE = {"cache_dir": _Opt(_STR), "cache_size": _Opt(_INT, 1)}
 

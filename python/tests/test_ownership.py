@@ -213,3 +213,53 @@ def test_a_forked_child_reads_the_batches_it_inherited_and_leaves_the_parent_ses
         assert [int(b["x"][0, 0]) for b in kept] == firsts
         rest = [stoker.batch_digest(b) for b in it]  # the session is whole
         assert len(rest) == len(loader) - 3
+
+
+def _shard_with_json_labels(path, missing_at=None):
+    import io
+    import json
+    import tarfile
+    from PIL import Image
+    rng = np.random.default_rng(3)
+    with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tar:
+        for i in range(12):
+            img = Image.fromarray(rng.integers(0, 255, size=(50, 60, 3), dtype=np.uint8))
+            buf = io.BytesIO()
+            img.save(buf, format="JPEG", quality=90)
+            meta = {"label": 100 + i, "caption": "x"} if i != missing_at else {"caption": "no label"}
+            for name, payload in ((f"k{i:03d}.jpg", buf.getvalue()), (f"k{i:03d}.json", json.dumps(meta).encode())):
+                info = tarfile.TarInfo(name)
+                info.size = len(payload)
+                tar.addfile(info, io.BytesIO(payload))
+
+
+def test_image_recipes_are_values_with_the_bench_batches(data, tmp_path):
+    shard = tmp_path / "labels-000000.tar"
+    _shard_with_json_labels(shard)
+    recipe = dict(transform="train", size=32, scale=(0.5, 1.0), ratio=(1.0, 1.0), flip=0.0, label="json:label")
+    expected = bench_digests(tmp_path, "shards", shard, "--transform", "train", "--size", "32", "--scale", "0.5,1.0",
+                             "--ratio", "1.0,1.0", "--flip", "0.0", "--label", "json:label", "--batch", "4", "--seed", "1")
+    with stoker.Loader("shards", shard, batch_size=4, seed=1, **recipe) as loader:
+        got = []
+        labels = []
+        for b in loader:
+            assert tuple(b["image"].shape[1:]) == (3, 32, 32)
+            labels += [int(v) for v in b["label"]]
+            got.append(stoker.batch_digest(b))
+    assert got == expected
+    assert sorted(labels) == list(range(100, 112)), "labels from the .json member's field"
+    with stoker.Loader("shards", shard, batch_size=4, transform="eval", size=40, resize=48, label="none",
+                       shuffle=False) as loader:
+        b = next(iter(loader))
+        assert set(b) == {"image"} and tuple(b["image"].shape) == (4, 3, 40, 40)
+
+
+def test_a_sample_without_its_chosen_label_is_a_data_error_naming_it(tmp_path):
+    shard = tmp_path / "labels-000000.tar"
+    _shard_with_json_labels(shard, missing_at=5)
+    with stoker.Loader("shards", shard, batch_size=4, shuffle=False, label="json:label", workers=1) as loader:
+        with pytest.raises(stoker.DataError, match=r"k005.*no field 'label'"):
+            list(loader)
+    with pytest.raises(ValueError, match="--scale and --ratio are for --transform train"):
+        with stoker.Loader("shards", shard, transform="eval", scale=(0.5, 1.0)) as loader:
+            next(iter(loader))

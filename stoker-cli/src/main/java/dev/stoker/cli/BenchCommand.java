@@ -188,10 +188,34 @@ final class BenchCommand implements Runnable {
 
     /** The --transform option of image sources. */
     static final class ImageOptions {
-        @Option(names = "--transform", defaultValue = "train224", paramLabel = "none|train224|eval224",
-                description = "train224: RandomResizedCrop(224) + flip + normalize (default); eval224: Resize(256) + "
-                        + "CenterCrop(224) + normalize; none: the raw fields.")
+        @Option(names = "--transform", defaultValue = "train224", paramLabel = "train|eval|none",
+                description = "train (or train224): RandomResizedCrop + flip + normalize (default); eval (or eval224): Resize "
+                        + "+ CenterCrop + normalize; none: the raw fields.")
         String transform;
+
+        @Option(names = "--size", paramLabel = "N", description = "The side of the square crop (default 224).")
+        Integer size;
+
+        @Option(names = "--scale", paramLabel = "MIN,MAX", description = "train: the crop's share of the image's area "
+                + "(default 0.08,1, torchvision's).")
+        String scale;
+
+        @Option(names = "--ratio", paramLabel = "MIN,MAX", description = "train: the crop's aspect ratio, drawn log-uniform "
+                + "(default 0.75,1.3333, torchvision's).")
+        String ratio;
+
+        @Option(names = "--flip", paramLabel = "P", description = "The probability of a horizontal flip (default: 0.5 for "
+                + "train, 0 for eval).")
+        Double flip;
+
+        @Option(names = "--resize", paramLabel = "N", description = "eval: the shorter side before the center crop "
+                + "(default: the size times 8/7, 256 for 224).")
+        Integer resize;
+
+        @Option(names = "--label", paramLabel = "cls|MEMBER|json:FIELD|none", description = "Where the label comes from: "
+                + "cls (default: the .cls member, -1 where a sample has none), another member holding one integer (txt), an "
+                + "integer field of the .json member (json:FIELD), or none (no label field).")
+        String label;
 
         @Option(names = "--image-dtype", paramLabel = "float32|uint8",
                 description = "float32: normalized by ImageNet's mean and std (default); uint8: the pixels, "
@@ -201,20 +225,19 @@ final class BenchCommand implements Runnable {
         int run(dev.stoker.Dataset<dev.stoker.formats.tar.TarSample> data, BenchOptions options, java.io.PrintWriter out,
                 String source) throws Exception {
             BenchRunner runner = new BenchRunner(options, out, source, 0);
-            return switch (transform) {
-                case "train224", "eval224" -> {
-                    dev.stoker.formats.image.ImagePipeline p = pipeline();
-                    yield runner.run(() -> dev.stoker.Loader.builder(data, p.transform(), p.collator()));
-                }
-                case "none" -> runner.run(() -> dev.stoker.Loader.builder(data, raw()));
-                default -> throw unknown();
-            };
+            if (transform.equals("none")) {
+                return runner.run(() -> dev.stoker.Loader.builder(data, raw()));
+            }
+            dev.stoker.formats.image.ImagePipeline p = pipeline();
+            return runner.run(() -> dev.stoker.Loader.builder(data, p.transform(), p.collator()));
         }
 
-        /** The "none" transform's collator; an image dtype makes no sense there. */
+        /** The "none" transform's collator; the image options make no sense there. */
         private dev.stoker.Collator<dev.stoker.formats.tar.TarSample> raw() {
-            if (imageDtype != null) {
-                throw new Main.UsageException("--image-dtype is for --transform train224 or eval224, not none");
+            if (imageDtype != null || size != null || scale != null || ratio != null || flip != null || resize != null
+                    || label != null) {
+                throw new Main.UsageException("--image-dtype, --size, --scale, --ratio, --flip, --resize and --label are for "
+                        + "--transform train or eval, not none");
             }
             return RAW;
         }
@@ -223,28 +246,78 @@ final class BenchCommand implements Runnable {
         int run(dev.stoker.StreamingDataset<dev.stoker.formats.tar.TarSample> data, BenchOptions options, java.io.PrintWriter out,
                 String source) throws Exception {
             BenchRunner runner = new BenchRunner(options, out, source, 0);
-            return switch (transform) {
-                case "train224", "eval224" -> {
-                    dev.stoker.formats.image.ImagePipeline p = pipeline();
-                    yield runner.run(() -> dev.stoker.Loader.builder(data, p.transform(), p.collator()));
-                }
-                case "none" -> runner.run(() -> dev.stoker.Loader.builder(data, raw()));
-                default -> throw unknown();
-            };
+            if (transform.equals("none")) {
+                return runner.run(() -> dev.stoker.Loader.builder(data, raw()));
+            }
+            dev.stoker.formats.image.ImagePipeline p = pipeline();
+            return runner.run(() -> dev.stoker.Loader.builder(data, p.transform(), p.collator()));
         }
 
+        /** The image pipeline the options describe: torchvision's transforms, as values. */
         private dev.stoker.formats.image.ImagePipeline pipeline() {
-            dev.stoker.formats.image.ImagePipeline p = transform.equals("train224") ? dev.stoker.formats.image.ImagePipeline.train(224)
-                    : dev.stoker.formats.image.ImagePipeline.eval(224);
-            return switch (imageDtype == null ? "float32" : imageDtype) {
-                case "float32" -> p;
-                case "uint8" -> p.uint8();
-                default -> throw new Main.UsageException("--image-dtype must be float32 or uint8, got '" + imageDtype + "'");
+            boolean train = switch (transform) {
+                case "train", "train224" -> true;
+                case "eval", "eval224" -> false;
+                default -> throw new Main.UsageException("--transform must be train, eval or none (or train224, eval224), got '"
+                        + transform + "'");
             };
+            if (train && resize != null) {
+                throw new Main.UsageException("--resize is for --transform eval (train crops at random: --scale, --ratio)");
+            }
+            if (!train && (scale != null || ratio != null)) {
+                throw new Main.UsageException("--scale and --ratio are for --transform train (eval resizes: --resize)");
+            }
+            int side = size != null ? size : 224;
+            try {
+                dev.stoker.formats.image.ImagePipeline.Cropping cropping;
+                if (train) {
+                    double[] sc = pair("--scale", scale, 0.08, 1.0);
+                    double[] ra = pair("--ratio", ratio, 3.0 / 4, 4.0 / 3);
+                    cropping = new dev.stoker.formats.image.ImagePipeline.RandomResizedCrop(side, sc[0], sc[1], ra[0], ra[1]);
+                } else {
+                    cropping = new dev.stoker.formats.image.ImagePipeline.ResizeCenterCrop(resize != null ? resize : side * 8 / 7, side);
+                }
+                var hflip = new dev.stoker.formats.image.ImagePipeline.HorizontalFlip(flip != null ? flip : train ? 0.5 : 0);
+                dev.stoker.formats.image.ImagePipeline.Output output = switch (imageDtype == null ? "float32" : imageDtype) {
+                    case "float32" -> dev.stoker.formats.image.ImagePipeline.Normalize.IMAGENET;
+                    case "uint8" -> new dev.stoker.formats.image.ImagePipeline.Uint8();
+                    default -> throw new Main.UsageException("--image-dtype must be float32 or uint8, got '" + imageDtype + "'");
+                };
+                return dev.stoker.formats.image.ImagePipeline.of(cropping, hflip, output).label(label());
+            } catch (IllegalArgumentException e) {
+                throw new Main.UsageException(e.getMessage());
+            }
         }
 
-        private Main.UsageException unknown() {
-            return new Main.UsageException("--transform must be none, train224 or eval224, got '" + transform + "'");
+        private dev.stoker.formats.image.ImagePipeline.Label label() {
+            if (label == null || label.equals("cls")) {
+                return dev.stoker.formats.image.ImagePipeline.Label.CLS;
+            }
+            if (label.equals("none")) {
+                return dev.stoker.formats.image.ImagePipeline.Label.NONE;
+            }
+            if (label.startsWith("json:")) {
+                return dev.stoker.formats.image.ImagePipeline.Label.json("json", label.substring(5));
+            }
+            if (!label.matches("[A-Za-z0-9_.-]+")) {
+                throw new Main.UsageException("--label must be cls, a member name, json:FIELD or none, got '" + label + "'");
+            }
+            return dev.stoker.formats.image.ImagePipeline.Label.member(label);
+        }
+
+        private static double[] pair(String option, String value, double min, double max) {
+            if (value == null) {
+                return new double[] {min, max};
+            }
+            String[] parts = value.split(",");
+            try {
+                if (parts.length == 2) {
+                    return new double[] {Double.parseDouble(parts[0].strip()), Double.parseDouble(parts[1].strip())};
+                }
+            } catch (NumberFormatException e) {
+                // said below
+            }
+            throw new Main.UsageException(option + " takes MIN,MAX (two numbers), got '" + value + "'");
         }
 
         /** Every field's bytes back to back (the "none" transform): a variable-length field. */

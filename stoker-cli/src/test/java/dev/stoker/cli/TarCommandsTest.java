@@ -251,7 +251,7 @@ class TarCommandsTest {
         shard("a.tar", 2);
         MainTest.Outcome o = stoker("bench", "shards", tmp.resolve("a.tar").toString(), "--transform", "none", "--image-dtype", "uint8");
         assertEquals(2, o.code(), o.err());
-        assertTrue(o.err().contains("--image-dtype is for --transform train224 or eval224"), o.err());
+        assertTrue(o.err().contains("--image-dtype, --size, --scale, --ratio, --flip, --resize and --label are for --transform train or eval, not none"), o.err());
         MainTest.Outcome bad = stoker("bench", "shards", tmp.resolve("a.tar").toString(), "--image-dtype", "int4");
         assertEquals(2, bad.code(), bad.err());
         assertTrue(bad.err().contains("--image-dtype must be float32 or uint8, got 'int4'"), bad.err());

@@ -139,9 +139,58 @@ public final class ImagePipeline {
     public record Uint8() implements Output {
     }
 
+    /**
+     * Where a sample's label comes from: {@link #CLS} (a {@code .cls} member holding one integer,
+     * -1 for a sample without one: WebDataset's and the image folder's convention), an integer
+     * member of one's choosing ({@link #member}), an integer field of a JSON member
+     * ({@link #json}), or {@link #NONE} (no label field). A chosen member or field that a sample
+     * lacks or that holds no integer is an error naming the sample.
+     */
+    public sealed interface Label permits Label.Cls, Label.Member, Label.Json, Label.None {
+        Label CLS = new Cls();
+        Label NONE = new None();
+
+        /** The integer text of member {@code name} (for example {@code "txt"}). */
+        static Label member(String name) {
+            return new Member(name);
+        }
+
+        /** The integer field {@code field} of JSON member {@code member} (for example {@code "json"}, {@code "label"}). */
+        static Label json(String member, String field) {
+            return new Json(member, field);
+        }
+
+        /** The default: {@code .cls} when the sample has it, else -1. */
+        record Cls() implements Label {
+        }
+
+        record Member(String name) implements Label {
+            public Member {
+                if (name == null || name.isEmpty()) {
+                    throw new IllegalArgumentException("a label member needs a name");
+                }
+            }
+        }
+
+        record Json(String member, String field) implements Label {
+            public Json {
+                if (member == null || member.isEmpty() || field == null || field.isEmpty()) {
+                    throw new IllegalArgumentException("a JSON label needs a member and a field");
+                }
+            }
+        }
+
+        /** No label: the batches hold the image alone. */
+        record None() implements Label {
+        }
+    }
+
+    private static final com.fasterxml.jackson.core.JsonFactory JSON = new com.fasterxml.jackson.core.JsonFactory();
+
     private final Cropping cropping;
     private final HorizontalFlip flip;
     private final Output output;
+    private final Label label;
     private final int size;
     private final float[] mean;
     private final float[] std;
@@ -153,16 +202,17 @@ public final class ImagePipeline {
     private final ThreadLocal<Resampler> resamplers = ThreadLocal.withInitial(Resampler::new);
     private final Schema schema;
 
-    private ImagePipeline(Cropping cropping, HorizontalFlip flip, Output output) {
+    private ImagePipeline(Cropping cropping, HorizontalFlip flip, Output output, Label label) {
         this.cropping = java.util.Objects.requireNonNull(cropping, "cropping");
         this.flip = java.util.Objects.requireNonNull(flip, "flip");
         this.output = java.util.Objects.requireNonNull(output, "output");
+        this.label = java.util.Objects.requireNonNull(label, "label");
         this.size = cropping.size();
         boolean uint8 = output instanceof Uint8;
         this.mean = output instanceof Normalize n ? n.mean : null;
         this.std = output instanceof Normalize n ? n.std : null;
-        this.schema = Schema.of(Field.tensor("image", uint8 ? DType.UINT8 : DType.FLOAT32, 3, size, size),
-                Field.scalar("label", DType.INT64));
+        Field image = Field.tensor("image", uint8 ? DType.UINT8 : DType.FLOAT32, 3, size, size);
+        this.schema = label instanceof Label.None ? Schema.of(image) : Schema.of(image, Field.scalar("label", DType.INT64));
         // load libjpeg-turbo and bind its functions now, as building a pipeline should, rather
         // than in the first sample, where one worker does it (60-80 ms) while the others wait
         Jpeg.native_();
@@ -170,7 +220,12 @@ public final class ImagePipeline {
 
     /** Decode, then {@code cropping}, {@code flip} and {@code output}: a pipeline of one's own. */
     public static ImagePipeline of(Cropping cropping, HorizontalFlip flip, Output output) {
-        return new ImagePipeline(cropping, flip, output);
+        return new ImagePipeline(cropping, flip, output, Label.CLS);
+    }
+
+    /** The same pipeline with labels from {@code label}. */
+    public ImagePipeline label(Label label) {
+        return new ImagePipeline(cropping, flip, output, label);
     }
 
     /** torchvision's ImageNet training transform: RandomResizedCrop(size), RandomHorizontalFlip(), Normalize. */
@@ -185,7 +240,7 @@ public final class ImagePipeline {
 
     /** The same pipeline with {@link Uint8} output: the GPU normalizes ({@code (x / 255 - MEAN) / STD}). */
     public ImagePipeline uint8() {
-        return of(cropping, flip, new Uint8());
+        return new ImagePipeline(cropping, flip, new Uint8(), label);
     }
 
     public Cropping cropping() {
@@ -243,8 +298,53 @@ public final class ImagePipeline {
         };
     }
 
-    private static long label(TarSample s) throws CorruptShardException {
-        return s.fields().containsKey("cls") ? dev.stoker.formats.tar.Fields.integer(s, "cls") : -1;
+    private long label(TarSample s) throws CorruptShardException {
+        return switch (label) {
+            case Label.Cls c -> s.fields().containsKey("cls") ? dev.stoker.formats.tar.Fields.integer(s, "cls") : -1;
+            case Label.None n -> -1;
+            case Label.Member m -> {
+                if (!s.fields().containsKey(m.name())) {
+                    throw new CorruptShardException(s.url(), -1, "sample '" + s.key() + "' has no ." + m.name()
+                            + " member for its label (it has " + s.fields().keySet() + ")");
+                }
+                yield dev.stoker.formats.tar.Fields.integer(s, m.name());
+            }
+            case Label.Json j -> jsonLabel(s, j);
+        };
+    }
+
+    private static long jsonLabel(TarSample s, Label.Json j) throws CorruptShardException {
+        MemorySegment b = s.fields().get(j.member());
+        String where = "sample '" + s.key() + "'";
+        if (b == null) {
+            throw new CorruptShardException(s.url(), -1, where + " has no ." + j.member() + " member for its label (it has "
+                    + s.fields().keySet() + ")");
+        }
+        try (com.fasterxml.jackson.core.JsonParser p = JSON.createParser(b.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE))) {
+            if (p.nextToken() != com.fasterxml.jackson.core.JsonToken.START_OBJECT) {
+                throw new CorruptShardException(s.url(), -1, where + ": ." + j.member() + " is not a JSON object");
+            }
+            while (p.nextToken() == com.fasterxml.jackson.core.JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                com.fasterxml.jackson.core.JsonToken t = p.nextToken();
+                if (name.equals(j.field())) {
+                    if (t != com.fasterxml.jackson.core.JsonToken.VALUE_NUMBER_INT
+                            || p.getNumberType() == com.fasterxml.jackson.core.JsonParser.NumberType.BIG_INTEGER) {
+                        throw new CorruptShardException(s.url(), -1, where + ": field '" + j.field() + "' of ." + j.member()
+                                + " is " + p.getText() + ", not an integer label");
+                    }
+                    return p.getLongValue();
+                }
+                p.skipChildren();
+            }
+        } catch (java.io.IOException e) {
+            if (e instanceof CorruptShardException c) {
+                throw c;
+            }
+            throw new CorruptShardException(s.url(), -1, where + ": ." + j.member() + " is not JSON: " + e.getMessage());
+        }
+        throw new CorruptShardException(s.url(), -1, where + ": ." + j.member() + " has no field '" + j.field()
+                + "' for its label");
     }
 
     /** Normalize into the row. */
@@ -262,7 +362,9 @@ public final class ImagePipeline {
                 } else {
                     resamplers.get().normalize(p.chw(), size, mean, std, row.column(0), row.offset(0));
                 }
-                row.putLong(1, 0, p.label());
+                if (!(label instanceof Label.None)) {
+                    row.putLong(1, 0, p.label());
+                }
                 planes.offer(p.chw()); // a full pool lets them go to the garbage collector
             }
         };
