@@ -51,7 +51,8 @@ _TRANSFORM = {"transform": _Opt(_STR, choices=("train", "eval", "none", "train22
               "ratio": _Opt(_LIST, floats=True),
               "flip": _Opt(_FLOAT, 0),
               "resize": _Opt(_INT, 1),
-              "label": _Opt(_STR)}
+              "label": _Opt(_STR),
+              "keys": _Opt(_FLAG)}
 # sources that read remote files (URLs) through the cache
 _CACHE = {"cache_dir": _Opt(_STR), "cache_size": _Opt(_INT, 1)}
 

@@ -23,6 +23,7 @@ from .errors import StokerError
 # the ring's dtype codes: DType's order in the JVM
 DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16", "bfloat16",
           "float32", "float64")
+KEY_FIELD = "__key__"
 # numpy has no bfloat16: its bits; torch.from_numpy takes no unsigned type wider than a byte
 _NUMPY = {"bfloat16": "uint16"}
 _SIGNED = {"uint16": "int16", "uint32": "int32", "uint64": "int64", "bfloat16": "int16"}
@@ -166,35 +167,55 @@ class Ring:
         owner = _Owner(self, slot, counter)
         self.live += 1
         base = P.RING_HEADER + slot * self.slot_bytes
-        _, _, rows, _ = P.SLOT_HEAD.unpack_from(self.mm, base)
-        plain = self._slots.get(slot)
-        if plain is None:  # a plain view of the slot, kept: per batch, only an owned view of it is made
-            plain = self._slots[slot] = np.frombuffer(self.mm, np.uint8, count=self.slot_bytes, offset=base)
-        whole = plain.view(_SlotArray)
-        whole.stoker_owner = owner
+        mm = self.mm
+        _, _, rows, _ = P.SLOT_HEAD.unpack_from(mm, base)
+        columns = self._slots.get(slot)
+        if columns is None:  # per slot, plain full-capacity views of its tensor columns, kept
+            columns = self._slots[slot] = {}
         torch = self.torch
         out = Batch()
         out._owner = owner
+        whole = None
         spilled = 0
         for f in self.fields:
             data_at, nbytes, offsets_at = P.FIELD_COLUMN.unpack_from(
-                self.mm, base + P.SLOT_FIELD0 + P.FIELD_BYTES * f.index + P.FIELD_DATA)
+                mm, base + P.SLOT_FIELD0 + P.FIELD_BYTES * f.index + P.FIELD_DATA)
             if f.variable:
+                if whole is None:
+                    whole = np.frombuffer(mm, np.uint8, count=self.slot_bytes, offset=base).view(_SlotArray)
+                    whole.stoker_owner = owner
                 offsets = _view(whole, offsets_at, np.dtype(np.int64), (rows + 1,))
                 if data_at == P.NOT_IN_SLOT:
                     data = np.frombuffer(bytearray(spill[spilled:spilled + nbytes]), dtype=np.uint8)
                     spilled += nbytes
                 else:
                     data = _view(whole, data_at, np.dtype(np.uint8), (nbytes,))
+                if f.name == KEY_FIELD:  # the samples' keys, as WebDataset gives them: strings
+                    o = offsets.tolist()
+                    raw = data.tobytes()
+                    out[f.name] = [raw[o[i]:o[i + 1]].decode("utf-8", "replace") for i in range(rows)]
+                    continue
                 if torch is not None:
                     offsets, data = torch.from_numpy(offsets), torch.from_numpy(data)
                 out[f.name] = (offsets, data)
                 continue
-            a = _view(whole, data_at, f.np_dtype, (rows,) + f.shape)
+            column = columns.get(f.index)
+            if column is None or column[0] != data_at:
+                count = self.capacity * f.sample_bytes
+                plain = np.frombuffer(mm, np.uint8, count=count, offset=base + data_at) if count else np.empty(0, np.uint8)
+                column = columns[f.index] = (data_at, plain.view(f.signed if f.signed is not None else f.np_dtype)
+                                             .reshape((self.capacity,) + f.shape))
+            # one view per batch carries the owner; the slice of it (a second _SlotArray) stops numpy's
+            # collapsing of bases there, so every plain view the user makes keeps the owner alive
+            owned = column[1].view(_SlotArray)
+            owned.stoker_owner = owner
+            a = owned[:rows].view(np.ndarray)
             if torch is not None:
-                a = torch.from_numpy(a if f.signed is None else a.view(f.signed))
+                a = torch.from_numpy(a)
                 if f.signed is not None:
                     a = a.view(f.torch_dtype)
+            elif f.signed is not None:
+                a = a.view(f.np_dtype)
             out[f.name] = a
         if names is None:
             return out

@@ -263,3 +263,29 @@ def test_a_sample_without_its_chosen_label_is_a_data_error_naming_it(tmp_path):
     with pytest.raises(ValueError, match="--scale and --ratio are for --transform train"):
         with stoker.Loader("shards", shard, transform="eval", scale=(0.5, 1.0)) as loader:
             next(iter(loader))
+
+
+@pytest.mark.parametrize("as_numpy", [True, False] if torch is not None else [True])
+def test_a_tensor_or_a_view_of_it_kept_without_its_batch_never_changes(data, as_numpy):
+    with stoker.Loader("tokens", data / "tokens.bin", as_numpy=as_numpy, **TOKENS) as loader:
+        kept = []
+        for b in loader:
+            x = b["x"]
+            kept.append((x[1:3], x[:, 0] * 1, stoker.batch_digest({"x": x[1:3]})))  # a view, a copy, its digest
+            del b, x  # the dict and the field are gone: only the view keeps the batch's memory
+        for _ in range(2):
+            for b in loader:  # two more epochs through the ring
+                pass
+        for view, copy, digest in kept:
+            assert stoker.batch_digest({"x": view}) == digest, "a kept view changed"
+        assert loader.stats()["pythonHeldBatches"] >= len(kept) - 1
+
+
+def test_keys_come_with_the_batches_as_strings(data, tmp_path):
+    shards = [str(data / f"shard-{s:06d}.tar") for s in range(3)]
+    with stoker.Loader("shards", *shards, batch_size=8, shuffle=False, keys=True, size=32) as loader:
+        keys = [k for b in loader for k in b["__key__"]]
+    assert keys == [f"s{s}i{i:03d}" for s in range(3) for i in range(20)]
+    with stoker.Loader("shards", *shards, batch_size=8, shuffle=False, keys=True, transform="none") as loader:
+        b = next(iter(loader))
+        assert b["__key__"] == [f"s0i{i:03d}" for i in range(8)] and isinstance(b["bytes"], tuple)

@@ -217,6 +217,10 @@ final class BenchCommand implements Runnable {
                 + "integer field of the .json member (json:FIELD), or none (no label field).")
         String label;
 
+        @Option(names = "--keys", description = "Each batch carries its samples' keys, as the variable-length field __key__ "
+                + "(WebDataset's name).")
+        boolean keys;
+
         @Option(names = "--image-dtype", paramLabel = "float32|uint8",
                 description = "float32: normalized by ImageNet's mean and std (default); uint8: the pixels, "
                         + "for the GPU to normalize (a quarter of the bytes to copy).")
@@ -235,11 +239,11 @@ final class BenchCommand implements Runnable {
         /** The "none" transform's collator; the image options make no sense there. */
         private dev.stoker.Collator<dev.stoker.formats.tar.TarSample> raw() {
             if (imageDtype != null || size != null || scale != null || ratio != null || flip != null || resize != null
-                    || label != null) {
+                    || label != null) { // --keys applies: the samples' keys beside their bytes
                 throw new Main.UsageException("--image-dtype, --size, --scale, --ratio, --flip, --resize and --label are for "
                         + "--transform train or eval, not none");
             }
-            return RAW;
+            return keys ? RAW_KEYED : RAW;
         }
 
         /** The same over a stream of shards (compressed ones have no random access). */
@@ -283,7 +287,9 @@ final class BenchCommand implements Runnable {
                     case "uint8" -> new dev.stoker.formats.image.ImagePipeline.Uint8();
                     default -> throw new Main.UsageException("--image-dtype must be float32 or uint8, got '" + imageDtype + "'");
                 };
-                return dev.stoker.formats.image.ImagePipeline.of(cropping, hflip, output).label(label());
+                dev.stoker.formats.image.ImagePipeline p = dev.stoker.formats.image.ImagePipeline.of(cropping, hflip, output)
+                        .label(label());
+                return keys ? p.keys() : p;
             } catch (IllegalArgumentException e) {
                 throw new Main.UsageException(e.getMessage());
             }
@@ -321,21 +327,31 @@ final class BenchCommand implements Runnable {
         }
 
         /** Every field's bytes back to back (the "none" transform): a variable-length field. */
-        static final dev.stoker.Collator<dev.stoker.formats.tar.TarSample> RAW = new dev.stoker.Collator<>() {
-            final dev.stoker.Schema schema = dev.stoker.Schema.of(dev.stoker.Field.bytes("bytes", 32 * 1024));
+        static final dev.stoker.Collator<dev.stoker.formats.tar.TarSample> RAW = raw(false);
+        /** The same, and the samples' keys. */
+        static final dev.stoker.Collator<dev.stoker.formats.tar.TarSample> RAW_KEYED = raw(true);
 
-            @Override
-            public dev.stoker.Schema schema() {
-                return schema;
-            }
-
-            @Override
-            public void write(dev.stoker.formats.tar.TarSample s, dev.stoker.Row row) {
-                for (java.lang.foreign.MemorySegment f : s.fields().values()) {
-                    row.append(0, f, 0, f.byteSize());
+        private static dev.stoker.Collator<dev.stoker.formats.tar.TarSample> raw(boolean keys) {
+            dev.stoker.Field bytes = dev.stoker.Field.bytes("bytes", 32 * 1024);
+            dev.stoker.Schema schema = keys ? dev.stoker.Schema.of(bytes, dev.stoker.Field.bytes(
+                    dev.stoker.formats.image.ImagePipeline.KEY_FIELD, 64)) : dev.stoker.Schema.of(bytes);
+            return new dev.stoker.Collator<>() {
+                @Override
+                public dev.stoker.Schema schema() {
+                    return schema;
                 }
-            }
-        };
+
+                @Override
+                public void write(dev.stoker.formats.tar.TarSample s, dev.stoker.Row row) {
+                    for (java.lang.foreign.MemorySegment f : s.fields().values()) {
+                        row.append(0, f, 0, f.byteSize());
+                    }
+                    if (keys) {
+                        row.append(1, s.key().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                    }
+                }
+            };
+        }
     }
 
     @Command(name = "shards", description = "WebDataset tar shards (brace patterns, local paths or http(s):// and s3:// URLs); "

@@ -43,12 +43,20 @@ public final class ImagePipeline {
     public static final float[] STD = {0.229f, 0.224f, 0.225f};
 
     /** What the transform hands the collator: the resampled image as uint8 planes R, G, B of size², and the label. */
-    public record Prepared(byte[] chw, long label) implements dev.stoker.Sized {
+    public record Prepared(byte[] chw, long label, String key) implements dev.stoker.Sized {
+        /** A prepared image whose key is not kept. */
+        public Prepared(byte[] chw, long label) {
+            this(chw, label, null);
+        }
+
         @Override
         public long byteSize() {
-            return chw.length + 8L;
+            return chw.length + 8L + (key == null ? 0 : key.length());
         }
     }
+
+    /** The name of the field of sample keys ({@link #keys()}), as WebDataset names it. */
+    public static final String KEY_FIELD = "__key__";
 
     /** Where the pipeline takes its {@code size × size} crop from. */
     public sealed interface Cropping permits RandomResizedCrop, ResizeCenterCrop {
@@ -191,6 +199,7 @@ public final class ImagePipeline {
     private final HorizontalFlip flip;
     private final Output output;
     private final Label label;
+    private final boolean keys;
     private final int size;
     private final float[] mean;
     private final float[] std;
@@ -202,7 +211,8 @@ public final class ImagePipeline {
     private final ThreadLocal<Resampler> resamplers = ThreadLocal.withInitial(Resampler::new);
     private final Schema schema;
 
-    private ImagePipeline(Cropping cropping, HorizontalFlip flip, Output output, Label label) {
+    private ImagePipeline(Cropping cropping, HorizontalFlip flip, Output output, Label label, boolean keys) {
+        this.keys = keys;
         this.cropping = java.util.Objects.requireNonNull(cropping, "cropping");
         this.flip = java.util.Objects.requireNonNull(flip, "flip");
         this.output = java.util.Objects.requireNonNull(output, "output");
@@ -212,7 +222,14 @@ public final class ImagePipeline {
         this.mean = output instanceof Normalize n ? n.mean : null;
         this.std = output instanceof Normalize n ? n.std : null;
         Field image = Field.tensor("image", uint8 ? DType.UINT8 : DType.FLOAT32, 3, size, size);
-        this.schema = label instanceof Label.None ? Schema.of(image) : Schema.of(image, Field.scalar("label", DType.INT64));
+        java.util.List<Field> fields = new java.util.ArrayList<>(java.util.List.of(image));
+        if (!(label instanceof Label.None)) {
+            fields.add(Field.scalar("label", DType.INT64));
+        }
+        if (keys) {
+            fields.add(Field.bytes(KEY_FIELD, 64));
+        }
+        this.schema = Schema.of(fields.toArray(Field[]::new));
         // load libjpeg-turbo and bind its functions now, as building a pipeline should, rather
         // than in the first sample, where one worker does it (60-80 ms) while the others wait
         Jpeg.native_();
@@ -220,12 +237,17 @@ public final class ImagePipeline {
 
     /** Decode, then {@code cropping}, {@code flip} and {@code output}: a pipeline of one's own. */
     public static ImagePipeline of(Cropping cropping, HorizontalFlip flip, Output output) {
-        return new ImagePipeline(cropping, flip, output, Label.CLS);
+        return new ImagePipeline(cropping, flip, output, Label.CLS, false);
     }
 
     /** The same pipeline with labels from {@code label}. */
     public ImagePipeline label(Label label) {
-        return new ImagePipeline(cropping, flip, output, label);
+        return new ImagePipeline(cropping, flip, output, label, keys);
+    }
+
+    /** The same pipeline with each batch carrying its samples' keys, UTF-8, as the variable-length field {@value #KEY_FIELD}. */
+    public ImagePipeline keys() {
+        return new ImagePipeline(cropping, flip, output, label, true);
     }
 
     /** torchvision's ImageNet training transform: RandomResizedCrop(size), RandomHorizontalFlip(), Normalize. */
@@ -240,7 +262,7 @@ public final class ImagePipeline {
 
     /** The same pipeline with {@link Uint8} output: the GPU normalizes ({@code (x / 255 - MEAN) / STD}). */
     public ImagePipeline uint8() {
-        return new ImagePipeline(cropping, flip, new Uint8(), label);
+        return new ImagePipeline(cropping, flip, new Uint8(), label, keys);
     }
 
     public Cropping cropping() {
@@ -283,7 +305,7 @@ public final class ImagePipeline {
             byte[] polled = planes.poll();
             byte[] chw = polled != null ? polled : new byte[3 * size * size];
             resamplers.get().resize(img, crop, size, chw);
-            return new Prepared(chw, label(s));
+            return new Prepared(chw, label(s), keys ? s.key() : null);
         };
     }
 
@@ -362,8 +384,12 @@ public final class ImagePipeline {
                 } else {
                     resamplers.get().normalize(p.chw(), size, mean, std, row.column(0), row.offset(0));
                 }
+                int next = 1;
                 if (!(label instanceof Label.None)) {
-                    row.putLong(1, 0, p.label());
+                    row.putLong(next++, 0, p.label());
+                }
+                if (keys) {
+                    row.append(next, p.key() == null ? new byte[0] : p.key().getBytes(java.nio.charset.StandardCharsets.UTF_8));
                 }
                 planes.offer(p.chw()); // a full pool lets them go to the garbage collector
             }
