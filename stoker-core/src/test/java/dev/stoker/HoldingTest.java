@@ -134,21 +134,9 @@ class HoldingTest {
 
     @Test
     void eachBufferTakesOneBatchArenaOfTheSizeItsColumnsNeed() {
-        AtomicInteger arenas = new AtomicInteger();
-        AtomicLong asked = new AtomicLong();
-        Allocator counting = new Allocator() {
-            @Override
-            public Arena newArena() {
-                return Arena.ofShared();
-            }
-
-            @Override
-            public Arena newBatchArena(long bytes) {
-                arenas.incrementAndGet();
-                asked.set(bytes);
-                return Arena.ofShared();
-            }
-        };
+        CountingAllocator counting = new CountingAllocator();
+        AtomicInteger arenas = counting.arenas;
+        AtomicLong asked = counting.asked;
         Schema schema = Schema.of(Field.tensor("x", DType.INT64, 3), Field.bytes("b", 10), Field.scalar("y", DType.UINT8));
         Dataset<byte[]> d = new Dataset<>() {
             @Override
@@ -180,9 +168,10 @@ class HoldingTest {
         assertEquals(192 + 64 + 128 + 64, Batch.bytesFor(schema, 7));
     }
 
-    /** Counts the batch arenas a loader asks its allocator for. */
+    /** Counts the batch arenas a loader asks its allocator for, and the size of the last. */
     private static final class CountingAllocator implements Allocator {
         final AtomicInteger arenas = new AtomicInteger();
+        final AtomicLong asked = new AtomicLong();
 
         @Override
         public Arena newArena() {
@@ -192,6 +181,7 @@ class HoldingTest {
         @Override
         public Arena newBatchArena(long bytes) {
             arenas.incrementAndGet();
+            asked.set(bytes);
             return Arena.ofShared();
         }
     }
