@@ -64,6 +64,15 @@ class Loader:
     resumed run may call it with the state's epoch: the state is continued). ``len(loader)`` is
     the batches of the next loop.
 
+    Images (``"shards"``, ``"folder"``) are recipes of values, torchvision's transforms:
+    ``transform="train"`` (RandomResizedCrop with ``size=224``, ``scale=(0.08, 1)``,
+    ``ratio=(3/4, 4/3)``, then a flip with probability ``flip=0.5``, then ImageNet's normalize),
+    ``transform="eval"`` (Resize to ``resize=size*8/7``, CenterCrop ``size``, ``flip=0``), or
+    ``transform="none"`` (the members' bytes); ``image_dtype="uint8"`` leaves normalizing to the
+    GPU; ``label=`` takes the label from ``"cls"`` (the default; -1 where a sample has none),
+    another member (``"txt"``), a field of the ``.json`` member (``"json:label"``) or nowhere
+    (``"none"``); ``keys=True`` adds ``__key__``, the samples' keys as strings.
+
     Options of the Python side:
 
     - ``fields``: a tuple of field names: each batch is a tuple of those fields in that order
@@ -88,7 +97,7 @@ class Loader:
     Defaults that differ from a DataLoader's, and why: ``shuffle`` is on (``order="shuffle"``;
     a training loader shuffles, and Stoker's shuffle costs no memory), with ``seed=0`` (every
     rank and every run agree on the order, as DistributedSampler's seed 0 does; give another seed
-    for another order); images get training crops unless ``transform="eval224"``; ``num_workers``
+    for another order); images get training crops unless ``transform="eval"``; ``num_workers``
     is ``"auto"`` (tuned while running; threads in one JVM, not processes). Rank and world size
     default to torch.distributed's when it is initialized, else to the ``RANK`` and
     ``WORLD_SIZE`` environment variables.
