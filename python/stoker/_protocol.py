@@ -1,9 +1,9 @@
 """The bridge's wire and memory contract, and the client's end of the socket.
 
-The table below is ``Protocol.java``'s, name for name; ``ProtocolContractTest`` (in stoker-cli's
+The table below is ``Protocol.java``'s, name for name; ``ProtocolContractTest`` (in stoker-bridge's
 tests) reads both and fails when they differ. Every number is little-endian; a message is a
 frame, ``u32 type, u32 payload bytes``, then its payload. How batches move is NOTE [Bridge flow]
-in ``BridgeSession.java``; who owns a slot when, NOTE [Batches the user owns] there.
+in ``Session.java``; who owns a slot when, NOTE [Batches the user owns] there.
 """
 
 import socket

@@ -1,6 +1,6 @@
 """The shared-memory ring as this process sees it: its layout, and batches the user owns.
 
-NOTE [Batches the user owns] (the server's side is in ``BridgeSession.java``): every array or
+NOTE [Batches the user owns] (the server's side is in ``Session.java``): every array or
 tensor of a batch views its slot of the ring with no copy, and through numpy's chain of bases
 keeps one ``_Owner`` object alive (``torch.from_numpy`` keeps the array it wraps alive, so a
 tensor does too). When the last of them is gone the owner's finalizer puts the slot on the

@@ -102,7 +102,7 @@ final class BenchRunner {
         static final FirstBatch NONE = new FirstBatch(Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN);
     }
 
-    /** Where a configured loader goes instead of being measured: a session of {@code stoker serve}. */
+    /** Where a configured loader goes instead of being measured: {@code stoker serve} serves it (ServeCommand.open). */
     interface Bridge {
         int serve(BenchRunner runner, Supplier<Loader.Builder> base) throws IOException;
     }

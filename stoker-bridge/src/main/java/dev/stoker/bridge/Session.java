@@ -1,4 +1,4 @@
-package dev.stoker.cli;
+package dev.stoker.bridge;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
@@ -24,13 +24,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.function.Supplier;
-import picocli.CommandLine;
 
 /**
- * One client of {@code stoker serve}: its loader, its ring and its socket (ARCHITECTURE.md, "The
- * Python bridge"). Messages are an 8-byte header (u32 type, u32 payload bytes, little-endian) and
- * a payload.
+ * One client of a {@link BridgeServer}: its loader, its ring and its socket (ARCHITECTURE.md, "The
+ * Python bridge"). Messages are framed as {@link Protocol} says.
  *
  * <p>NOTE [Bridge flow]: the session runs up to {@code ahead} notices ahead of what the client
  * has taken. For each batch it writes the slot's header and sends READY. The client reports what
@@ -52,7 +49,7 @@ import picocli.CommandLine;
  * until they are freed. When the user holds so much that the ring is at its bound, the session
  * stops producing and waits for frees; the client says so.
  */
-final class BridgeSession implements BenchRunner.Bridge {
+final class Session {
     static final int OPEN = Protocol.OPEN;
     static final int MAPPED = Protocol.MAPPED;
     static final int PASS = Protocol.PASS;
@@ -92,8 +89,8 @@ final class BridgeSession implements BenchRunner.Bridge {
     private String initialState;
 
     // the serving state (the session thread alone)
-    private BenchRunner runner;
-    private Supplier<Loader.Builder> base;
+    private final Opener opener;
+    private Recipe recipe;
     private ShmRing ring;
     private Loader loader;
     private Iterator<Batch> pass;
@@ -113,7 +110,8 @@ final class BridgeSession implements BenchRunner.Bridge {
     private long publishNanos;
     private long spilledBytes;
 
-    BridgeSession(SocketChannel channel, Path shmDir, String ringName) {
+    Session(SocketChannel channel, Path shmDir, String ringName, Opener opener) {
+        this.opener = opener;
         this.channel = channel;
         this.shmDir = shmDir;
         this.ringName = ringName;
@@ -150,28 +148,12 @@ final class BridgeSession implements BenchRunner.Bridge {
             sendError("usage", "ring_bytes must be positive (0: half of the free shared memory), got " + ringBytes, null, -1, true);
             return;
         }
-        String[] argv = args.toArray(String[]::new);
-        CommandLine cl = Main.commands(new BenchCommand(), argv);
-        CommandLine.ParseResult parsed;
         try {
-            parsed = cl.parseArgs(argv);
-        } catch (CommandLine.ParameterException e) {
-            sendError("usage", e.getMessage(), null, -1, true);
-            return;
-        }
-        CommandLine.ParseResult sub = parsed.subcommand();
-        if (sub == null || !(sub.commandSpec().userObject() instanceof java.util.concurrent.Callable<?> source)) {
-            sendError("usage", "a source is needed (for example: tokens PATH)", null, -1, true);
-            return;
-        }
-        BenchOptions options = (BenchOptions) sub.commandSpec().mixins().get("options").userObject();
-        options.bridge = this;
-        try {
-            source.call();
-        } catch (Main.UsageException | IllegalArgumentException e) {
-            sendError("usage", e.getMessage(), null, -1, true);
+            opener.open(args, this::serve);
         } catch (LoaderException e) {
             sendError("data", e.getMessage(), e.source(), e.index(), true);
+        } catch (IllegalArgumentException e) {
+            sendError("usage", e.getMessage(), null, -1, true);
         } catch (ShmRing.NoRoomException e) {
             sendError("resource", e.getMessage(), null, -1, true);
         } catch (ClientGone e) {
@@ -179,11 +161,17 @@ final class BridgeSession implements BenchRunner.Bridge {
         } catch (ProtocolException e) {
             sendError("protocol", e.getMessage(), null, -1, true);
             throw e;
-        } catch (IOException | Main.BadDataException e) {
-            sendError("data", Main.message(e), null, -1, true);
+        } catch (IOException e) {
+            sendError("data", message(e), null, -1, true);
         } catch (Exception e) {
-            sendError("internal", Main.message(e), null, -1, true);
+            sendError("internal", message(e), null, -1, true);
         }
+    }
+
+    /** An exception's message for the client: its own, or its kind when it has none. */
+    static String message(Throwable t) {
+        String m = t.getMessage();
+        return m != null ? m : t.getClass().getSimpleName();
     }
 
     /** The client broke the protocol: the session ends, and says why. */
@@ -200,17 +188,15 @@ final class BridgeSession implements BenchRunner.Bridge {
         }
     }
 
-    /** Called by the source's command with its loader: the serving loop (BenchRunner.Bridge). */
-    @Override
-    public int serve(BenchRunner runner, Supplier<Loader.Builder> base) throws IOException {
-        this.runner = runner;
-        this.base = base;
-        Loader.Builder first = runner.configure(base.get());
+    /** Serves the client's source: the serving loop, called by the opener. */
+    private void serve(Recipe recipe) throws IOException {
+        this.recipe = recipe;
+        Loader.Builder first = recipe.builder();
         int others = first.buffers() - 1; // the loader's buffers besides the batches the client holds
         if (ahead == 0) {
-            ahead = defaultAhead(Batch.bytesFor(first.schema(), runner.batch()));
+            ahead = defaultAhead(Batch.bytesFor(first.schema(), recipe.batch()));
         }
-        this.ring = ShmRing.create(shmDir, ringName, first.schema(), runner.batch(), others + ahead,
+        this.ring = ShmRing.create(shmDir, ringName, first.schema(), recipe.batch(), others + ahead,
                 ringBytes > 0 ? ringBytes : ShmRing.defaultBound(shmDir));
         this.initialSlots = ring.made();
         try {
@@ -222,7 +208,7 @@ final class BridgeSession implements BenchRunner.Bridge {
             if (initialState != null) {
                 b.resume(LoaderState.fromJson(initialState));
             } else {
-                b.epoch(runner.epoch());
+                b.epoch(recipe.epoch());
             }
             loader = b.build();
             remember();
@@ -234,7 +220,6 @@ final class BridgeSession implements BenchRunner.Bridge {
             consume();
             ring.unlink(); // both sides have it mapped: nothing is left behind, however either ends
             loop();
-            return 0;
         } finally {
             if (loader != null) {
                 loader.close();
@@ -257,7 +242,7 @@ final class BridgeSession implements BenchRunner.Bridge {
      * when that is none, waits for the client to free some (NOTE [Batches the user owns]).
      */
     private Loader.Builder builder() throws IOException {
-        Loader.Builder b = runner.configure(base.get());
+        Loader.Builder b = recipe.builder();
         int others = b.buffers() - 1;
         int room;
         while ((room = ring.slots() - others - ring.orphans()) < 1) {
@@ -318,7 +303,7 @@ final class BridgeSession implements BenchRunner.Bridge {
             return;
         } catch (RuntimeException e) {
             pass = null;
-            sendError("internal", Main.message(e), null, -1, false);
+            sendError("internal", message(e), null, -1, false);
             return;
         }
         boolean timed = (counter & 15) == 0; // NOTE [Bridge flow]: one batch in 16 is timed, in CPU time
@@ -465,7 +450,7 @@ final class BridgeSession implements BenchRunner.Bridge {
         if (state != null) {
             b.resume(state);
         } else {
-            b.epoch(epoch >= 0 ? epoch : runner.epoch());
+            b.epoch(epoch >= 0 ? epoch : recipe.epoch());
         }
         loader = b.build();
         remember();
@@ -540,7 +525,7 @@ final class BridgeSession implements BenchRunner.Bridge {
         } catch (ClientGone e) {
             throw e;
         } catch (IOException e) {
-            throw new ClientGone(Main.message(e)); // reset or broken: the client is gone
+            throw new ClientGone(message(e)); // reset or broken: the client is gone
         } finally {
             in.flip();
         }
@@ -584,7 +569,7 @@ final class BridgeSession implements BenchRunner.Bridge {
                 }
             }
         } catch (IOException e) {
-            throw new ClientGone(Main.message(e));
+            throw new ClientGone(message(e));
         }
     }
 
@@ -695,7 +680,7 @@ final class BridgeSession implements BenchRunner.Bridge {
                 g.writeEndObject();
             }
             g.writeEndArray();
-            g.writeNumberField("tokensPerSample", runner.tokensPerSample());
+            g.writeNumberField("tokensPerSample", recipe.tokensPerSample());
             startedFields(g);
         });
     }
@@ -708,7 +693,7 @@ final class BridgeSession implements BenchRunner.Bridge {
         g.writeNumberField("counter", counter);
         g.writeNumberField("epoch", loader.epoch());
         g.writeNumberField("batches", loader.batches());
-        g.writeNumberField("batch", runner.batch());
+        g.writeNumberField("batch", recipe.batch());
         g.writeNumberField("workers", loader.workers());
         g.writeNumberField("prefetch", loader.prefetch());
         g.writeNumberField("holds", holds);

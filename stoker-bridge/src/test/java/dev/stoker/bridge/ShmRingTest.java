@@ -1,4 +1,4 @@
-package dev.stoker.cli;
+package dev.stoker.bridge;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -86,7 +86,7 @@ class ShmRingTest {
         Path stale = Files.createFile(dir.resolve(ShmRing.PREFIX + dead + "-1-abc"));
         Path live = Files.createFile(dir.resolve(ShmRing.PREFIX + ProcessHandle.current().pid() + "-1-abc"));
         Path other = Files.createFile(dir.resolve("unrelated"));
-        ServeCommand.sweepStaleRings(dir);
+        BridgeServer.sweepStaleRings(dir);
         assertFalse(Files.exists(stale));
         assertTrue(Files.exists(live) && Files.exists(other));
     }
@@ -103,9 +103,9 @@ class ShmRingTest {
 
     @Test
     void noticesAheadDefaultToWhatFits64MiBBetweenTwoAndEight() {
-        assertEquals(8, BridgeSession.defaultAhead(512 << 10));
-        assertEquals(2, BridgeSession.defaultAhead(64L * 3 * 224 * 224 * 4));
-        assertEquals(4, BridgeSession.defaultAhead(16 << 20));
+        assertEquals(8, Session.defaultAhead(512 << 10));
+        assertEquals(2, Session.defaultAhead(64L * 3 * 224 * 224 * 4));
+        assertEquals(4, Session.defaultAhead(16 << 20));
     }
 
     @Test

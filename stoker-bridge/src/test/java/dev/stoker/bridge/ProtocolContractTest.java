@@ -1,4 +1,4 @@
-package dev.stoker.cli;
+package dev.stoker.bridge;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;

@@ -1,4 +1,4 @@
-package dev.stoker.cli;
+package dev.stoker.bridge;
 
 import dev.stoker.Allocator;
 import dev.stoker.Batch;

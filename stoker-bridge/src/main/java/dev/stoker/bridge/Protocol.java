@@ -1,4 +1,4 @@
-package dev.stoker.cli;
+package dev.stoker.bridge;
 
 import java.util.LinkedHashMap;
 import java.util.Map;

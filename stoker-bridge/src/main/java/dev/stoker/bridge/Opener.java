@@ -1,0 +1,23 @@
+package dev.stoker.bridge;
+
+import java.io.IOException;
+import java.util.List;
+
+/**
+ * Resolves a client's source, as its OPEN message names it, and serves it: the host of a
+ * {@link BridgeServer} says what sources there are (the CLI: {@code stoker bench}'s).
+ *
+ * <p>A bad request (an unknown source or option, a bad value) is an {@link IllegalArgumentException};
+ * data that cannot be read, an {@link IOException}; both reach the client with their messages.
+ */
+@FunctionalInterface
+public interface Opener {
+    /** Opens the source {@code args} describe and calls {@code serve} with its recipe; returns when serving has ended. */
+    void open(List<String> args, Serve serve) throws Exception;
+
+    /** The session's side: serves a recipe until the client is done. */
+    @FunctionalInterface
+    interface Serve {
+        void serve(Recipe recipe) throws IOException;
+    }
+}
