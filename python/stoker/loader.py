@@ -382,7 +382,8 @@ class Loader:
 
     def __len__(self):
         self._session()
-        n = self._info["batches"]
+        fresh = self._epoch_request >= 0 or (self._info.get("midEpoch") and not self._state_loaded)
+        n = self._info["epochBatches"] if fresh else self._info["batches"]
         if n < 0:
             raise TypeError("a streaming source does not know its length in batches before it is read")
         return n

@@ -143,6 +143,7 @@ def test_a_loop_left_early_is_followed_by_the_next_epoch_as_with_a_dataloader(da
         time.sleep(0.3)                  # as far ahead as it may: the next loop must still get batches
         state = loader.state_dict()
         assert got == whole[:5]
+        assert len(loader) == len(second_epoch), "the next loop is a whole epoch"
         try:
             assert digests(loader) == second_epoch, "a new loop starts the next epoch"
         except stoker.LoaderTimeout:

@@ -379,6 +379,14 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         return position instanceof LoaderState.Indexed i ? Run.batchesFor(options, i) : -1;
     }
 
+    /**
+     * Batches a whole epoch delivers (to this rank), from its start; -1 for a streaming dataset.
+     * {@link #batches()} is what is left of the current one.
+     */
+    public long batchesPerEpoch() {
+        return source != null ? Run.batchesFor(options, LoaderState.Indexed.START) : -1;
+    }
+
     /** Measurements since this loader was built. */
     public LoaderStats stats() {
         Pass r;

@@ -693,6 +693,7 @@ final class Session {
         g.writeNumberField("counter", counter);
         g.writeNumberField("epoch", loader.epoch());
         g.writeNumberField("batches", loader.batches());
+        g.writeNumberField("epochBatches", loader.batchesPerEpoch());
         g.writeNumberField("batch", recipe.batch());
         g.writeNumberField("workers", loader.workers());
         g.writeNumberField("prefetch", loader.prefetch());
