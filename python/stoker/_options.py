@@ -52,7 +52,8 @@ _TRANSFORM = {"transform": _Opt(_STR, choices=("train", "eval", "none", "train22
               "flip": _Opt(_FLOAT, 0),
               "resize": _Opt(_INT, 1),
               "label": _Opt(_STR),
-              "keys": _Opt(_FLAG)}
+              "keys": _Opt(_FLAG),
+              "members": _Opt(_LIST)}
 # sources that read remote files (URLs) through the cache
 _CACHE = {"cache_dir": _Opt(_STR), "cache_size": _Opt(_INT, 1)}
 

@@ -68,7 +68,8 @@ class Loader:
     ``transform="train"`` (RandomResizedCrop with ``size=224``, ``scale=(0.08, 1)``,
     ``ratio=(3/4, 4/3)``, then a flip with probability ``flip=0.5``, then ImageNet's normalize),
     ``transform="eval"`` (Resize to ``resize=size*8/7``, CenterCrop ``size``, ``flip=0``), or
-    ``transform="none"`` (the members' bytes); ``image_dtype="uint8"`` leaves normalizing to the
+    ``transform="none"`` (each member its own field of bytes: ``members=`` chooses which, by default
+    the first sample's, and a sample that differs is an error); ``image_dtype="uint8"`` leaves normalizing to the
     GPU; ``label=`` takes the label from ``"cls"`` (the default; -1 where a sample has none),
     another member (``"txt"``), a field of the ``.json`` member (``"json:label"``) or nowhere
     (``"none"``); ``keys=True`` adds ``__key__``, the samples' keys as strings.

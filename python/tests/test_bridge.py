@@ -94,16 +94,33 @@ def test_parquet_shuffled_by_row_group_has_the_bench_digests_and_every_row_once(
 
 
 def test_a_variable_length_field_is_offsets_and_bytes_even_when_it_outgrows_its_slot(data, tmp_path):
-    shards = [str(data / f"shard-{s:06d}.tar") for s in range(3)] + [str(data / "big-000000.tar")]
+    shards = [str(data / "big-000000.tar")]
     expected = bench_digests(tmp_path, "shards", *shards, "--transform", "none", "--batch", "2", "--order", "sequential")
     with stoker.Loader("shards", *shards, transform="none", batch=2, shuffle=False) as loader:
         got = []
         for b in loader:
-            offsets, raw = b["bytes"]
+            assert set(b) == {"bin"}, "each member a field of its own"
+            offsets, raw = b["bin"]
             assert len(offsets) == 3 and int(offsets[0]) == 0 and int(offsets[-1]) == len(raw)
             got.append(stoker.batch_digest(b))
         assert got == expected
         assert loader.stats()["spilledBytes"] > 0, "the large rows outgrew the slot and came over the socket"
+
+
+def test_without_a_transform_each_member_is_a_field_and_samples_must_agree(data):
+    shards = [str(data / f"shard-{s:06d}.tar") for s in range(3)]
+    with stoker.Loader("shards", *shards, transform="none", batch=4, shuffle=False) as loader:
+        b = next(iter(loader))
+        assert set(b) == {"cls", "jpg"}
+        offsets, raw = b["cls"]
+        assert [bytes(raw[int(offsets[i]):int(offsets[i + 1])].numpy() if hasattr(raw, "numpy") else
+                      raw[int(offsets[i]):int(offsets[i + 1])]) for i in range(4)] == [b"0", b"1", b"2", b"3"]
+    with stoker.Loader("shards", *shards, transform="none", members=["cls"], batch=4, shuffle=False) as loader:
+        assert set(next(iter(loader))) == {"cls"}, "the members chosen, others left"
+    mixed = shards[:1] + [str(data / "big-000000.tar")]
+    with stoker.Loader("shards", *mixed, transform="none", batch=4, shuffle=False, workers=1) as loader:
+        with pytest.raises(stoker.DataError, match=r"big000' has members \[bin\], not \[cls, jpg\].*--members"):
+            list(loader)
 
 
 def test_every_sample_exactly_once_across_ranks(data):

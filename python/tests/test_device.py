@@ -103,7 +103,7 @@ def test_variable_length_fields_are_moved_too(data):
     shards = [str(data / f"shard-{s:06d}.tar") for s in range(3)]
     with stoker.Loader("shards", *shards, transform="none", batch=4, shuffle=False, ahead=2) as loader:
         out, _ = device_pass(loader, 2)
-    assert out and all(isinstance(b["bytes"], tuple) and len(b["bytes"]) == 2 for b in out)
+    assert out and all(isinstance(b["jpg"], tuple) and len(b["jpg"]) == 2 for b in out)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")

@@ -288,4 +288,4 @@ def test_keys_come_with_the_batches_as_strings(data, tmp_path):
     assert keys == [f"s{s}i{i:03d}" for s in range(3) for i in range(20)]
     with stoker.Loader("shards", *shards, batch_size=8, shuffle=False, keys=True, transform="none") as loader:
         b = next(iter(loader))
-        assert b["__key__"] == [f"s0i{i:03d}" for i in range(8)] and isinstance(b["bytes"], tuple)
+        assert b["__key__"] == [f"s0i{i:03d}" for i in range(8)] and isinstance(b["jpg"], tuple)

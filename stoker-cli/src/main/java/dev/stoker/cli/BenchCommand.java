@@ -221,6 +221,11 @@ final class BenchCommand implements Runnable {
                 + "(WebDataset's name).")
         boolean keys;
 
+        @Option(names = "--members", paramLabel = "NAME,...", split = ",", description = "none: the members each sample "
+                + "gives, each a field of its own (default: those of the first sample; a sample without one of them, or, by "
+                + "default, with others, is bad data).")
+        java.util.List<String> members;
+
         @Option(names = "--image-dtype", paramLabel = "float32|uint8",
                 description = "float32: normalized by ImageNet's mean and std (default); uint8: the pixels, "
                         + "for the GPU to normalize (a quarter of the bytes to copy).")
@@ -230,20 +235,34 @@ final class BenchCommand implements Runnable {
                 String source) throws Exception {
             BenchRunner runner = new BenchRunner(options, out, source, 0);
             if (transform.equals("none")) {
-                return runner.run(() -> dev.stoker.Loader.builder(data, raw()));
+                var raw = raw(() -> data.size() > 0 ? data.get(0) : null);
+                return runner.run(() -> dev.stoker.Loader.builder(data, raw));
             }
             dev.stoker.formats.image.ImagePipeline p = pipeline();
             return runner.run(() -> dev.stoker.Loader.builder(data, p.transform(), p.collator()));
         }
 
-        /** The "none" transform's collator; the image options make no sense there. */
-        private dev.stoker.Collator<dev.stoker.formats.tar.TarSample> raw() {
+        /** A sample, for the member names of the "none" transform when none are given. */
+        @FunctionalInterface
+        private interface FirstSample {
+            dev.stoker.formats.tar.TarSample get() throws java.io.IOException;
+        }
+
+        /** The "none" transform's collator: each member a field of its own; the image options make no sense there. */
+        private dev.stoker.Collator<dev.stoker.formats.tar.TarSample> raw(FirstSample first) throws java.io.IOException {
             if (imageDtype != null || size != null || scale != null || ratio != null || flip != null || resize != null
-                    || label != null) { // --keys applies: the samples' keys beside their bytes
+                    || label != null) { // --keys applies: the samples' keys beside their members
                 throw new Main.UsageException("--image-dtype, --size, --scale, --ratio, --flip, --resize and --label are for "
                         + "--transform train or eval, not none");
             }
-            return keys ? RAW_KEYED : RAW;
+            if (members != null) {
+                return new Members(members, true, keys);
+            }
+            dev.stoker.formats.tar.TarSample s = first.get();
+            if (s == null) {
+                throw new Main.UsageException("--transform none over no samples: give --members to say what a sample holds");
+            }
+            return new Members(new java.util.ArrayList<>(s.fields().keySet()), false, keys);
         }
 
         /** The same over a stream of shards (compressed ones have no random access). */
@@ -251,7 +270,19 @@ final class BenchCommand implements Runnable {
                 String source) throws Exception {
             BenchRunner runner = new BenchRunner(options, out, source, 0);
             if (transform.equals("none")) {
-                return runner.run(() -> dev.stoker.Loader.builder(data, raw()));
+                var raw = raw(() -> {
+                    if (data.shards() == 0) {
+                        return null;
+                    }
+                    try (var reader = data.open(0)) {
+                        return reader.next();
+                    } catch (java.io.IOException e) {
+                        throw e;
+                    } catch (Exception e) {
+                        throw new java.io.IOException(data.shardName(0) + ": " + Main.message(e), e);
+                    }
+                });
+                return runner.run(() -> dev.stoker.Loader.builder(data, raw));
             }
             dev.stoker.formats.image.ImagePipeline p = pipeline();
             return runner.run(() -> dev.stoker.Loader.builder(data, p.transform(), p.collator()));
@@ -326,31 +357,62 @@ final class BenchCommand implements Runnable {
             throw new Main.UsageException(option + " takes MIN,MAX (two numbers), got '" + value + "'");
         }
 
-        /** Every field's bytes back to back (the "none" transform): a variable-length field. */
-        static final dev.stoker.Collator<dev.stoker.formats.tar.TarSample> RAW = raw(false);
-        /** The same, and the samples' keys. */
-        static final dev.stoker.Collator<dev.stoker.formats.tar.TarSample> RAW_KEYED = raw(true);
+        /**
+         * The "none" transform's collator: each of {@code names} (sorted) a variable-length field of
+         * the member's bytes, and with {@code keys} the sample's key. A sample without one of them
+         * is bad data; so is one with others, unless the names were chosen ({@code only}).
+         */
+        static final class Members implements dev.stoker.Collator<dev.stoker.formats.tar.TarSample> {
+            private final String[] names;
+            private final boolean chosen;
+            private final boolean keys;
+            private final dev.stoker.Schema schema;
 
-        private static dev.stoker.Collator<dev.stoker.formats.tar.TarSample> raw(boolean keys) {
-            dev.stoker.Field bytes = dev.stoker.Field.bytes("bytes", 32 * 1024);
-            dev.stoker.Schema schema = keys ? dev.stoker.Schema.of(bytes, dev.stoker.Field.bytes(
-                    dev.stoker.formats.image.ImagePipeline.KEY_FIELD, 64)) : dev.stoker.Schema.of(bytes);
-            return new dev.stoker.Collator<>() {
-                @Override
-                public dev.stoker.Schema schema() {
-                    return schema;
+            Members(java.util.List<String> names, boolean chosen, boolean keys) {
+                this.names = new java.util.TreeSet<>(names).toArray(String[]::new);
+                this.chosen = chosen;
+                this.keys = keys;
+                java.util.List<dev.stoker.Field> fields = new java.util.ArrayList<>();
+                for (String n : this.names) {
+                    if (n.isEmpty() || n.equals(dev.stoker.formats.image.ImagePipeline.KEY_FIELD)) {
+                        throw new Main.UsageException("--members: '" + n + "' is not a member name");
+                    }
+                    fields.add(dev.stoker.Field.bytes(n, 32 * 1024));
                 }
+                if (keys) {
+                    fields.add(dev.stoker.Field.bytes(dev.stoker.formats.image.ImagePipeline.KEY_FIELD, 64));
+                }
+                this.schema = dev.stoker.Schema.of(fields.toArray(dev.stoker.Field[]::new));
+            }
 
-                @Override
-                public void write(dev.stoker.formats.tar.TarSample s, dev.stoker.Row row) {
-                    for (java.lang.foreign.MemorySegment f : s.fields().values()) {
-                        row.append(0, f, 0, f.byteSize());
-                    }
-                    if (keys) {
-                        row.append(1, s.key().getBytes(java.nio.charset.StandardCharsets.UTF_8));
-                    }
+            @Override
+            public dev.stoker.Schema schema() {
+                return schema;
+            }
+
+            @Override
+            public void write(dev.stoker.formats.tar.TarSample s, dev.stoker.Row row) throws dev.stoker.CorruptRecordException {
+                java.util.Map<String, java.lang.foreign.MemorySegment> fields = s.fields();
+                if (!chosen && fields.size() != names.length) {
+                    throw differs(s);
                 }
-            };
+                for (int i = 0; i < names.length; i++) {
+                    java.lang.foreign.MemorySegment f = fields.get(names[i]);
+                    if (f == null) {
+                        throw differs(s);
+                    }
+                    row.append(i, f, 0, f.byteSize());
+                }
+                if (keys) {
+                    row.append(names.length, s.key().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                }
+            }
+
+            private dev.stoker.CorruptRecordException differs(dev.stoker.formats.tar.TarSample s) {
+                return new dev.stoker.CorruptRecordException(s.url(), -1, "sample '" + s.key() + "' has members "
+                        + new java.util.TreeSet<>(s.fields().keySet()) + ", not " + java.util.Arrays.toString(names)
+                        + (chosen ? "" : " as the first sample (--members chooses which to take)"));
+            }
         }
     }
 
