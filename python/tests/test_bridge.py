@@ -417,3 +417,46 @@ def test_a_request_is_answered_while_the_server_runs_ahead():
         t0 = time.monotonic()
         loader.state_dict()
         assert time.monotonic() - t0 < 0.6, "answered after the batch in progress, not after the whole run-ahead"
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root, to connect as another user")
+def test_a_server_serves_its_own_user_only(data):
+    import pwd
+    import stat
+    import tempfile
+    from stoker._process import server_command
+    other = pwd.getpwnam("nobody").pw_uid
+    d = tempfile.mkdtemp(prefix="stoker-peer-")
+    os.chmod(d, 0o755)
+    sock = os.path.join(d, "serve.sock")
+    server = subprocess.Popen(server_command() + ["serve", "--socket", sock, "--stay"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout.readline().startswith("stoker serve: listening on")
+        assert stat.S_IMODE(os.stat(sock).st_mode) == 0o600, "the socket is its user's alone, whatever the umask"
+        os.chmod(sock, 0o666)  # as if the umask had let others in: the server still checks who connects
+        client = textwrap.dedent(f"""
+            import json, socket, struct
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect({sock!r})
+            body = json.dumps({{"args": ["tokens", {str(data / "tokens.bin")!r}], "ahead": 0, "ringBytes": 0,
+                                "state": None}}).encode()
+            s.sendall(struct.pack("<II", 1, len(body)) + body)
+            head = s.recv(8, socket.MSG_WAITALL)
+            kind, n = struct.unpack("<II", head)
+            print(kind, s.recv(n, socket.MSG_WAITALL).decode())
+        """)
+        r = subprocess.run([sys.executable, "-c", client], capture_output=True, text=True, timeout=60,
+                           preexec_fn=lambda: os.setuid(other))
+        assert r.returncode == 0, r.stderr
+        kind, message = r.stdout.split(" ", 1)
+        assert int(kind) == 104 and "serves user root only, not nobody" in message, r.stdout
+        # its own user is served as before
+        with stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=8, server=sock) as loader:
+            assert len(list(loader)) > 0
+    finally:
+        server.kill()
+        err = server.communicate()[1]
+        import shutil
+        shutil.rmtree(d, ignore_errors=True)
+    assert "refused a client of user nobody" in err

@@ -3,6 +3,7 @@ module dev.stoker.bridge {
     requires transitive dev.stoker.core;
     requires com.fasterxml.jackson.core;
     requires java.management;
+    requires jdk.net;
 
     exports dev.stoker.bridge;
 }

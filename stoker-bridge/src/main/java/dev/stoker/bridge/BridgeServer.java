@@ -9,6 +9,8 @@ import java.nio.channels.SocketChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
 import java.util.HexFormat;
 import java.util.Objects;
 import java.util.Set;
@@ -82,6 +84,11 @@ public final class BridgeServer {
         }
         ServerSocketChannel ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         ch.bind(UnixDomainSocketAddress.of(sock));
+        // NOTE [Who may connect]: the socket is its user's alone (whatever the umask), and each
+        // client's credentials are checked against the socket's owner, the server's own user: a
+        // client asks the server to open files and make folders, with the server's rights
+        Files.setPosixFilePermissions(sock, PosixFilePermissions.fromString("rw-------"));
+        UserPrincipal self = Files.getOwner(sock);
         server = ch;
         Thread cleanup = new Thread(() -> removeSocket(sock), "stoker-serve-cleanup");
         Runtime.getRuntime().addShutdownHook(cleanup);
@@ -109,7 +116,7 @@ public final class BridgeServer {
                     active++;
                 }
                 String ring = prefix + n + "-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
-                Session s = new Session(client, dir, ring, opener);
+                Session s = new Session(client, dir, ring, opener, self);
                 clients.add(s);
                 Thread t = new Thread(() -> session(client, s, n), "stoker-session-" + n);
                 threads.add(t);

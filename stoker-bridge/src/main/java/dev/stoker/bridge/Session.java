@@ -21,9 +21,11 @@ import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.nio.file.attribute.UserPrincipal;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import jdk.net.ExtendedSocketOptions;
 
 /**
  * One client of a {@link BridgeServer}: its loader, its ring and its socket (ARCHITECTURE.md, "The
@@ -90,6 +92,8 @@ final class Session {
 
     // the serving state (the session thread alone)
     private final Opener opener;
+    /** The user this server serves (NOTE [Who may connect] in BridgeServer). */
+    private final UserPrincipal serves;
     private Recipe recipe;
     private ShmRing ring;
     private Loader loader;
@@ -110,8 +114,9 @@ final class Session {
     private long publishNanos;
     private long spilledBytes;
 
-    Session(SocketChannel channel, Path shmDir, String ringName, Opener opener) {
+    Session(SocketChannel channel, Path shmDir, String ringName, Opener opener, UserPrincipal serves) {
         this.opener = opener;
+        this.serves = serves;
         this.channel = channel;
         this.shmDir = shmDir;
         this.ringName = ringName;
@@ -134,6 +139,14 @@ final class Session {
     /** Serves the client until it says goodbye or goes away; errors it should know of are sent to it. */
     void run() throws IOException {
         channel.configureBlocking(false);
+        UserPrincipal peer = channel.getOption(ExtendedSocketOptions.SO_PEERCRED).user();
+        if (!peer.equals(serves)) {
+            System.err.println("stoker serve: refused a client of user " + peer.getName() + " (this server serves "
+                    + serves.getName() + " only)");
+            sendError("permission", "this stoker server serves user " + serves.getName() + " only, not " + peer.getName()
+                    + ": start a server of your own (stoker.Loader does when no server= is given)", null, -1, true);
+            return;
+        }
         int type = nextMessage();
         if (type != OPEN) {
             throw new ProtocolException("the client's first message was " + type + ", not OPEN");
