@@ -19,8 +19,8 @@ final class BenchOptions {
     @Option(names = "--seed", defaultValue = "0", description = "Seed of the order (default ${DEFAULT-VALUE}).")
     long seed;
 
-    @Option(names = "--epoch", defaultValue = "0", description = "Epoch (default ${DEFAULT-VALUE}).")
-    long epoch;
+    @Option(names = "--epoch", description = "Epoch (default 0; not with --resume, whose state holds it).")
+    Long epoch;
 
     @Option(names = "--rank", defaultValue = "0", description = "This process's rank (default ${DEFAULT-VALUE}).")
     int rank;

@@ -117,6 +117,9 @@ final class BenchRunner {
         if (sweep && (o.digests != null || o.ids != null || o.stopAfter != null || o.saveState != null || o.resume != null)) {
             throw new Main.UsageException("--digests, --ids, --stop-after, --save-state and --resume take one configuration, not a sweep");
         }
+        if (o.resume != null && o.epoch != null) {
+            throw new Main.UsageException("--epoch does not go with --resume: the state holds the epoch it resumes");
+        }
         if (o.epochs < 1) {
             throw new Main.UsageException("--epochs must be >= 1, got " + o.epochs);
         }
@@ -276,7 +279,7 @@ final class BenchRunner {
 
     /** The first epoch ({@code --epoch}). */
     long epoch() {
-        return checked("--epoch", o.epoch, 0);
+        return o.epoch == null ? 0 : checked("--epoch", o.epoch, 0);
     }
 
     /** Samples per batch. */
@@ -299,7 +302,7 @@ final class BenchRunner {
         if (resume != null) {
             b.resume(resume);
         } else {
-            b.seed(o.seed).epoch(checked("--epoch", o.epoch, 0));
+            b.seed(o.seed).epoch(epoch());
         }
         Loader loader;
         try {
@@ -499,7 +502,7 @@ final class BenchRunner {
             g.writeNumberField("wait", s.waitNanos() / 1e9);
             g.writeEndObject();
             g.writeNumberField("seed", o.seed);
-            g.writeNumberField("epoch", o.epoch);
+            g.writeNumberField("epoch", epoch());
             g.writeNumberField("rank", o.rank);
             g.writeNumberField("worldSize", o.worldSize);
             g.writeEndObject();

@@ -207,6 +207,16 @@ class MainTest {
     }
 
     @Test
+    void anEpochWithAResumeIsBadUsageNotIgnored() throws IOException {
+        Path state = tmp.resolve("s.json");
+        String[] common = {"bench", "synthetic", "--samples", "300", "--batch", "10", "--workers", "1"};
+        assertEquals(0, stoker(concat(common, "--stop-after", "5", "--save-state", state.toString())).code);
+        Outcome o = stoker(concat(common, "--resume", state.toString(), "--epoch", "3"));
+        assertEquals(2, o.code, o.err);
+        assertTrue(o.err.contains("--epoch does not go with --resume"), o.err);
+    }
+
+    @Test
     void stepsCountTheBatchesDeliveredBeforeAResume() throws IOException {
         Path state = tmp.resolve("s.json");
         Path rest = tmp.resolve("rest.txt");
