@@ -61,7 +61,7 @@ public final class Main implements Runnable {
         cl.setErr(err);
         cl.setExitCodeExceptionMapper(Main::exitCode);
         cl.setParameterExceptionHandler((ex, a) -> {
-            err.println("stoker: " + ex.getMessage());
+            err.println("stoker: " + dev.stoker.storage.Storage.redact(ex.getMessage()));
             CommandLine c = ex.getCommandLine();
             err.println("usage: " + c.getCommandSpec().qualifiedName() + " --help");
             return 2;
@@ -70,11 +70,11 @@ public final class Main implements Runnable {
             boolean debug = parsed.matchedOption("--debug") != null || hasDebug(parsed);
             Throwable t = unwrap(ex);
             if (t instanceof UsageException) {
-                err.println("stoker: " + t.getMessage());
+                err.println("stoker: " + dev.stoker.storage.Storage.redact(t.getMessage()));
                 err.println("usage: " + c.getCommandSpec().qualifiedName() + " --help");
                 return 2;
             }
-            err.println("stoker: " + message(t));
+            err.println("stoker: " + dev.stoker.storage.Storage.redact(message(t)));
             if (debug) {
                 t.printStackTrace(err);
             }

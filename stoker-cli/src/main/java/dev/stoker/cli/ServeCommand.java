@@ -60,7 +60,7 @@ final class ServeCommand implements Callable<Integer> {
         try {
             parsed = cl.parseArgs(argv);
         } catch (CommandLine.ParameterException e) {
-            throw new IllegalArgumentException(e.getMessage(), e);
+            throw new IllegalArgumentException(dev.stoker.storage.Storage.redact(e.getMessage()), e);
         }
         CommandLine.ParseResult sub = parsed.subcommand();
         if (sub == null || !(sub.commandSpec().userObject() instanceof Callable<?> source)) {
@@ -94,9 +94,9 @@ final class ServeCommand implements Callable<Integer> {
         try {
             source.call();
         } catch (Main.UsageException e) {
-            throw new IllegalArgumentException(e.getMessage(), e);
+            throw new IllegalArgumentException(dev.stoker.storage.Storage.redact(e.getMessage()), e);
         } catch (Main.BadDataException e) {
-            throw new IOException(Main.message(e), e);
+            throw new IOException(dev.stoker.storage.Storage.redact(Main.message(e)), e);
         }
     }
 }

@@ -26,15 +26,35 @@ final class Http {
     private Http() {
     }
 
+    /**
+     * A connection to {@code uri}. NOTE [Credentials in a URL]: {@code user:password@} in the URL
+     * is sent as HTTP basic authentication (the URL without it is what is requested), redirects
+     * are then not followed (a redirect to another host would carry the password there: it is an
+     * error instead), and the password appears in no message ({@link Storage#redact}).
+     */
     static HttpURLConnection connect(URI uri, String method, int readMillis) throws IOException {
-        HttpURLConnection c = (HttpURLConnection) uri.toURL().openConnection();
+        String credentials = uri.getUserInfo();
+        URI target = credentials == null ? uri : URI.create(uri.toString().replaceFirst("//[^/@]*@", "//"));
+        HttpURLConnection c = (HttpURLConnection) target.toURL().openConnection();
         c.setRequestMethod(method);
         c.setConnectTimeout(Math.min(CONNECT_MILLIS, readMillis));
         c.setReadTimeout(readMillis);
-        c.setInstanceFollowRedirects(true);
+        c.setInstanceFollowRedirects(credentials == null);
         c.setUseCaches(false);
+        if (credentials != null) {
+            c.setRequestProperty("Authorization", "Basic " + java.util.Base64.getEncoder()
+                    .encodeToString(credentials.getBytes(StandardCharsets.UTF_8)));
+        }
         return c;
     }
+
+    /** {@code location} with the password of a {@code scheme://user:password@} part replaced by {@code ***}. */
+    static String redact(String location) {
+        return location == null ? null : REDACT.matcher(location).replaceAll("$1:***@");
+    }
+
+    private static final java.util.regex.Pattern REDACT =
+            java.util.regex.Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*://[^/:@\\s]*):[^/@\\s]*@");
 
     static int millis(Duration d) {
         return (int) Math.max(1, Math.min(Integer.MAX_VALUE, d.toMillis()));

@@ -18,7 +18,7 @@ public final class HttpSource extends RetryingSource {
     private final Duration timeout;
 
     public HttpSource(URI uri, Retry retry, Duration timeout) {
-        super(uri.toString(), retry);
+        super(Http.redact(uri.toString()), retry);
         if (timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("a read timeout must be positive: " + timeout);
         }
@@ -28,7 +28,7 @@ public final class HttpSource extends RetryingSource {
 
     /** The object's size from a HEAD request. */
     static long size(URI uri) throws IOException {
-        return Http.headSize(Http.connect(uri, "HEAD", 30_000), uri.toString(), "HTTP");
+        return Http.headSize(Http.connect(uri, "HEAD", 30_000), Http.redact(uri.toString()), "HTTP");
     }
 
     @Override

@@ -78,6 +78,15 @@ public final class Storage {
     }
 
     /** Whether the bytes are anywhere but in a local file: HTTP, S3 or a mounted store. */
+    /**
+     * {@code text} (a location, or a message naming one) with the password of any
+     * {@code scheme://user:password@} in it replaced by {@code ***}: secrets are never printed
+     * (NOTE [Credentials in a URL] in Http).
+     */
+    public static String redact(String text) {
+        return Http.redact(text);
+    }
+
     public static boolean isRemote(String location) {
         return location.startsWith("http://") || location.startsWith("https://") || location.startsWith("s3://")
                 || mounted(location) != null;

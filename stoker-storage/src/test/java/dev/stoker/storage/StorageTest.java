@@ -57,6 +57,33 @@ class StorageTest {
     }
 
     @Test
+    void aPasswordInAUrlIsSentAsBasicAuthenticationAndNeverPrinted() throws IOException {
+        Path root = served();
+        byte[] data = "the protected bytes".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        Files.write(root.resolve("secret"), data);
+        try (TestServer s = new TestServer(root)) {
+            s.requireAuthorization = "Basic " + java.util.Base64.getEncoder().encodeToString(
+                    "alice:s3cr3t".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            String url = s.url("secret").replace("http://", "http://alice:s3cr3t@");
+            try (InputStream in = Storage.open(url)) {
+                assertArrayEquals(data, in.readAllBytes(), "the credentials were sent");
+            }
+            assertEquals(data.length, Storage.size(url));
+            String wrong = s.url("secret").replace("http://", "http://alice:wrong-pw@");
+            IOException e = assertThrows(IOException.class, () -> {
+                try (InputStream in = Storage.open(wrong)) {
+                    in.readAllBytes();
+                }
+            });
+            String all = e.getMessage() + (e.getCause() == null ? "" : e.getCause().getMessage());
+            assertTrue(all.contains("401") && all.contains("alice:***@"), all);
+            assertTrue(!all.contains("wrong-pw"), "the password is never printed: " + all);
+        }
+        assertEquals("s3://b/k and https://bob:***@host:8443/x?y=1", Storage.redact("s3://b/k and https://bob:pw@host:8443/x?y=1"));
+        assertEquals("http://host:8080/a@b", Storage.redact("http://host:8080/a@b"));
+    }
+
+    @Test
     void afterTheLastRetryTheErrorNamesUrlOffsetAndCause() throws IOException {
         Path root = served();
         Files.write(root.resolve("x"), new byte[10]);

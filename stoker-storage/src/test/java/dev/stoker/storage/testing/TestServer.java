@@ -38,6 +38,8 @@ public final class TestServer implements AutoCloseable {
     /** Path -> byte offsets: each response takes the next one, sends the body up to it, then nothing for {@link #stallMillis}. */
     public final Map<String, Queue<Integer>> stallAt = new ConcurrentHashMap<>();
     public volatile long stallMillis = 5_000;
+    /** When set, a request without exactly this Authorization header is answered 401. */
+    public volatile String requireAuthorization;
 
     public record Trickle(int pieceBytes, long pauseMillis) {
     }
@@ -58,6 +60,11 @@ public final class TestServer implements AutoCloseable {
         String name = ex.getRequestURI().getPath().substring(1);
         requests.computeIfAbsent(name, k -> new AtomicInteger()).incrementAndGet();
         try (ex) {
+            String auth = requireAuthorization;
+            if (auth != null && !auth.equals(ex.getRequestHeaders().getFirst("Authorization"))) {
+                ex.sendResponseHeaders(401, -1);
+                return;
+            }
             AtomicInteger fail = failNext.get(name);
             if (fail != null && fail.getAndDecrement() > 0) {
                 ex.sendResponseHeaders(503, -1);
