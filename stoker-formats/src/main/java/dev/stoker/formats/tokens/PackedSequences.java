@@ -83,14 +83,14 @@ public final class PackedSequences implements DirectDataset {
     }
 
     @Override
-    public void read(long index, Row row) {
+    public void read(long index, Row row) throws java.io.IOException {
         long s = index * seqLen;
         copyStream(s, seqLen, row, 0);
         copyStream(s + 1, seqLen, row, 1);
     }
 
     /** Copies packed tokens {@code [from, from + n)} into field {@code field} of the row. */
-    private void copyStream(long from, long n, Row row, int field) {
+    private void copyStream(long from, long n, Row row, int field) throws java.io.IOException {
         int k = docAt(from);
         long width = out.byteSize();
         long dst = row.offset(field);
@@ -103,7 +103,8 @@ public final class PackedSequences implements DirectDataset {
             long inDoc = pos - docStart;
             if (inDoc < len) {
                 long take = Math.min(left, len - inDoc);
-                TokenCopy.copy(data.segment(), data.dtype(), data.sequenceStart(doc) + inDoc, take, row.column(field), dst, out);
+                TokenCopy.copy(data.segment(), data.dtype(), data.sequenceStart(doc) + inDoc, take, row.column(field), dst, out,
+                        data.name());
                 dst += take * width;
                 pos += take;
                 left -= take;

@@ -1,5 +1,6 @@
 package dev.stoker.formats.tokens;
 
+import dev.stoker.CorruptRecordException;
 import dev.stoker.DType;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -40,10 +41,31 @@ final class TokenCopy {
     }
 
     /**
-     * Writes tokens {@code [from, from + n)} of {@code src} (type {@code type}) into {@code dst} at
-     * byte {@code dstOffset} as {@code out} (INT64 or INT32).
+     * Writes tokens {@code [from, from + n)} of {@code src} (type {@code type}, of the file
+     * {@code name}) into {@code dst} at byte {@code dstOffset} as {@code out} (INT64 or INT32). A
+     * token {@code out} cannot hold (a uint64 id of 2^63 or more, a uint32 or int64 id of 2^31 or
+     * more into int32) is an error naming it, never a negative id.
      */
-    static void copy(MemorySegment src, DType type, long from, long n, MemorySegment dst, long dstOffset, DType out) {
+    static void copy(MemorySegment src, DType type, long from, long n, MemorySegment dst, long dstOffset, DType out,
+                     String name) throws CorruptRecordException {
+        copy(src, type, from, n, dst, dstOffset, out);
+        boolean mayWrap = out == DType.INT64 ? type == DType.UINT64
+                : type == DType.UINT32 || type == DType.UINT64 || type == DType.INT64;
+        if (mayWrap) {
+            for (long j = 0; j < n; j++) {
+                long v = get(src, type, from + j);
+                boolean fits = out == DType.INT64 ? v >= 0 : type == DType.INT64 ? v == (int) v : v >= 0 && v <= Integer.MAX_VALUE;
+                if (!fits) {
+                    String value = type == DType.UINT64 ? Long.toUnsignedString(v) : Long.toString(v);
+                    throw new CorruptRecordException(name, (from + j) * type.byteSize(), "token " + (from + j) + " is " + value
+                            + ", which " + out.label() + " cannot hold (it would become a negative id)"
+                            + (out == DType.INT32 ? "; read the tokens as int64" : ""));
+                }
+            }
+        }
+    }
+
+    private static void copy(MemorySegment src, DType type, long from, long n, MemorySegment dst, long dstOffset, DType out) {
         if (out == DType.INT64) {
             switch (type) {
                 case UINT16 -> {

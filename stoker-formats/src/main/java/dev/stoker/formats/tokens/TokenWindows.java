@@ -88,9 +88,9 @@ public final class TokenWindows implements DirectDataset {
     }
 
     @Override
-    public void read(long index, Row row) {
+    public void read(long index, Row row) throws java.io.IOException {
         long s = index * stride;
-        TokenCopy.copy(tokens.segment(), type, s, seqLen, row.column(0), row.offset(0), out);
-        TokenCopy.copy(tokens.segment(), type, s + 1, seqLen, row.column(1), row.offset(1), out);
+        TokenCopy.copy(tokens.segment(), type, s, seqLen, row.column(0), row.offset(0), out, tokens.name());
+        TokenCopy.copy(tokens.segment(), type, s + 1, seqLen, row.column(1), row.offset(1), out, tokens.name());
     }
 }

@@ -54,6 +54,48 @@ class TokenDatasetsTest {
     }
 
     @Test
+    void anIdTheOutputTypeCannotHoldIsAnErrorNamingItNeverANegativeId() throws IOException {
+        // uint32 ids of 2^31 and more into int32, uint64 ids of 2^63 and more into int64
+        Path u32 = tmp.resolve("ids32.bin");
+        ByteBuffer b32 = ByteBuffer.allocate(4 * 40).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < 40; i++) {
+            b32.putInt(i == 21 ? (int) 2_147_483_648L : i);
+        }
+        Files.write(u32, b32.array());
+        Path u64 = tmp.resolve("ids64.bin");
+        ByteBuffer b64 = ByteBuffer.allocate(8 * 40).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < 40; i++) {
+            b64.putLong(i == 30 ? Long.MIN_VALUE : i);
+        }
+        Files.write(u64, b64.array());
+        Object[][] cases = {{u32, DType.UINT32, DType.INT32, "token 21 is 2147483648, which int32 cannot hold"},
+                {u64, DType.UINT64, DType.INT64, "token 30 is 9223372036854775808, which int64 cannot hold"}};
+        for (Object[] c : cases) {
+            try (TokenFile f = TokenFile.open((Path) c[0], (DType) c[1]);
+                 Loader l = Loader.builder(TokenWindows.disjoint(f, 8, (DType) c[2])).batchSize(2).build()) {
+                RuntimeException e = assertThrows(RuntimeException.class, () -> {
+                    for (Batch b : l) {
+                        assertTrue(b.size() > 0);
+                    }
+                });
+                assertTrue(e.getMessage().contains((String) c[3]) && e.getMessage().contains(c[0].toString()), e.getMessage());
+            }
+        }
+        try (TokenFile f = TokenFile.open(u32, DType.UINT32);
+             Loader l = Loader.builder(TokenWindows.disjoint(f, 8, DType.INT64)).batchSize(2).build()) {
+            long max = 0;
+            for (Batch b : l) {
+                for (int r = 0; r < b.size(); r++) {
+                    for (int j = 0; j < 8; j++) {
+                        max = Math.max(max, b.data(0).getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, r * 8L + j));
+                    }
+                }
+            }
+            assertEquals(2_147_483_648L, max, "int64 holds a uint32 id whole");
+        }
+    }
+
+    @Test
     void disjointWindowsShuffledSeeEveryTokenOncePerEpoch() throws IOException {
         long n = 10_007;
         int seq = 64;
