@@ -148,7 +148,7 @@ class MainTest {
         double fromStart = Double.parseDouble(field(line, "samplesPerSecFromStart"));
         double start = Double.parseDouble(field(line, "startSeconds"));
         double loader = Double.parseDouble(field(line, "loaderFirstBatchSeconds"));
-        assertTrue(loader > 0 && loader < Double.parseDouble(field(line, "seconds")), line);
+        assertTrue(loader > 0 && loader <= first + 1e-6, line); // the loader's share of the first batch (a cold JIT's can outlast the run's 20 ms steps)
         assertTrue(start >= 0 && Math.abs(first - (start + loader)) < 1e-6, "from the command's start: " + line);
         assertTrue(fromStart > 0 && fromStart <= 1000 / 0.040 && fromStart < after * 2, line);
         Outcome one = stoker("bench", "synthetic", "--samples", "100", "--batch", "100", "--workers", "1", "--json", "--digest");
