@@ -163,17 +163,13 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             throw new ResumeException("cannot resume: the state's epoch has " + s.size()
                     + " positions, this loader's has " + length + " (a different dataset?)");
         }
-        if (s.data() != 0 && dataFingerprint != 0 && s.data() != dataFingerprint) {
-            throw new ResumeException("cannot resume: the state was saved from other data (fingerprint "
-                    + Long.toHexString(s.data()) + ", this dataset's " + Long.toHexString(dataFingerprint)
-                    + "): the same number of samples, other content");
-        }
         if (b.setBy.containsKey("seed") && b.seed != s.seed()) {
             throw new ResumeException("cannot resume: seed " + b.seed + " was set, the state has seed " + s.seed());
         }
         boolean sameSplit = s.worldSize() == b.worldSize;
         if (stream != null) {
             LoaderState.Streamed p = s.streamed();
+            checkData(s);
             if (s.rank() != b.rank) {
                 throw new ResumeException("cannot resume: the state is rank " + s.rank() + "'s and this is rank " + b.rank
                         + "; ranks of a streaming dataset progress independently, so each rank resumes its own state");
@@ -189,6 +185,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             return p;
         }
         LoaderState.Indexed p = s.indexed();
+        checkData(s);
         long[] done = p.done();
         if (product(p.rankOffset(), s.worldSize()) > length - p.segmentStart() + (long) s.worldSize() * s.batchSize()) {
             throw new ResumeException("cannot resume: the state's position (" + p.rankOffset() + " samples a rank from "
@@ -213,6 +210,20 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         long remaining = length - p.segmentStart();
         long consumed = Math.min(remaining, Math.multiplyExact(p.rankOffset(), (long) s.worldSize()));
         return new LoaderState.Indexed(p.segmentStart() + consumed, 0, new long[0]);
+    }
+
+    /** The state was saved from this dataset, as far as fingerprints tell (after its kind of position was checked). */
+    private void checkData(LoaderState s) {
+        if (s.data() == 0 && dataFingerprint != 0) {
+            throw new ResumeException("cannot resume: the state holds no data fingerprint, so nothing shows it was saved"
+                    + " from this dataset (fingerprint " + Long.toHexString(dataFingerprint) + "); every state Stoker saves"
+                    + " over a dataset with a fingerprint holds one (an edited state, or one of an older Stoker?)");
+        }
+        if (s.data() != 0 && dataFingerprint != 0 && s.data() != dataFingerprint) {
+            throw new ResumeException("cannot resume: the state was saved from other data (fingerprint "
+                    + Long.toHexString(s.data()) + ", this dataset's " + Long.toHexString(dataFingerprint)
+                    + "): the same number of samples, other content");
+        }
     }
 
     /** {@code a × b} for non-negative numbers, or Long.MAX_VALUE where it would overflow. */

@@ -472,6 +472,25 @@ class LoaderBehaviourTest {
     }
 
     @Test
+    void aStateWithoutADataFingerprintIsRefusedOverADatasetThatHasOne() {
+        SyntheticDataset data = new SyntheticDataset(100, 8, 0);
+        assertTrue(data.fingerprint() != 0);
+        LoaderState saved;
+        try (Loader l = Loader.builder(data).batchSize(10).shuffle(true).seed(2).build()) {
+            l.iterator().next();
+            saved = l.state();
+        }
+        LoaderState stripped = LoaderState.fromJson(saved.toJson().replaceAll(",?\"data\":\"?[0-9a-fA-F-]+\"?", ""));
+        assertEquals(0, stripped.data(), stripped.toJson());
+        ResumeException e = assertThrows(ResumeException.class,
+                () -> Loader.builder(new SyntheticDataset(100, 8, 1)).batchSize(10).shuffle(true).resume(stripped).build());
+        assertTrue(e.getMessage().contains("no data fingerprint"), e.getMessage());
+        try (Loader l = Loader.builder(data).batchSize(10).shuffle(true).resume(saved).build()) {
+            assertEquals(9, l.batches(), "the state as saved resumes");
+        }
+    }
+
+    @Test
     void resumingRefusesAStateFromAnotherDatasetOrSampler() {
         LoaderState s;
         try (Loader l = Loader.builder(new SyntheticDataset(100, 8, 0)).shuffle(true).batchSize(4).build()) {
