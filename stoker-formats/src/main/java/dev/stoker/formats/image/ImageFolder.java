@@ -25,7 +25,8 @@ import java.util.stream.Stream;
  * read whole by one request.
  */
 public final class ImageFolder implements Dataset<TarSample> {
-    private static final List<String> EXTENSIONS = List.of(".jpg", ".jpeg", ".png");
+    /** torchvision's {@code IMG_EXTENSIONS}: every file its ImageFolder loads is a sample here too (none dropped, no label shifted). */
+    private static final List<String> EXTENSIONS = List.of(".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp");
 
     private final String root;
     private final boolean remote;

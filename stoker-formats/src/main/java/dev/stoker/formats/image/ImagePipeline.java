@@ -55,6 +55,10 @@ public final class ImagePipeline {
         }
     }
 
+    /** The fields an image may come in, in the order they are looked for: torchvision's image extensions. */
+    static final java.util.List<String> IMAGE_FIELDS = java.util.List.of("jpg", "jpeg", "png", "bmp", "tif", "tiff", "webp",
+            "ppm", "pgm");
+
     /** The name of the field of sample keys ({@link #keys()}), as WebDataset names it. */
     public static final String KEY_FIELD = "__key__";
 
@@ -280,16 +284,22 @@ public final class ImagePipeline {
     /** Decode, and choose the crop. */
     public Transform<TarSample, Prepared> transform() {
         return (s, ctx) -> {
-            MemorySegment bytes = s.fields().get("jpg");
-            if (bytes == null) {
-                bytes = s.fields().get("jpeg");
+            MemorySegment bytes = null;
+            String kind = null;
+            for (String k : IMAGE_FIELDS) {
+                bytes = s.fields().get(k);
+                if (bytes != null) {
+                    kind = k;
+                    break;
+                }
             }
             if (bytes == null) {
-                bytes = s.fields().get("png");
+                throw new IllegalArgumentException(s.url() + ": sample '" + s.key() + "' has no image field (one of "
+                        + String.join(", ", IMAGE_FIELDS) + "; it has " + s.fields().keySet() + ")");
             }
-            if (bytes == null) {
-                throw new IllegalArgumentException(s.url() + ": sample '" + s.key() + "' has no jpg, jpeg or png field (it has "
-                        + s.fields().keySet() + ")");
+            if (!Image.isJpeg(bytes) && !kind.equals("png") && !javax.imageio.ImageIO.getImageReadersBySuffix(kind).hasNext()) {
+                throw new CorruptShardException(s.url(), -1, "sample '" + s.key() + "': ." + kind + " images are not decoded "
+                        + "here (torchvision reads them through Pillow): convert them, to JPEG or PNG");
             }
             String name = s.url() + ":" + s.key();
             Image img = images.get();

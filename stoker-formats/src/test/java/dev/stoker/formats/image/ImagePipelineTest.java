@@ -553,4 +553,41 @@ public class ImagePipelineTest {
         e = assertThrows(IOException.class, () -> new ImageFolder(tmp.resolve("root")));
         assertTrue(e.getMessage().contains("class folders bee, cat"), e.getMessage());
     }
+
+    @Test
+    void anImageFolderTakesEveryImageTorchvisionLoadsAndSaysWhichItCannotDecode() throws IOException {
+        Path root = tmp.resolve("mixed");
+        Files.createDirectories(root.resolve("a"));
+        Files.createDirectories(root.resolve("b"));
+        Files.write(root.resolve("a/one.jpg"), jpeg(20, 16, 1));
+        java.awt.image.BufferedImage img = new java.awt.image.BufferedImage(24, 18, java.awt.image.BufferedImage.TYPE_INT_RGB);
+        for (int y = 0; y < 18; y++) {
+            for (int x = 0; x < 24; x++) {
+                img.setRGB(x, y, (x * 10) << 16 | (y * 12) << 8 | 77);
+            }
+        }
+        javax.imageio.ImageIO.write(img, "bmp", root.resolve("b/two.bmp").toFile());
+        javax.imageio.ImageIO.write(img, "tiff", root.resolve("b/three.tiff").toFile());
+        Files.write(root.resolve("b/four.webp"), new byte[] {'R', 'I', 'F', 'F', 0, 0, 0, 0, 'W', 'E', 'B', 'P'});
+        ImageFolder f = new ImageFolder(root);
+        assertEquals(4, f.size(), "every file torchvision's ImageFolder loads is a sample (none dropped)");
+        ImagePipeline p = ImagePipeline.eval(16);
+        try (dev.stoker.Loader l = dev.stoker.Loader.builder(f, p.transform(), p.collator()).batchSize(1).build()) {
+            RuntimeException e = assertThrows(RuntimeException.class, () -> {
+                for (dev.stoker.Batch b : l) {
+                    assertEquals(1, b.size());
+                }
+            });
+            assertTrue(e.getMessage().contains("four': .webp images are not decoded here"), e.getMessage());
+        }
+        try (dev.stoker.Loader l = dev.stoker.Loader.builder(f, p.transform(), p.collator()).batchSize(1)
+                .errorPolicy(dev.stoker.ErrorPolicy.SKIP_SAMPLE).build()) {
+            long images = 0;
+            for (dev.stoker.Batch b : l) {
+                images += b.size();
+            }
+            assertEquals(3, images, "the jpg, the bmp and the tiff decode");
+            assertEquals(1, l.stats().skipped(), "the webp is left out, counted");
+        }
+    }
 }
