@@ -56,6 +56,25 @@ abstract class Pass implements Iterator<Batch> {
      * nothing for a reader), with the few terse ones of the libraries underneath said plainly;
      * anything else (a bug's exception) with its class, which is then the most telling part.
      */
+    /**
+     * {@link #describe(Throwable)} for a message that already names {@code resource}: a wrapper
+     * whose message is only its cause ({@code new RuntimeException(cause)}, an
+     * {@code UncheckedIOException}) gives way to the cause, and a leading {@code resource: } is
+     * not said twice.
+     */
+    static String describe(Throwable e, String resource) {
+        while (e.getCause() != null && (e instanceof java.io.UncheckedIOException
+                || java.util.Objects.equals(e.getMessage(), e.getCause().toString()))) {
+            e = e.getCause();
+        }
+        String m = describe(e);
+        String prefix = resource + ": ";
+        while (resource != null && !resource.isEmpty() && m.startsWith(prefix)) {
+            m = m.substring(prefix.length());
+        }
+        return m;
+    }
+
     static String describe(Throwable e) {
         String m = e.getMessage();
         if (m == null) {
@@ -67,6 +86,9 @@ abstract class Pass implements Iterator<Batch> {
                 case "Unknown frame descriptor" -> "not zstd data, or damaged (zstd: " + m + ")";
                 default -> m;
             };
+        }
+        if (e instanceof IllegalArgumentException) {
+            return m; // a sample the code refuses, in words: no class name for the user
         }
         return e.getClass().getSimpleName() + ": " + m;
     }

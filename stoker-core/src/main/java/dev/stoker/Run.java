@@ -357,7 +357,7 @@ final class Run extends Pass {
     }
 
     private LoaderException wrap(Throwable e) {
-        return new LoaderException(source.name() + ": " + describe(e), source.name(), -1, e);
+        return new LoaderException(source.name() + ": " + describe(e, source.name()), source.name(), -1, e);
     }
 
     private static final int WAKE_AFTER = 8;
@@ -544,11 +544,11 @@ final class Run extends Pass {
                     batch.skipped++;
                 } else {
                     throw new LoaderException(source.name() + ": sample " + index + " (batch " + (sequenceBase + b)
-                            + " of epoch " + epoch + ", rank " + o.rank() + "): " + describe(e), source.name(), index, e);
+                            + " of epoch " + epoch + ", rank " + o.rank() + "): " + describe(e, source.name()), source.name(), index, e);
                 }
             } catch (Error e) {
                 throw new LoaderException(source.name() + ": sample " + index + " (batch " + (sequenceBase + b)
-                        + " of epoch " + epoch + "): " + describe(e), source.name(), index, e);
+                        + " of epoch " + epoch + "): " + describe(e, source.name()), source.name(), index, e);
             }
         }
         if (!source.timesStages()) {

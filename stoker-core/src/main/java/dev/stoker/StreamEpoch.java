@@ -44,13 +44,13 @@ record StreamEpoch(StreamSource<?, ?> source, Options options, long epoch, Order
     LoaderException sampleError(int shard, long offset, Throwable e) {
         String name = source.dataset.shardName(shard);
         return new LoaderException(name + ": sample " + offset + " of the shard (epoch " + epoch + ", rank "
-                + options.rank() + "): " + Pass.describe(e), name, StreamSource.sampleIndex(shard, offset), e);
+                + options.rank() + "): " + Pass.describe(e, name), name, StreamSource.sampleIndex(shard, offset), e);
     }
 
     LoaderException shardError(int shard, long offset, Throwable e) {
         String name = source.dataset.shardName(shard);
         return new LoaderException(name + ": reading sample " + offset + " of the shard (epoch " + epoch + ", rank "
-                + options.rank() + "): " + Pass.describe(e), name, StreamSource.sampleIndex(shard, offset), e);
+                + options.rank() + "): " + Pass.describe(e, name), name, StreamSource.sampleIndex(shard, offset), e);
     }
 
     /** The consumer waited {@code waited} ns for a sample at position {@code m}. */

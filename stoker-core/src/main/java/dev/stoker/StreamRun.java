@@ -612,7 +612,7 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
                 Throwable err = ring.release();
                 if (err != null) {
                     throw err instanceof LoaderException le ? le
-                            : new LoaderException(stream.name() + ": " + Pass.describe(err), stream.name(), -1, err);
+                            : new LoaderException(stream.name() + ": " + Pass.describe(err, stream.name()), stream.name(), -1, err);
                 }
             }
             current = current + 1;

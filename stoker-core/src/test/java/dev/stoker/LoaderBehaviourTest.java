@@ -472,6 +472,47 @@ class LoaderBehaviourTest {
     }
 
     @Test
+    void anErrorNamesItsResourceOnceAndNoJavaClass() {
+        java.util.List<java.util.function.Supplier<RuntimeException>> wrapped = java.util.List.of(
+                () -> new java.io.UncheckedIOException(new CorruptShardException("data.bin", 12, "bad record")),
+                () -> new RuntimeException(new CorruptShardException("data.bin", 12, "bad record")),
+                () -> new IllegalArgumentException("data.bin: bad record (at byte 12)"));
+        for (var thrown : wrapped) {
+            Dataset<byte[]> bad = new Dataset<>() {
+                @Override
+                public long size() {
+                    return 10;
+                }
+
+                @Override
+                public byte[] get(long i) {
+                    if (i == 3) { // a corrupt record, wrapped as code that cannot throw IOException wraps it
+                        throw thrown.get();
+                    }
+                    return new byte[] {(byte) i};
+                }
+
+                @Override
+                public String name() {
+                    return "data.bin";
+                }
+            };
+            try (Loader l = Loader.builder(bad, Collator.bytes("b", 4)).batchSize(1).build()) {
+                LoaderException e = assertThrows(LoaderException.class, () -> {
+                    for (Batch b : l) {
+                        assertEquals(1, b.size());
+                    }
+                });
+                String m = e.getMessage();
+                assertTrue(m.startsWith("data.bin: sample 3"), m);
+                assertEquals(m.indexOf("data.bin"), m.lastIndexOf("data.bin"), "the resource once: " + m);
+                assertTrue(!m.contains("Exception"), "no Java class name: " + m);
+                assertTrue(m.endsWith(": bad record (at byte 12)"), m);
+            }
+        }
+    }
+
+    @Test
     void aStateWithoutADataFingerprintIsRefusedOverADatasetThatHasOne() {
         SyntheticDataset data = new SyntheticDataset(100, 8, 0);
         assertTrue(data.fingerprint() != 0);

@@ -280,7 +280,8 @@ class TarCommandsTest {
         for (String[] mode : new String[][] {{}, {"--stream"}}) {
             MainTest.Outcome failed = stoker(concat(new String[] {"bench", "shards", good, empty.toString(), "--transform", "none"}, mode));
             assertEquals(1, failed.code(), failed.err());
-            assertTrue(failed.err().contains(empty + ": empty: 0 bytes, not a tar archive"), failed.err());
+            assertTrue(failed.err().startsWith("stoker: " + empty + ": ") && failed.err().contains("empty: 0 bytes, not a tar archive")
+                    && failed.err().indexOf(empty.toString()) == failed.err().lastIndexOf(empty.toString()), failed.err()); // named once
             MainTest.Outcome json = stoker(concat(new String[] {"bench", "shards", good, empty.toString(), "--transform", "none",
                     "--errors", "skip-shard", "--json"}, mode));
             assertEquals(0, json.code(), json.err());

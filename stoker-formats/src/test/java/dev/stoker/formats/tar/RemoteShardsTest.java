@@ -94,7 +94,8 @@ class RemoteShardsTest {
         try (ShardCache cache = new ShardCache(dir, 10_000_000, 2)) {
             LoaderException e = assertThrows(LoaderException.class,
                     () -> keys(Loader.builder(RemoteShards.tar(locations, cache, 0), KEYS).batchSize(4).build()));
-            assertTrue(e.getMessage().contains(locations.get(1) + ": truncated header: 60 of 512 bytes (at byte 0)")
+            assertTrue(e.getMessage().startsWith(locations.get(1) + ": ")
+                    && e.getMessage().contains("): truncated header: 60 of 512 bytes (at byte 0)")
                     && e.getMessage().contains("fetched twice, and neither copy was readable"), e.getMessage());
         }
         try (var files = Files.list(dir)) {

@@ -96,7 +96,8 @@ class JsonlDatasetTest {
         try (JsonlDataset d = new JsonlDataset(p);
              Loader l = Loader.builder(d, d.text("text"), Collator.bytes("text", 16)).batchSize(8).build()) {
             LoaderException e = assertThrows(LoaderException.class, () -> texts(l));
-            assertTrue(e.getMessage().contains("d.jsonl: line 34: malformed JSON"), e.getMessage());
+            assertTrue(e.getMessage().contains("d.jsonl: sample") && e.getMessage().contains("): line 34: malformed JSON"),
+                    e.getMessage()); // the file named once, then where and what
         }
         try (JsonlDataset d = new JsonlDataset(p);
              Loader l = Loader.builder(d, d.text("text"), Collator.bytes("text", 16)).batchSize(8)

@@ -292,7 +292,8 @@ public class TokenStagesTest {
                 }
                 try (Loader l = t.builder(DType.INT64).batchSize(4).workers(workers).build()) {
                     LoaderException e = assertThrows(LoaderException.class, () -> delivered(l, 8), where);
-                    assertTrue(e.getMessage().contains("some-bad.jsonl: line 6: no string field 'text' (at byte 95)"), e.getMessage());
+                    assertTrue(e.getMessage().contains("some-bad.jsonl") && e.getMessage().contains(": reading sample")
+                            && e.getMessage().contains("line 6: no string field 'text' (at byte 95)"), e.getMessage());
                 }
                 try (Loader l = t.builder(DType.INT64).batchSize(4).workers(workers)
                         .errorPolicy(ErrorPolicy.SKIP_SHARD).build()) {
