@@ -207,9 +207,12 @@ public final class Jpeg {
         int h = img.getHeight();
         into.reset(w, h);
         MemorySegment px = into.pixels();
+        // a grayscale image's samples are its levels: getRGB would convert them from a linear gray
+        // color space to sRGB (mid-gray 128 becomes 196), which Pillow and libjpeg-turbo do not do
+        java.awt.image.Raster gray = img.getType() == java.awt.image.BufferedImage.TYPE_BYTE_GRAY ? img.getRaster() : null;
         for (int y = 0; y < h; y++) {
             for (int x = 0; x < w; x++) {
-                int rgb = img.getRGB(x, y);
+                int rgb = gray != null ? gray.getSample(x, y, 0) * 0x010101 : img.getRGB(x, y);
                 long at = (long) Image.PIXEL_BYTES * (y * (long) w + x);
                 px.set(ValueLayout.JAVA_BYTE, at, (byte) (rgb >> 16));
                 px.set(ValueLayout.JAVA_BYTE, at + 1, (byte) (rgb >> 8));

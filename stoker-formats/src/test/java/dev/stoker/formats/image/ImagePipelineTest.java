@@ -590,4 +590,31 @@ public class ImagePipelineTest {
             assertEquals(1, l.stats().skipped(), "the webp is left out, counted");
         }
     }
+
+    @Test
+    void aGrayscaleJpegDecodesToItsLevelsThroughTheFallbackToo() throws IOException {
+        BufferedImage img = new BufferedImage(32, 16, BufferedImage.TYPE_BYTE_GRAY);
+        for (int y = 0; y < 16; y++) {
+            for (int x = 0; x < 32; x++) {
+                img.getRaster().setSample(x, y, 0, 40 + 5 * x);
+            }
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ImageIO.write(img, "jpg", out);
+        byte[] bytes = out.toByteArray();
+        BufferedImage decoded = ImageIO.read(new java.io.ByteArrayInputStream(bytes)); // the levels the JPEG holds
+        Image fallback = new Image();
+        Jpeg.decodeImageIo(java.lang.foreign.MemorySegment.ofArray(bytes), fallback, "gray.jpg");
+        long diff = 0;
+        for (int y = 0; y < 16; y++) {
+            for (int x = 0; x < 32; x++) {
+                int level = decoded.getRaster().getSample(x, y, 0);
+                long at = (long) Image.PIXEL_BYTES * (y * 32L + x);
+                for (int c = 0; c < 3; c++) {
+                    diff += Math.abs((fallback.pixels().get(ValueLayout.JAVA_BYTE, at + c) & 0xFF) - level);
+                }
+            }
+        }
+        assertEquals(0, diff, "R, G and B are the gray level, not a color-space conversion of it");
+    }
 }
