@@ -17,6 +17,8 @@ waits on what) is tested without a GPU by a backend that records them.
 import collections
 import os
 
+from . import _protocol as P
+
 
 def cuda_missing_reason(torch, device):
     """Why ``device`` cannot be used, in words naming where CUDA was looked for; None when it can."""
@@ -152,7 +154,6 @@ class DevicePass:
         slot = batch._owner.slot
         if slot not in self.registered:
             self.registered.add(slot)
-            from . import _protocol as P
             self.backend.register(ring.address() + P.RING_HEADER + slot * ring.slot_bytes, ring.slot_bytes)
 
     def _free_finished(self):

@@ -20,9 +20,6 @@ import numpy as np
 from . import _protocol as P
 from .errors import StokerError
 
-# the ring's dtype codes: DType's order in the JVM
-DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16", "bfloat16",
-          "float32", "float64")
 KEY_FIELD = "__key__"
 # numpy has no bfloat16: its bits; torch.from_numpy takes no unsigned type wider than a byte
 _NUMPY = {"bfloat16": "uint16"}

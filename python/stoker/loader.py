@@ -231,9 +231,7 @@ class Loader:
     def _report(self, force=False):
         """Gives dead batches' slots back and says how far the loop has taken notices: in groups,
         or everything with ``force`` (before a request, or when the server waits for it)."""
-        ring = self._ring
-        if ring.dead:
-            self._frees.extend(ring.take_dead())
+        self._collect()
         if not self._frees and self._intake == self._reported:
             return
         if force or len(self._frees) >= self._group or self._intake - self._reported >= self._group:
@@ -241,13 +239,17 @@ class Loader:
             self._frees.clear()
             self._reported = self._intake
 
+    def _collect(self):
+        """Slots of batches gone since the last look (their finalizers queued them), to give back."""
+        if self._ring.dead:
+            self._frees.extend(self._ring.take_dead())
+
     def _server_waits(self):
         """Whether the server may be waiting for this process (NOTE [Bridge flow]): it runs at most
         ``ahead`` notices past what it was told, and holds no more batches out than ``holds``. With
         nothing buffered, every notice sent has been taken, so these are all it could wait for."""
+        self._collect()
         ring = self._ring
-        if ring.dead:
-            self._frees.extend(ring.take_dead())
         return (self._intake - self._reported >= self._info["ahead"]
                 or (self._frees and ring.live + len(self._frees) >= self._info.get("holds", 1 << 30)))
 

@@ -259,7 +259,7 @@ final class Run extends Pass {
     /** Takes on the tuner's choices: buffers first, then the wider window, then the workers. */
     private void retune() {
         int p = tuner.prefetch();
-        loader.ensureBuffers(p + Math.max(1, holding + 1));
+        loader.ensureBuffers(p + holding + 1);
         window = p;
         active = tuner.workers();
         PassWorker.wakeParked(workers);

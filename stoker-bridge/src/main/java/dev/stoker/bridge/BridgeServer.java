@@ -73,8 +73,7 @@ public final class BridgeServer {
      * once it listens. Every session has closed its loader and ring when this returns.
      */
     public void run() throws IOException, InterruptedException {
-        Path dir = shmDir;
-        sweepStaleRings(dir);
+        sweepStaleRings(shmDir);
         Path sock = socket.toAbsolutePath();
         if (Files.exists(sock)) {
             if (listening(sock)) {
@@ -116,7 +115,7 @@ public final class BridgeServer {
                     active++;
                 }
                 String ring = prefix + n + "-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
-                Session s = new Session(client, dir, ring, opener, self);
+                Session s = new Session(client, shmDir, ring, opener, self);
                 clients.add(s);
                 Thread t = new Thread(() -> session(client, s, n), "stoker-session-" + n);
                 threads.add(t);

@@ -10,7 +10,7 @@ import java.util.Map;
  * reads both and fails when they differ.
  *
  * <p>Every number is little-endian. A message is a frame, {@code u32 type, u32 payload bytes},
- * then its payload. The flow of a session is NOTE [Bridge flow] in {@link BridgeSession}; who
+ * then its payload. The flow of a session is NOTE [Bridge flow] in {@link Session}; who
  * owns a slot when, NOTE [Batches the user owns] there.
  */
 final class Protocol {
@@ -25,7 +25,7 @@ final class Protocol {
     static final int OPEN = 1;
     /** The client has mapped the ring. */
     static final int MAPPED = 2;
-    /** {@code i64 consumed, i64 epoch (-1: the loader's)}: a new pass after the notice {@code consumed}. */
+    /** {@code i64 consumed, i64 epoch}: a new pass after the notice {@code consumed}: epoch {@code e >= 0} from its start, or (-1) on from where the loader stands. */
     static final int PASS = 3;
     /** {@code i64 consumed, i32 slot...}: slots given back, and the last notice the loop has taken. */
     static final int FREE = 4;

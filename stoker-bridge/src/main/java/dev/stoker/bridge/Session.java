@@ -1,5 +1,7 @@
 package dev.stoker.bridge;
 
+import static dev.stoker.bridge.Protocol.*;
+
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
@@ -52,25 +54,8 @@ import jdk.net.ExtendedSocketOptions;
  * stops producing and waits for frees; the client says so.
  */
 final class Session {
-    static final int OPEN = Protocol.OPEN;
-    static final int MAPPED = Protocol.MAPPED;
-    static final int PASS = Protocol.PASS;
-    static final int FREE = Protocol.FREE;
-    static final int STATE = Protocol.STATE;
-    static final int LOAD = Protocol.LOAD;
-    static final int STATS = Protocol.STATS;
-    static final int BYE = Protocol.BYE;
-    static final int HELLO = Protocol.HELLO;
-    static final int READY = Protocol.READY;
-    static final int END = Protocol.END;
-    static final int ERROR = Protocol.ERROR;
-    static final int STATE_IS = Protocol.STATE_IS;
-    static final int STATS_ARE = Protocol.STATS_ARE;
-    static final int STARTED = Protocol.STARTED;
-
     private static final JsonFactory JSON = new JsonFactory();
     private static final java.lang.management.ThreadMXBean CPU = java.lang.management.ManagementFactory.getThreadMXBean();
-    private static final int MAX_MESSAGE = Protocol.MAX_MESSAGE;
     /** How often a session that is running ahead looks at the socket for a request (NOTE [Bridge flow]). */
     private static final long LOOK_NANOS = 2_000_000;
 
