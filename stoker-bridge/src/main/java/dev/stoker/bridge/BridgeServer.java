@@ -143,7 +143,7 @@ public final class BridgeServer {
         } catch (Session.ClientGone e) {
             // the client went away: its loader and ring are closed
         } catch (IOException | RuntimeException e) {
-            System.err.println("stoker serve: client " + n + ": " + Session.message(e));
+            System.err.println("stoker serve: client " + n + ": " + opener.redact(Session.message(e)));
         } finally {
             clients.remove(s);
             closeQuietly(client);

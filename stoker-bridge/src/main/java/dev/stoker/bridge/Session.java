@@ -594,9 +594,9 @@ final class Session {
     private void sendError(String kind, String message, String resource, long index, boolean fatal) throws IOException {
         send(ERROR, object(g -> {
             g.writeStringField("kind", kind);
-            g.writeStringField("message", message == null ? kind + " error" : message);
+            g.writeStringField("message", message == null ? kind + " error" : opener.redact(message));
             if (resource != null) {
-                g.writeStringField("resource", resource);
+                g.writeStringField("resource", opener.redact(resource));
             }
             if (index >= 0) {
                 g.writeNumberField("index", index);

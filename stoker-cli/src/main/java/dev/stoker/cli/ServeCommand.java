@@ -40,7 +40,17 @@ final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Path dir = shmDir != null ? shmDir : Path.of(System.getenv().getOrDefault("STOKER_SHM_DIR", "/dev/shm"));
-        BridgeServer server = new BridgeServer(socket, dir, ServeCommand::open).ownsDir(ownsDir).stay(stay);
+        BridgeServer server = new BridgeServer(socket, dir, new Opener() {
+            @Override
+            public void open(List<String> args, Serve serve) throws Exception {
+                ServeCommand.open(args, serve);
+            }
+
+            @Override
+            public String redact(String message) {
+                return dev.stoker.storage.Storage.redact(message); // NOTE [Credentials in a URL]
+            }
+        }).ownsDir(ownsDir).stay(stay);
         if (parent != null) {
             server.parent(parent);
         }
@@ -60,7 +70,7 @@ final class ServeCommand implements Callable<Integer> {
         try {
             parsed = cl.parseArgs(argv);
         } catch (CommandLine.ParameterException e) {
-            throw new IllegalArgumentException(dev.stoker.storage.Storage.redact(e.getMessage()), e);
+            throw new IllegalArgumentException(e.getMessage(), e);
         }
         CommandLine.ParseResult sub = parsed.subcommand();
         if (sub == null || !(sub.commandSpec().userObject() instanceof Callable<?> source)) {
@@ -94,9 +104,9 @@ final class ServeCommand implements Callable<Integer> {
         try {
             source.call();
         } catch (Main.UsageException e) {
-            throw new IllegalArgumentException(dev.stoker.storage.Storage.redact(e.getMessage()), e);
+            throw new IllegalArgumentException(e.getMessage(), e);
         } catch (Main.BadDataException e) {
-            throw new IOException(dev.stoker.storage.Storage.redact(Main.message(e)), e);
+            throw new IOException(Main.message(e), e);
         }
     }
 }
