@@ -463,10 +463,11 @@ def test_a_server_serves_its_own_user_only(data):
 
 
 @pytest.mark.parametrize("source, name", [("shards", "a.tar"), ("jsonl", "a.jsonl"), ("tokens", "a.bin")])
-def test_a_password_in_a_url_is_never_shown(source, name):
+def test_a_password_in_a_url_is_never_shown(source, name, tmp_path):
     # port 9 (discard) on loopback: nothing listens, so every source fails naming its URL
     with pytest.raises(stoker.DataError) as e:
-        with stoker.Loader(source, f"http://alice:s3cr3t@127.0.0.1:9/{name}", workers=1) as loader:
+        with stoker.Loader(source, f"http://alice:s3cr3t@127.0.0.1:9/{name}", workers=1,
+                           cache_dir=str(tmp_path / "cache")) as loader:
             next(iter(loader))
     assert "s3cr3t" not in str(e.value) and "s3cr3t" not in str(e.value.resource), str(e.value)
     assert "alice:***@" in str(e.value), str(e.value)
