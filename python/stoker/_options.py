@@ -1,8 +1,12 @@
-"""The options of ``stoker.Loader``: the CLI's ``stoker bench SOURCE`` options, dashes as underscores.
+"""The options of ``stoker.Loader``, checked and turned into specs.
 
-Every option is checked here, before any JVM work starts, and turned into the command line the
-server parses with the same code as ``stoker bench`` (so the same options give the same batches).
-``tests/test_options.py`` checks this table against the CLI's own.
+A loader is a source spec and a loader spec, as the server's ``dev.stoker.sources`` reads them
+(JSON; names in snake case): ``{"source": {"kind": "tokens", "paths": [...], "seq_len": 1024},
+"loader": {"batch_size": 32, ...}}``. Keywords are the specs' option names (the CLI's flags are the
+same names, dashed); the image options of ``shards`` and ``folder`` go into the nested ``images``
+spec, the cache options of the sources that read remote files into ``cache``. Every option is
+checked here, before any JVM work starts; the server checks them again. The bridge's
+``SpecContractTest`` holds these tables to the Java specs.
 """
 
 import difflib
@@ -25,9 +29,9 @@ class _Opt:
         self.floats = floats
 
 
-# Options every source takes (the CLI's BenchOptions less the bench loop's own).
-COMMON = {
-    "batch": _Opt(_INT, 1),
+# The loader spec (LoaderSpec).
+LOADER = {
+    "batch_size": _Opt(_INT, 1),
     "workers": _Opt(_INT, 0, auto=True),
     "prefetch": _Opt(_INT, 1, auto=True),
     "seed": _Opt(_INT),
@@ -44,74 +48,90 @@ COMMON = {
     "memory_limit": _Opt(_INT, 1),
 }
 
-_TRANSFORM = {"transform": _Opt(_STR, choices=("train", "eval", "none", "train224", "eval224")),
-              "image_dtype": _Opt(_STR, choices=("float32", "uint8")),
-              "size": _Opt(_INT, 1),
-              "scale": _Opt(_LIST, floats=True),
-              "ratio": _Opt(_LIST, floats=True),
-              "flip": _Opt(_FLOAT, 0),
-              "resize": _Opt(_INT, 1),
-              "label": _Opt(_STR),
-              "keys": _Opt(_FLAG),
-              "members": _Opt(_LIST)}
-# sources that read remote files (URLs) through the cache
+# Nested specs: Images (shards, folder) and RemoteCache (the sources that read remote files).
+_IMAGES = {"transform": _Opt(_STR, choices=("train", "eval", "none", "train224", "eval224")),
+           "size": _Opt(_INT, 1),
+           "scale": _Opt(_LIST, floats=True),
+           "ratio": _Opt(_LIST, floats=True),
+           "flip": _Opt(_FLOAT, 0),
+           "resize": _Opt(_INT, 1),
+           "label": _Opt(_STR),
+           "keys": _Opt(_FLAG),
+           "members": _Opt(_LIST),
+           "image_dtype": _Opt(_STR, choices=("float32", "uint8"))}
 _CACHE = {"cache_dir": _Opt(_STR), "cache_size": _Opt(_INT, 1)}
+GROUPS = {"images": _IMAGES, "cache": _CACHE}
 
-# The options of each source, with whether it takes paths.
+# Each source: where its paths go ("paths": a list, "path": one, None: no paths), its own options,
+# and the nested specs it takes.
 SOURCES = {
-    "synthetic": (False, {"samples": _Opt(_INT, 0), "sample_bytes": _Opt(_INT, 1), "work_us": _Opt(_FLOAT, 0)}),
-    "tokens": (True, dict(_CACHE, **{
+    "synthetic": (None, {"samples": _Opt(_INT, 0), "sample_bytes": _Opt(_INT, 1), "work_us": _Opt(_FLOAT, 0)}, ()),
+    "tokens": ("paths", {
         "seq_len": _Opt(_INT, 1),
         "dtype": _Opt(_STR, choices=("uint16", "uint32", "int32", "int64", "uint8")),
         "out_dtype": _Opt(_STR, choices=("int64", "int32")),
         "windows": _Opt(_STR, choices=("disjoint", "random")),
         "weights": _Opt(_LIST, floats=True),
-        "separator": _Opt(_INT),
-    })),
-    "jsonl": (True, dict(_CACHE, **{
+        "separator": _Opt(_INT, -1),
+    }, ("cache",)),
+    "jsonl": ("paths", {
         "tokenizer": _Opt(_STR, choices=("bytes", "r50k_base", "gpt2", "p50k_base", "cl100k_base", "o200k_base")),
         "seq_len": _Opt(_INT, 1),
         "field": _Opt(_STR),
         "shard_kb": _Opt(_INT, 1),
         "shard_buffer": _Opt(_INT, 1),
         "out_dtype": _Opt(_STR, choices=("int64", "int32")),
-        "skip_bad": _Opt(_FLAG),
-    })),
-    "shards": (True, dict(_TRANSFORM, **_CACHE, stream=_Opt(_FLAG))),
-    "folder": (True, dict(_TRANSFORM)),
-    "hdf5": (True, dict(_CACHE, dataset=_Opt(_LIST))),
-    "parquet": (True, {"columns": _Opt(_LIST), "where": _Opt(_STR), "cache_mb": _Opt(_INT, 1),
-                       "shuffle_row_groups": _Opt(_INT, 1)}),
+    }, ("cache",)),
+    "shards": ("paths", {"stream": _Opt(_FLAG)}, ("images", "cache")),
+    "folder": ("path", {}, ("images",)),
+    "hdf5": ("path", {"datasets": _Opt(_LIST)}, ("cache",)),
+    "parquet": ("path", {"columns": _Opt(_LIST), "where": _Opt(_STR), "cache_mb": _Opt(_INT, 1),
+                         "shuffle_row_groups": _Opt(_INT, 1)}, ()),
 }
 
-# PyTorch DataLoader names, accepted as aliases.
-ALIASES = {"batch_size": "batch", "num_workers": "workers"}
+# Other names for options: PyTorch DataLoader's, and the CLI's flags that name one value.
+ALIASES = {"batch": "batch_size", "num_workers": "workers", "dataset": "datasets"}
+# Keywords that are another option's value: jsonl's skip_bad=True is errors="skip-sample".
+_SKIP_BAD = "skip_bad"
+
+
+def schema():
+    """The options as the specs name them: {"loader": [...], "sources": {kind: {option: group}}}, the
+    group being the nested spec ("" for the source's own); for the contract test."""
+    sources = {}
+    for kind, (paths, own, groups) in SOURCES.items():
+        names = {} if paths is None else {paths: ""}
+        names.update({n: "" for n in own})
+        for g in groups:
+            names.update({n: g for n in GROUPS[g]})
+        sources[kind] = names
+    return {"loader": list(LOADER), "sources": sources}
 
 
 def _bad(name, value, what):
     return ValueError(f"stoker.Loader: option '{name}' {what}, got {value!r}")
 
 
-def _check(name, canonical, opt, value):
-    flag = "--" + canonical.replace("_", "-")
+def _check(name, opt, value):
+    """The option's JSON value."""
     if opt.kind == _FLAG:
         if not isinstance(value, bool):
             raise _bad(name, value, "must be True or False")
-        return [flag] if value else []
+        return value
     if opt.auto and value == "auto":
-        return [flag, "auto"]
+        return None
     if opt.kind == _INT:
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise _bad(name, value, "must be an integer" + (" or 'auto'" if opt.auto else ""))
         if opt.minimum is not None and value < opt.minimum:
             raise _bad(name, value, f"must be >= {opt.minimum}")
-        return [flag, str(int(value))]
+        return int(value)
     if opt.kind == _FLOAT:
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise _bad(name, value, "must be a number")
         if opt.minimum is not None and value < opt.minimum:
             raise _bad(name, value, f"must be >= {opt.minimum}")
-        return [flag, repr(float(value))]
+        return float(value)
     if opt.kind == _STR:
         if isinstance(value, os.PathLike):
             value = os.fspath(value)
@@ -119,7 +139,7 @@ def _check(name, canonical, opt, value):
             raise _bad(name, value, "must be a non-empty string")
         if opt.choices and value not in opt.choices:
             raise _bad(name, value, "must be one of " + ", ".join(opt.choices))
-        return [flag, value]
+        return value
     if opt.kind == _LIST:
         items = [value] if isinstance(value, (str, numbers.Real)) else list(value)
         if not items:
@@ -127,43 +147,60 @@ def _check(name, canonical, opt, value):
         if opt.floats:
             if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) and v >= 0 for v in items):
                 raise _bad(name, value, "must be numbers >= 0")
-            return [flag, ",".join(repr(float(v)) for v in items)]
+            return [float(v) for v in items]
         if not all(isinstance(v, str) and v and "," not in v for v in items):
             raise _bad(name, value, "must be names (strings without commas)")
-        return [f for v in items for f in (flag, v)] if canonical == "dataset" else [flag, ",".join(items)]
+        return items
     raise AssertionError(opt.kind)
 
 
-def command_line(source, paths, options):
-    """The CLI arguments for ``stoker bench SOURCE PATHS... OPTIONS`` (without ``bench``); raises
-    ValueError for an unknown source or option or a bad value."""
+def spec(source, paths, options):
+    """The specs ``stoker.Loader(source, *paths, **options)`` describes, {"source": ..., "loader": ...};
+    raises ValueError for an unknown source or option or a bad value."""
     if source not in SOURCES:
         raise ValueError(f"stoker.Loader: unknown source {source!r}; one of " + ", ".join(SOURCES))
-    takes_paths, own = SOURCES[source]
-    allowed = dict(COMMON, **own)
-    if takes_paths and not paths:
+    paths_key, own, groups = SOURCES[source]
+    if paths_key is not None and not paths:
         raise ValueError(f"stoker.Loader: source {source!r} needs at least one path")
-    if not takes_paths and paths:
+    if paths_key is None and paths:
         raise ValueError(f"stoker.Loader: source {source!r} takes no paths, got {list(paths)!r}")
-    if source in ("hdf5", "parquet", "folder") and len(paths) != 1:
+    if paths_key == "path" and len(paths) != 1:
         raise ValueError(f"stoker.Loader: source {source!r} takes one path, got {len(paths)}")
-    args = [source]
+    checked = []
     for p in paths:
         p = os.fspath(p)
         if not isinstance(p, str) or not p:
             raise ValueError(f"stoker.Loader: paths must be non-empty strings, got {p!r}")
-        args.append(p)
+        checked.append(p)
+    src = {"kind": source}
+    if paths_key is not None:
+        src[paths_key] = checked if paths_key == "paths" else checked[0]
+    loader = {}
+    where = {name: (src, opt) for name, opt in own.items()}
+    for g in groups:
+        where.update({name: (src.setdefault(g, {}), opt) for name, opt in GROUPS[g].items()})
+    where.update({name: (loader, opt) for name, opt in LOADER.items()})
     given = {}
     for name, value in options.items():
         canonical = ALIASES.get(name, name)
         if canonical in given:
             raise ValueError(f"stoker.Loader: option '{name}' is given twice (as '{given[canonical]}' too)")
         given[canonical] = name
-        if canonical not in allowed:
-            near = difflib.get_close_matches(canonical, list(allowed) + list(ALIASES), n=1)
+        if canonical == _SKIP_BAD and source == "jsonl":
+            if _check(name, _Opt(_FLAG), value):
+                if options.get("errors", "skip-sample") != "skip-sample":
+                    raise ValueError(f"stoker.Loader: skip_bad is errors='skip-sample', not errors={options['errors']!r}")
+                loader["errors"] = "skip-sample"
+            continue
+        if canonical not in where:
+            near = difflib.get_close_matches(canonical, list(where) + list(ALIASES), n=1)
             hint = f" (did you mean '{near[0]}'?)" if near else ""
             raise ValueError(f"stoker.Loader: unknown option '{name}' for source '{source}'{hint}")
-        args += _check(name, canonical, allowed[canonical], value)
-    if source == "hdf5" and "dataset" not in given:
-        raise ValueError("stoker.Loader: source 'hdf5' needs dataset=[...] (the datasets to read)")
-    return args
+        into, opt = where[canonical]
+        into[canonical] = _check(name, opt, value)
+    if source == "hdf5" and "datasets" not in given:
+        raise ValueError("stoker.Loader: source 'hdf5' needs datasets=[...] (the datasets to read)")
+    for g in groups:
+        if not src[g]:
+            del src[g]
+    return {"source": src, "loader": loader}

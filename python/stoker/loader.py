@@ -132,7 +132,7 @@ class Loader:
             raise ValueError(f"stoker.Loader: option 'map' must be a function, got {map!r}")
         if map is not None and self._device is not None:
             raise ValueError("stoker.Loader: 'map' runs on host batches; it does not go with device=")
-        self._args = _options.command_line(source, paths, options)
+        self._spec = _options.spec(source, paths, options)
         if as_numpy is None:
             as_numpy = torch is None
         elif as_numpy is False and torch is None:
@@ -184,8 +184,8 @@ class Loader:
         try:
             self._conn = P.Connection(path, self._server)
             state = None if self._pending_state is None else json.dumps(self._pending_state)
-            self._conn.send(P.OPEN, json.dumps({"args": self._args, "ahead": self._ahead_option or 0,
-                                                "ringBytes": self._ring_bytes or 0, "state": state}).encode())
+            self._conn.send(P.OPEN, json.dumps(dict(self._spec, ahead=self._ahead_option or 0,
+                                                    ringBytes=self._ring_bytes or 0, state=state)).encode())
             type_, p = self._conn.recv()
             if type_ == P.ERROR:
                 self._raise(p)

@@ -1,4 +1,5 @@
-"""Options are checked in Python, before any JVM work, and match the CLI's."""
+"""Options are checked in Python, before any JVM work, and become specs (SpecContractTest, in Java, holds the
+tables to the specs)."""
 
 import re
 
@@ -6,7 +7,6 @@ import pytest
 
 import stoker
 from stoker import _options
-from conftest import stoker_cli
 
 
 @pytest.fixture
@@ -51,35 +51,26 @@ def test_an_unknown_source_or_missing_paths_are_refused(no_server):
 
 
 def test_pytorch_names_are_aliases(no_server):
-    args = _options.command_line("tokens", ["a.bin"], dict(batch_size=8, num_workers=2, drop_last=True))
-    assert args == ["tokens", "a.bin", "--batch", "8", "--workers", "2", "--drop-last"]
+    spec = _options.spec("tokens", ["a.bin"], dict(batch=8, num_workers=2, drop_last=True))
+    assert spec == {"source": {"kind": "tokens", "paths": ["a.bin"]},
+                    "loader": {"batch_size": 8, "workers": 2, "drop_last": True}}
     with pytest.raises(ValueError, match="given twice"):
-        _options.command_line("tokens", ["a.bin"], dict(batch_size=8, batch=8))
+        _options.spec("tokens", ["a.bin"], dict(batch_size=8, batch=8))
 
 
-def cli_options(source):
-    """The long options `stoker bench SOURCE --help` lists."""
-    text = stoker_cli("bench", source, "--help").stdout
-    return {m.group(1) for m in re.finditer(r"--([a-z][a-z0-9-]*)", text)}
-
-
-# the bench loop's own options, and help: no meaning for a loader in a training loop; and the
-# Parquet decompression ceiling, a benchmark's yardstick
-BENCH_ONLY = {"json", "digest", "no-digest", "digests", "ids", "stop-after", "save-state", "resume", "plot", "trace", "steps",
-              "step-ms", "epochs", "help", "version", "debug", "ceiling"}
-
-
-@pytest.mark.parametrize("source", sorted(_options.SOURCES))
-def test_the_python_table_matches_the_cli(source):
-    python = {n.replace("_", "-") for n in dict(_options.COMMON, **_options.SOURCES[source][1])}
-    cli = cli_options(source) - BENCH_ONLY
-    assert python == cli, f"only in Python: {python - cli}; only in the CLI: {cli - python}"
+def test_image_and_cache_options_go_to_their_nested_specs(no_server):
+    spec = _options.spec("shards", ["s-{0..3}.tar"], dict(size=176, scale=(0.35, 1), cache_size=10 ** 9, workers="auto"))
+    assert spec == {"source": {"kind": "shards", "paths": ["s-{0..3}.tar"], "images": {"size": 176, "scale": [0.35, 1.0]},
+                               "cache": {"cache_size": 10 ** 9}},
+                    "loader": {"workers": None}}
+    assert _options.spec("jsonl", ["a.jsonl"], dict(skip_bad=True))["loader"] == {"errors": "skip-sample"}
+    assert _options.spec("hdf5", ["a.h5"], dict(dataset="/x"))["source"] == {"kind": "hdf5", "path": "a.h5", "datasets": ["/x"]}
 
 
 def test_rank_and_world_size_come_from_the_environment_unless_given(no_server, monkeypatch):
     monkeypatch.setenv("RANK", "1")
     monkeypatch.setenv("WORLD_SIZE", "3")
-    args = stoker.Loader("tokens", "a.bin")._args
-    assert args[args.index("--rank") + 1] == "1" and args[args.index("--world-size") + 1] == "3"
-    args = stoker.Loader("tokens", "a.bin", rank=0, world_size=2)._args
-    assert args[args.index("--rank") + 1] == "0" and args[args.index("--world-size") + 1] == "2"
+    loader = stoker.Loader("tokens", "a.bin")._spec["loader"]
+    assert (loader["rank"], loader["world_size"]) == (1, 3)
+    loader = stoker.Loader("tokens", "a.bin", rank=0, world_size=2)._spec["loader"]
+    assert (loader["rank"], loader["world_size"]) == (0, 2)

@@ -260,7 +260,7 @@ def test_a_sample_without_its_chosen_label_is_a_data_error_naming_it(tmp_path):
     with stoker.Loader("shards", shard, batch_size=4, shuffle=False, label="json:label", workers=1) as loader:
         with pytest.raises(stoker.DataError, match=r"k005.*no field 'label'"):
             list(loader)
-    with pytest.raises(ValueError, match="--scale and --ratio are for --transform train"):
+    with pytest.raises(ValueError, match="scale and ratio are for transform train"):
         with stoker.Loader("shards", shard, transform="eval", scale=(0.5, 1.0)) as loader:
             next(iter(loader))
 

@@ -20,7 +20,7 @@ import java.util.concurrent.ThreadLocalRandom;
 /**
  * The loader server behind the {@code stoker} Python package ({@code stoker serve} runs one).
  * Each client (a rank's {@code stoker.Loader}) gets a {@link Session}: a loader of its own, made
- * by the host's {@link Opener}, a shared-memory ring its batches are collated into, and its
+ * from the source and loader specs its OPEN sends ({@code dev.stoker.sources}), a shared-memory ring its batches are collated into, and its
  * connection on a Unix domain socket (NOTE [Bridge flow] in Session). The server exits when its
  * last client has gone, or when the parent process ends: it never outlives the training job that
  * started it.
@@ -28,16 +28,14 @@ import java.util.concurrent.ThreadLocalRandom;
 public final class BridgeServer {
     private final Path socket;
     private final Path shmDir;
-    private final Opener opener;
     private Long parent;
     private boolean ownsDir;
     private boolean stay;
 
-    /** A server on {@code socket}, its rings in {@code shmDir} (a tmpfs), its sources opened by {@code opener}. */
-    public BridgeServer(Path socket, Path shmDir, Opener opener) {
+    /** A server on {@code socket}, its rings in {@code shmDir} (a tmpfs). */
+    public BridgeServer(Path socket, Path shmDir) {
         this.socket = Objects.requireNonNull(socket, "socket");
         this.shmDir = Objects.requireNonNull(shmDir, "shmDir");
-        this.opener = Objects.requireNonNull(opener, "opener");
     }
 
     /** Exits when process {@code pid} ends (the Python process that started the server). */
@@ -115,7 +113,7 @@ public final class BridgeServer {
                     active++;
                 }
                 String ring = prefix + n + "-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
-                Session s = new Session(client, shmDir, ring, opener, self);
+                Session s = new Session(client, shmDir, ring, self);
                 clients.add(s);
                 Thread t = new Thread(() -> session(client, s, n), "stoker-session-" + n);
                 threads.add(t);
@@ -143,7 +141,7 @@ public final class BridgeServer {
         } catch (Session.ClientGone e) {
             // the client went away: its loader and ring are closed
         } catch (IOException | RuntimeException e) {
-            System.err.println("stoker serve: client " + n + ": " + opener.redact(Session.message(e)));
+            System.err.println("stoker serve: client " + n + ": " + dev.stoker.storage.Storage.redact(Session.message(e)));
         } finally {
             clients.remove(s);
             closeQuietly(client);

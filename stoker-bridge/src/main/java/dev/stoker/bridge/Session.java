@@ -12,6 +12,11 @@ import dev.stoker.Loader;
 import dev.stoker.LoaderException;
 import dev.stoker.LoaderState;
 import dev.stoker.LoaderStats;
+import dev.stoker.sources.LoaderSpec;
+import dev.stoker.sources.Recipe;
+import dev.stoker.sources.SpecException;
+import dev.stoker.sources.Specs;
+import dev.stoker.storage.Storage;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.StringWriter;
@@ -74,12 +79,15 @@ final class Session {
     /** Batches of the current loader the client may hold: as many as the ring's bound leaves. */
     private int holds;
     private String initialState;
+    /** The client's source and loader, as JSON (Specs). */
+    private String sourceJson;
+    private String loaderJson;
 
     // the serving state (the session thread alone)
-    private final Opener opener;
     /** The user this server serves (NOTE [Who may connect] in BridgeServer). */
     private final UserPrincipal serves;
     private Recipe recipe;
+    private LoaderSpec spec;
     private ShmRing ring;
     private Loader loader;
     private Iterator<Batch> pass;
@@ -99,8 +107,7 @@ final class Session {
     private long publishNanos;
     private long spilledBytes;
 
-    Session(SocketChannel channel, Path shmDir, String ringName, Opener opener, UserPrincipal serves) {
-        this.opener = opener;
+    Session(SocketChannel channel, Path shmDir, String ringName, UserPrincipal serves) {
         this.serves = serves;
         this.channel = channel;
         this.shmDir = shmDir;
@@ -136,7 +143,7 @@ final class Session {
         if (type != OPEN) {
             throw new ProtocolException("the client's first message was " + type + ", not OPEN");
         }
-        List<String> args = readOpen(payload());
+        readOpen(payload());
         consume();
         if (ahead < 0 || ahead > 64) {
             sendError("usage", "ahead must be in [1, 64] (0: chosen by the batch's size), got " + ahead, null, -1, true);
@@ -147,7 +154,13 @@ final class Session {
             return;
         }
         try {
-            opener.open(args, this::serve);
+            LoaderSpec loaderSpec = loaderJson == null ? LoaderSpec.DEFAULT : Specs.loader(loaderJson);
+            if (sourceJson == null) {
+                throw new SpecException("source", "is missing from OPEN");
+            }
+            try (Recipe r = Specs.source(sourceJson).open(loaderSpec)) {
+                serve(r, loaderSpec);
+            }
         } catch (LoaderException e) {
             sendError("data", e.getMessage(), e.source(), e.index(), true);
         } catch (IllegalArgumentException e) {
@@ -186,15 +199,16 @@ final class Session {
         }
     }
 
-    /** Serves the client's source: the serving loop, called by the opener. */
-    private void serve(Recipe recipe) throws IOException {
+    /** Serves the client's source, opened as {@code recipe}, with the loader {@code spec} describes. */
+    private void serve(Recipe recipe, LoaderSpec spec) throws IOException {
         this.recipe = recipe;
-        Loader.Builder first = recipe.builder();
+        this.spec = spec;
+        Loader.Builder first = recipe.builder(spec);
         int others = first.buffers() - 1; // the loader's buffers besides the batches the client holds
         if (ahead == 0) {
-            ahead = defaultAhead(Batch.bytesFor(first.schema(), recipe.batch()));
+            ahead = defaultAhead(Batch.bytesFor(first.schema(), spec.batchSize()));
         }
-        this.ring = ShmRing.create(shmDir, ringName, first.schema(), recipe.batch(), others + ahead,
+        this.ring = ShmRing.create(shmDir, ringName, first.schema(), spec.batchSize(), others + ahead,
                 ringBytes > 0 ? ringBytes : ShmRing.defaultBound(shmDir));
         this.initialSlots = ring.made();
         try {
@@ -206,7 +220,7 @@ final class Session {
             if (initialState != null) {
                 b.resume(LoaderState.fromJson(initialState));
             } else {
-                b.epoch(recipe.epoch());
+                b.epoch(spec.firstEpoch());
             }
             loader = b.build();
             remember();
@@ -240,7 +254,7 @@ final class Session {
      * when that is none, waits for the client to free some (NOTE [Batches the user owns]).
      */
     private Loader.Builder builder() throws IOException {
-        Loader.Builder b = recipe.builder();
+        Loader.Builder b = recipe.builder(spec);
         int others = b.buffers() - 1;
         int room;
         while ((room = ring.slots() - others - ring.orphans()) < 1) {
@@ -448,7 +462,7 @@ final class Session {
         if (state != null) {
             b.resume(state);
         } else {
-            b.epoch(epoch >= 0 ? epoch : recipe.epoch());
+            b.epoch(epoch >= 0 ? epoch : spec.firstEpoch());
         }
         loader = b.build();
         remember();
@@ -594,9 +608,9 @@ final class Session {
     private void sendError(String kind, String message, String resource, long index, boolean fatal) throws IOException {
         send(ERROR, object(g -> {
             g.writeStringField("kind", kind);
-            g.writeStringField("message", message == null ? kind + " error" : opener.redact(message));
+            g.writeStringField("message", message == null ? kind + " error" : Storage.redact(message));
             if (resource != null) {
-                g.writeStringField("resource", opener.redact(resource));
+                g.writeStringField("resource", Storage.redact(resource));
             }
             if (index >= 0) {
                 g.writeNumberField("index", index);
@@ -627,8 +641,8 @@ final class Session {
         return ByteBuffer.allocate(bytes.length).put(bytes);
     }
 
-    private List<String> readOpen(ByteBuffer p) throws IOException {
-        List<String> args = new ArrayList<>();
+    /** OPEN: the source and loader specs (kept as JSON, read by Specs), the ring's options, a state to resume. */
+    private void readOpen(ByteBuffer p) throws IOException {
         byte[] bytes = new byte[p.remaining()];
         p.get(bytes);
         try (JsonParser j = JSON.createParser(bytes)) {
@@ -639,11 +653,8 @@ final class Session {
                 String name = j.currentName();
                 JsonToken t = j.nextToken();
                 switch (name) {
-                    case "args" -> {
-                        while (j.nextToken() != JsonToken.END_ARRAY) {
-                            args.add(j.getText());
-                        }
-                    }
+                    case "source" -> sourceJson = subtree(j);
+                    case "loader" -> loaderJson = subtree(j);
                     case "ahead" -> ahead = j.getIntValue();
                     case "ringBytes" -> ringBytes = j.getLongValue();
                     case "state" -> initialState = t == JsonToken.VALUE_NULL ? null : j.getText();
@@ -651,7 +662,15 @@ final class Session {
                 }
             }
         }
-        return args;
+    }
+
+    /** The JSON value the parser is at, as text. */
+    private static String subtree(JsonParser j) throws IOException {
+        StringWriter w = new StringWriter();
+        try (JsonGenerator g = JSON.createGenerator(w)) {
+            g.copyCurrentStructure(j);
+        }
+        return w.toString();
     }
 
     private ByteBuffer hello() throws IOException {
@@ -692,7 +711,7 @@ final class Session {
         g.writeNumberField("epoch", loader.epoch());
         g.writeNumberField("batches", loader.batches());
         g.writeNumberField("epochBatches", loader.batchesPerEpoch());
-        g.writeNumberField("batch", recipe.batch());
+        g.writeNumberField("batch", spec.batchSize());
         g.writeNumberField("workers", loader.workers());
         g.writeNumberField("prefetch", loader.prefetch());
         g.writeNumberField("holds", holds);

@@ -1,7 +1,7 @@
 /**
  * The Python bridge's server side. {@link dev.stoker.bridge.BridgeServer} listens on a Unix
- * domain socket and gives each client a {@code Session}: a loader made from the host's
- * {@link dev.stoker.bridge.Opener} (a {@link dev.stoker.bridge.Recipe}), whose batches are
+ * domain socket and gives each client a {@code Session}: a loader made from the source and loader
+ * specs the client sends as JSON ({@code dev.stoker.sources}), whose batches are
  * collated straight into a {@code ShmRing} in shared memory that the client maps. {@code Protocol}
  * is the one table of messages and ring layout, the twin of the Python package's
  * {@code _protocol.py}. NOTE [Bridge flow] and NOTE [Batches the user owns] are in {@code Session};

@@ -3,9 +3,12 @@ package dev.stoker.cli;
 import java.nio.file.Path;
 import picocli.CommandLine.Option;
 
-/** The options every {@code stoker bench SOURCE} shares (CLI.md, "Options for bench"). */
+/**
+ * The options every {@code stoker bench SOURCE} shares: the loader spec's (a flag is its option's
+ * name, dashed; {@code --batch} is {@code batch_size}), and the bench loop's own.
+ */
 final class BenchOptions {
-    @Option(names = "--batch", paramLabel = "N", defaultValue = "32", description = "Samples per batch (default ${DEFAULT-VALUE}).")
+    @Option(names = {"--batch", "--batch-size"}, paramLabel = "N", defaultValue = "32", description = "Samples per batch (default ${DEFAULT-VALUE}).")
     int batch;
 
     @Option(names = "--workers", paramLabel = "N|auto|A,B,...", defaultValue = "auto",
@@ -100,6 +103,12 @@ final class BenchOptions {
     @Option(names = "--timeout-ms", paramLabel = "MS", description = "Fail when one batch takes longer than this to arrive.")
     Long timeoutMs;
 
-    /** Set by {@code stoker serve}: the configured loader goes to a Python client instead of the bench loop. */
-    BenchRunner.Bridge bridge;
+    /**
+     * The loader spec these flags give, workers and prefetch {@code auto} (each configuration of a
+     * sweep sets its own).
+     */
+    dev.stoker.sources.LoaderSpec loader() {
+        return new dev.stoker.sources.LoaderSpec(batch, null, null, seed, epoch, rank, worldSize, order, shuffleWindow,
+                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit);
+    }
 }

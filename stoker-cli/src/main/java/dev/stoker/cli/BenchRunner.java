@@ -3,11 +3,12 @@ package dev.stoker.cli;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.stoker.Batch;
-import dev.stoker.ErrorPolicy;
 import dev.stoker.Loader;
 import dev.stoker.LoaderState;
 import dev.stoker.LoaderStats;
-import dev.stoker.Sampler;
+import dev.stoker.sources.LoaderSpec;
+import dev.stoker.sources.Recipe;
+import dev.stoker.sources.SourceSpec;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -18,14 +19,13 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.Supplier;
+import picocli.CommandLine;
 
 /** Runs one or more loader configurations over a source and reports what each measured. */
 final class BenchRunner {
@@ -33,30 +33,26 @@ final class BenchRunner {
 
     private final BenchOptions o;
     private final PrintWriter out;
-    private final String source;
-    private final long tokensPerSample;
-    private Sampler forcedSampler;
-    /** Samples each shard read ahead may hold (streams with workers); 0: the loader's default. */
-    private int shardBuffer;
+    private String source;
+    /** Tokens per sample, for token sources (tokens/s is reported); 0 otherwise. */
+    private double tokensPerSample;
 
-    /** {@code tokensPerSample > 0} for token sources, so that tokens/s is reported. */
-    BenchRunner(BenchOptions options, PrintWriter out, String source, long tokensPerSample) {
+    BenchRunner(BenchOptions options, PrintWriter out) {
         this.o = options;
         this.out = out;
-        this.source = source;
-        this.tokensPerSample = tokensPerSample;
     }
 
-    /** A sampler the source needs (e.g. random windows), instead of --order. */
-    /** A stream's ring of samples per shard read ahead, for the configurations with workers. */
-    BenchRunner shardBuffer(int samples) {
-        this.shardBuffer = samples;
-        return this;
-    }
-
-    BenchRunner sampler(Sampler sampler) {
-        this.forcedSampler = sampler;
-        return this;
+    /**
+     * {@code stoker bench SOURCE}: opens {@code source} with the loader spec {@code options} give,
+     * runs the configurations, and prints what the source reports (its cache, its traffic) to stderr.
+     */
+    static int bench(SourceSpec source, BenchOptions options, CommandLine cl) throws IOException {
+        LoaderSpec loader = options.loader();
+        try (Recipe recipe = source.open(loader)) {
+            int rc = new BenchRunner(options, cl.getOut()).run(recipe, loader);
+            recipe.report().forEach(cl.getErr()::println);
+            return rc;
+        }
     }
 
     /**
@@ -102,15 +98,10 @@ final class BenchRunner {
         static final FirstBatch NONE = new FirstBatch(Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN);
     }
 
-    /** Where a configured loader goes instead of being measured: {@code stoker serve} serves it (ServeCommand.open). */
-    interface Bridge {
-        int serve(BenchRunner runner, Supplier<Loader.Builder> base) throws IOException;
-    }
-
-    int run(Supplier<Loader.Builder> base) throws IOException {
-        if (o.bridge != null) {
-            return o.bridge.serve(this, base);
-        }
+    /** Runs every configuration of the sweep {@code --workers} and {@code --prefetch} give over {@code recipe}. */
+    int run(Recipe recipe, LoaderSpec loader) throws IOException {
+        this.source = recipe.name();
+        this.tokensPerSample = recipe.tokensPerSample();
         List<Integer> workerList = parseList("--workers", o.workers);
         List<Integer> prefetchList = parseList("--prefetch", o.prefetch);
         boolean sweep = workerList.size() * prefetchList.size() > 1;
@@ -132,7 +123,6 @@ final class BenchRunner {
         if (o.stopAfter != null && o.stopAfter < 0 || o.steps != null && o.steps < 0 || o.stepMs < 0) {
             throw new Main.UsageException("--stop-after, --steps and --step-ms must be >= 0");
         }
-        Sampler sampler = sampler();
         if (sweep && o.trace != null) {
             throw new Main.UsageException("--trace takes one configuration, not a sweep");
         }
@@ -150,7 +140,7 @@ final class BenchRunner {
             for (Integer p : prefetchList) {
                 long commandStart = CommandClock.claimForFirstRun();
                 long from = commandStart >= 0 ? commandStart : System.nanoTime();
-                Result r = runOne(base.get(), from, sampler, w, p, resumeState, hashing);
+                Result r = runOne(recipe.builder(loader.withWorkers(w, p)), loader, from, w, p, resumeState, hashing);
                 LoaderStats st = r.stats;
                 if (st.samples() == 0 && resumeState == null && o.stopAfter == null && o.steps == null) {
                     // an empty run is a failure to say, not a success to report
@@ -184,117 +174,8 @@ final class BenchRunner {
         return 0;
     }
 
-    private Sampler sampler() {
-        if (forcedSampler != null) {
-            return forcedSampler;
-        }
-        return switch (o.order) {
-            case "shuffle" -> Sampler.shuffle();
-            case "sequential" -> Sampler.sequential();
-            default -> throw new Main.UsageException("--order must be shuffle or sequential, got '" + o.order + "'");
-        };
-    }
-
-    /**
-     * The options a loader takes from the command line, but for seed, epoch and resume. Null
-     * workers or prefetch is {@code auto}; a stream's prefetch is shards ahead, and its
-     * {@code auto} the default ({@code 2 × workers}); with no workers, prefetch does not apply.
-     */
-    private Loader.Builder configure(Loader.Builder b, Sampler sampler, Integer workers, Integer prefetch) {
-        b.batchSize(checked("--batch", o.batch, 1)).sampler(sampler)
-                .rank(checked("--rank", o.rank, 0)).worldSize(checked("--world-size", o.worldSize, 1));
-        if (workers == null) {
-            b.workers(Loader.AUTO);
-        } else if (workers > 0) {
-            b.workers(workers);
-        }
-        if (workers == null || workers > 0) {
-            if (b.streams()) {
-                if (shardBuffer > 0) {
-                    b.shardBuffer(shardBuffer);
-                }
-                if (prefetch != null) {
-                    b.shardsAhead(prefetch);
-                }
-            } else if (prefetch == null) {
-                b.prefetch(Loader.AUTO);
-            } else {
-                b.prefetch(prefetch);
-            }
-        }
-        if (o.timeoutMs != null) {
-            b.timeout(Duration.ofMillis(o.timeoutMs));
-        }
-        if (o.memoryLimit != null) {
-            if (o.memoryLimit < 1) {
-                throw new Main.UsageException("--memory-limit must be >= 1, got " + o.memoryLimit);
-            }
-            b.memoryLimit(o.memoryLimit);
-        }
-        if (o.cores != null && (workers == null || prefetch == null && workers > 0 && !b.streams())) {
-            // what AUTO may use: a configuration of a sweep with nothing on AUTO has no budget
-            b.budget(checked("--cores", o.cores, 1), 512L << 20);
-        }
-        b.dropLast(o.dropLast).errorPolicy(switch (o.errors) {
-            case "fail" -> ErrorPolicy.FAIL;
-            case "skip-sample" -> ErrorPolicy.SKIP_SAMPLE;
-            case "skip-shard" -> ErrorPolicy.SKIP_SHARD;
-            default -> throw new Main.UsageException("--errors must be fail, skip-sample or skip-shard, got '" + o.errors + "'");
-        });
-        if (o.shuffleWindow > 0) {
-            b.shuffleWindow(o.shuffleWindow);
-        }
-        if (o.shuffleWindowBytes != null) {
-            if (o.shuffleWindowBytes < 0) {
-                throw new Main.UsageException("--shuffle-window-bytes must be >= 0, got " + o.shuffleWindowBytes);
-            }
-            b.shuffleWindowBytes(o.shuffleWindowBytes);
-        }
-        return b;
-    }
-
-    /**
-     * The one loader configuration these options describe, for a consumer other than the bench
-     * loop ({@code stoker serve}): sweeps and the bench loop's own options are refused; the seed
-     * is set; the start, {@link #epoch()} or a resumed state, is the caller's.
-     */
-    Loader.Builder configure(Loader.Builder b) {
-        List<Integer> w = parseList("--workers", o.workers);
-        List<Integer> p = parseList("--prefetch", o.prefetch);
-        if (w.size() * p.size() > 1) {
-            throw new Main.UsageException("--workers and --prefetch take one value here, not a sweep");
-        }
-        String[] benchOnly = {o.digests != null ? "--digests" : null, o.ids != null ? "--ids" : null,
-                o.stopAfter != null ? "--stop-after" : null, o.saveState != null ? "--save-state" : null,
-                o.resume != null ? "--resume" : null, o.plot != null ? "--plot" : null, o.trace != null ? "--trace" : null,
-                o.steps != null ? "--steps" : null, o.stepMs != 0 ? "--step-ms" : null, o.epochs != 1 ? "--epochs" : null,
-                o.json ? "--json" : null, o.digest ? "--digest" : null};
-        for (String option : benchOnly) {
-            if (option != null) {
-                throw new Main.UsageException(option + " is an option of the bench loop; it does not apply here");
-            }
-        }
-        return configure(b, sampler(), w.get(0), p.get(0)).seed(o.seed);
-    }
-
-    /** The first epoch ({@code --epoch}). */
-    long epoch() {
-        return o.epoch == null ? 0 : checked("--epoch", o.epoch, 0);
-    }
-
-    /** Samples per batch. */
-    int batch() {
-        return o.batch;
-    }
-
-    /** Samples' tokens, for token sources (0 otherwise). */
-    long tokensPerSample() {
-        return tokensPerSample;
-    }
-
-    private Result runOne(Loader.Builder b, long from, Sampler sampler, Integer workers, Integer prefetch, LoaderState resume, boolean hashing)
-            throws IOException {
-        configure(b, sampler, workers, prefetch);
+    private Result runOne(Loader.Builder b, LoaderSpec spec, long from, Integer workers, Integer prefetch, LoaderState resume,
+                          boolean hashing) throws IOException {
         ChromeTrace trace = o.trace == null ? null : new ChromeTrace(2_000_000);
         if (trace != null) {
             b.tracer(trace);
@@ -302,7 +183,7 @@ final class BenchRunner {
         if (resume != null) {
             b.resume(resume);
         } else {
-            b.seed(o.seed).epoch(epoch());
+            b.epoch(spec.firstEpoch());
         }
         Loader loader;
         try {
@@ -405,6 +286,19 @@ final class BenchRunner {
         }
     }
 
+    /**
+     * The decompression ceiling of {@code source}'s projection on {@code threads} threads, printed
+     * to {@code err} as a line "ceiling: …": a dataset of its own, after the loader's runs.
+     */
+    static void ceiling(dev.stoker.sources.Parquet source, int threads, PrintWriter err) throws IOException, InterruptedException {
+        try (var data = source.dataset()) {
+            var c = data.decompressionCeiling(threads);
+            err.printf(Locale.ROOT, "ceiling: %d threads decompressed %.2f MB into %.2f MB in %.3f s: %.0f MB/s, %.2f M "
+                    + "rows/s%n", c.threads(), c.compressedBytes() / 1e6, c.uncompressedBytes() / 1e6, c.seconds(),
+                    c.uncompressedBytes() / 1e6 / c.seconds(), data.size() / 1e6 / c.seconds());
+        }
+    }
+
     /** A simulated accelerator step: the host thread waits, as it would for a device. */
     static void step(long nanos) {
         long end = System.nanoTime() + nanos;
@@ -502,7 +396,7 @@ final class BenchRunner {
             g.writeNumberField("wait", s.waitNanos() / 1e9);
             g.writeEndObject();
             g.writeNumberField("seed", o.seed);
-            g.writeNumberField("epoch", epoch());
+            g.writeNumberField("epoch", o.epoch == null ? 0 : o.epoch);
             g.writeNumberField("rank", o.rank);
             g.writeNumberField("worldSize", o.worldSize);
             g.writeEndObject();
@@ -530,13 +424,6 @@ final class BenchRunner {
             }
         }
         return out;
-    }
-
-    private static int checked(String option, long v, long min) {
-        if (v < min || v > Integer.MAX_VALUE) {
-            throw new Main.UsageException(option + " must be >= " + min + ", got " + v);
-        }
-        return (int) v;
     }
 
     private static LoaderState readState(Path file) throws IOException {

@@ -7,6 +7,8 @@ import dev.stoker.formats.npy.Npy;
 import dev.stoker.formats.npy.NpyArray;
 import dev.stoker.formats.tokens.Megatron;
 import dev.stoker.formats.tokens.TokenFile;
+import dev.stoker.sources.LocalCopies;
+import dev.stoker.sources.Tokens;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -33,7 +35,7 @@ final class InspectCommand implements Callable<Integer> {
     List<String> locations;
 
     @CommandLine.Mixin
-    RemoteFiles.CacheOptions cache;
+    CacheOptions cache;
 
     @Option(names = "--json", description = "One JSON object per path.")
     boolean json;
@@ -53,7 +55,7 @@ final class InspectCommand implements Callable<Integer> {
         // a remote Parquet file is described where it lives, from its footer alone (one ranged
         // read); any other remote file is fetched through the shard cache first
         List<String> fetched = locations.stream().filter(l -> !remoteParquet(l)).toList();
-        try (RemoteFiles files = new RemoteFiles(fetched, cache)) {
+        try (LocalCopies files = new LocalCopies(fetched, cache.spec())) {
             java.util.Iterator<Path> local = files.paths().iterator();
             List<Path> paths = new java.util.ArrayList<>();
             for (String l : locations) {
@@ -73,7 +75,7 @@ final class InspectCommand implements Callable<Integer> {
 
     private int inspect(List<Path> paths) throws IOException {
         PrintWriter out = spec.commandLine().getOut();
-        DType rawType = TokensSource.tokenType(dtype);
+        DType rawType = Tokens.tokenType(dtype);
         // uneven shard sizes are judged against the median of the tar shards inspected together
         Map<Path, dev.stoker.cli.TarSummary> tars = new java.util.LinkedHashMap<>();
         for (Path p : paths) {

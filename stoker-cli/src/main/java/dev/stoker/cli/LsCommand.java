@@ -1,5 +1,6 @@
 package dev.stoker.cli;
 
+import dev.stoker.sources.LocalCopies;
 import dev.stoker.storage.ShardPattern;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -20,7 +21,7 @@ final class LsCommand implements Callable<Integer> {
     List<String> shards;
 
     @picocli.CommandLine.Mixin
-    RemoteFiles.CacheOptions cache;
+    CacheOptions cache;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -36,7 +37,7 @@ final class LsCommand implements Callable<Integer> {
                 throw new Main.UsageException(e.getMessage());
             }
         }
-        try (RemoteFiles files = new RemoteFiles(expanded, cache)) {
+        try (LocalCopies files = new LocalCopies(expanded, cache.spec())) {
             List<Path> local = files.paths();
             for (int i = 0; i < local.size(); i++) {
                 if (!Files.isRegularFile(local.get(i))) {

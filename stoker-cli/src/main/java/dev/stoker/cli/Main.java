@@ -27,7 +27,7 @@ public final class Main implements Runnable {
             Main.class, java.util.List.of(DemoCommand.class, BenchCommand.class, InspectCommand.class, LsCommand.class,
                     PrepareCommand.class, EstimateCommand.class, StageCommand.class, ServeCommand.class,
                     CommandLine.HelpCommand.class),
-            BenchCommand.class, java.util.List.of(BenchCommand.Synthetic.class, BenchCommand.TokensBench.class,
+            BenchCommand.class, java.util.List.of(BenchCommand.SyntheticBench.class, BenchCommand.TokensBench.class,
                     BenchCommand.JsonlBench.class, BenchCommand.ShardsBench.class, BenchCommand.FolderBench.class,
                     BenchCommand.Hdf5Bench.class, BenchCommand.ParquetBench.class),
             PrepareCommand.class, java.util.List.of(PrepareCommand.Tokens.class, PrepareCommand.Shards.class));
@@ -69,8 +69,9 @@ public final class Main implements Runnable {
         cl.setExecutionExceptionHandler((ex, c, parsed) -> {
             boolean debug = parsed.matchedOption("--debug") != null || hasDebug(parsed);
             Throwable t = unwrap(ex);
-            if (t instanceof UsageException) {
-                err.println("stoker: " + dev.stoker.storage.Storage.redact(t.getMessage()));
+            if (t instanceof UsageException || t instanceof dev.stoker.sources.SpecException) {
+                err.println("stoker: " + dev.stoker.storage.Storage.redact(t instanceof dev.stoker.sources.SpecException s
+                        ? s.message(Main::flag) : t.getMessage()));
                 err.println("usage: " + c.getCommandSpec().qualifiedName() + " --help");
                 return 2;
             }
@@ -162,8 +163,14 @@ public final class Main implements Runnable {
         return m == null ? t.getClass().getSimpleName() : m;
     }
 
+    /** A spec's option as its flag: {@code seq_len} is {@code --seq-len}; the paths are the arguments. */
+    static String flag(String option) {
+        return option.equals("paths") || option.equals("path") ? "PATH" : "--" + option.replace('_', '-');
+    }
+
     static int exitCode(Throwable t) {
-        if (t instanceof UsageException || t instanceof CommandLine.ParameterException) {
+        if (t instanceof UsageException || t instanceof CommandLine.ParameterException
+                || t instanceof dev.stoker.sources.SpecException) {
             return 2;
         }
         if (t instanceof IOException || t instanceof LoaderException || t instanceof BadDataException) {

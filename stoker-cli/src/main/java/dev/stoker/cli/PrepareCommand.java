@@ -2,6 +2,7 @@ package dev.stoker.cli;
 
 import dev.stoker.formats.tokens.TokenPreparer;
 import dev.stoker.formats.tokens.Tokenizer;
+import dev.stoker.sources.LocalCopies;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -40,7 +41,7 @@ final class PrepareCommand implements Runnable {
         List<String> inputs;
 
         @CommandLine.Mixin
-        RemoteFiles.CacheOptions cache;
+        CacheOptions cache;
 
         @Option(names = "--out", required = true, paramLabel = "PREFIX", description = "Output prefix (PREFIX.bin, PREFIX.npy or PREFIX.bin + PREFIX.idx).")
         Path out;
@@ -85,7 +86,7 @@ final class PrepareCommand implements Runnable {
             if (!Files.isDirectory(dir)) {
                 throw new Main.UsageException("--out: no such directory " + dir);
             }
-            try (RemoteFiles files = new RemoteFiles(inputs, cache)) {
+            try (LocalCopies files = new LocalCopies(inputs, cache.spec())) {
                 return prepare(files.paths(), tok, fmt, w);
             }
         }

@@ -1,4 +1,4 @@
-package dev.stoker.cli;
+package dev.stoker.sources;
 
 import dev.stoker.storage.ShardCache;
 import dev.stoker.storage.Storage;
@@ -7,7 +7,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import picocli.CommandLine.Option;
 
 /**
  * Local copies of remote files (HTTP, S3) for the formats that read a whole file mapped: token
@@ -16,35 +15,22 @@ import picocli.CommandLine.Option;
  * a file's name ({@code .npy}, {@code .gz}, a Megatron {@code .bin} beside its {@code .idx}) reads
  * it as it reads the local file. Local paths pass through untouched.
  */
-final class RemoteFiles implements AutoCloseable {
-
-    /** The cache options of sources that read remote files. */
-    static final class CacheOptions {
-        @Option(names = "--cache-dir", paramLabel = "DIR", description = "Where remote files are cached (default: stoker-shard-cache in the temporary directory).")
-        Path cacheDir;
-
-        @Option(names = "--cache-size", paramLabel = "BYTES", defaultValue = "10000000000",
-                description = "The cache's limit in bytes (default ${DEFAULT-VALUE}).")
-        long cacheSize;
-
-        Path dir() {
-            return cacheDir != null ? cacheDir : Path.of(System.getProperty("java.io.tmpdir"), "stoker-shard-cache");
-        }
-    }
+public final class LocalCopies implements AutoCloseable {
 
     private final List<String> locations;
-    private final CacheOptions options;
+    private final RemoteCache where;
     private ShardCache cache;
     private Path folder;
     private final List<String> pinned = new ArrayList<>();
 
-    RemoteFiles(List<String> locations, CacheOptions options) {
+    /** Copies of {@code locations} (local paths or URLs) through {@code cache}, made when {@link #paths()} is called. */
+    public LocalCopies(List<String> locations, RemoteCache cache) {
         this.locations = locations;
-        this.options = options;
+        this.where = cache;
     }
 
     /** The local paths of the locations, in order: remote ones fetched (with a Megatron file's partner). */
-    List<Path> paths() throws IOException {
+    public List<Path> paths() throws IOException {
         List<Path> out = new ArrayList<>();
         for (String l : locations) {
             if (!Storage.isRemote(l)) {
@@ -63,7 +49,7 @@ final class RemoteFiles implements AutoCloseable {
 
     private Path fetch(String location) throws IOException {
         if (cache == null) {
-            cache = new ShardCache(options.dir(), options.cacheSize, 4);
+            cache = new ShardCache(where.dir(), where.cacheSize(), 4);
             folder = Files.createTempDirectory("stoker-remote-");
         }
         Path copy = cache.acquire(location);

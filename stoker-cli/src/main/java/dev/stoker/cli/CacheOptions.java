@@ -1,0 +1,19 @@
+package dev.stoker.cli;
+
+import dev.stoker.sources.RemoteCache;
+import java.nio.file.Path;
+import picocli.CommandLine.Option;
+
+/** The flags of {@link RemoteCache}: where the sources that read remote files cache them. */
+final class CacheOptions {
+    @Option(names = "--cache-dir", paramLabel = "DIR", description = "Where remote files are cached (default: stoker-shard-cache in the temporary directory).")
+    Path cacheDir;
+
+    @Option(names = "--cache-size", paramLabel = "BYTES", defaultValue = "10000000000",
+            description = "The cache's limit in bytes (default ${DEFAULT-VALUE}).")
+    long cacheSize;
+
+    RemoteCache spec() {
+        return new RemoteCache(cacheDir == null ? null : cacheDir.toString(), cacheSize);
+    }
+}

@@ -1,0 +1,55 @@
+package dev.stoker.cli;
+
+import dev.stoker.sources.Images;
+import java.util.List;
+import picocli.CommandLine.Option;
+
+/** The flags of {@link Images}. */
+final class ImageOptions {
+    @Option(names = "--transform", defaultValue = "train", paramLabel = "train|eval|none",
+            description = "train (or train224): RandomResizedCrop + flip + normalize (default); eval (or eval224): Resize "
+                    + "+ CenterCrop + normalize; none: the raw fields.")
+    String transform;
+
+    @Option(names = "--size", paramLabel = "N", description = "The side of the square crop (default 224).")
+    Integer size;
+
+    @Option(names = "--scale", paramLabel = "MIN,MAX", split = ",", description = "train: the crop's share of the image's "
+            + "area (default 0.08,1, torchvision's).")
+    List<Double> scale;
+
+    @Option(names = "--ratio", paramLabel = "MIN,MAX", split = ",", description = "train: the crop's aspect ratio, drawn "
+            + "log-uniform (default 0.75,1.3333, torchvision's).")
+    List<Double> ratio;
+
+    @Option(names = "--flip", paramLabel = "P", description = "The probability of a horizontal flip (default: 0.5 for "
+            + "train, 0 for eval).")
+    Double flip;
+
+    @Option(names = "--resize", paramLabel = "N", description = "eval: the shorter side before the center crop "
+            + "(default: the size times 8/7, 256 for 224).")
+    Integer resize;
+
+    @Option(names = "--label", paramLabel = "cls|MEMBER|json:FIELD|none", description = "Where the label comes from: "
+            + "cls (default: the .cls member, -1 where a sample has none), another member holding one integer (txt), an "
+            + "integer field of the .json member (json:FIELD), or none (no label field).")
+    String label;
+
+    @Option(names = "--keys", description = "Each batch carries its samples' keys, as the variable-length field __key__ "
+            + "(WebDataset's name).")
+    boolean keys;
+
+    @Option(names = "--members", paramLabel = "NAME,...", split = ",", description = "none: the members each sample "
+            + "gives, each a field of its own (default: those of the first sample; a sample without one of them, or, by "
+            + "default, with others, is bad data).")
+    List<String> members;
+
+    @Option(names = "--image-dtype", paramLabel = "float32|uint8",
+            description = "float32: normalized by ImageNet's mean and std (default); uint8: the pixels, "
+                    + "for the GPU to normalize (a quarter of the bytes to copy).")
+    String imageDtype;
+
+    Images spec() {
+        return new Images(transform, size, scale, ratio, flip, resize, label, keys, members, imageDtype);
+    }
+}

@@ -1,0 +1,39 @@
+package dev.stoker.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.stoker.sources.Specs;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/**
+ * {@code stoker bench SOURCE} only maps flags to specs: each source's flags are its spec's options
+ * and the loader spec's, dashed, besides the bench loop's own and the few named here.
+ */
+class FlagsContractTest {
+    /** The bench loop's own flags (and help), which are no spec's. */
+    private static final Set<String> BENCH = Set.of("--json", "--digest", "--no-digest", "--digests", "--ids", "--stop-after",
+            "--save-state", "--resume", "--plot", "--trace", "--steps", "--step-ms", "--epochs", "--help", "--version",
+            "--debug", "--batch");
+
+    /** Flags that are another option's value, or a measurement of the bench's. */
+    private static final Set<String> OTHERS = Set.of("--skip-bad", "--ceiling", "--dataset");
+
+    @Test
+    void eachSourcesFlagsAreItsSpecsOptions() {
+        for (String kind : Specs.kinds()) {
+            CommandLine cl = Main.commands(new Main(), "bench", kind).getSubcommands().get("bench").getSubcommands().get(kind);
+            Set<String> flags = new TreeSet<>();
+            cl.getCommandSpec().options().forEach(o -> flags.addAll(Set.of(o.names())));
+            flags.removeAll(BENCH);
+            flags.removeAll(OTHERS);
+            Set<String> specs = new TreeSet<>();
+            Specs.loaderOptions().forEach(o -> specs.add(Main.flag(o)));
+            Specs.options(kind).keySet().stream().filter(o -> !o.equals("path") && !o.equals("paths"))
+                    .forEach(o -> specs.add(Main.flag(o)));
+            assertEquals(specs, flags, "stoker bench " + kind);
+        }
+    }
+}

@@ -1,0 +1,190 @@
+package dev.stoker.sources;
+
+import dev.stoker.Collator;
+import dev.stoker.Dataset;
+import dev.stoker.Loader;
+import dev.stoker.StreamingDataset;
+import dev.stoker.formats.image.ImagePipeline;
+import dev.stoker.formats.tar.TarSample;
+import java.io.IOException;
+import java.util.List;
+
+/**
+ * How the samples of an image source become batches: torchvision's transforms as values. Null is
+ * the default.
+ *
+ * @param transform  {@code train}: RandomResizedCrop, flip, normalize; {@code eval}: Resize,
+ *                   CenterCrop, normalize; {@code none}: each member a field of its own, as bytes
+ *                   ({@code train224} and {@code eval224} are {@code train} and {@code eval})
+ * @param size       the side of the square crop (224)
+ * @param scale      train: the crop's share of the image's area, min and max (0.08, 1)
+ * @param ratio      train: the crop's aspect ratio, min and max, drawn log-uniform (3/4, 4/3)
+ * @param flip       the probability of a horizontal flip (0.5 for train, 0 for eval)
+ * @param resize     eval: the shorter side before the center crop (the size times 8/7)
+ * @param label      {@code cls} (the {@code .cls} member, -1 where a sample has none), another
+ *                   member holding one integer, {@code json:FIELD} (an integer field of the
+ *                   {@code .json} member), or {@code none} (no label field)
+ * @param keys       each batch carries its samples' keys, as the field {@code __key__}
+ * @param members    none: the members to take, each a field (null: those of the first sample; a
+ *                   sample without one of them, or then with others, is bad data)
+ * @param imageDtype {@code float32}, normalized by ImageNet's mean and std; {@code uint8}, the pixels
+ */
+public record Images(String transform, Integer size, List<Double> scale, List<Double> ratio, Double flip, Integer resize,
+                     String label, boolean keys, List<String> members, String imageDtype) {
+
+    /** Training crops of 224 with torchvision's defaults: each option its default. */
+    public static final Images DEFAULT = new Images(null, null, null, null, null, null, null, false, null, null);
+
+    public Images {
+        transform = SpecException.oneOf("transform", transform == null ? "train" : transform,
+                "train", "eval", "none", "train224", "eval224");
+        if (size != null) {
+            SpecException.atLeast("size", size, 1);
+        }
+        if (resize != null) {
+            SpecException.atLeast("resize", resize, 1);
+        }
+        if (flip != null && !(flip >= 0 && flip <= 1)) {
+            throw new SpecException("flip", "must be a probability in [0, 1], got " + flip);
+        }
+        scale = pair("scale", scale);
+        ratio = pair("ratio", ratio);
+        members = members == null ? null : List.copyOf(members);
+        if (imageDtype != null) {
+            SpecException.oneOf("image_dtype", imageDtype, "float32", "uint8");
+        }
+        if (transform.equals("none")) {
+            if (imageDtype != null || size != null || scale != null || ratio != null || flip != null || resize != null
+                    || label != null) { // keys apply: the samples' keys beside their members
+                throw SpecException.naming(null, "{image_dtype}, {size}, {scale}, {ratio}, {flip}, {resize} and {label} are "
+                        + "for {transform} train or eval, not none");
+            }
+        } else if (members != null) {
+            throw SpecException.naming("members", "is for {transform} none (train and eval decode the image member)");
+        }
+        if (train(transform) && resize != null) {
+            throw SpecException.naming("resize", "is for {transform} eval (train crops at random: {scale}, {ratio})");
+        }
+        if (transform.startsWith("eval") && (scale != null || ratio != null)) {
+            throw SpecException.naming(null, "{scale} and {ratio} are for {transform} train (eval resizes: {resize})");
+        }
+    }
+
+    /** Training crops of {@code size}, flipped half the time, normalized: torchvision's ImageNet recipe. */
+    public static Images train(int size) {
+        return new Images("train", size, null, null, null, null, null, false, null, null);
+    }
+
+    /** Resize to {@code size} × 8/7, center crop of {@code size}, normalized. */
+    public static Images eval(int size) {
+        return new Images("eval", size, null, null, null, null, null, false, null, null);
+    }
+
+    /** No decoding: each member a field of its own. */
+    public static Images none() {
+        return new Images("none", null, null, null, null, null, null, false, null, null);
+    }
+
+    private static boolean train(String transform) {
+        return transform.startsWith("train");
+    }
+
+    private static List<Double> pair(String option, List<Double> value) {
+        if (value == null) {
+            return null;
+        }
+        if (value.size() != 2 || value.contains(null) || !(value.get(0) > 0 && value.get(0) <= value.get(1))) {
+            throw new SpecException(option, "takes MIN,MAX (two numbers, 0 < MIN <= MAX), got " + value);
+        }
+        return List.copyOf(value);
+    }
+
+    /** The loader over an indexed dataset of samples. */
+    void serve(Recipe r, Dataset<TarSample> data) throws IOException {
+        if (transform.equals("none")) {
+            Collator<TarSample> raw = members(() -> data.size() > 0 ? data.get(0) : null);
+            r.base(() -> Loader.builder(data, raw));
+            return;
+        }
+        ImagePipeline p = pipeline();
+        r.base(() -> Loader.builder(data, p.transform(), p.collator()));
+    }
+
+    /** The same over a stream of shards (compressed ones have no random access). */
+    void serve(Recipe r, StreamingDataset<TarSample> data) throws IOException {
+        if (transform.equals("none")) {
+            Collator<TarSample> raw = members(() -> {
+                if (data.shards() == 0) {
+                    return null;
+                }
+                try (var reader = data.open(0)) {
+                    return reader.next();
+                } catch (IOException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new IOException(data.shardName(0) + ": " + e.getMessage(), e);
+                }
+            });
+            r.base(() -> Loader.builder(data, raw));
+            return;
+        }
+        ImagePipeline p = pipeline();
+        r.base(() -> Loader.builder(data, p.transform(), p.collator()));
+    }
+
+    /** The image pipeline these options describe. */
+    public ImagePipeline pipeline() {
+        if (transform.equals("none")) {
+            throw new SpecException("transform", "none has no image pipeline");
+        }
+        boolean train = train(transform);
+        int side = size != null ? size : 224;
+        try {
+            ImagePipeline.Cropping cropping = train
+                    ? new ImagePipeline.RandomResizedCrop(side, scale != null ? scale.get(0) : 0.08, scale != null ? scale.get(1) : 1.0,
+                    ratio != null ? ratio.get(0) : 3.0 / 4, ratio != null ? ratio.get(1) : 4.0 / 3)
+                    : new ImagePipeline.ResizeCenterCrop(resize != null ? resize : side * 8 / 7, side);
+            var hflip = new ImagePipeline.HorizontalFlip(flip != null ? flip : train ? 0.5 : 0);
+            ImagePipeline.Output output = "uint8".equals(imageDtype) ? new ImagePipeline.Uint8() : ImagePipeline.Normalize.IMAGENET;
+            ImagePipeline p = ImagePipeline.of(cropping, hflip, output).label(labelOf());
+            return keys ? p.keys() : p;
+        } catch (SpecException e) {
+            throw e;
+        } catch (IllegalArgumentException e) {
+            throw new SpecException(null, e.getMessage());
+        }
+    }
+
+    private ImagePipeline.Label labelOf() {
+        if (label == null || label.equals("cls")) {
+            return ImagePipeline.Label.CLS;
+        }
+        if (label.equals("none")) {
+            return ImagePipeline.Label.NONE;
+        }
+        if (label.startsWith("json:")) {
+            return ImagePipeline.Label.json("json", label.substring(5));
+        }
+        if (!label.matches("[A-Za-z0-9_.-]+")) {
+            throw new SpecException("label", "must be cls, a member name, json:FIELD or none, got '" + label + "'");
+        }
+        return ImagePipeline.Label.member(label);
+    }
+
+    /** A sample, for the member names of the "none" transform when none are given. */
+    @FunctionalInterface
+    private interface FirstSample {
+        TarSample get() throws IOException;
+    }
+
+    private Collator<TarSample> members(FirstSample first) throws IOException {
+        if (members != null) {
+            return new TarMembers(members, true, keys);
+        }
+        TarSample s = first.get();
+        if (s == null) {
+            throw SpecException.naming("members", "must be given for {transform} none over no samples (what a sample holds)");
+        }
+        return new TarMembers(new java.util.ArrayList<>(s.fields().keySet()), false, keys);
+    }
+}

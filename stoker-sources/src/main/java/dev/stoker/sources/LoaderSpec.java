@@ -1,0 +1,141 @@
+package dev.stoker.sources;
+
+import dev.stoker.ErrorPolicy;
+import dev.stoker.Loader;
+import dev.stoker.Sampler;
+import java.time.Duration;
+
+/**
+ * The loader's options as plain data, apart from the source's ({@code DataLoader(dataset, ...)}
+ * keeps them apart too): what {@code stoker bench}'s common flags and {@code stoker.Loader}'s
+ * keywords set. Null is the default: {@code workers} and {@code prefetch} null are {@code auto}
+ * (tuned while running), {@code epoch} null is 0, the others the loader's own defaults.
+ *
+ * <p>{@code prefetch} is batches ahead, for a stream shards ahead; with no workers it does not
+ * apply. {@code cores} bounds what the autotuner may give workers.
+ *
+ * @param order        {@code shuffle} or {@code sequential} (a source with an order of its own, such
+ *                     as random windows, replaces it)
+ * @param errors       {@code fail}, {@code skip-sample} or {@code skip-shard}
+ */
+public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, long seed, Long epoch, int rank, int worldSize,
+                         String order, int shuffleWindow, Long shuffleWindowBytes, Long timeoutMs, boolean dropLast,
+                         String errors, Integer cores, Long memoryLimit) {
+
+    /** The defaults: batches of 32, workers and prefetch tuned, shuffled with seed 0, epoch 0, one rank, errors fail. */
+    public static final LoaderSpec DEFAULT = new LoaderSpec(32, null, null, 0, null, 0, 1, "shuffle", 0, null, null, false,
+            "fail", null, null);
+
+    public LoaderSpec {
+        SpecException.atLeast("batch_size", batchSize, 1);
+        if (workers != null) {
+            SpecException.atLeast("workers", workers, 0);
+        }
+        if (prefetch != null) {
+            SpecException.atLeast("prefetch", prefetch, 1);
+        }
+        if (epoch != null) {
+            SpecException.atLeast("epoch", epoch, 0);
+        }
+        SpecException.atLeast("rank", rank, 0);
+        SpecException.atLeast("world_size", worldSize, 1);
+        if (rank >= worldSize) {
+            throw new SpecException("rank", rank + " is not in a world of " + worldSize + " (world_size)");
+        }
+        order = SpecException.oneOf("order", order == null ? "shuffle" : order, "shuffle", "sequential");
+        SpecException.atLeast("shuffle_window", shuffleWindow, 0);
+        if (shuffleWindowBytes != null) {
+            SpecException.atLeast("shuffle_window_bytes", shuffleWindowBytes, 0);
+        }
+        if (timeoutMs != null) {
+            SpecException.atLeast("timeout_ms", timeoutMs, 1);
+        }
+        errors = SpecException.oneOf("errors", errors == null ? "fail" : errors, "fail", "skip-sample", "skip-shard");
+        if (cores != null) {
+            SpecException.atLeast("cores", cores, 1);
+        }
+        if (memoryLimit != null) {
+            SpecException.atLeast("memory_limit", memoryLimit, 1);
+        }
+    }
+
+    /** The same with {@code batchSize} samples per batch. */
+    public LoaderSpec withBatchSize(int batchSize) {
+        return new LoaderSpec(batchSize, workers, prefetch, seed, epoch, rank, worldSize, order, shuffleWindow,
+                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit);
+    }
+
+    /** The same with these workers and prefetch (null: {@code auto}). */
+    public LoaderSpec withWorkers(Integer workers, Integer prefetch) {
+        return new LoaderSpec(batchSize, workers, prefetch, seed, epoch, rank, worldSize, order, shuffleWindow,
+                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit);
+    }
+
+    /** The same for {@code rank} of {@code worldSize}. */
+    public LoaderSpec withRank(int rank, int worldSize) {
+        return new LoaderSpec(batchSize, workers, prefetch, seed, epoch, rank, worldSize, order, shuffleWindow,
+                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit);
+    }
+
+    /** The error policy {@link #errors} names. */
+    public ErrorPolicy errorPolicy() {
+        return switch (errors) {
+            case "skip-sample" -> ErrorPolicy.SKIP_SAMPLE;
+            case "skip-shard" -> ErrorPolicy.SKIP_SHARD;
+            default -> ErrorPolicy.FAIL;
+        };
+    }
+
+    /** The first epoch: {@link #epoch}, or 0. */
+    public long firstEpoch() {
+        return epoch == null ? 0 : epoch;
+    }
+
+    /** A shuffle window is asked for: a sharded source is then read as a stream. */
+    public boolean windowed() {
+        return shuffleWindow > 0 || shuffleWindowBytes != null && shuffleWindowBytes > 0;
+    }
+
+    /**
+     * Sets these options on {@code b}, the order from {@code sampler} when the source has one of its
+     * own (null: {@link #order}); the seed, but not the epoch or a state to resume, which are the
+     * caller's ({@link #firstEpoch()}).
+     */
+    Loader.Builder configure(Loader.Builder b, Sampler sampler) {
+        b.batchSize(batchSize).rank(rank).worldSize(worldSize).seed(seed)
+                .sampler(sampler != null ? sampler : order.equals("shuffle") ? Sampler.shuffle() : Sampler.sequential());
+        if (workers == null) {
+            b.workers(Loader.AUTO);
+        } else if (workers > 0) {
+            b.workers(workers);
+        }
+        if (workers == null || workers > 0) {
+            if (b.streams()) {
+                if (prefetch != null) {
+                    b.shardsAhead(prefetch);
+                }
+            } else if (prefetch == null) {
+                b.prefetch(Loader.AUTO);
+            } else {
+                b.prefetch(prefetch);
+            }
+        }
+        if (timeoutMs != null) {
+            b.timeout(Duration.ofMillis(timeoutMs));
+        }
+        if (memoryLimit != null) {
+            b.memoryLimit(memoryLimit);
+        }
+        if (cores != null && (workers == null || prefetch == null && workers > 0 && !b.streams())) {
+            b.budget(cores, 512L << 20); // what AUTO may use: with nothing on AUTO there is no budget
+        }
+        b.dropLast(dropLast).errorPolicy(errorPolicy());
+        if (shuffleWindow > 0) {
+            b.shuffleWindow(shuffleWindow);
+        }
+        if (shuffleWindowBytes != null) {
+            b.shuffleWindowBytes(shuffleWindowBytes);
+        }
+        return b;
+    }
+}

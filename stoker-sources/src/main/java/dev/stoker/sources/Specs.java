@@ -1,0 +1,195 @@
+package dev.stoker.sources;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.MapperFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.cfg.CoercionAction;
+import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import com.fasterxml.jackson.databind.exc.ValueInstantiationException;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.type.LogicalType;
+import java.lang.reflect.RecordComponent;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Specs as JSON: {@code {"kind": "tokens", "paths": ["train.bin"], "seq_len": 1024}} for a source,
+ * {@code {"batch_size": 32, "workers": null}} for the loader. Names are the record components' in
+ * snake case (the CLI's flags without dashes, Python's keywords); a nested spec (a shard source's
+ * {@code images}, a remote source's {@code cache}) is an object. An option left out takes its
+ * default; an unknown option, a value of the wrong type (a float for an integer, a string for a
+ * number) and a value out of range are {@link SpecException}s naming the option.
+ */
+public final class Specs {
+    private static final ObjectMapper JSON = JsonMapper.builder()
+            .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+            .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
+            .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
+            .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            // a number or a flag given as a string is a mistake to name, not a value to guess at
+            .withCoercionConfig(LogicalType.Integer, c -> c.setCoercion(CoercionInputShape.String, CoercionAction.Fail))
+            .withCoercionConfig(LogicalType.Float, c -> c.setCoercion(CoercionInputShape.String, CoercionAction.Fail))
+            .withCoercionConfig(LogicalType.Boolean, c -> c.setCoercion(CoercionInputShape.String, CoercionAction.Fail))
+            .build();
+
+    /** Each kind of source, by name, with its defaults (the values of an option left out). */
+    private static final Map<String, SourceSpec> DEFAULTS = defaults();
+
+    private Specs() {
+    }
+
+    private static Map<String, SourceSpec> defaults() {
+        Map<String, SourceSpec> m = new LinkedHashMap<>();
+        m.put("synthetic", Synthetic.of());
+        m.put("tokens", Tokens.of(List.of()));
+        m.put("jsonl", Jsonl.of(List.of()));
+        m.put("shards", Shards.of());
+        m.put("folder", Folder.of(null));
+        m.put("hdf5", Hdf5.of(null, List.of()));
+        m.put("parquet", Parquet.of(null));
+        return m;
+    }
+
+    /** The kinds of source, by name. */
+    public static List<String> kinds() {
+        return List.copyOf(DEFAULTS.keySet());
+    }
+
+    static String kind(Class<?> type) {
+        for (var e : DEFAULTS.entrySet()) {
+            if (e.getValue().getClass() == type) {
+                return e.getKey();
+            }
+        }
+        throw new IllegalArgumentException(type.getName() + " is not a source spec");
+    }
+
+    /** A source spec from its JSON. */
+    public static SourceSpec source(String json) {
+        JsonNode node = tree(json);
+        JsonNode kind = node.get("kind");
+        if (kind == null || !kind.isTextual()) {
+            throw new SpecException("kind", "must name the source: one of " + String.join(", ", kinds()));
+        }
+        SourceSpec defaults = DEFAULTS.get(kind.asText());
+        if (defaults == null) {
+            throw new SpecException("kind", "must be one of " + String.join(", ", kinds()) + ", got '" + kind.asText() + "'");
+        }
+        ObjectNode given = ((ObjectNode) node).deepCopy();
+        given.remove("kind");
+        return read(defaults, given, "source '" + kind.asText() + "'");
+    }
+
+    /** A loader spec from its JSON. */
+    public static LoaderSpec loader(String json) {
+        return read(LoaderSpec.DEFAULT, (ObjectNode) tree(json), "the loader");
+    }
+
+    /** The JSON of {@code spec}, its kind first; {@link #source} reads it back equal. */
+    public static String json(SourceSpec spec) {
+        ObjectNode node = JSON.createObjectNode().put("kind", spec.kind());
+        node.setAll((ObjectNode) JSON.valueToTree(spec));
+        return node.toString();
+    }
+
+    /** The JSON of {@code spec}; {@link #loader} reads it back equal. */
+    public static String json(LoaderSpec spec) {
+        return JSON.valueToTree(spec).toString();
+    }
+
+    /**
+     * The options of source {@code kind}, as JSON names them, each with the nested spec it belongs
+     * to ({@code ""} for the source's own, {@code "images"}, {@code "cache"}): for the clients that
+     * build specs from keywords, and the test that holds them to these records.
+     */
+    public static Map<String, String> options(String kind) {
+        SourceSpec defaults = DEFAULTS.get(kind);
+        if (defaults == null) {
+            throw new SpecException("kind", "must be one of " + String.join(", ", kinds()) + ", got '" + kind + "'");
+        }
+        Map<String, String> out = new LinkedHashMap<>();
+        options(defaults.getClass(), "", out);
+        return out;
+    }
+
+    /** The loader's options, as JSON names them. */
+    public static List<String> loaderOptions() {
+        Map<String, String> out = new LinkedHashMap<>();
+        options(LoaderSpec.class, "", out);
+        return List.copyOf(out.keySet());
+    }
+
+    private static void options(Class<?> type, String group, Map<String, String> out) {
+        for (RecordComponent c : type.getRecordComponents()) {
+            String name = snake(c.getName());
+            if (c.getType().isRecord()) {
+                options(c.getType(), name, out);
+            } else {
+                out.put(name, group);
+            }
+        }
+    }
+
+    private static String snake(String camel) {
+        return PropertyNamingStrategies.SnakeCaseStrategy.INSTANCE.translate(camel);
+    }
+
+    private static JsonNode tree(String json) {
+        JsonNode node;
+        try {
+            node = JSON.readTree(json);
+        } catch (JsonProcessingException e) {
+            throw new SpecException(null, "a spec must be JSON: " + e.getOriginalMessage());
+        }
+        if (node == null || !node.isObject()) {
+            throw new SpecException(null, "a spec must be a JSON object, got " + (node == null ? "nothing" : node.getNodeType()));
+        }
+        return node;
+    }
+
+    /** {@code given} over the JSON of {@code defaults}, nested objects merged too, read as a record of their type. */
+    @SuppressWarnings("unchecked")
+    private static <T> T read(T defaults, ObjectNode given, String what) {
+        ObjectNode merged = JSON.valueToTree(defaults);
+        merge(merged, given);
+        try {
+            return (T) JSON.treeToValue(merged, defaults.getClass());
+        } catch (UnrecognizedPropertyException e) {
+            throw new SpecException(e.getPropertyName(), "is not an option of " + what);
+        } catch (ValueInstantiationException e) {
+            if (e.getCause() instanceof SpecException s) {
+                throw s;
+            }
+            throw new SpecException(null, what + ": " + e.getOriginalMessage());
+        } catch (MismatchedInputException e) {
+            String option = e.getPath().isEmpty() ? null : e.getPath().getLast().getFieldName();
+            throw new SpecException(option, "has a value of the wrong type for " + what + ": " + firstLine(e.getOriginalMessage()));
+        } catch (JsonProcessingException e) {
+            throw new SpecException(null, what + ": " + firstLine(e.getOriginalMessage()));
+        }
+    }
+
+    private static void merge(ObjectNode into, ObjectNode given) {
+        for (var e : given.properties()) {
+            JsonNode have = into.get(e.getKey());
+            if (have instanceof ObjectNode o && e.getValue() instanceof ObjectNode g) {
+                merge(o, g);
+            } else {
+                into.set(e.getKey(), e.getValue());
+            }
+        }
+    }
+
+    private static String firstLine(String s) {
+        int nl = s == null ? -1 : s.indexOf('\n');
+        return nl < 0 ? String.valueOf(s) : s.substring(0, nl);
+    }
+}

@@ -1,0 +1,135 @@
+package dev.stoker.sources;
+
+import dev.stoker.DType;
+import dev.stoker.DirectDataset;
+import dev.stoker.Loader;
+import dev.stoker.Sampler;
+import dev.stoker.formats.npy.Npy;
+import dev.stoker.formats.npy.NpyArray;
+import dev.stoker.formats.tokens.Megatron;
+import dev.stoker.formats.tokens.PackedSequences;
+import dev.stoker.formats.tokens.TokenFile;
+import dev.stoker.formats.tokens.TokenWindows;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Windows of {@code seqLen + 1} tokens from token files, as {@code x} and {@code y} shifted by one:
+ * raw {@code .bin} files of {@code dtype}, {@code .npy} arrays, or Megatron {@code .bin/.idx}
+ * pairs, whose documents are packed (with {@code separator} between them when it is not -1).
+ * Several files are concatenated, or mixed in the proportions {@code weights}. Local paths, or
+ * http(s):// and s3:// URLs read through {@code cache}.
+ *
+ * @param windows {@code disjoint}: non-overlapping windows, each token once per epoch;
+ *                {@code random}: windows at random offsets with replacement (nanoGPT's get_batch),
+ *                as many per epoch as disjoint windows would give
+ * @param outDtype {@code x} and {@code y} as {@code int64} or {@code int32}
+ */
+public record Tokens(List<String> paths, int seqLen, String dtype, String outDtype, String windows, List<Double> weights,
+                     long separator, RemoteCache cache) implements SourceSpec {
+    public Tokens {
+        paths = paths == null ? List.of() : List.copyOf(paths);
+        SpecException.atLeast("seq_len", seqLen, 1);
+        tokenType(dtype);
+        outType(outDtype);
+        SpecException.oneOf("windows", windows, "disjoint", "random");
+        if (weights != null) {
+            weights = List.copyOf(weights);
+            for (double w : weights) {
+                if (!(w >= 0)) {
+                    throw new SpecException("weights", "must be numbers >= 0, got " + weights);
+                }
+            }
+        }
+        if (separator < -1) {
+            throw new SpecException("separator", "must be a token id, or -1 for none, got " + separator);
+        }
+        cache = cache == null ? RemoteCache.DEFAULT : cache;
+    }
+
+    /** Disjoint windows of 1024 tokens from uint16 files, concatenated, as int64. */
+    public static Tokens of(List<String> paths) {
+        return new Tokens(paths, 1024, "uint16", "int64", "disjoint", null, -1, RemoteCache.DEFAULT);
+    }
+
+    /** The same with windows of {@code seqLen} tokens. */
+    public Tokens withSeqLen(int seqLen) {
+        return new Tokens(paths, seqLen, dtype, outDtype, windows, weights, separator, cache);
+    }
+
+    /** The token type {@code name} gives a raw file ({@code uint16} or {@code u2}, ...). */
+    public static DType tokenType(String name) {
+        return switch (name == null ? "" : name) {
+            case "uint16", "u2" -> DType.UINT16;
+            case "uint32", "u4" -> DType.UINT32;
+            case "int32", "i4" -> DType.INT32;
+            case "int64", "i8" -> DType.INT64;
+            case "uint8", "u1" -> DType.UINT8;
+            default -> throw new SpecException("dtype", "must be uint16, uint32, int32, int64 or uint8; got '" + name + "'");
+        };
+    }
+
+    static DType outType(String name) {
+        return switch (name == null ? "" : name) {
+            case "int64" -> DType.INT64;
+            case "int32" -> DType.INT32;
+            default -> throw new SpecException("out_dtype", "must be int64 or int32; got '" + name + "'");
+        };
+    }
+
+    @Override
+    public Recipe open(LoaderSpec loader) throws IOException {
+        if (paths.isEmpty()) {
+            throw new SpecException("paths", "needs at least one token file");
+        }
+        if (weights != null && weights.size() != paths.size()) {
+            throw new SpecException("weights", "needs one weight per path: " + weights.size() + " for " + paths.size());
+        }
+        boolean random = windows.equals("random");
+        DType out = outType(outDtype);
+        return Recipe.open(kind(), r -> {
+            List<DirectDataset> datasets = new ArrayList<>();
+            for (Path p : r.hold(new LocalCopies(paths, cache)).paths()) {
+                datasets.add(windows(r, p, random, out));
+            }
+            DirectDataset data;
+            if (weights != null) {
+                long total = datasets.stream().mapToLong(DirectDataset::size).sum();
+                data = DirectDataset.mix(total, weights.stream().mapToDouble(Double::doubleValue).toArray(), datasets);
+            } else {
+                data = datasets.size() == 1 ? datasets.get(0) : DirectDataset.concat(datasets);
+            }
+            if (random) {
+                r.sampler(Sampler.random(Math.max(1, data.size() / seqLen))); // as many draws as disjoint windows
+            }
+            r.tokensPerSample(seqLen).base(() -> Loader.builder(data));
+        });
+    }
+
+    /** One file's windows, or for Megatron data its documents packed. */
+    private DirectDataset windows(Recipe r, Path p, boolean random, DType out) throws IOException {
+        String name = p.toString();
+        if (Megatron.exists(p)) {
+            return new PackedSequences(r.hold(Megatron.open(p)), seqLen, separator, -1, out);
+        }
+        if (!Files.exists(p)) {
+            throw new NoSuchFileException(name);
+        }
+        dev.stoker.formats.tokens.Tokens t;
+        if (name.endsWith(".npy")) {
+            NpyArray a = r.hold(Npy.read(p));
+            try {
+                t = dev.stoker.formats.tokens.Tokens.of(a);
+            } catch (IllegalArgumentException e) {
+                throw new IOException(e.getMessage(), e); // an array that is no token ids: bad data, named
+            }
+        } else {
+            t = r.hold(TokenFile.open(p, tokenType(dtype)));
+        }
+        return random ? TokenWindows.overlapping(t, seqLen, out) : TokenWindows.disjoint(t, seqLen, out);
+    }
+}

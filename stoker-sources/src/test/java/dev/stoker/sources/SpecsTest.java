@@ -1,0 +1,119 @@
+package dev.stoker.sources;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.stoker.Batch;
+import dev.stoker.Loader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Specs are plain data: JSON round trips, defaults for what is left out, errors that name the option. */
+class SpecsTest {
+    @Test
+    void everyKindRoundTripsThroughJsonEqual() {
+        List<SourceSpec> specs = List.of(new Synthetic(10, 8, 1.5),
+                new Tokens(List.of("a.bin", "b.npy"), 64, "uint32", "int32", "random", List.of(0.25, 0.75), 50256,
+                        new RemoteCache("/tmp/c", 1000)),
+                new Jsonl(List.of("a.jsonl.gz"), "gpt2", 128, "body", 64, 32, "int64", RemoteCache.DEFAULT),
+                Shards.of("s-{000..009}.tar").withImages(new Images("eval", 160, null, null, 0.0, 180, "json:label", true,
+                        null, "uint8")).withStream(true),
+                new Folder("/data/train", Images.none()),
+                Hdf5.of("s3://b/x.h5", List.of("/x", "/y")),
+                new Parquet("https://h/t.parquet", List.of("a", "b"), "a >= 3", 64, 4));
+        for (SourceSpec s : specs) {
+            assertEquals(s, Specs.source(Specs.json(s)), Specs.json(s));
+        }
+        LoaderSpec l = new LoaderSpec(8, 0, null, 7, 3L, 1, 4, "sequential", 100, 1L << 20, 5000L, true, "skip-shard", 2, 1L << 30);
+        assertEquals(l, Specs.loader(Specs.json(l)));
+    }
+
+    @Test
+    void whatIsLeftOutTakesItsDefault() {
+        Tokens t = (Tokens) Specs.source("{\"kind\": \"tokens\", \"paths\": [\"a.bin\"]}");
+        assertEquals(Tokens.of(List.of("a.bin")), t);
+        Shards s = (Shards) Specs.source("{\"kind\": \"shards\", \"paths\": [\"a.tar\"], \"images\": {\"size\": 96}}");
+        assertEquals(96, s.images().size());
+        assertEquals("train", s.images().transform());
+        assertNull(s.images().flip());
+        assertEquals(RemoteCache.DEFAULT, s.cache());
+        assertEquals(LoaderSpec.DEFAULT, Specs.loader("{}"));
+        assertEquals(LoaderSpec.DEFAULT.withBatchSize(4), Specs.loader("{\"batch_size\": 4, \"workers\": null}"));
+    }
+
+    @Test
+    void aBadSpecNamesTheOption() {
+        assertEquals("seq_len", option("{\"kind\": \"tokens\", \"paths\": [\"a\"], \"seq_len\": 0}"));
+        assertEquals("seq_lenn", option("{\"kind\": \"tokens\", \"paths\": [\"a\"], \"seq_lenn\": 8}"));
+        assertEquals("seq_len", option("{\"kind\": \"tokens\", \"paths\": [\"a\"], \"seq_len\": 8.5}"));
+        assertEquals("seq_len", option("{\"kind\": \"tokens\", \"paths\": [\"a\"], \"seq_len\": \"8\"}"));
+        assertEquals("size", option("{\"kind\": \"shards\", \"paths\": [\"a\"], \"images\": {\"size\": -1}}"));
+        assertEquals("image_dtype", option("{\"kind\": \"folder\", \"path\": \"d\", \"images\": {\"image_dtype\": \"int4\"}}"));
+        assertEquals("kind", option("{\"kind\": \"images\"}"));
+        assertEquals("kind", option("{\"paths\": [\"a\"]}"));
+        SpecException e = assertThrows(SpecException.class, () -> Specs.loader("{\"errors\": \"ignore\"}"));
+        assertEquals("errors", e.option());
+        assertEquals("--errors must be fail, skip-sample or skip-shard, got 'ignore'", e.message(o -> "--" + o));
+        assertEquals("rank", assertThrows(SpecException.class, () -> Specs.loader("{\"rank\": 2, \"world_size\": 2}")).option());
+        assertThrows(SpecException.class, () -> Specs.source("[1, 2]"));
+        assertThrows(SpecException.class, () -> Specs.source("{\"kind\": \"synthetic\"} trailing"));
+    }
+
+    @Test
+    void aRequiredOptionIsCheckedWhenTheSourceOpens() {
+        SpecException e = assertThrows(SpecException.class, () -> Tokens.of(List.of()).open(LoaderSpec.DEFAULT));
+        assertEquals("paths", e.option());
+        assertEquals("datasets", assertThrows(SpecException.class, () -> Hdf5.of("x.h5", List.of()).open(LoaderSpec.DEFAULT)).option());
+    }
+
+    @Test
+    void theOptionsOfEachKindAreItsRecordsFlattened() {
+        assertEquals("images", Specs.options("shards").get("size"));
+        assertEquals("cache", Specs.options("shards").get("cache_dir"));
+        assertEquals("", Specs.options("shards").get("stream"));
+        assertTrue(Specs.loaderOptions().contains("batch_size"));
+    }
+
+    @Test
+    void aTokenSpecOpensToTheWindowsItDescribes(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("t.bin");
+        byte[] tokens = new byte[2 * 100];
+        for (int i = 0; i < 100; i++) {
+            tokens[2 * i] = (byte) i;
+        }
+        Files.write(file, tokens);
+        Tokens spec = Tokens.of(List.of(file.toString())).withSeqLen(9);
+        LoaderSpec loader = LoaderSpec.DEFAULT.withBatchSize(2).withWorkers(0, null);
+        try (Recipe r = spec.open(loader)) {
+            assertEquals(9, r.tokensPerSample());
+            assertEquals("tokens", r.name());
+            // two loaders from one recipe: the same batches
+            List<Long> first = firstTokens(r.builder(loader).epoch(0));
+            assertEquals(first, firstTokens(r.builder(loader).epoch(0)));
+            assertEquals(11, first.size()); // (100 - 1) / 9 windows
+            assertEquals(List.of(0L, 9L, 18L, 27L, 36L, 45L, 54L, 63L, 72L, 81L, 90L), first.stream().sorted().toList());
+        }
+    }
+
+    /** The first token of each window of an epoch, in order. */
+    private static List<Long> firstTokens(Loader.Builder b) {
+        List<Long> out = new java.util.ArrayList<>();
+        try (Loader l = b.build()) {
+            for (Batch batch : l) {
+                for (int r = 0; r < batch.size(); r++) {
+                    out.add(batch.data("x").getAtIndex(java.lang.foreign.ValueLayout.JAVA_LONG, (long) r * 9));
+                }
+            }
+        }
+        return out;
+    }
+
+    private static String option(String json) {
+        return assertThrows(SpecException.class, () -> Specs.source(json)).option();
+    }
+}
