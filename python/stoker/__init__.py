@@ -8,7 +8,8 @@
 
 from ._ring import Batch, BatchTuple
 from .errors import DataError, LoaderDied, LoaderTimeout, StokerError
+from . import sources
 from .loader import Loader, batch_digest
 
-__all__ = ["Loader", "Batch", "BatchTuple", "batch_digest", "DataError", "LoaderDied", "LoaderTimeout", "StokerError"]
+__all__ = ["Loader", "sources", "Batch", "BatchTuple", "batch_digest", "DataError", "LoaderDied", "LoaderTimeout", "StokerError"]
 __version__ = "0.1.0"

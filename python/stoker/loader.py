@@ -18,6 +18,7 @@ from . import _options
 from . import _protocol as P
 from ._process import Server
 from ._ring import Ring
+from .sources import Source
 from .errors import DataError, LoaderDied, LoaderTimeout, StokerError
 
 try:
@@ -42,11 +43,13 @@ def _distributed():
 class Loader:
     """Loads batches with Stoker for a Python training loop.
 
-    ``stoker.Loader("tokens", "train.bin", seq_len=1024, batch_size=32)`` takes a source and its
-    paths, and the options of ``stoker bench`` for it (dashes as underscores; README.md, "Python",
-    has the table): the same options give the same batches as ``stoker bench``. PyTorch's names
-    ``batch_size``, ``num_workers``, ``shuffle``, ``drop_last`` and ``timeout`` work as in a
-    ``DataLoader``.
+    ``stoker.Loader(stoker.sources.tokens("train.bin", seq_len=1024), batch_size=32)`` takes a
+    source (a value: ``stoker.sources``) and the loader's options, as ``DataLoader(dataset, ...)``
+    does; ``stoker.Loader("tokens", "train.bin", seq_len=1024, batch_size=32)`` is the same, the
+    source's kind, paths and options given in one call. The options are the specs' (README.md,
+    "Python", has the table), the flags of ``stoker bench`` without their dashes: the same options
+    give the same batches as ``stoker bench``. PyTorch's names ``batch_size``, ``num_workers``,
+    ``shuffle``, ``drop_last`` and ``timeout`` work as in a ``DataLoader``.
 
     Batches are yours. Each batch is a dict, field name -> tensor (numpy arrays with
     ``as_numpy=True``), viewing shared memory the JVM wrote, with no copy. A batch's memory goes
@@ -132,7 +135,16 @@ class Loader:
             raise ValueError(f"stoker.Loader: option 'map' must be a function, got {map!r}")
         if map is not None and self._device is not None:
             raise ValueError("stoker.Loader: 'map' runs on host batches; it does not go with device=")
-        self._spec = _options.spec(source, paths, options)
+        if isinstance(source, Source):
+            if paths:
+                raise ValueError(f"stoker.Loader: a Source holds its paths; got {list(paths)!r} as well")
+            spec = _options.spec(source.kind, source.paths, options)
+            if spec["source"] != {k: v for k, v in source.spec.items() if k in ("kind", "path", "paths")}:
+                extra = next(n for n in options if n not in _options.LOADER and _options.ALIASES.get(n, n) not in _options.LOADER)
+                raise ValueError(f"stoker.Loader: option '{extra}' is the source's: give it to stoker.sources.{source.kind}")
+            self._spec = {"source": source.spec, "loader": spec["loader"]}
+        else:
+            self._spec = _options.spec(source, paths, options)
         if as_numpy is None:
             as_numpy = torch is None
         elif as_numpy is False and torch is None:

@@ -57,6 +57,18 @@ def test_image_shards_and_json_lines_have_the_bench_digests(data, tmp_path):
         assert digests(loader) == expected
 
 
+def test_a_source_value_gives_the_batches_of_the_same_options_given_at_once(data, tmp_path):
+    shards = [str(data / f"shard-{s:06d}.tar") for s in range(3)]
+    expected = bench_digests(tmp_path, "shards", *shards, "--size", "96", "--scale", "0.3,1", "--flip", "0.25",
+                             "--image-dtype", "uint8", "--batch", "8", "--seed", "4", "--workers", "2")
+    train = stoker.sources.shards(*shards, size=96, scale=(0.3, 1), flip=0.25, image_dtype="uint8")
+    with stoker.Loader(train, batch_size=8, seed=4, num_workers=2) as loader:
+        assert digests(loader) == expected
+    with stoker.Loader("shards", *shards, size=96, scale=(0.3, 1), flip=0.25, image_dtype="uint8", batch_size=8, seed=4,
+                       num_workers=2) as loader:
+        assert digests(loader) == expected
+
+
 def test_uint8_images_have_the_bench_digests_and_normalize_to_the_float_images(data, tmp_path):
     shards = [str(data / f"shard-{s:06d}.tar") for s in range(3)]
     opts = {"transform": "eval224", "batch": 8, "seed": 2, "order": "sequential"}

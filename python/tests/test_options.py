@@ -67,6 +67,19 @@ def test_image_and_cache_options_go_to_their_nested_specs(no_server):
     assert _options.spec("hdf5", ["a.h5"], dict(dataset="/x"))["source"] == {"kind": "hdf5", "path": "a.h5", "datasets": ["/x"]}
 
 
+def test_a_source_value_holds_the_source_options_and_the_loader_the_rest(no_server):
+    train = stoker.sources.tokens("a.bin", seq_len=8, out_dtype="int32")
+    assert train == stoker.sources.tokens("a.bin", out_dtype="int32", seq_len=8)
+    assert train.spec == {"kind": "tokens", "paths": ["a.bin"], "seq_len": 8, "out_dtype": "int32"}
+    assert stoker.Loader(train, batch_size=4)._spec["source"] == train.spec
+    with pytest.raises(ValueError, match="'batch_size' is the loader's"):
+        stoker.sources.tokens("a.bin", batch_size=4)
+    with pytest.raises(ValueError, match="'seq_len' is the source's"):
+        stoker.Loader(train, seq_len=16)
+    with pytest.raises(ValueError, match="'seq_lenn'"):
+        stoker.sources.tokens("a.bin", seq_lenn=16)
+
+
 def test_rank_and_world_size_come_from_the_environment_unless_given(no_server, monkeypatch):
     monkeypatch.setenv("RANK", "1")
     monkeypatch.setenv("WORLD_SIZE", "3")

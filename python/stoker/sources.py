@@ -1,0 +1,75 @@
+"""Sources as values: what to read and how a sample is made of it, apart from the loader's options.
+
+    import stoker
+    from stoker import sources
+
+    train = sources.shards("s3://bucket/train-{000000..000146}.tar", size=176, scale=(0.35, 1))
+    loader = stoker.Loader(train, batch_size=256, fields=("image", "label"))
+
+Each function checks its options at once (the keywords ``stoker.Loader("shards", ...)`` takes for
+the source, README.md's table) and returns a ``Source``: plain data, equal to another with the same
+options, whose ``spec`` is the JSON the server's ``dev.stoker.sources`` reads. The loader's options
+(``batch_size``, ``shuffle``, ``num_workers``, ...) go to ``stoker.Loader``.
+"""
+
+from . import _options
+
+
+class Source:
+    """A source spec: ``kind`` (``"tokens"``, ``"shards"``, ...), its paths and its options."""
+
+    def __init__(self, kind, *paths, **options):
+        spec = _options.spec(kind, paths, options)
+        if spec["loader"]:
+            name = next(n for n in options if _options.ALIASES.get(n, n) in spec["loader"] or n == "skip_bad")
+            raise ValueError(f"stoker.sources.{kind}: option '{name}' is the loader's, not the source's: "
+                             f"give it to stoker.Loader")
+        self.kind = kind
+        self.paths = tuple(paths)
+        self.options = dict(options)
+        self.spec = spec["source"]
+
+    def __eq__(self, other):
+        return isinstance(other, Source) and self.spec == other.spec
+
+    def __hash__(self):
+        return hash(repr(self))
+
+    def __repr__(self):
+        args = [repr(str(p)) for p in self.paths] + [f"{k}={v!r}" for k, v in self.options.items()]
+        return f"stoker.sources.{self.kind}({', '.join(args)})"
+
+
+def synthetic(**options):
+    """``samples`` samples of ``sample_bytes`` bytes, a pure function of the index, each costing ``work_us`` of CPU."""
+    return Source("synthetic", **options)
+
+
+def tokens(*paths, **options):
+    """Windows of ``seq_len`` + 1 tokens from token files (raw ``.bin`` of ``dtype``, ``.npy``, Megatron ``.bin/.idx``)."""
+    return Source("tokens", *paths, **options)
+
+
+def jsonl(*paths, **options):
+    """JSON lines, the text of ``field`` tokenized by ``tokenizer`` and packed into windows of ``seq_len`` tokens."""
+    return Source("jsonl", *paths, **options)
+
+
+def shards(*patterns, **options):
+    """WebDataset tar shards (brace patterns, paths, http(s):// and s3:// URLs), made batches by the image options."""
+    return Source("shards", *patterns, **options)
+
+
+def folder(path, **options):
+    """An image folder (``root/CLASS/IMAGE.jpg``) as torchvision's ImageFolder, made batches by the image options."""
+    return Source("folder", path, **options)
+
+
+def hdf5(path, **options):
+    """``datasets`` of an HDF5 file, the first axis being the sample axis."""
+    return Source("hdf5", path, **options)
+
+
+def parquet(path, **options):
+    """Rows of a Parquet file, the projected ``columns`` as fields."""
+    return Source("parquet", path, **options)
