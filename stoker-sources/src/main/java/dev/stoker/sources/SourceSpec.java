@@ -7,6 +7,17 @@ import java.io.IOException;
  * data ({@link Specs} reads and writes it as JSON, {@code {"kind": "tokens", "paths": [...], ...}})
  * whose {@link #open} is its opener. The loader's own options are a {@link LoaderSpec}, apart.
  *
+ * <p>NOTE [Sources as values]: every way in opens a source through its spec, so the same options
+ * give the same batches whoever asks. {@code stoker bench} maps its flags to a spec (a flag is the
+ * option's name, dashed: {@code FlagsContractTest}); {@code stoker.Loader} builds the same specs
+ * from its keywords and sends them as JSON in the bridge's OPEN ({@code SpecContractTest} holds
+ * {@code _options.py}'s tables to these records); a Java or DJL program builds them directly. A
+ * spec's constructor checks each value's range; {@code open} checks what needs the whole spec (a
+ * required option, one weight per path) and then touches data: what a source needs of the loader's
+ * options (a shuffle window reads tar shards as a stream; a skip policy opens past unreadable
+ * shards) comes with the {@link LoaderSpec}. A {@link Recipe} is the opened source, and builds a
+ * loader as often as asked (a sweep, the bridge's rebuilt passes), each from the same opened data.
+ *
  * <pre>{@code
  * try (Recipe r = Shards.of("https://host/train-{000000..000146}.tar").withImages(Images.train(176)).open(loader);
  *      Loader l = r.builder(loader).build()) { ... }
