@@ -12,13 +12,18 @@ import io.jhdf.HdfFile;
 import io.jhdf.api.Dataset;
 import io.jhdf.api.Group;
 import io.jhdf.api.Node;
+import io.jhdf.api.dataset.ChunkedDataset;
+import io.jhdf.api.dataset.ContiguousDataset;
 import io.jhdf.object.datatype.DataType;
+import io.jhdf.object.datatype.EnumDataType;
 import io.jhdf.object.datatype.FixedPoint;
 import io.jhdf.object.datatype.FloatingPoint;
+import io.jhdf.object.datatype.OrderedDataType;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.reflect.Array;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -143,6 +148,13 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
 
     /** A jHDF failure on a damaged file, with what jHDF says (it names the address it could not read). */
     private static CorruptShardException damaged(Path path, RuntimeException e) {
+        for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (String.valueOf(c.getMessage()).contains("External Data Files")) {
+                return new CorruptShardException(path.toString(), -1, "a dataset of this file keeps its data in other "
+                        + "files (HDF5 external storage), which Stoker does not read: copy it into the file (h5py: "
+                        + "f.create_dataset(name, data=f[name][:]) in a new file)", e);
+            }
+        }
         StringBuilder m = new StringBuilder("damaged HDF5 file: " + e.getMessage());
         for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
             m.append(": ").append(c.getMessage());
@@ -150,8 +162,18 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
         return new CorruptShardException(path.toString(), -1, m.toString(), e);
     }
 
-    /** The HDF5 type as a Stoker dtype. */
+    /**
+     * The HDF5 type as a Stoker dtype: its bytes are delivered as they are (in little-endian
+     * order). An enum is its base integer type (the codes, as h5py reads it), and h5py's bool (an
+     * enum of FALSE and TRUE over one byte) is bool.
+     */
     static DType dtype(DataType t, String name) throws CorruptShardException {
+        if (t instanceof EnumDataType e) {
+            if (e.getSize() == 1 && e.getEnumMapping().equals(java.util.Map.of(0, "FALSE", 1, "TRUE"))) {
+                return DType.BOOL;
+            }
+            return dtype(e.getBaseType(), name);
+        }
         if (t instanceof FloatingPoint f) {
             return switch (f.getSize()) {
                 case 2 -> DType.FLOAT16;
@@ -274,22 +296,165 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
             shape[d] = Math.toIntExact(dims[f][d]);
         }
         Handle h = handle();
-        Object slice;
+        MemorySegment out = MemorySegment.ofArray(new byte[Math.toIntExact(rows * sampleBytes[f])]);
+        DType t = schema.field(f).dtype();
         try {
-            slice = h.datasets()[f].getData(offset, shape);
+            Dataset d = h.datasets()[f];
+            long end;
+            if (d instanceof ChunkedDataset c) {
+                end = chunks(c, dims[f], t.byteSize(), start, rows, out);
+            } else if (d instanceof ContiguousDataset && d instanceof io.jhdf.dataset.DatasetBase contiguous) {
+                ByteBuffer raw = contiguous.getSliceDataBuffer(offset, shape);
+                end = raw.remaining();
+                MemorySegment.copy(MemorySegment.ofBuffer(raw), 0, out, 0, Math.min(end, out.byteSize()));
+            } else { // compact: as Java arrays
+                end = flatten(d.getData(offset, shape), t, out, 0);
+            }
+            if (end != out.byteSize()) {
+                throw new CorruptShardException(path.toString(), -1, datasets[f].getPath() + "[" + start + ":" + (start + rows)
+                        + "]: " + end + " bytes read, " + out.byteSize() + " expected");
+            }
+            if (!(d instanceof ChunkedDataset || d instanceof ContiguousDataset && d instanceof io.jhdf.dataset.DatasetBase)) {
+                return out; // flatten wrote little-endian values
+            }
+            if (order(d.getDataType()) == ByteOrder.BIG_ENDIAN) {
+                swap(out, t.byteSize());
+            }
+        } catch (CorruptShardException e) {
+            throw e;
         } catch (RuntimeException e) {
             throw new CorruptShardException(path.toString(), -1, datasets[f].getPath() + "[" + start + ":" + (start + rows) + "]: "
                     + e.getMessage(), e);
         } finally {
             handles.add(h);
         }
-        MemorySegment out = MemorySegment.ofArray(new byte[Math.toIntExact(rows * sampleBytes[f])]);
-        long end = flatten(slice, schema.field(f).dtype(), out, 0);
-        if (end != out.byteSize()) {
-            throw new CorruptShardException(path.toString(), -1, datasets[f].getPath() + "[" + start + ":" + (start + rows)
-                    + "]: " + end + " bytes read, " + out.byteSize() + " expected");
+        return out;
+    }
+
+    /**
+     * Rows {@code [start, start + rows)} of a chunked dataset of shape {@code dim} (start on a chunk
+     * boundary of the first axis), as the file's raw element bytes in C order: each chunk that
+     * covers them decompressed and its part copied, and a chunk never written (HDF5 allocates
+     * chunks as they are written) read as the dataset's fill value, as libhdf5 reads it. Returns
+     * the bytes written.
+     */
+    private long chunks(ChunkedDataset d, long[] dim, int e, long start, int rows, MemorySegment out) throws CorruptShardException {
+        int rank = dim.length;
+        int[] c = d.getChunkDimensions();
+        long[] limit = dim.clone();
+        limit[0] = start + rows;
+        long[] outStride = new long[rank];
+        long[] chunkStride = new long[rank];
+        outStride[rank - 1] = 1;
+        chunkStride[rank - 1] = 1;
+        for (int k = rank - 2; k >= 0; k--) {
+            outStride[k] = outStride[k + 1] * dim[k + 1];
+            chunkStride[k] = chunkStride[k + 1] * c[k + 1];
+        }
+        byte[] filled = null;
+        int[] origin = new int[rank]; // the chunk's offset in the dataset
+        origin[0] = Math.toIntExact(start);
+        while (true) {
+            byte[] bytes;
+            try {
+                bytes = d.getDecompressedChunk(origin);
+            } catch (io.jhdf.exceptions.HdfException x) {
+                if (!String.valueOf(x.getMessage()).startsWith("No chunk with offset")) {
+                    throw x;
+                }
+                if (filled == null) {
+                    filled = fill(d, e, Math.multiplyExact(Math.toIntExact(chunkStride[0]), c[0]));
+                }
+                bytes = filled;
+            }
+            if (bytes.length < chunkStride[0] * c[0] * e) {
+                throw new CorruptShardException(path.toString(), -1, d.getPath() + ": the chunk at " + java.util.Arrays.toString(origin)
+                        + " holds " + bytes.length + " bytes, not the " + chunkStride[0] * c[0] * e + " of its shape");
+            }
+            MemorySegment chunk = MemorySegment.ofArray(bytes);
+            // every run along the last axis of the chunk's part inside the rows asked for
+            int[] at = new int[rank]; // within the chunk
+            long run = Math.min(c[rank - 1], limit[rank - 1] - origin[rank - 1]);
+            while (true) {
+                long src = 0;
+                long dst = 0;
+                for (int k = 0; k < rank; k++) {
+                    src += at[k] * chunkStride[k];
+                    dst += (origin[k] + at[k] - (k == 0 ? start : 0)) * outStride[k];
+                }
+                MemorySegment.copy(chunk, src * e, out, dst * e, run * e);
+                int k = rank - 2;
+                while (k >= 0 && ++at[k] >= Math.min(c[k], limit[k] - origin[k])) {
+                    at[k] = 0;
+                    k--;
+                }
+                if (k < 0) {
+                    break;
+                }
+            }
+            int k = rank - 1;
+            while (k >= 1 && (origin[k] += c[k]) >= dim[k]) {
+                origin[k] = 0;
+                k--;
+            }
+            if (k < 1) {
+                break;
+            }
+        }
+        return (long) rows * outStride[0] * e;
+    }
+
+    /** A chunk's worth of the dataset's fill value (0 when it sets none), as raw element bytes in the file's order. */
+    private byte[] fill(ChunkedDataset d, int e, int elements) throws CorruptShardException {
+        Object v = d.getFillValue();
+        byte[] out = new byte[Math.multiplyExact(elements, e)];
+        if (v == null) {
+            return out;
+        }
+        MemorySegment one = MemorySegment.ofArray(new byte[e]);
+        ByteOrder order = order(d.getDataType());
+        switch (v) {
+            case Float x when e == 2 -> one.set(I16.withOrder(order), 0, Float.floatToFloat16(x));
+            case Float x when e == 4 -> one.set(F32.withOrder(order), 0, x);
+            case Double x when e == 8 -> one.set(F64.withOrder(order), 0, x);
+            case Number x when !(x instanceof Float || x instanceof Double) -> {
+                long bits = x instanceof java.math.BigInteger b ? b.longValue() : x.longValue();
+                for (int i = 0; i < e; i++) {
+                    int shift = 8 * (order == ByteOrder.LITTLE_ENDIAN ? i : e - 1 - i);
+                    one.set(ValueLayout.JAVA_BYTE, i, (byte) (bits >>> shift));
+                }
+            }
+            default -> throw new CorruptShardException(path.toString(), -1, d.getPath() + ": its fill value " + v + " ("
+                    + v.getClass().getSimpleName() + ") is not one Stoker reads, and some of its chunks were never written");
+        }
+        for (int i = 0; i < elements; i++) {
+            MemorySegment.copy(one, 0, MemorySegment.ofArray(out), (long) i * e, e);
         }
         return out;
+    }
+
+    /** The byte order of a type's raw elements (an enum's is its base type's). */
+    private static ByteOrder order(DataType t) {
+        if (t instanceof EnumDataType en) {
+            t = en.getBaseType();
+        }
+        return t instanceof OrderedDataType o && o.getByteOrder() != null ? o.getByteOrder() : ByteOrder.LITTLE_ENDIAN;
+    }
+
+    /** Reverses the bytes of each {@code e}-byte element: big-endian data, delivered little-endian. */
+    private static void swap(MemorySegment s, int e) {
+        if (e == 1) {
+            return;
+        }
+        long n = s.byteSize() / e;
+        for (long i = 0; i < n; i++) {
+            long at = i * e;
+            switch (e) {
+                case 2 -> s.set(I16, at, Short.reverseBytes(s.get(I16, at)));
+                case 4 -> s.set(I32, at, Integer.reverseBytes(s.get(I32, at)));
+                default -> s.set(I64, at, Long.reverseBytes(s.get(I64, at)));
+            }
+        }
     }
 
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -312,6 +477,11 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
         }
         switch (a) {
             case float[] v when t == DType.FLOAT32 -> MemorySegment.copy(v, 0, out, F32, at, v.length);
+            case float[] v when t == DType.FLOAT16 -> { // jHDF widens half floats: their bits again, exactly
+                for (int i = 0; i < v.length; i++) {
+                    out.set(I16, at + 2L * i, Float.floatToFloat16(v[i]));
+                }
+            }
             case double[] v when t == DType.FLOAT64 -> MemorySegment.copy(v, 0, out, F64, at, v.length);
             case int[] v when t.byteSize() == 4 -> MemorySegment.copy(v, 0, out, I32, at, v.length);
             case long[] v when t.byteSize() == 8 -> MemorySegment.copy(v, 0, out, I64, at, v.length);

@@ -131,4 +131,66 @@ class Hdf5DatasetTest {
             });
         }
     }
+
+    /** Each row of {@code names} of dtypes.h5, read through a loader in order, as {@code read} sees field 0. */
+    private static void eachRow(List<String> names, RowCheck check) throws IOException {
+        try (Hdf5Dataset d = new Hdf5Dataset(fixture("dtypes.h5"), names);
+             Loader l = Loader.builder(d).batchSize(7).workers(2).shuffle(true).build()) {
+            int seen = 0;
+            for (Batch b : l) {
+                for (int r = 0; r < b.size(); r++) {
+                    check.row(b, r, b.index(r));
+                    seen++;
+                }
+            }
+            assertEquals(100, seen);
+        }
+    }
+
+    @FunctionalInterface
+    private interface RowCheck {
+        void row(Batch b, int r, long i);
+    }
+
+    @Test
+    void float16IsDeliveredAsFloat16WithItsValues() throws IOException {
+        try (Hdf5Dataset d = new Hdf5Dataset(fixture("dtypes.h5"), List.of("/half", "/halfz"))) {
+            assertEquals(DType.FLOAT16, d.schema().field(0).dtype());
+            assertEquals(DType.FLOAT16, d.schema().field(1).dtype());
+        }
+        eachRow(List.of("/half", "/halfz"), (b, r, i) -> {
+            for (int j = 0; j < 2; j++) {
+                short bits = b.data(0).get(ValueLayout.JAVA_SHORT_UNALIGNED, 2L * (r * 2 + j));
+                assertEquals(i * 0.5 + j, Float.float16ToFloat(bits), 0, "half[" + i + ", " + j + "]");
+            }
+            assertEquals(i * 0.25, Float.float16ToFloat(b.data(1).get(ValueLayout.JAVA_SHORT_UNALIGNED, 2L * r)), 0, "halfz");
+        });
+    }
+
+    @Test
+    void boolMasksBigEndianAndUint64PastInt64AreDeliveredExactly() throws IOException {
+        try (Hdf5Dataset d = new Hdf5Dataset(fixture("dtypes.h5"), List.of("/mask", "/be", "/bigu"))) {
+            assertEquals(DType.BOOL, d.schema().field(0).dtype());
+            assertEquals(DType.INT32, d.schema().field(1).dtype());
+            assertEquals(DType.UINT64, d.schema().field(2).dtype());
+        }
+        eachRow(List.of("/mask", "/be", "/bigu"), (b, r, i) -> {
+            assertEquals(i % 3 == 0 ? 1 : 0, b.data(0).get(ValueLayout.JAVA_BYTE, r), "mask[" + i + "]");
+            assertEquals(i * 1000 - 7, b.data(1).get(ValueLayout.JAVA_INT_UNALIGNED, 4L * r), "be[" + i + "]");
+            assertEquals(Long.MIN_VALUE + i, b.data(2).get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * r), "bigu[" + i + "] (2**63 + i)");
+        });
+    }
+
+    @Test
+    void unwrittenChunksReadAsTheFillValue() throws IOException {
+        eachRow(List.of("/sparse"), (b, r, i) ->
+                assertEquals(i < 32 ? i : -7, b.data(0).get(ValueLayout.JAVA_INT_UNALIGNED, 4L * r), "sparse[" + i + "]"));
+    }
+
+    @Test
+    void externalStorageIsRefusedByName() {
+        var e = assertThrows(dev.stoker.CorruptShardException.class,
+                () -> new Hdf5Dataset(fixture("external.h5"), List.of("/outside")).close());
+        assertTrue(e.getMessage().contains("external.h5") && e.getMessage().contains("external storage"), e.getMessage());
+    }
 }
