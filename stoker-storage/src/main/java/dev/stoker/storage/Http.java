@@ -94,10 +94,100 @@ final class Http {
         }
     }
 
-    /** A failed response as an error: worth retrying (408, 429, 5xx) or {@link RetryingSource.Permanent}. */
-    static IOException failure(int code, String what) {
-        return code == 408 || code == 429 || code >= 500 ? new IOException(what) : new RetryingSource.Permanent(what);
+    /**
+     * A failed response as an error: worth retrying (408, 429, 5xx; after at least the time a
+     * {@code Retry-After} asks for) or {@link RetryingSource.Permanent}.
+     */
+    static IOException failure(HttpURLConnection c, int code, String what) {
+        if (code == 408 || code == 429 || code >= 500) {
+            long wait = retryAfterMillis(c.getHeaderField("Retry-After"));
+            return wait > 0 ? new RetryingSource.RetryAfter(what + " (Retry-After: " + (wait + 999) / 1000 + " s)", wait)
+                    : new IOException(what);
+        }
+        return new RetryingSource.Permanent(what);
     }
+
+    /** A {@code Retry-After} value (seconds, or an HTTP date) in milliseconds from now; 0 when absent or unreadable. */
+    static long retryAfterMillis(String value) {
+        if (value == null || value.isBlank()) {
+            return 0;
+        }
+        String v = value.strip();
+        try {
+            return Math.max(0, Math.multiplyExact(Long.parseLong(v), 1000L));
+        } catch (NumberFormatException | ArithmeticException e) {
+            try {
+                var at = java.time.ZonedDateTime.parse(v, java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME);
+                return Math.max(0, java.time.Duration.between(java.time.Instant.now(), at.toInstant()).toMillis());
+            } catch (java.time.format.DateTimeParseException d) {
+                return 0;
+            }
+        }
+    }
+
+    /**
+     * The object's version as a response names it: {@code ETag "…"}, else {@code Last-Modified …};
+     * null when it names none (NOTE [One version]).
+     */
+    static String version(HttpURLConnection c) {
+        String etag = c.getHeaderField("ETag");
+        if (etag != null && !etag.isBlank()) {
+            return "ETag " + etag.strip();
+        }
+        String modified = c.getHeaderField("Last-Modified");
+        return modified != null && !modified.isBlank() ? "Last-Modified " + modified.strip() : null;
+    }
+
+    /**
+     * Asks for {@code version} only (NOTE [One version]): {@code If-Match} for a strong ETag,
+     * {@code If-Unmodified-Since} for a date; a weak ETag can only be compared on the response.
+     */
+    static void requireVersion(HttpURLConnection c, String version) {
+        if (version == null) {
+            return;
+        }
+        if (version.startsWith("ETag \"")) {
+            c.setRequestProperty("If-Match", version.substring("ETag ".length()));
+        } else if (version.startsWith("Last-Modified ")) {
+            c.setRequestProperty("If-Unmodified-Since", version.substring("Last-Modified ".length()));
+        }
+    }
+
+    /**
+     * A 200 or 206 response checked before its body is taken as the object's bytes from
+     * {@code position}: a body encoded otherwise than asked ({@code Content-Encoding}), an HTML
+     * page (an error page sent as a success; worth another attempt) and a range that starts
+     * elsewhere than asked are errors naming what came.
+     */
+    static void checkBody(HttpURLConnection c, int code, long position, String protocol) throws IOException {
+        String encoding = c.getHeaderField("Content-Encoding");
+        if (encoding != null && !encoding.isBlank() && !encoding.strip().equalsIgnoreCase("identity")) {
+            errorBody(c);
+            throw new RetryingSource.Permanent(protocol + " " + code + " with the body encoded (Content-Encoding: "
+                    + encoding.strip() + "), though only the object's own bytes were asked for (Accept-Encoding: identity)");
+        }
+        String type = c.getHeaderField("Content-Type");
+        if (type != null && type.strip().toLowerCase(java.util.Locale.ROOT).startsWith("text/html")) {
+            String page = errorBody(c).replaceAll("\\s+", " ").strip();
+            throw new IOException(protocol + " " + code + " with an HTML page (Content-Type: " + type.strip()
+                    + "), not the object's bytes: " + (page.length() > 120 ? page.substring(0, 120) + "…" : page));
+        }
+        if (code == 206) {
+            String cr = c.getHeaderField("Content-Range");
+            java.util.regex.Matcher m = cr == null ? null : CONTENT_RANGE.matcher(cr.strip());
+            if (m == null || !m.matches()) {
+                errorBody(c);
+                throw new RetryingSource.Permanent(protocol + " 206 without a readable Content-Range (" + cr + ")");
+            }
+            if (Long.parseLong(m.group(1)) != position) {
+                errorBody(c);
+                throw new RetryingSource.Permanent(protocol + " 206 with bytes from " + m.group(1) + " (Content-Range: "
+                        + cr.strip() + "), but byte " + position + " was asked for");
+            }
+        }
+    }
+
+    private static final java.util.regex.Pattern CONTENT_RANGE = java.util.regex.Pattern.compile("bytes (\\d+)-(\\d+)/(\\d+|\\*)");
 
     /** The whole object's length as a 200 or 206 response to a GET tells it; -1 if it does not. */
     static long objectLength(HttpURLConnection c, int code) {

@@ -28,6 +28,7 @@ public abstract class RetryingSource extends InputStream {
     private long length = -1;
     private boolean closed;
     private String version;
+    private java.util.function.Consumer<String> versionSeen;
     private Digest expected;
     private SdkChecksum digest;
 
@@ -47,6 +48,19 @@ public abstract class RetryingSource extends InputStream {
             super(message);
         }
     }
+
+    /** A 429 or 503 whose server said how long to wait ({@code Retry-After}), in milliseconds. */
+    static final class RetryAfter extends IOException {
+        final long millis;
+
+        RetryAfter(String message, long millis) {
+            super(message);
+            this.millis = millis;
+        }
+    }
+
+    /** The longest wait a {@code Retry-After} gets; a server that asks for more fails the read at once, saying so. */
+    static final long RETRY_AFTER_LIMIT_MILLIS = 30_000;
 
     /**
      * A digest of the whole object as the server announced it: the algorithm ({@code MD5},
@@ -131,9 +145,29 @@ public abstract class RetryingSource extends InputStream {
     }
 
     /**
-     * The object's version tag (an S3 ETag), from every response: one that differs from the
-     * first means the object was replaced mid-read, and the bytes resumed would belong to another
-     * object, which no retry can mend.
+     * Reads only the version {@code version} of the object (as {@link #learnVersion} names it: a
+     * version this process saw before), and tells {@code seen} the version the first response
+     * names when none was pinned. Called before the first read.
+     */
+    public final RetryingSource pin(String version, java.util.function.Consumer<String> seen) {
+        if (body != null) {
+            throw new IllegalStateException(name + ": a version is pinned before reading");
+        }
+        this.version = version;
+        this.versionSeen = seen;
+        return this;
+    }
+
+    /** The version every response must be, once known (the first response's, or the pinned one); null before. */
+    protected final String version() {
+        return version;
+    }
+
+    /**
+     * The object's version ({@code ETag "…"}, or {@code Last-Modified …} where there is no ETag),
+     * from every response: one that differs from the first (or the pinned one) means the object
+     * was replaced, and the bytes would belong to another object, which no retry can mend
+     * (NOTE [One version]).
      */
     protected final void learnVersion(String tag) throws Permanent {
         if (tag == null) {
@@ -141,9 +175,19 @@ public abstract class RetryingSource extends InputStream {
         }
         if (version == null) {
             version = tag;
+            if (versionSeen != null) {
+                versionSeen.accept(tag);
+            }
         } else if (!version.equals(tag)) {
-            throw new Permanent("the object changed during the read (ETag " + version + ", now " + tag + ")");
+            throw changed(tag);
         }
+    }
+
+    /** The object is no longer the version read so far: {@code now} (null when the server only said so, a 412). */
+    protected final Permanent changed(String now) {
+        return new Permanent("the object changed while it was read: first " + version + ", now "
+                + (now != null ? now : "another (the server refused the request for " + version + ")")
+                + "; its bytes are not mixed: read it again");
     }
 
     /**
@@ -234,8 +278,12 @@ public abstract class RetryingSource extends InputStream {
                 if (e instanceof Permanent || interrupted(e)) {
                     break;
                 }
+                if (e instanceof RetryAfter r && r.millis > RETRY_AFTER_LIMIT_MILLIS) {
+                    throw new IOException(name + ": the server asks to retry after " + r.millis / 1000 + " s (Retry-After), "
+                            + "longer than a read waits (" + RETRY_AFTER_LIMIT_MILLIS / 1000 + " s): " + Storage.inWords(e), e);
+                }
                 if (tries < retry.attempts()) {
-                    backoff(tries - 1);
+                    backoff(tries - 1, e instanceof RetryAfter r ? r.millis : 0);
                 }
             }
         }
@@ -261,9 +309,10 @@ public abstract class RetryingSource extends InputStream {
         return e instanceof InterruptedIOException && !(e instanceof java.net.SocketTimeoutException);
     }
 
-    private void backoff(int attempt) throws IOException {
+    /** Waits before attempt {@code attempt + 1}: exponential backoff with jitter, and at least what the server asked. */
+    private void backoff(int attempt, long serverMillis) throws IOException {
         long base = Math.min(retry.maxBackoff().toMillis(), retry.initialBackoff().toMillis() << Math.min(attempt, 20));
-        long sleep = base / 2 + ThreadLocalRandom.current().nextLong(base / 2 + 1);
+        long sleep = Math.max(serverMillis, base / 2 + ThreadLocalRandom.current().nextLong(base / 2 + 1));
         try {
             Thread.sleep(sleep);
         } catch (InterruptedException e) {

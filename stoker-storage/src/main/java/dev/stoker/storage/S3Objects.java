@@ -266,22 +266,32 @@ public final class S3Objects {
 
         @Override
         protected InputStream openAt(long position) throws IOException {
+            String pinned = version();
             HttpURLConnection c = access().open("GET", at, b -> {
                 b.putHeader("x-amz-checksum-mode", "ENABLED");
+                if (pinned != null) {
+                    b.putHeader("If-Match", pinned.substring("ETag ".length())); // NOTE [One version]
+                }
                 String range = rangeHeader(position);
                 return range != null ? b.putHeader("Range", range) : b;
             }, millis);
             int code = c.getResponseCode();
+            if (code == 412 && pinned != null) {
+                Http.errorBody(c);
+                throw changed(null);
+            }
             if (code != 200 && code != 206) {
-                throw Http.failure(code, "S3 " + code + errorCode(Http.errorBody(c))
+                throw Http.failure(c, code, "S3 " + code + errorCode(Http.errorBody(c))
                         + (code == 301 ? " (the bucket is in another region, which the answer does not name: set AWS_REGION to it)" : ""));
             }
             try {
-                learnVersion(c.getHeaderField("ETag"));
+                String etag = c.getHeaderField("ETag");
+                learnVersion(etag == null ? null : "ETag " + etag);
             } catch (Permanent e) {
                 c.disconnect(); // do not read the rest of another object
                 throw e;
             }
+            Http.checkBody(c, code, position, "S3");
             RetryingSource.Digest digest = announced(c::getHeaderField);
             if (digest != null) {
                 learnDigest(digest);

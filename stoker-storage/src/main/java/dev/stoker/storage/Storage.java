@@ -118,10 +118,11 @@ public final class Storage {
             return store.open(location, offset, length);
         }
         if (location.startsWith("s3://")) {
-            return S3Objects.open(location, RetryingSource.Retry.standard(), readTimeout()).range(offset, length);
+            return pinned(location, S3Objects.open(location, RetryingSource.Retry.standard(), readTimeout()).range(offset, length));
         }
         if (isRemote(location)) {
-            return new HttpSource(URI.create(location), RetryingSource.Retry.standard(), readTimeout()).range(offset, length);
+            return pinned(location, new HttpSource(URI.create(location), RetryingSource.Retry.standard(), readTimeout())
+                    .range(offset, length));
         }
         FileChannel ch = FileChannel.open(localPath(location));
         try {
@@ -132,6 +133,20 @@ public final class Storage {
         }
         InputStream in = Channels.newInputStream(ch);
         return length < 0 ? in : new Bounded(in, length);
+    }
+
+    /**
+     * NOTE [One version]: a remote object is read as the version this process first saw, whole
+     * downloads, their resumed ranges and the separate ranged reads of one file (a Parquet file's
+     * footer, then its row groups) alike. The first response's ETag (or, without one, its
+     * Last-Modified) is kept per location; every later request asks for that version only
+     * ({@code If-Match}, {@code If-Unmodified-Since}) and every response is compared with it. An
+     * object replaced meanwhile fails the read, naming both versions: never a splice of the two.
+     */
+    private static final java.util.concurrent.ConcurrentHashMap<String, String> VERSIONS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private static RetryingSource pinned(String location, RetryingSource source) {
+        return source.pin(VERSIONS.get(location), v -> VERSIONS.putIfAbsent(location, v));
     }
 
     /**

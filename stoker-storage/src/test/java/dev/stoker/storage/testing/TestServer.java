@@ -18,7 +18,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A real HTTP server on loopback (the JDK's) serving a folder, with ranged GETs
  * ({@code bytes=a-}, {@code bytes=a-b}), a count of the body bytes sent, and injected faults:
- * bursts of 503, a connection dropped mid-body, a body that trickles or stalls, missing objects.
+ * bursts of 503, a connection dropped mid-body, a body that trickles or stalls, missing objects,
+ * and the responses a loader must not take as data: an HTML error page sent as a success, a gzip
+ * encoding nobody asked for, a range from the wrong byte, a 503 with {@code Retry-After}, an
+ * object replaced between two requests. Each response names the object's version (an ETag of its
+ * bytes, or with {@link #lastModifiedOnly} its modification time) and honours {@code If-Match}
+ * and {@code If-Unmodified-Since}.
  */
 public final class TestServer implements AutoCloseable {
     final HttpServer server;
@@ -40,6 +45,19 @@ public final class TestServer implements AutoCloseable {
     public volatile long stallMillis = 5_000;
     /** When set, a request without exactly this Authorization header is answered 401. */
     public volatile String requireAuthorization;
+    /** Path -> how many more GETs get 200 with an HTML error page. */
+    public final Map<String, AtomicInteger> htmlNext = new ConcurrentHashMap<>();
+    /** Path -> how many more GETs get the body gzip-encoded. */
+    public final Map<String, AtomicInteger> gzipNext = new ConcurrentHashMap<>();
+    /** Path -> how many more ranged GETs get a 206 from the byte after the one asked for. */
+    public final Map<String, AtomicInteger> wrongRangeNext = new ConcurrentHashMap<>();
+    /** Path -> how many more requests get 503 with {@code Retry-After: }{@link #retryAfterSeconds}. */
+    public final Map<String, AtomicInteger> retryAfterNext = new ConcurrentHashMap<>();
+    public volatile int retryAfterSeconds = 1;
+    /** Path -> new bytes the object takes before its second request is answered (once). */
+    public final Map<String, byte[]> replaceOnSecondRequest = new ConcurrentHashMap<>();
+    /** Versions are modification times only (no ETag). */
+    public volatile boolean lastModifiedOnly;
 
     public record Trickle(int pieceBytes, long pauseMillis) {
     }
@@ -70,9 +88,44 @@ public final class TestServer implements AutoCloseable {
                 ex.sendResponseHeaders(503, -1);
                 return;
             }
+            AtomicInteger later = retryAfterNext.get(name);
+            if (later != null && later.getAndDecrement() > 0) {
+                ex.getResponseHeaders().add("Retry-After", Integer.toString(retryAfterSeconds));
+                ex.sendResponseHeaders(503, -1);
+                return;
+            }
             Path p = root.resolve(name);
+            byte[] replacement = requests.get(name).get() >= 2 ? replaceOnSecondRequest.remove(name) : null;
+            if (replacement != null) {
+                Files.write(p, replacement);
+                Files.setLastModifiedTime(p, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() + 60_000));
+            }
             if (!Files.isRegularFile(p)) {
                 ex.sendResponseHeaders(404, -1);
+                return;
+            }
+            if (!versionHeaders(ex, p)) {
+                ex.sendResponseHeaders(412, -1);
+                return;
+            }
+            AtomicInteger html = htmlNext.get(name);
+            if (html != null && html.getAndDecrement() > 0 && ex.getRequestMethod().equals("GET")) {
+                byte[] page = "<html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>"
+                        .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                ex.getResponseHeaders().set("Content-Type", "text/html; charset=utf-8");
+                ex.sendResponseHeaders(200, page.length);
+                ex.getResponseBody().write(page);
+                return;
+            }
+            AtomicInteger gz = gzipNext.get(name);
+            if (gz != null && gz.getAndDecrement() > 0 && ex.getRequestMethod().equals("GET")) {
+                java.io.ByteArrayOutputStream zipped = new java.io.ByteArrayOutputStream();
+                try (var z = new java.util.zip.GZIPOutputStream(zipped)) {
+                    z.write(Files.readAllBytes(p));
+                }
+                ex.getResponseHeaders().set("Content-Encoding", "gzip");
+                ex.sendResponseHeaders(200, zipped.size());
+                ex.getResponseBody().write(zipped.toByteArray());
                 return;
             }
             if (ex.getRequestMethod().equals("HEAD")) {
@@ -87,6 +140,10 @@ public final class TestServer implements AutoCloseable {
                 rangeRequests.computeIfAbsent(name, k -> new AtomicInteger()).incrementAndGet();
                 ranges.computeIfAbsent(name, k -> new CopyOnWriteArrayList<>()).add(range);
                 from = Integer.parseInt(range.substring("bytes=".length(), range.indexOf('-')));
+                AtomicInteger wrong = wrongRangeNext.get(name);
+                if (wrong != null && wrong.getAndDecrement() > 0) {
+                    from++; // a proxy that lost count: the bytes from the next one, labelled as such
+                }
                 String last = range.substring(range.indexOf('-') + 1);
                 if (!last.isEmpty()) {
                     all = java.util.Arrays.copyOf(all, Math.min(all.length, Integer.parseInt(last) + 1)); // the body ends there
@@ -124,6 +181,29 @@ public final class TestServer implements AutoCloseable {
                 out.write(all, from, all.length - from);
             }
         }
+    }
+
+    /** Sets the version headers; false when the request asks for another version (If-Match, If-Unmodified-Since). */
+    private boolean versionHeaders(HttpExchange ex, Path p) throws IOException {
+        long modified = Files.getLastModifiedTime(p).toMillis() / 1000 * 1000;
+        String date = java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME.format(
+                java.time.ZonedDateTime.ofInstant(java.time.Instant.ofEpochMilli(modified), java.time.ZoneOffset.UTC));
+        String etag = "\"" + Integer.toHexString(java.util.Arrays.hashCode(Files.readAllBytes(p))) + "\"";
+        ex.getResponseHeaders().set("Last-Modified", date);
+        if (!lastModifiedOnly) {
+            ex.getResponseHeaders().set("ETag", etag);
+        }
+        String ifMatch = ex.getRequestHeaders().getFirst("If-Match");
+        if (ifMatch != null && !ifMatch.equals(etag)) {
+            return false;
+        }
+        String since = ex.getRequestHeaders().getFirst("If-Unmodified-Since");
+        if (since != null) {
+            long asked = java.time.ZonedDateTime.parse(since, java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME)
+                    .toInstant().toEpochMilli();
+            return modified <= asked;
+        }
+        return true;
     }
 
     private static void pause(long millis) throws IOException {
