@@ -34,6 +34,9 @@ public final class TarReader implements AutoCloseable {
     private long offset;
     private String longName;
     private String paxPath;
+    /** The next member is sparse (PAX GNU.sparse.* records), and its real name. */
+    private boolean paxSparse;
+    private String sparseName;
     private long paxSize = -1;
     private boolean ended;
 
@@ -163,6 +166,12 @@ public final class TarReader implements AutoCloseable {
             }
             if (paxPath != null) {
                 name = paxPath;
+            }
+            if (type == 'S' || paxSparse) {
+                // the member's data is a map of runs and holes, not its bytes: read as they are, they would be a
+                // shorter, different file (GNU 'S'), or a member under a made-up name (PAX's GNUSparseFile.0/...)
+                throw new CorruptShardException(shard, at, "member '" + (sparseName != null ? sparseName : name)
+                        + "' is a sparse file (GNU tar --sparse), which Stoker does not read: write the shard without --sparse");
             }
             longName = null;
             paxPath = null;
@@ -295,7 +304,12 @@ public final class TarReader implements AutoCloseable {
             if (eq > 0) {
                 String key = rec.substring(0, eq);
                 String value = rec.substring(eq + 1);
-                if (key.equals("path")) {
+                if (key.startsWith("GNU.sparse.")) {
+                    paxSparse = true;
+                    if (key.equals("GNU.sparse.name")) {
+                        sparseName = value;
+                    }
+                } else if (key.equals("path")) {
                     paxPath = value;
                 } else if (key.equals("size")) {
                     try {

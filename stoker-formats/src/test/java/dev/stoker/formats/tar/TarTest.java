@@ -459,4 +459,42 @@ class TarTest {
             assertEquals(full, got);
         }
     }
+
+    /**
+     * Sparse members, as GNU tar writes them (its own 'S' type, and PAX's GNU.sparse records under
+     * a made-up name), are refused naming the member and its offset: read as they are, the first
+     * would be a shorter, different file and the second a sample under the wrong key.
+     */
+    @Test
+    void sparseMembersGnuTarWroteAreRefusedNamingTheMember() throws Exception {
+        assumeTrue(new ProcessBuilder("tar", "--version").start().waitFor() == 0, "no GNU tar here");
+        Path dir = Files.createDirectories(tmp.resolve("sparse-src"));
+        Files.writeString(dir.resolve("a.cls"), "3");
+        try (var f = new java.io.RandomAccessFile(dir.resolve("a.bin").toFile(), "rw")) {
+            f.setLength(4 << 20);
+            f.seek(3 << 20);
+            f.write("the only bytes".getBytes(StandardCharsets.US_ASCII));
+        }
+        for (String format : new String[] {"gnu", "pax"}) {
+            Path shard = tmp.resolve("sparse-" + format + ".tar");
+            Process p = new ProcessBuilder("tar", "--sparse", "--format=" + format, "-cf", shard.toString(), "-C", dir.toString(),
+                    "a.cls", "a.bin").redirectErrorStream(true).start();
+            assertEquals(0, p.waitFor(), new String(p.getInputStream().readAllBytes()));
+            String raw = new String(Files.readAllBytes(shard), StandardCharsets.ISO_8859_1);
+            int header = raw.indexOf("a.bin"); // the member's header starts with its name
+            assumeTrue(format.equals("gnu") ? header % 512 == 0 && raw.charAt(header + 156) == 'S' : raw.contains("GNU.sparse"),
+                    "this file system kept no holes: tar wrote a.bin whole");
+            var e = assertThrows(CorruptShardException.class, () -> new TarDataset(List.of(shard)).close(), format);
+            assertTrue(e.getMessage().contains("'a.bin'") && e.getMessage().contains("sparse") && e.getMessage().contains(shard.toString()),
+                    e.getMessage());
+            var streamed = assertThrows(IOException.class, () -> {
+                try (var r = new TarShards(List.of(shard)).open(0)) {
+                    while (r.next() != null) {
+                        // read to the sparse member
+                    }
+                }
+            }, format);
+            assertTrue(streamed.getMessage().contains("'a.bin'"), streamed.getMessage());
+        }
+    }
 }
