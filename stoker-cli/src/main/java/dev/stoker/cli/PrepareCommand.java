@@ -177,8 +177,12 @@ final class PrepareCommand implements Runnable {
                     ? new ProgressBarBuilder().setTaskName("sharding").setInitialMax(folder.size()).setStyle(ProgressBarStyle.ASCII)
                     .setUnit(" images", 1).setUpdateIntervalMillis(200).showSpeed().build()
                     : null;
-            try (w) {
+            try {
                 bytes = folder.writeTo(w, 0, folder.size(), bar != null ? bar::step : () -> { });
+                w.close(); // the set is published whole, or not at all
+            } catch (IOException | RuntimeException e) {
+                w.abandon();
+                throw e;
             } finally {
                 if (bar != null) {
                     bar.close();

@@ -26,6 +26,7 @@ public final class PendingFile {
     private final FileChannel channel;
     private final OutputStream out;
     private boolean done;
+    private boolean finished;
 
     public PendingFile(Path target) throws IOException {
         this.target = target.toAbsolutePath();
@@ -89,16 +90,35 @@ public final class PendingFile {
         }
     }
 
+    /**
+     * Flushes the file to disk and closes it, still under its temporary name: {@link #commit()}
+     * renames it into place (a set of files published together: each finished, then all renamed).
+     */
+    public void finish() throws IOException {
+        if (finished || done) {
+            return;
+        }
+        finished = true;
+        try {
+            out.flush();
+            channel.force(true);
+            channel.close();
+        } catch (IOException e) {
+            done = true;
+            discard();
+            throw named(e);
+        }
+    }
+
+    /** Finishes the file and renames it into place in one step. */
     public void commit() throws IOException {
+        finish();
         if (done) {
             return;
         }
         done = true;
         boolean moved = false;
         try {
-            out.flush();
-            channel.force(true);
-            channel.close();
             Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             moved = true;
             dev.stoker.storage.Temporaries.done(tmp);

@@ -9,13 +9,18 @@ import java.util.Map;
 /**
  * Writes samples into a numbered series of tar shards, as WebDataset's {@code ShardWriter}:
  * {@code pattern} is a printf pattern such as {@code train-%06d.tar}; a new shard starts when the
- * current one holds {@code maxCount} samples or would pass {@code maxSize} bytes.
+ * current one holds {@code maxCount} samples or would pass {@code maxSize} bytes. The set is
+ * published whole: each shard is finished under a temporary name, and all of them are renamed
+ * into place by {@link #close()}, so that an interrupted run leaves no set that looks complete
+ * (and, stopped by a signal, nothing at all).
  */
 public final class ShardWriter implements AutoCloseable {
     private final String pattern;
     private final long maxCount;
     private final long maxSize;
     private final List<Path> written = new ArrayList<>();
+    /** Finished shards, not yet published. */
+    private final List<TarWriter> finished = new ArrayList<>();
     private TarWriter current;
     private int shard;
 
@@ -38,7 +43,8 @@ public final class ShardWriter implements AutoCloseable {
             size += 2L * TarReader.BLOCK + v.length;
         }
         if (current != null && (current.samples() >= maxCount || current.samples() > 0 && current.bytes() + size > maxSize)) {
-            current.close();
+            current.finish();
+            finished.add(current);
             current = null;
         }
         if (current == null) {
@@ -54,20 +60,30 @@ public final class ShardWriter implements AutoCloseable {
         return List.copyOf(written);
     }
 
+    /** Publishes the set: every shard renamed into place, in order. */
     @Override
     public void close() throws IOException {
         if (current != null) {
-            current.close();
+            current.finish();
+            finished.add(current);
             current = null;
         }
+        for (TarWriter w : finished) {
+            w.close();
+        }
+        finished.clear();
     }
 
-    /** For a writer that failed half-way: the shard being written is left out (those finished stay). */
+    /** For a writer that failed half-way: nothing of the set is published, and nothing is left behind. */
     public void abandon() throws IOException {
         if (current != null) {
-            current.abandon();
-            written.remove(written.size() - 1);
+            finished.add(current);
             current = null;
         }
+        for (TarWriter w : finished) {
+            w.abandon();
+        }
+        finished.clear();
+        written.clear();
     }
 }

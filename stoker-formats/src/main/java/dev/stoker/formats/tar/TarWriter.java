@@ -152,6 +152,19 @@ public final class TarWriter implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
+        finish();
+        try {
+            file.commit();
+        } finally {
+            file.abandon();
+        }
+    }
+
+    /**
+     * Ends the archive and flushes it to disk under its temporary name, for a set of shards
+     * published together: {@link #close()} then renames it into place, {@link #abandon()} deletes it.
+     */
+    public void finish() throws IOException {
         if (closed) {
             return;
         }
@@ -160,13 +173,14 @@ public final class TarWriter implements AutoCloseable {
             long end = bytes + 2L * TarReader.BLOCK;
             long padded = (end + RECORD - 1) / RECORD * RECORD;
             out.write(new byte[(int) (padded - bytes)]);
-            file.commit();
-        } finally {
+            file.finish();
+        } catch (IOException | RuntimeException e) {
             file.abandon();
+            throw e;
         }
     }
 
-    /** Leaves nothing behind: for a writer that failed half-way. */
+    /** Leaves nothing behind: for a writer that failed half-way (or a set of shards not published). */
     public void abandon() throws IOException {
         closed = true;
         file.abandon();

@@ -497,4 +497,37 @@ class TarTest {
             assertTrue(streamed.getMessage().contains("'a.bin'"), streamed.getMessage());
         }
     }
+
+    /** A set of shards is published whole: nothing under a final name before close(), nothing at all after abandon(). */
+    @Test
+    void aShardSetIsPublishedWholeOrNotAtAll() throws IOException {
+        Path dir = Files.createDirectories(tmp.resolve("set"));
+        for (boolean finish : new boolean[] {true, false}) {
+            ShardWriter w = new ShardWriter(dir.resolve("s-%03d.tar").toString(), 2, 1 << 30);
+            for (int i = 0; i < 5; i++) {
+                w.write("k" + i, Map.of("txt", ("sample " + i).getBytes(StandardCharsets.UTF_8)));
+            }
+            try (var files = Files.list(dir)) {
+                assertEquals(List.of(), files.filter(f -> !f.getFileName().toString().startsWith(".")).toList(),
+                        "no shard is under its final name while the set is written");
+            }
+            if (finish) {
+                w.close();
+                try (TarDataset d = new TarDataset(w.shards())) {
+                    assertEquals(3, w.shards().size());
+                    assertEquals(5, d.size());
+                }
+                for (Path p : w.shards()) {
+                    Files.delete(p);
+                }
+                Files.deleteIfExists(dir.resolve(".stoker.stkidx"));
+                Files.deleteIfExists(dir.resolve(".stoker.stkidx.lock")); // the index the reading above made
+            } else {
+                w.abandon(); // the run failed (or was stopped) half-way
+            }
+            try (var files = Files.list(dir)) {
+                assertEquals(List.of(), files.toList(), "nothing is left behind");
+            }
+        }
+    }
 }
