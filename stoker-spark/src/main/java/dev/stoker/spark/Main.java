@@ -22,7 +22,15 @@ import picocli.CommandLine.Parameters;
 @Command(name = "stoker", subcommands = Main.Prepare.class, mixinStandardHelpOptions = true)
 public final class Main {
 
+    @Option(names = "--debug", scope = CommandLine.ScopeType.INHERIT,
+            description = "Print stack traces of errors, and Spark's log of failed tasks.")
+    boolean debug;
+
     public static void main(String[] args) {
+        boolean debug = java.util.Arrays.asList(args).contains("--debug");
+        if (debug) {
+            System.setProperty("stoker.spark.taskLog", "warn"); // before Spark's logging starts (log4j2.properties)
+        }
         CommandLine cl = new CommandLine(new Main());
         cl.setExecutionExceptionHandler((e, line, parsed) -> {
             String m = e.getMessage();
@@ -32,6 +40,9 @@ public final class Main {
                 }
             }
             line.getErr().println("stoker: " + m);
+            if (debug) {
+                e.printStackTrace(line.getErr());
+            }
             return e instanceof IllegalArgumentException ? 2 : 1;
         });
         System.exit(cl.execute(args));
