@@ -18,7 +18,10 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+try:
+    import stoker  # noqa: F401  installed (pip install of the wheel)
+except ImportError:  # run from a checkout: its package
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import stoker  # noqa: E402
 
 

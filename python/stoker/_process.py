@@ -18,18 +18,39 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 JVM_NOTICE = "WARNING: Using incubator modules:"
 
 
+# the runtime a wheel carries (bin/runtime.sh): a jlinked JDK, the jars, the native libraries
+RUNTIME = os.path.join(_HERE, "_runtime")
+
+
+def _java(java, jar):
+    opts = shlex.split(os.environ.get("STOKER_JAVA_OPTS", ""))  # as the launcher takes them
+    gc = [] if any("GC" in o for o in opts) else ["-XX:+UseSerialGC"]
+    return [java, "--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector", *gc, *opts, "-jar", jar]
+
+
+def server_env(env=None):
+    """The environment the server starts with: with the wheel's runtime, its native libraries
+    (libjpeg-turbo, ISA-L) on LD_LIBRARY_PATH."""
+    env = dict(os.environ if env is None else env)
+    native = os.path.join(RUNTIME, "native")
+    if not os.environ.get("STOKER_JAR") and os.path.isdir(native):
+        env["LD_LIBRARY_PATH"] = native + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    return env
+
+
 def server_command():
-    """How to start the server: $STOKER_JAR (with $STOKER_JAVA), $STOKER_LAUNCHER, the ``stoker``
-    launcher of the source tree this package lives in, or ``stoker`` on the PATH."""
+    """How to start the server (or the CLI): $STOKER_JAR (with $STOKER_JAVA), the runtime this
+    package was installed with (a wheel), $STOKER_LAUNCHER, the ``stoker`` launcher of the source
+    tree this package lives in, or ``stoker`` on the PATH."""
     jar = os.environ.get("STOKER_JAR")
     if jar:
         java = os.environ.get("STOKER_JAVA") or shutil.which("java")
         if not java:
             raise StokerError("STOKER_JAR is set but no java was found (set STOKER_JAVA)")
-        opts = shlex.split(os.environ.get("STOKER_JAVA_OPTS", ""))  # as the launcher takes them
-        gc = [] if any("GC" in o for o in opts) else ["-XX:+UseSerialGC"]
-        return [java, "--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector",
-                *gc, *opts, "-jar", jar]
+        return _java(java, jar)
+    bundled = os.path.join(RUNTIME, "stoker-cli.jar")
+    if os.path.isfile(bundled):
+        return _java(os.environ.get("STOKER_JAVA") or os.path.join(RUNTIME, "jdk", "bin", "java"), bundled)
     looked = []
     for candidate in (os.environ.get("STOKER_LAUNCHER"),
                       os.path.join(os.path.dirname(os.path.dirname(_HERE)), "stoker"),
@@ -49,7 +70,7 @@ class Server:
     def __init__(self, start_timeout=900.0):
         self.dir = tempfile.mkdtemp(prefix="stoker-")
         self.socket_path = os.path.join(self.dir, "serve.sock")
-        env = dict(os.environ)
+        env = server_env()
         # no hsperfdata file in /tmp that a killed JVM would leave behind
         env["STOKER_JAVA_OPTS"] = (env.get("STOKER_JAVA_OPTS", "") + " -XX:-UsePerfData").strip()
         cmd = server_command() + ["serve", "--socket", self.socket_path, "--parent", str(os.getpid()), "--owns-dir"]

@@ -1,7 +1,8 @@
 """Fixtures of the bridge tests: small datasets written by numpy, tarfile and Pillow, and the CLI.
 
 The server is found as the package finds it: $STOKER_JAR (the README's test command sets it to
-the jar it just built) or the repository's ./stoker launcher.
+the jar it just built), the runtime of an installed wheel (STOKER_TEST_INSTALLED=1), or the
+repository's ./stoker launcher.
 """
 
 import glob
@@ -16,7 +17,14 @@ import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "python"))
+# STOKER_TEST_INSTALLED=1: the suite runs against the stoker package installed in this Python (the
+# wheel, as .ci/run tests it), not the checkout's
+if os.environ.get("STOKER_TEST_INSTALLED") != "1":
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+import stoker  # noqa: E402
+
+# where the stoker package under test is imported from, for the child processes tests start
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(stoker.__file__)))
 
 SHM = os.environ.get("STOKER_SHM_DIR", "/dev/shm")
 

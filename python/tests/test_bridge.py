@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import stoker
-from conftest import ROOT, bench_digests, rings
+from conftest import PACKAGE_PARENT, ROOT, bench_digests, rings
 
 try:
     import torch
@@ -320,7 +320,7 @@ CHILD = textwrap.dedent("""
 
 
 def test_kill_9_of_python_makes_the_server_exit_and_leaves_nothing(data):
-    code = CHILD.format(python=os.path.join(ROOT, "python"), path=str(data / "tokens.bin"))
+    code = CHILD.format(python=PACKAGE_PARENT, path=str(data / "tokens.bin"))
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     line = child.stdout.readline().split()
     pid, sock_dir = int(line[0]), line[1]

@@ -25,3 +25,16 @@ def test_pip_installs_the_package_offline(tmp_path):
     out = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith(str(venv))
+
+
+def test_python_m_stoker_runs_the_command_line(tmp_path):
+    from conftest import PACKAGE_PARENT
+    env = dict(os.environ, PYTHONPATH=PACKAGE_PARENT)
+    r = subprocess.run([sys.executable, "-m", "stoker", "bench", "synthetic", "--samples", "5000", "--batch", "100", "--json"],
+                       capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == "", "nothing on stderr for a success (the JVM's notice left out)"
+    assert '"samples":5000' in r.stdout.replace(" ", ""), r.stdout
+    bad = subprocess.run([sys.executable, "-m", "stoker", "bench", "tokens", str(tmp_path / "missing.bin")],
+                         capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "missing.bin" in bad.stderr, bad.stderr

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import stoker
-from conftest import ROOT, bench_digests
+from conftest import PACKAGE_PARENT, bench_digests
 
 try:
     import torch
@@ -64,7 +64,7 @@ def test_batches_queued_three_ahead_by_a_prefetch_thread_are_the_bench_batches(d
 def test_a_batch_read_after_close_is_its_batch_and_never_a_crash(data):
     script = textwrap.dedent(f"""
         import sys
-        sys.path.insert(0, {os.path.join(ROOT, "python")!r})
+        sys.path.insert(0, {PACKAGE_PARENT!r})
         import stoker
         loader = stoker.Loader("tokens", {str(data / "tokens.bin")!r}, seq_len=50, batch=4, seed=1)
         it = iter(loader)
