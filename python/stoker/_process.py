@@ -5,6 +5,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -16,6 +17,8 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 # what the JVM prints at every start when the Vector API's incubator module is added
 JVM_NOTICE = "WARNING: Using incubator modules:"
+# what the launcher of a checkout says while it builds before the server starts: passed on to the user
+_STARTING = ("stoker: building", "stoker: built in", "stoker: waiting for another", "stoker: preparing")
 
 
 # the runtime a wheel carries (bin/runtime.sh): a jlinked JDK, the jars, the native libraries
@@ -106,6 +109,8 @@ class Server:
             text = line.decode("utf-8", "replace").rstrip()
             if not text.startswith(JVM_NOTICE):  # the JVM's, on every start: not the server's to report
                 self.stderr.append(text)
+                if not self._ready.is_set() and text.startswith(_STARTING):
+                    print(text, file=sys.stderr, flush=True)  # a first use from a checkout builds: say so
         self._stderr_done.set()
 
     def died(self, what="died"):
