@@ -8,7 +8,8 @@ import java.util.List;
 
 /**
  * An index kept beside the file it describes, as {@code FILE.SUFFIX}, or, when that folder is
- * read-only, in {@code $XDG_CACHE_HOME/stoker/index} (default {@code ~/.cache}). The tar index
+ * read-only, in {@code $STOKER_INDEX_DIR} (default {@code $XDG_CACHE_HOME/stoker/index}, that is
+ * {@code ~/.cache/stoker/index}). The tar index
  * and the JSON-lines line index are both kept this way: a stored one is used when it proves it
  * belongs to the file, and otherwise it is built again and stored where it can be.
  */
@@ -62,12 +63,16 @@ public final class Sidecar {
         return built;
     }
 
-    /** Where the index of {@code file} may be: beside it, then in the user's cache. */
+    /**
+     * Where the index of {@code file} may be: beside it, then in {@code $STOKER_INDEX_DIR}, by
+     * default the user's cache ({@code $XDG_CACHE_HOME/stoker/index}, {@code ~/.cache/stoker/index}).
+     */
     public static List<Path> places(Path file, String suffix) {
         Path abs = file.toAbsolutePath();
-        String home = System.getProperty("user.home");
-        String cache = System.getenv().getOrDefault("XDG_CACHE_HOME", home + "/.cache");
+        String dir = System.getenv("STOKER_INDEX_DIR");
+        Path indexes = dir != null && !dir.isBlank() ? Path.of(dir)
+                : Path.of(System.getenv().getOrDefault("XDG_CACHE_HOME", System.getProperty("user.home") + "/.cache"), "stoker", "index");
         String id = Integer.toHexString(abs.toString().hashCode()) + "-" + abs.getFileName();
-        return List.of(Path.of(abs + "." + suffix), Path.of(cache, "stoker", "index", id + "." + suffix));
+        return List.of(Path.of(abs + "." + suffix), indexes.resolve(id + "." + suffix));
     }
 }
