@@ -11,12 +11,13 @@ shift
 what=${*:-check h2d train gpt scaling}
 data=${DATA:-/tmp/stoker-bench}
 mkdir -p "$out"
-export STOKER_JAVA="$here/jdk/bin/java"
-export STOKER_JAR="$here/stoker-cli.jar"
-export PYTHONPATH="$here/python${PYTHONPATH:+:$PYTHONPATH}"
-export LD_LIBRARY_PATH="$here/native${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"   # libjpeg-turbo, ISA-L
 py=${PYTHON:-python3}
-stoker() { "$STOKER_JAVA" --enable-native-access=ALL-UNNAMED --add-modules=jdk.incubator.vector -jar "$STOKER_JAR" "$@" 2> >(grep -v '^WARNING: Using incubator modules' >&2); }
+# Stoker from its wheel, installed beside the bundle (no network: the wheel needs only numpy)
+if [ ! -d "$here/site/stoker" ]; then
+  "$py" -m pip install -q --no-deps --no-index --target "$here/site" "$here"/stoker-*.whl
+fi
+export PYTHONPATH="$here/site${PYTHONPATH:+:$PYTHONPATH}"
+stoker() { "$py" -m stoker "$@"; }
 need() {
   for w in "$@"; do
     case $w in
