@@ -183,6 +183,12 @@ public final class Jpeg {
     }
 
     static void decodeImageIo(MemorySegment jpeg, Image into, String name) throws IOException {
+        if (components(jpeg) == 4) {
+            // javax.imageio converts CMYK and YCCK with its own color profile: colors up to 73 levels
+            // off those libjpeg-turbo and Pillow give; refused, rather than handed over wrong
+            throw new CorruptShardException(name, -1, "a CMYK JPEG, which javax.imageio decodes to other colors than "
+                    + "libjpeg-turbo and Pillow: install libjpeg-turbo (Debian: apt-get install libturbojpeg0)");
+        }
         java.awt.image.BufferedImage img;
         try (javax.imageio.stream.ImageInputStream in = javax.imageio.ImageIO.createImageInputStream(
                 new ByteArrayInputStream(jpeg.toArray(ValueLayout.JAVA_BYTE)))) {
@@ -220,6 +226,32 @@ public final class Jpeg {
                 px.set(ValueLayout.JAVA_BYTE, at + 3, (byte) 0xFF);
             }
         }
+    }
+
+    /** The number of color components its frame header (SOFn) declares; 0 when there is none to read. */
+    static int components(MemorySegment jpeg) {
+        long n = jpeg.byteSize();
+        long at = 2; // after SOI
+        while (at + 4 <= n) {
+            if ((jpeg.get(ValueLayout.JAVA_BYTE, at) & 0xFF) != 0xFF) {
+                return 0;
+            }
+            int marker = jpeg.get(ValueLayout.JAVA_BYTE, at + 1) & 0xFF;
+            if (marker == 0xFF) {
+                at++; // fill byte
+                continue;
+            }
+            int length = (jpeg.get(ValueLayout.JAVA_BYTE, at + 2) & 0xFF) << 8 | jpeg.get(ValueLayout.JAVA_BYTE, at + 3) & 0xFF;
+            boolean frame = marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
+            if (frame) {
+                return at + 9 < n ? jpeg.get(ValueLayout.JAVA_BYTE, at + 9) & 0xFF : 0;
+            }
+            if (marker == 0xDA || marker == 0xD9) {
+                return 0; // image data before a frame header: not for this scan to judge
+            }
+            at += 2 + length;
+        }
+        return 0;
     }
 
     /** The TurboJPEG functions, looked up once. */

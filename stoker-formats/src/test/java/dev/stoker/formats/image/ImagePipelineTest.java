@@ -617,4 +617,34 @@ public class ImagePipelineTest {
         }
         assertEquals(0, diff, "R, G and B are the gray level, not a color-space conversion of it");
     }
+
+    /**
+     * Without libjpeg-turbo, javax.imageio decodes: it gives libjpeg-turbo's pixels on baseline,
+     * progressive, 4:2:0 and 4:4:4, gray and CMYK JPEGs, or refuses the image saying what to install.
+     */
+    @Test
+    void theFallbackGivesLibjpegTurbosPixelsOrRefusesWithTheInstallHint() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Jpeg.native_(), "no libjpeg-turbo here to compare with");
+        for (String file : new String[] {"photo-420.jpg", "photo-444p.jpg", "gray.jpg", "cmyk.jpg"}) {
+            byte[] bytes = Files.readAllBytes(fixtures().resolve(file));
+            Image turbo = new Image();
+            Jpeg.decode(seg(bytes), 0, 0, turbo, file);
+            Image fallback = new Image();
+            try {
+                Jpeg.decodeImageIo(seg(bytes), fallback, file);
+            } catch (IOException e) {
+                assertTrue(e.getMessage().contains("libturbojpeg0"), file + ": " + e.getMessage());
+                continue;
+            }
+            assertEquals(turbo.width() + "x" + turbo.height(), fallback.width() + "x" + fallback.height(), file);
+            long differ = 0;
+            int worst = 0;
+            for (long i = 0; i < (long) turbo.width() * turbo.height() * Image.PIXEL_BYTES; i++) {
+                int d = Math.abs((turbo.pixels().get(ValueLayout.JAVA_BYTE, i) & 0xFF) - (fallback.pixels().get(ValueLayout.JAVA_BYTE, i) & 0xFF));
+                differ += d > 0 ? 1 : 0;
+                worst = Math.max(worst, d);
+            }
+            assertEquals(0, worst, file + ": " + differ + " bytes differ, by up to " + worst);
+        }
+    }
 }
