@@ -82,6 +82,7 @@ final class ChunkDecoder {
     private int[] indices = new int[0];
     private byte[] validScratch = new byte[0];
     private ZstdDecompressCtx zstd;
+    private final java.util.zip.CRC32 crc = new java.util.zip.CRC32();
 
     // the chunk being decoded
     private Spec spec;
@@ -143,6 +144,12 @@ final class ChunkDecoder {
             p += h.compressedSize;
             if (h.compressedSize < 0 || p > end) {
                 throw new IOException("a page of " + h.compressedSize + " bytes runs past the chunk's end");
+            }
+            if (h.hasCrc) { // the page's bytes as stored, levels and values, against the CRC-32 its writer computed
+                crc.reset();
+                crc.update(buf, body, h.compressedSize);
+                check((int) crc.getValue() == h.crc, String.format("a page's bytes do not match its CRC-32 (stored %08x, "
+                        + "computed %08x): the file is damaged", h.crc, (int) crc.getValue()));
             }
             switch (h.type) {
                 case DICTIONARY_PAGE -> dictionary(buf, body, h);
@@ -650,6 +657,8 @@ final class ChunkDecoder {
         int definitionLength;
         int repetitionLength;
         boolean compressed;
+        int crc;
+        boolean hasCrc;
 
         private byte[] b;
         private int p;
@@ -665,11 +674,16 @@ final class ChunkDecoder {
             encoding = definitionEncoding = PLAIN;
             definitionLength = repetitionLength = 0;
             compressed = true;
+            hasCrc = false;
             struct((id, t) -> {
                 switch (id) {
                     case 1 -> type = i32(t);
                     case 2 -> uncompressedSize = i32(t);
                     case 3 -> compressedSize = i32(t);
+                    case 4 -> {
+                        crc = i32(t);
+                        hasCrc = true;
+                    }
                     case 5 -> struct(t, (i, u) -> {
                         switch (i) { // DataPageHeader
                             case 1 -> numValues = i32(u);

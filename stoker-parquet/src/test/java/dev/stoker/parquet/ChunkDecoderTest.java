@@ -112,6 +112,30 @@ class ChunkDecoderTest {
         }
     }
 
+    /** A page whose header carries a CRC-32 (parquet-java writes them) is checked against it: a wrong one is refused. */
+    @Test
+    void aPageIsCheckedAgainstTheCrcItsHeaderCarries() throws Exception {
+        Long[] a = new Long[50];
+        for (int i = 0; i < 50; i++) {
+            a[i] = (long) (7 * i);
+        }
+        ChunkDecoder.Spec spec = new ChunkDecoder.Spec(PhysicalType.INT64, 0, 1, CompressionCodec.ZSTD);
+        for (int flip : new int[] {0, 1}) {
+            byte[] chunk = chunk(List.of(new Page(a, false)), PhysicalType.INT64, true, flip);
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment memory = arena.allocate(ChunkDecoder.SLACK + 8L * 50 + 64);
+                if (flip == 0) {
+                    new ChunkDecoder().decode(chunk, 0, chunk.length, spec, 50, SegmentAllocator.slicingAllocator(memory));
+                    assertEquals(7 * 49, memory.get(ValueLayout.JAVA_LONG_UNALIGNED, ChunkDecoder.SLACK + 8L * 49));
+                } else {
+                    IOException e = assertThrows(IOException.class, () -> new ChunkDecoder().decode(chunk, 0, chunk.length, spec, 50,
+                            SegmentAllocator.slicingAllocator(memory)));
+                    assertTrue(e.getMessage().contains("CRC-32"), e.getMessage());
+                }
+            }
+        }
+    }
+
     private static boolean hasNull(Page p) {
         for (Long x : p.values) {
             if (x == null) {
@@ -123,6 +147,11 @@ class ChunkDecoderTest {
 
     /** The pages as a column chunk: each a Thrift page header, then its zstd-compressed levels and plain values. */
     private static byte[] chunk(List<Page> pages, PhysicalType type, boolean optional) throws IOException {
+        return chunk(pages, type, optional, -1);
+    }
+
+    /** With {@code crcFlip >= 0}, each header carries the page's CRC-32 xor {@code crcFlip} (0: the right one). */
+    private static byte[] chunk(List<Page> pages, PhysicalType type, boolean optional, int crcFlip) throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         for (Page page : pages) {
             ByteArrayOutputStream body = new ByteArrayOutputStream();
@@ -145,7 +174,13 @@ class ChunkDecoderTest {
             }
             byte[] plain = body.toByteArray();
             byte[] compressed = Zstd.compress(plain);
-            header(out, plain.length, compressed.length, page.values.length);
+            Integer crc = null;
+            if (crcFlip >= 0) {
+                java.util.zip.CRC32 c = new java.util.zip.CRC32();
+                c.update(compressed);
+                crc = (int) c.getValue() ^ crcFlip;
+            }
+            header(out, plain.length, compressed.length, page.values.length, crc);
             out.write(compressed);
         }
         return out.toByteArray();
@@ -177,12 +212,15 @@ class ChunkDecoderTest {
         out.write(level);
     }
 
-    /** A v1 data page's header in Thrift's compact protocol. */
-    private static void header(ByteArrayOutputStream out, int plain, int compressed, int values) {
+    /** A v1 data page's header in Thrift's compact protocol, with a CRC-32 when {@code crc} is not null. */
+    private static void header(ByteArrayOutputStream out, int plain, int compressed, int values, Integer crc) {
         i32(out, 1, 0, DATA_PAGE);
         i32(out, 2, 1, plain);
         i32(out, 3, 2, compressed);
-        out.write((5 - 3) << 4 | 12); // field 5, a struct
+        if (crc != null) {
+            i32(out, 4, 3, crc);
+        }
+        out.write((5 - (crc != null ? 4 : 3)) << 4 | 12); // field 5, a struct
         i32(out, 1, 0, values);
         i32(out, 2, 1, PLAIN);
         i32(out, 3, 2, RLE);
