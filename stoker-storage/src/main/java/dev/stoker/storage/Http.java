@@ -48,13 +48,22 @@ final class Http {
         return c;
     }
 
-    /** {@code location} with the password of a {@code scheme://user:password@} part replaced by {@code ***}. */
+    /**
+     * {@code location} (or any text holding URLs) with its secrets replaced by {@code ***}: the
+     * password of a {@code scheme://user:password@} part, and the signatures, credentials and
+     * tokens of presigned and token URLs (S3's {@code X-Amz-Signature}, {@code X-Amz-Credential},
+     * {@code X-Amz-Security-Token}, GCS's {@code X-Goog-*}, Azure's {@code sig}, {@code token}).
+     */
     static String redact(String location) {
-        return location == null ? null : REDACT.matcher(location).replaceAll("$1:***@");
+        return location == null ? null
+                : SECRET_PARAMETER.matcher(REDACT.matcher(location).replaceAll("$1:***@")).replaceAll("$1***");
     }
 
     private static final java.util.regex.Pattern REDACT =
             java.util.regex.Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*://[^/:@\\s]*):[^/@\\s]*@");
+    private static final java.util.regex.Pattern SECRET_PARAMETER = java.util.regex.Pattern.compile(
+            "(?i)([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|X-Goog-Signature|X-Goog-Credential"
+                    + "|Signature|sig|token|access_token|AWSAccessKeyId)=)[^&#\\s]*");
 
     static int millis(Duration d) {
         return (int) Math.max(1, Math.min(Integer.MAX_VALUE, d.toMillis()));

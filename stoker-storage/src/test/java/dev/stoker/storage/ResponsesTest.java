@@ -144,4 +144,19 @@ class ResponsesTest {
             assertTrue(System.nanoTime() - t0 < 5_000_000_000L, "failed at once");
         }
     }
+
+    @Test
+    void thePasswordsSignaturesAndTokensOfUrlsAreNeverShown() {
+        String presigned = "https://b.s3.amazonaws.com/train-000001.tar?X-Amz-Algorithm=AWS4-HMAC-SHA256"
+                + "&X-Amz-Credential=AKIAEXAMPLE%2F20261127%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261127T000000Z"
+                + "&X-Amz-Expires=3600&X-Amz-SignedHeaders=host&X-Amz-Security-Token=FwoGZXIvYXdzEXAMPLE"
+                + "&X-Amz-Signature=0123456789abcdef";
+        String shown = Storage.redact("stoker: " + presigned + ": HTTP 403");
+        for (String secret : new String[] {"AKIAEXAMPLE", "FwoGZXIvYXdzEXAMPLE", "0123456789abcdef"}) {
+            assertTrue(!shown.contains(secret), shown);
+        }
+        assertTrue(shown.contains("train-000001.tar") && shown.contains("X-Amz-Expires=3600") && shown.endsWith("HTTP 403"), shown);
+        assertTrue(!Storage.redact("https://me:hunter2@host/a.tar?sig=abc&sv=1").contains("hunter2"));
+        assertTrue(!Storage.redact("https://me:hunter2@host/a.tar?sig=abc&sv=1").contains("abc"));
+    }
 }
