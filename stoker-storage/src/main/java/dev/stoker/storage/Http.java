@@ -87,12 +87,14 @@ final class Http {
      * The object's size from the response to a HEAD request on {@code c} (disconnected after);
      * errors name the object and the status ({@code protocol + " " + code}).
      */
-    static long headSize(HttpURLConnection c, String name, String protocol) throws IOException {
+    static long headSize(HttpURLConnection c, String name, String protocol, java.util.function.Consumer<String> version)
+            throws IOException {
         try {
             int code = c.getResponseCode();
             if (code != 200) {
                 throw new IOException(name + ": " + protocol + " " + code);
             }
+            version.accept(version(c));
             long n = c.getContentLengthLong();
             if (n < 0) {
                 throw new IOException(name + ": the server does not tell the size (no Content-Length)");

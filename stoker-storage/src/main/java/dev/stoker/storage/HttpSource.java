@@ -29,8 +29,8 @@ public final class HttpSource extends RetryingSource {
     }
 
     /** The object's size from a HEAD request. */
-    static long size(URI uri) throws IOException {
-        return Http.headSize(Http.connect(uri, "HEAD", 30_000), Http.redact(uri.toString()), "HTTP");
+    static long size(URI uri, java.util.function.Consumer<String> version) throws IOException {
+        return Http.headSize(Http.connect(uri, "HEAD", 30_000), Http.redact(uri.toString()), "HTTP", version);
     }
 
     @Override

@@ -250,8 +250,8 @@ public final class S3Objects {
     }
 
     /** The object's size in bytes. */
-    static long size(String location) throws IOException {
-        return Http.headSize(access().open("HEAD", Location.parse(location), b -> b, 30_000), location, "S3");
+    static long size(String location, java.util.function.Consumer<String> version) throws IOException {
+        return Http.headSize(access().open("HEAD", Location.parse(location), b -> b, 30_000), location, "S3", version);
     }
 
     private static final class Source extends RetryingSource {

@@ -147,7 +147,11 @@ public final class ShardCache implements AutoCloseable {
         return f;
     }
 
-    /** The local copy of a shard, pinned until {@link #release}. */
+    /**
+     * The local copy of a shard, pinned until {@link #release}. A copy is of one version of the
+     * object (NOTE [One version]): the first time this process acquires a location, a copy of
+     * another version than the server's now is evicted and fetched again.
+     */
     public Path acquire(String location) throws IOException {
         String k = key(location);
         Path target = dir.resolve(k);
@@ -157,11 +161,16 @@ public final class ShardCache implements AutoCloseable {
             CompletableFuture<Path> f;
             synchronized (this) {
                 if (pinHere(k)) {
-                    if (!counted) {
-                        hits++;
+                    if (current(location, k)) {
+                        if (!counted) {
+                            hits++;
+                        }
+                        touch(target);
+                        return target;
                     }
-                    touch(target);
-                    return target;
+                    release(location);
+                    evict(location); // another version than the server's: fetched again below
+                    continue;
                 }
                 if (!counted) {
                     misses++;
@@ -219,6 +228,36 @@ public final class ShardCache implements AutoCloseable {
                             + " (fetched twice, and neither copy was readable: not kept)", e);
                 }
             }
+        }
+    }
+
+    /** Locations whose copy this process has checked against the server's version. */
+    private final java.util.Set<String> checked = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * Whether the pinned copy {@code k} of {@code location} is of the version the server has (asked
+     * once per process and location). A server that cannot be asked leaves the copy in use: nothing
+     * newer can be read from it either.
+     */
+    private boolean current(String location, String k) throws IOException {
+        if (checked.contains(location)) {
+            return true;
+        }
+        String now;
+        try {
+            now = Storage.version(location);
+        } catch (IOException e) {
+            return true; // asked again at the next acquire
+        }
+        checked.add(location);
+        if (now == null) {
+            return true;
+        }
+        Path stored = dir.resolve(k + ".version");
+        try {
+            return now.equals(Files.readString(stored, StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            return false; // a copy of no known version
         }
     }
 
@@ -295,11 +334,21 @@ public final class ShardCache implements AutoCloseable {
                 if (reserved[0] != size) {
                     reserve(k, size, reserve); // the source announced no size: reserved once it is known
                 }
+                String version = Storage.version(location); // the one the download was pinned to
                 ledger(() -> {
+                    Path versionFile = dir.resolve(k + ".version");
+                    if (version != null) { // beside the copy before it is in place: whoever sees the copy sees its version
+                        Path v = Files.createTempFile(dir, "." + k + ".", ".partial");
+                        Files.writeString(v, version, StandardCharsets.UTF_8);
+                        Files.move(v, versionFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                    } else {
+                        Files.deleteIfExists(versionFile);
+                    }
                     Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
                     Files.deleteIfExists(reserve);
                     return null;
                 });
+                checked.add(location);
                 synchronized (this) {
                     bytesDownloaded += size;
                 }
@@ -529,6 +578,7 @@ public final class ShardCache implements AutoCloseable {
                     return false;
                 }
                 Files.deleteIfExists(shard);
+                Files.deleteIfExists(shard.resolveSibling(shard.getFileName() + ".version"));
                 lock.release();
                 return true;
             }

@@ -413,12 +413,40 @@ public final class Storage {
             return store.size(location);
         }
         if (location.startsWith("s3://")) {
-            return S3Objects.size(location);
+            return S3Objects.size(location, v -> seen(location, v));
         }
         if (isRemote(location)) {
-            return HttpSource.size(URI.create(location));
+            return HttpSource.size(URI.create(location), v -> seen(location, v));
         }
         return Files.size(localPath(location));
+    }
+
+    private static void seen(String location, String version) {
+        if (version != null) {
+            VERSIONS.putIfAbsent(location, version);
+        }
+    }
+
+    /**
+     * The version of a remote object this process reads (NOTE [One version]): the one it first
+     * saw, or, when it has read none of it yet, the one the server names now (a HEAD request);
+     * null for a local file, a mounted store, or a server that names none.
+     */
+    public static String version(String location) throws IOException {
+        if (!isRemote(location) || mounted(location) != null) {
+            return null;
+        }
+        String v = VERSIONS.get(location);
+        if (v == null) {
+            size(location);
+            v = VERSIONS.get(location);
+        }
+        return v;
+    }
+
+    /** Tests only: forgets the versions seen, as a new process would start. */
+    static void forgetVersions() {
+        VERSIONS.clear();
     }
 
     /** The path of a location that is not remote: a plain path or a {@code file://} URL. */

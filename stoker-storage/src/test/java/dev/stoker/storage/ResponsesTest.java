@@ -1,6 +1,7 @@
 package dev.stoker.storage;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -158,5 +159,37 @@ class ResponsesTest {
         assertTrue(shown.contains("train-000001.tar") && shown.contains("X-Amz-Expires=3600") && shown.endsWith("HTTP 403"), shown);
         assertTrue(!Storage.redact("https://me:hunter2@host/a.tar?sig=abc&sv=1").contains("hunter2"));
         assertTrue(!Storage.redact("https://me:hunter2@host/a.tar?sig=abc&sv=1").contains("abc"));
+    }
+
+    /** A cache holds one version of each object: a copy of another version than the server's is fetched again. */
+    @Test
+    void aCachedCopyOfAnOlderVersionIsFetchedAgain() throws IOException {
+        byte[] first = bytes(20_000, 8);
+        byte[] second = bytes(20_000, 9);
+        Files.write(root.resolve("shard.tar"), first);
+        Path dir = root.resolve("cache");
+        try (TestServer s = new TestServer(root)) {
+            String url = s.url("shard.tar");
+            try (ShardCache cache = new ShardCache(dir, 1 << 20, 1)) {
+                assertArrayEquals(first, Files.readAllBytes(cache.acquire(url)));
+                cache.release(url);
+            }
+            Files.write(root.resolve("shard.tar"), second); // the object is replaced on the server
+            Files.setLastModifiedTime(root.resolve("shard.tar"), java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() + 60_000));
+            Storage.forgetVersions(); // a new process
+            try (ShardCache cache = new ShardCache(dir, 1 << 20, 1)) {
+                assertArrayEquals(second, Files.readAllBytes(cache.acquire(url)), "the new version, not the cached copy");
+                cache.release(url);
+                assertArrayEquals(second, Files.readAllBytes(cache.acquire(url)));
+                cache.release(url);
+                assertTrue(cache.stats().hits() == 1 && cache.stats().misses() == 1, cache.stats().toString());
+            }
+            Storage.forgetVersions();
+            try (ShardCache cache = new ShardCache(dir, 1 << 20, 1)) { // unchanged: the copy is used
+                assertArrayEquals(second, Files.readAllBytes(cache.acquire(url)));
+                cache.release(url);
+                assertEquals(1, cache.stats().hits());
+            }
+        }
     }
 }

@@ -99,13 +99,13 @@ class S3RegionTest {
         }
         assertEquals(List.of("GET /eu-data/a.tar us-east-1", "GET /eu-data/a.tar eu-west-1"), seen);
         seen.clear();
-        assertEquals(DATA.length, S3Objects.size("s3://eu-data/b.tar"));
+        assertEquals(DATA.length, S3Objects.size("s3://eu-data/b.tar", v -> { }));
         try (RetryingSource in = S3Objects.open("s3://eu-data/b.tar", StorageTest.FAST)) {
             assertArrayEquals(DATA, in.readAllBytes());
         }
         assertEquals(List.of("HEAD /eu-data/b.tar eu-west-1", "GET /eu-data/b.tar eu-west-1"), seen, "straight to eu-west-1");
         seen.clear();
-        assertEquals(DATA.length, S3Objects.size("s3://us-data/c.tar"));
+        assertEquals(DATA.length, S3Objects.size("s3://us-data/c.tar", v -> { }));
         assertEquals(List.of("HEAD /us-data/c.tar us-east-1"), seen, "other buckets keep the configured region");
     }
 
