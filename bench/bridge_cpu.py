@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""Where the CPU goes per W1 batch: the JVM loop (stoker bench) against a Python loop over the
+bridge (stoker.Loader), each thread's CPU time from /proc, per batch. On a machine whose cores
+the workers already fill, the bridge's own CPU (the Python loop and the session thread that
+publishes batches) is what its rate gives up against the JVM loop.
+
+Usage: bench/bridge_cpu.py DATA_DIR [EPOCHS]     (DATA_DIR from bench/peers/gen_data.py --only=W1)
+"""
+import collections
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "python"))
+import stoker  # noqa: E402
+
+TCK = os.sysconf("SC_CLK_TCK")
+
+
+def threads(pids):
+    """Thread name (digits dropped) -> CPU seconds, for the threads of these processes."""
+    out = {}
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for t in tids:
+            try:
+                name = open(f"/proc/{pid}/task/{t}/comm").read().strip().rstrip("0123456789-")
+                st = open(f"/proc/{pid}/task/{t}/stat").read().rsplit(")", 1)[1].split()
+                out[(pid, t)] = (name, (int(st[11]) + int(st[12])) / TCK)
+            except OSError:
+                pass
+    return out
+
+
+def by_name(samples):
+    agg = collections.Counter()
+    for name, cpu in samples.values():
+        agg[name] += cpu
+    return agg
+
+
+def jvm(data, epochs):
+    """stoker bench over the W1 file: the rate, and each thread's CPU per batch (start-up included)."""
+    cmd = [os.path.join(ROOT, "stoker"), "bench", "tokens", os.path.join(data, "tokens", "train.bin"), "--seq-len", "1024",
+           "--batch", "32", "--workers", "2", "--epochs", str(epochs), "--json"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    seen = {}
+    while p.poll() is None:
+        try:
+            kids = [int(c) for c in open(f"/proc/{p.pid}/task/{p.pid}/children").read().split()]
+        except OSError:
+            kids = []
+        seen.update(threads([p.pid] + kids))
+        time.sleep(0.05)
+    r = json.loads(p.stdout.read().decode().strip().splitlines()[-1])
+    return r["tokensPerSecAfterFirst"], r["batches"], by_name(seen)
+
+
+def bridge(data, epochs):
+    """A Python loop over the bridge: the rate after one warm-up epoch, and each thread's CPU per batch over it."""
+    loader = stoker.Loader("tokens", os.path.join(data, "tokens", "train.bin"), seq_len=1024, batch_size=32, num_workers=2)
+    for _ in loader:  # warm-up epoch
+        pass
+    pid = loader._info["pid"]
+    # threads come and go (a pass's workers end with it): each one's CPU from when it was first
+    # seen, sampled every 20 ms by a thread of this process, whose own CPU is left out of Python's
+    first, last, running = dict(threads([pid])), {}, [True]
+
+    def watch():
+        while running[0]:
+            for tid, v in threads([pid]).items():
+                first.setdefault(tid, (v[0], 0.0))
+                last[tid] = v
+            time.sleep(0.02)
+
+    import threading
+    watcher = threading.Thread(target=watch, daemon=True)
+    r0, t0, n = resource.getrusage(resource.RUSAGE_THREAD), time.perf_counter(), 0
+    watcher.start()
+    for _ in range(epochs):
+        for _ in loader:
+            n += 1
+    seconds = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_THREAD)
+    running[0] = False
+    watcher.join()
+    loader.close()
+    cpu = collections.Counter()
+    for tid, (name, v) in last.items():
+        cpu[name] += v - first.get(tid, (name, 0.0))[1]
+    cpu["python"] = r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
+    return n * 32 * 1024 / seconds, n, cpu
+
+
+def main():
+    data = sys.argv[1]
+    epochs = int(sys.argv[2]) if len(sys.argv) > 2 else 8
+    rate_j, batches_j, cpu_j = jvm(data, epochs)
+    rate_b, batches_b, cpu_b = bridge(data, epochs)
+    print(json.dumps({"jvm_tokens_per_s": rate_j, "bridge_tokens_per_s": rate_b, "ratio": rate_b / rate_j,
+                      "jvm_us_per_batch": {k: round(v / batches_j * 1e6, 1) for k, v in cpu_j.most_common() if v > 0.01},
+                      "bridge_us_per_batch": {k: round(v / batches_b * 1e6, 1) for k, v in sorted(cpu_b.items(), key=lambda x: -x[1])
+                                              if v > 0.01}}))
+
+
+if __name__ == "__main__":
+    main()
