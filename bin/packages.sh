@@ -7,6 +7,7 @@
 #   libisal2      inflates gzip (without it, zlib: slower, the same bytes)
 #   gcc, libjpeg62-turbo-dev  build the region-of-interest JPEG decoder and the stand-in CUDA
 #                 runtime stoker-cuda's tests bind to
+#   zip, unzip, binutils  build the wheel (.ci/run tests it): jars trimmed, the runtime stripped
 py=${STOKER_PYTHON:-/usr/bin/python3}
 missing=()
 "$py" -c "import numpy" >/dev/null 2>&1 || missing+=(python3-numpy)
@@ -18,3 +19,6 @@ ls /usr/lib/*/libturbojpeg.so.0 >/dev/null 2>&1 || missing+=(libturbojpeg0)
 ls /usr/lib/*/libisal.so.2 >/dev/null 2>&1 || missing+=(libisal2)
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 [ -e /usr/include/jpeglib.h ] || missing+=(libjpeg62-turbo-dev)
+command -v zip >/dev/null 2>&1 || missing+=(zip)
+command -v unzip >/dev/null 2>&1 || missing+=(unzip)
+command -v objcopy >/dev/null 2>&1 || missing+=(binutils)

@@ -1,19 +1,17 @@
 #!/usr/bin/env bash
 # Builds Stoker's self-contained runtime in DEST: a jlinked Java 25 runtime with only the modules
-# Stoker uses (debug stripped, compressed) in jdk/, stoker-cli.jar and the jars its manifest names
+# Stoker uses (debug stripped) in jdk/, stoker-cli.jar and the jars its manifest names
 # in lib/ (the libraries that carry native code keep only linux-x86_64's), and the native libraries
 # Stoker loads in native/ (libjpeg-turbo, libjpeg for the region decoder, ISA-L), which its
 # starters put on LD_LIBRARY_PATH. The wheel (bin/wheel.sh) and the GPU bundle carry it.
-# Usage: bin/runtime.sh DEST [--lean]
+# Usage: bin/runtime.sh DEST
 #   The runtime's modules are stored uncompressed: the wheel that carries it deflates them better
 #   than jlink's own compression (34 MB against 41 MB) and the JVM starts faster.
-#   --lean: a directory that travels as it is (the GPU bundle): the modules compressed by jlink,
-#           and without what a machine with no network and no display needs (the AWS SDK, the
-#           chart library and java.desktop: S3, plots, PNG and the JPEG fallback)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-dest=${1:?usage: bin/runtime.sh DEST [--lean]}
-lean=${2:-}
+dest=${1:?usage: bin/runtime.sh DEST}
+command -v zip >/dev/null && command -v unzip >/dev/null && command -v objcopy >/dev/null \
+  || { echo "runtime: zip, unzip and objcopy are needed (Debian: apt-get install zip unzip binutils)" >&2; exit 2; }
 cd "$root"
 ./stoker --version >/dev/null   # builds if needed
 source bin/jdk.sh
@@ -30,12 +28,6 @@ unzip -p stoker-cli/target/stoker-cli.jar META-INF/MANIFEST.MF | tr -d '\r' \
 while read -r jar; do
   cp "stoker-cli/target/$jar" "$dest/$jar"
 done <"$work/jars"
-if [ "$lean" = --lean ]; then
-  # a Class-Path entry that is missing is skipped by the JVM
-  sdk=$(basename "$(ls "$dest"/lib/s3-*.jar)" .jar); sdk=${sdk#s3-}
-  rm -f "$dest"/lib/*-"$sdk".jar "$dest"/lib/httpclient5-*.jar "$dest"/lib/httpcore5*.jar "$dest"/lib/eventstream-*.jar \
-    "$dest"/lib/reactive-streams-*.jar "$dest"/lib/xchart-*.jar
-fi
 # native libraries for other systems: only linux-x86_64's are kept
 for jar in "$dest"/lib/zstd-jni-*.jar "$dest"/lib/snappy-java-*.jar "$dest"/lib/lz4-java-*.jar; do
   [ -f "$jar" ] || continue
@@ -51,17 +43,13 @@ mods=$(jdeps --multi-release 25 --ignore-missing-deps --print-module-deps --modu
   --add-modules ALL-MODULE-PATH "$dest/stoker-cli.jar" 2>/dev/null | grep -v "^WARNING")
 mods=$(echo "$mods,jdk.incubator.vector,jdk.unsupported,java.logging,jdk.net,java.net.http,java.xml,java.naming,java.management,jdk.crypto.ec,jdk.charsets,jdk.zipfs,jdk.jfr,java.sql" \
   | tr , '\n' | sort -u)
-if [ "$lean" = --lean ]; then
-  mods=$(echo "$mods" | grep -v '^java.desktop$')
-fi
 mods=$(echo "$mods" | paste -sd,)
 compress=zip-0
-[ "$lean" = --lean ] && compress=zip-9
 jlink --add-modules "$mods" --strip-java-debug-attributes --strip-native-debug-symbols objcopy=/usr/bin/objcopy --no-header-files \
   --no-man-pages --compress "$compress" --output "$dest/jdk" 2>&1 | { grep -v '^WARNING: Using incubator modules' >&2 || true; }
 strip --strip-unneeded "$dest/jdk/lib/server/libjvm.so"   # its symbols: 5 MiB
 for lib in libturbojpeg.so.0 libisal.so.2 libjpeg.so.62; do
-  f=$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')
+  f=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ && !f {f = $NF} END {print f}')   # no early exit: ldconfig keeps its pipe
   [ -n "$f" ] || { echo "runtime: $lib is not installed here (Debian: libturbojpeg0, libisal2, libjpeg62-turbo)" >&2; exit 1; }
   cp -L "$f" "$dest/native/$lib"
 done

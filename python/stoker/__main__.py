@@ -42,7 +42,7 @@ def main(argv=None):
         except KeyboardInterrupt:
             p.send_signal(signal.SIGINT)
     t.join()
-    return rc
+    return 128 - rc if rc < 0 else rc  # killed by signal n: 128 + n, as a shell says
 
 
 if __name__ == "__main__":

@@ -138,10 +138,11 @@ class Loader:
         if isinstance(source, Source):
             if paths:
                 raise ValueError(f"stoker.Loader: a Source holds its paths; got {list(paths)!r} as well")
-            spec = _options.spec(source.kind, source.paths, options)
-            if spec["source"] != {k: v for k, v in source.spec.items() if k in ("kind", "path", "paths")}:
-                extra = next(n for n in options if n not in _options.LOADER and _options.ALIASES.get(n, n) not in _options.LOADER)
-                raise ValueError(f"stoker.Loader: option '{extra}' is the source's: give it to stoker.sources.{source.kind}")
+            for name in options:
+                canonical = _options.ALIASES.get(name, name)
+                if canonical not in _options.LOADER and canonical in _options.schema()["sources"][source.kind]:
+                    raise ValueError(f"stoker.Loader: option '{name}' is the source's: give it to stoker.sources.{source.kind}")
+            spec = _options.spec(source.kind, source.paths, dict(source.options, **options))
             self._spec = {"source": source.spec, "loader": spec["loader"]}
         else:
             self._spec = _options.spec(source, paths, options)

@@ -12,6 +12,8 @@ options, whose ``spec`` is the JSON the server's ``dev.stoker.sources`` reads. T
 (``batch_size``, ``shuffle``, ``num_workers``, ...) go to ``stoker.Loader``.
 """
 
+import json
+
 from . import _options
 
 
@@ -33,7 +35,7 @@ class Source:
         return isinstance(other, Source) and self.spec == other.spec
 
     def __hash__(self):
-        return hash(repr(self))
+        return hash(json.dumps(self.spec, sort_keys=True))
 
     def __repr__(self):
         args = [repr(str(p)) for p in self.paths] + [f"{k}={v!r}" for k, v in self.options.items()]

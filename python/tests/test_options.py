@@ -78,6 +78,10 @@ def test_a_source_value_holds_the_source_options_and_the_loader_the_rest(no_serv
         stoker.Loader(train, seq_len=16)
     with pytest.raises(ValueError, match="'seq_lenn'"):
         stoker.sources.tokens("a.bin", seq_lenn=16)
+    assert len({train, stoker.sources.tokens("a.bin", out_dtype="int32", seq_len=8)}) == 1, "equal values hash alike"
+    h5 = stoker.sources.hdf5("a.h5", dataset=["/x"])
+    assert stoker.Loader(h5, batch_size=4)._spec["source"] == {"kind": "hdf5", "path": "a.h5", "datasets": ["/x"]}
+    assert stoker.Loader(stoker.sources.jsonl("a.jsonl"), skip_bad=True)._spec["loader"]["errors"] == "skip-sample"
 
 
 def test_rank_and_world_size_come_from_the_environment_unless_given(no_server, monkeypatch):

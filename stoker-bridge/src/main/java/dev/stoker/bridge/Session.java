@@ -217,11 +217,7 @@ final class Session {
             this.states = new LoaderState[2 * ahead + 4];
             this.stateCounters = new long[states.length];
             Loader.Builder b = builder();
-            if (initialState != null) {
-                b.resume(LoaderState.fromJson(initialState));
-            } else {
-                b.epoch(spec.firstEpoch());
-            }
+            spec.start(b, initialState != null ? LoaderState.fromJson(initialState) : null);
             loader = b.build();
             remember();
             send(HELLO, hello());
@@ -462,7 +458,7 @@ final class Session {
         if (state != null) {
             b.resume(state);
         } else {
-            b.epoch(epoch >= 0 ? epoch : spec.firstEpoch());
+            b.seed(spec.seed()).epoch(epoch >= 0 ? epoch : spec.firstEpoch());
         }
         loader = b.build();
         remember();

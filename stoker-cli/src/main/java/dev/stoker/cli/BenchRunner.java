@@ -180,11 +180,7 @@ final class BenchRunner {
         if (trace != null) {
             b.tracer(trace);
         }
-        if (resume != null) {
-            b.resume(resume);
-        } else {
-            b.epoch(spec.firstEpoch());
-        }
+        spec.start(b, resume);
         Loader loader;
         try {
             loader = b.build();

@@ -40,7 +40,7 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, long 
         SpecException.atLeast("rank", rank, 0);
         SpecException.atLeast("world_size", worldSize, 1);
         if (rank >= worldSize) {
-            throw new SpecException("rank", rank + " is not in a world of " + worldSize + " (world_size)");
+            throw SpecException.naming("rank", rank + " is not in a world of " + worldSize + " ({world_size})");
         }
         order = SpecException.oneOf("order", order == null ? "shuffle" : order, "shuffle", "sequential");
         SpecException.atLeast("shuffle_window", shuffleWindow, 0);
@@ -86,6 +86,14 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, long 
         };
     }
 
+    /**
+     * Where the loader {@code b} builds starts: {@code state}, resumed (its seed and epoch are the
+     * state's, whatever this spec says), or, when it is null, this spec's seed and first epoch.
+     */
+    public Loader.Builder start(Loader.Builder b, dev.stoker.LoaderState state) {
+        return state != null ? b.resume(state) : b.seed(seed).epoch(firstEpoch());
+    }
+
     /** The first epoch: {@link #epoch}, or 0. */
     public long firstEpoch() {
         return epoch == null ? 0 : epoch;
@@ -98,11 +106,10 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, long 
 
     /**
      * Sets these options on {@code b}, the order from {@code sampler} when the source has one of its
-     * own (null: {@link #order}); the seed, but not the epoch or a state to resume, which are the
-     * caller's ({@link #firstEpoch()}).
+     * own (null: {@link #order}); not where the loader starts, which is the caller's ({@link #start}).
      */
     Loader.Builder configure(Loader.Builder b, Sampler sampler) {
-        b.batchSize(batchSize).rank(rank).worldSize(worldSize).seed(seed)
+        b.batchSize(batchSize).rank(rank).worldSize(worldSize)
                 .sampler(sampler != null ? sampler : order.equals("shuffle") ? Sampler.shuffle() : Sampler.sequential());
         if (workers == null) {
             b.workers(Loader.AUTO);

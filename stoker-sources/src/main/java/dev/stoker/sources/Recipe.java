@@ -26,7 +26,7 @@ public final class Recipe implements AutoCloseable {
         this.name = name;
     }
 
-    /** A builder of the loader with {@code loader}'s options set; the epoch or a state to resume is the caller's. */
+    /** A builder of the loader with {@code loader}'s options set; where it starts is the caller's ({@link LoaderSpec#start}). */
     public Loader.Builder builder(LoaderSpec loader) {
         Loader.Builder b = loader.configure(base.get(), sampler);
         if (shardBuffer > 0 && b.streams() && !Integer.valueOf(0).equals(loader.workers())) {

@@ -29,6 +29,7 @@ public abstract class RetryingSource extends InputStream {
     private boolean closed;
     private String version;
     private java.util.function.Consumer<String> versionSeen;
+    private Runnable versionGone;
     private Digest expected;
     private SdkChecksum digest;
 
@@ -146,15 +147,17 @@ public abstract class RetryingSource extends InputStream {
 
     /**
      * Reads only the version {@code version} of the object (as {@link #learnVersion} names it: a
-     * version this process saw before), and tells {@code seen} the version the first response
-     * names when none was pinned. Called before the first read.
+     * version this process saw before), tells {@code seen} the version the first response names
+     * when none was pinned, and {@code gone} when the object turns out to have changed (a later
+     * read may then take the new version). Called before the first read.
      */
-    public final RetryingSource pin(String version, java.util.function.Consumer<String> seen) {
+    public final RetryingSource pin(String version, java.util.function.Consumer<String> seen, Runnable gone) {
         if (body != null) {
             throw new IllegalStateException(name + ": a version is pinned before reading");
         }
         this.version = version;
         this.versionSeen = seen;
+        this.versionGone = gone;
         return this;
     }
 
@@ -178,13 +181,16 @@ public abstract class RetryingSource extends InputStream {
             if (versionSeen != null) {
                 versionSeen.accept(tag);
             }
-        } else if (!version.equals(tag)) {
-            throw changed(tag);
+        } else if (!version.equals(tag) && version.startsWith("ETag ") == tag.startsWith("ETag ")) {
+            throw changed(tag); // (an ETag and a date cannot be compared: a server may name one on HEAD, the other on GET)
         }
     }
 
     /** The object is no longer the version read so far: {@code now} (null when the server only said so, a 412). */
     protected final Permanent changed(String now) {
+        if (versionGone != null) {
+            versionGone.run();
+        }
         return new Permanent("the object changed while it was read: first " + version + ", now "
                 + (now != null ? now : "another (the server refused the request for " + version + ")")
                 + "; its bytes are not mixed: read it again");

@@ -269,8 +269,10 @@ public final class S3Objects {
             String pinned = version();
             HttpURLConnection c = access().open("GET", at, b -> {
                 b.putHeader("x-amz-checksum-mode", "ENABLED");
-                if (pinned != null) {
+                if (pinned != null && pinned.startsWith("ETag ")) {
                     b.putHeader("If-Match", pinned.substring("ETag ".length())); // NOTE [One version]
+                } else if (pinned != null && pinned.startsWith("Last-Modified ")) {
+                    b.putHeader("If-Unmodified-Since", pinned.substring("Last-Modified ".length()));
                 }
                 String range = rangeHeader(position);
                 return range != null ? b.putHeader("Range", range) : b;

@@ -159,19 +159,30 @@ public final class ShardCache implements AutoCloseable {
         boolean counted = false;
         while (true) {
             CompletableFuture<Path> f;
+            boolean pinned;
             synchronized (this) {
-                if (pinHere(k)) {
-                    if (current(location, k)) {
+                pinned = pinHere(k);
+            }
+            // the version check asks the server: outside the monitor, which downloads take under the ledger's lock
+            if (pinned) {
+                if (current(location, k)) {
+                    synchronized (this) {
                         if (!counted) {
                             hits++;
                         }
-                        touch(target);
-                        return target;
                     }
-                    release(location);
-                    evict(location); // another version than the server's: fetched again below
-                    continue;
+                    touch(target);
+                    return target;
                 }
+                release(location);
+                evict(location); // another version than the server's: fetched again below
+                if (Files.exists(target)) {
+                    throw new IOException(location + ": the cached copy in " + dir + " is of another version than the "
+                            + "server's, and another reader has it open: not used (" + Storage.version(location) + " now)");
+                }
+                continue;
+            }
+            synchronized (this) {
                 if (!counted) {
                     misses++;
                     counted = true;
@@ -249,16 +260,16 @@ public final class ShardCache implements AutoCloseable {
         } catch (IOException e) {
             return true; // asked again at the next acquire
         }
-        checked.add(location);
-        if (now == null) {
-            return true;
-        }
-        Path stored = dir.resolve(k + ".version");
+        boolean same;
         try {
-            return now.equals(Files.readString(stored, StandardCharsets.UTF_8));
+            same = now == null || now.equals(Files.readString(dir.resolve(k + ".version"), StandardCharsets.UTF_8));
         } catch (IOException e) {
-            return false; // a copy of no known version
+            same = false; // a copy of no known version
         }
+        if (same) {
+            checked.add(location);
+        }
+        return same;
     }
 
     /** Removes a shard's copy unless some process has it pinned; it is fetched again when next acquired. */

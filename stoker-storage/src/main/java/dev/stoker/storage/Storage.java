@@ -146,7 +146,9 @@ public final class Storage {
     private static final java.util.concurrent.ConcurrentHashMap<String, String> VERSIONS = new java.util.concurrent.ConcurrentHashMap<>();
 
     private static RetryingSource pinned(String location, RetryingSource source) {
-        return source.pin(VERSIONS.get(location), v -> VERSIONS.putIfAbsent(location, v));
+        String pinned = VERSIONS.get(location);
+        return source.pin(pinned, v -> VERSIONS.putIfAbsent(location, v),
+                () -> VERSIONS.remove(location)); // changed: a later read takes the new version
     }
 
     /**

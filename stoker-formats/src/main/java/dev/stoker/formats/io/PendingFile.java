@@ -24,9 +24,10 @@ public final class PendingFile {
     private final Path target;
     private final Path tmp;
     private final FileChannel channel;
-    private final OutputStream out;
+    private OutputStream out;
     private boolean done;
     private boolean finished;
+    private boolean committed;
 
     public PendingFile(Path target) throws IOException {
         this.target = target.toAbsolutePath();
@@ -103,6 +104,7 @@ public final class PendingFile {
             out.flush();
             channel.force(true);
             channel.close();
+            out = null; // its buffer: a finished file waiting to be published holds no memory
         } catch (IOException e) {
             done = true;
             discard();
@@ -121,6 +123,7 @@ public final class PendingFile {
         try {
             Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             moved = true;
+            committed = true;
             dev.stoker.storage.Temporaries.done(tmp);
         } catch (IOException e) {
             throw named(e);
@@ -135,6 +138,13 @@ public final class PendingFile {
         if (!done) {
             done = true;
             discard();
+        }
+    }
+
+    /** Deletes the file this one became by {@link #commit()}: a set published half-way is taken back. */
+    public void unpublish() throws IOException {
+        if (committed) {
+            Files.deleteIfExists(target);
         }
     }
 

@@ -19,8 +19,8 @@ public final class ShardWriter implements AutoCloseable {
     private final long maxCount;
     private final long maxSize;
     private final List<Path> written = new ArrayList<>();
-    /** Finished shards, not yet published. */
-    private final List<TarWriter> finished = new ArrayList<>();
+    /** Finished shards, not yet published: their files alone (a writer's buffer is gone with it). */
+    private final List<dev.stoker.formats.io.PendingFile> finished = new ArrayList<>();
     private TarWriter current;
     private int shard;
 
@@ -43,8 +43,7 @@ public final class ShardWriter implements AutoCloseable {
             size += 2L * TarReader.BLOCK + v.length;
         }
         if (current != null && (current.samples() >= maxCount || current.samples() > 0 && current.bytes() + size > maxSize)) {
-            current.finish();
-            finished.add(current);
+            finished.add(current.finish());
             current = null;
         }
         if (current == null) {
@@ -60,16 +59,34 @@ public final class ShardWriter implements AutoCloseable {
         return List.copyOf(written);
     }
 
-    /** Publishes the set: every shard renamed into place, in order. */
+    /** Publishes the set: every shard renamed into place, in order; one that fails takes back those renamed before it. */
     @Override
     public void close() throws IOException {
         if (current != null) {
-            current.finish();
-            finished.add(current);
+            finished.add(current.finish());
             current = null;
         }
-        for (TarWriter w : finished) {
-            w.close();
+        int published = 0;
+        try {
+            for (dev.stoker.formats.io.PendingFile f : finished) {
+                f.commit();
+                published++;
+            }
+        } catch (IOException | RuntimeException e) {
+            for (int i = 0; i < finished.size(); i++) {
+                try {
+                    if (i < published) {
+                        finished.get(i).unpublish();
+                    } else {
+                        finished.get(i).abandon();
+                    }
+                } catch (IOException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            finished.clear();
+            written.clear();
+            throw e;
         }
         finished.clear();
     }
@@ -77,11 +94,11 @@ public final class ShardWriter implements AutoCloseable {
     /** For a writer that failed half-way: nothing of the set is published, and nothing is left behind. */
     public void abandon() throws IOException {
         if (current != null) {
-            finished.add(current);
+            current.abandon();
             current = null;
         }
-        for (TarWriter w : finished) {
-            w.abandon();
+        for (dev.stoker.formats.io.PendingFile f : finished) {
+            f.abandon();
         }
         finished.clear();
         written.clear();

@@ -38,7 +38,8 @@ import java.util.zip.CRC32C;
  * </pre>
  */
 final class TarCatalog implements AutoCloseable {
-    private static final long MAGIC = 0x31305441434b5453L; // "STKCAT01", little-endian
+    // "STKCAT02", little-endian: 02 since sparse members are refused (an 01 catalog may index one as a sample)
+    private static final long MAGIC = 0x32305441434b5453L;
     private static final int HEADER = 48;
     private static final int RECORD = 40; // name offset, name length, (pad), mtime, entry offset, entry length
     private static final int ENTRY = 32;

@@ -162,11 +162,12 @@ public final class TarWriter implements AutoCloseable {
 
     /**
      * Ends the archive and flushes it to disk under its temporary name, for a set of shards
-     * published together: {@link #close()} then renames it into place, {@link #abandon()} deletes it.
+     * published together: {@link #close()} (or the returned file's {@code commit()}) then renames
+     * it into place, {@link #abandon()} deletes it.
      */
-    public void finish() throws IOException {
+    PendingFile finish() throws IOException {
         if (closed) {
-            return;
+            return file;
         }
         closed = true;
         try {
@@ -178,6 +179,7 @@ public final class TarWriter implements AutoCloseable {
             file.abandon();
             throw e;
         }
+        return file;
     }
 
     /** Leaves nothing behind: for a writer that failed half-way (or a set of shards not published). */
