@@ -1,7 +1,9 @@
 """The stoker Python package: pure Python, numpy at run time, torch optional.
 
 Installs offline with `pip install ./python` (setuptools is the only build need, and pip uses the
-installed one, since there is no pyproject.toml asking for an isolated build).
+installed one, since there is no pyproject.toml asking for an isolated build). That is the package
+alone: its server comes from STOKER_JAR, or, installed editable (`-e`), from the checkout's
+./stoker. `./stoker wheel DIR` writes the wheel that carries the server and its runtime.
 """
 from setuptools import setup
 
