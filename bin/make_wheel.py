@@ -56,30 +56,27 @@ def main():
         f"{info}/entry_points.txt": "[console_scripts]\nstoker = stoker.__main__:main\n",
         f"{info}/top_level.txt": "stoker\n",
     }
-    record = []
+    lines = []
     tmp = wheel + ".partial"
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
-        for arc, path in files(package, runtime):
-            with open(path, "rb") as f:
-                data = f.read()
+
+        def add(arc, data, executable=False):
             zi = zipfile.ZipInfo(arc, date_time=(2024, 1, 1, 0, 0, 0))
             zi.compress_type = zipfile.ZIP_DEFLATED
-            zi.external_attr = (stat.S_IFREG | (0o755 if os.access(path, os.X_OK) else 0o644)) << 16  # pip keeps the x bit
+            zi.external_attr = (stat.S_IFREG | (0o755 if executable else 0o644)) << 16  # pip keeps the x bit
             z.writestr(zi, data)
-            record.append((arc, data))
-        for arc, text in meta.items():
-            data = text.encode()
-            zi = zipfile.ZipInfo(arc, date_time=(2024, 1, 1, 0, 0, 0))
-            zi.compress_type = zipfile.ZIP_DEFLATED
-            zi.external_attr = (stat.S_IFREG | 0o644) << 16
-            z.writestr(zi, data)
-            record.append((arc, data))
-        lines = []
-        for arc, data in record:
             digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
             lines.append(f"{arc},sha256={digest},{len(data)}")
+
+        for arc, path in files(package, runtime):
+            with open(path, "rb") as f:
+                add(arc, f.read(), os.access(path, os.X_OK))
+        for arc, text in meta.items():
+            add(arc, text.encode())
         lines.append(f"{info}/RECORD,,")
-        z.writestr(zipfile.ZipInfo(f"{info}/RECORD", date_time=(2024, 1, 1, 0, 0, 0)), "\n".join(lines) + "\n")
+        zi = zipfile.ZipInfo(f"{info}/RECORD", date_time=(2024, 1, 1, 0, 0, 0))
+        zi.external_attr = (stat.S_IFREG | 0o644) << 16
+        z.writestr(zi, "\n".join(lines) + "\n")
     size = os.path.getsize(tmp)
     if size > LIMIT:
         os.remove(tmp)

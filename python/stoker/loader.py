@@ -138,9 +138,10 @@ class Loader:
         if isinstance(source, Source):
             if paths:
                 raise ValueError(f"stoker.Loader: a Source holds its paths; got {list(paths)!r} as well")
+            own = _options.schema()["sources"][source.kind]
             for name in options:
                 canonical = _options.ALIASES.get(name, name)
-                if canonical not in _options.LOADER and canonical in _options.schema()["sources"][source.kind]:
+                if canonical not in _options.LOADER and canonical in own:
                     raise ValueError(f"stoker.Loader: option '{name}' is the source's: give it to stoker.sources.{source.kind}")
             spec = _options.spec(source.kind, source.paths, dict(source.options, **options))
             self._spec = {"source": source.spec, "loader": spec["loader"]}

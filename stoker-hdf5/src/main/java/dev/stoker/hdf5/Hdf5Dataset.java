@@ -301,23 +301,22 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
         try {
             Dataset d = h.datasets()[f];
             long end;
+            boolean raw = true; // the file's bytes, in its byte order (flatten writes little-endian values)
             if (d instanceof ChunkedDataset c) {
                 end = chunks(c, dims[f], t.byteSize(), start, rows, out);
             } else if (d instanceof ContiguousDataset && d instanceof io.jhdf.dataset.DatasetBase contiguous) {
-                ByteBuffer raw = contiguous.getSliceDataBuffer(offset, shape);
-                end = raw.remaining();
-                MemorySegment.copy(MemorySegment.ofBuffer(raw), 0, out, 0, Math.min(end, out.byteSize()));
+                ByteBuffer bytes = contiguous.getSliceDataBuffer(offset, shape);
+                end = bytes.remaining();
+                MemorySegment.copy(MemorySegment.ofBuffer(bytes), 0, out, 0, Math.min(end, out.byteSize()));
             } else { // compact: as Java arrays
                 end = flatten(d.getData(offset, shape), t, out, 0);
+                raw = false;
             }
             if (end != out.byteSize()) {
                 throw new CorruptShardException(path.toString(), -1, datasets[f].getPath() + "[" + start + ":" + (start + rows)
                         + "]: " + end + " bytes read, " + out.byteSize() + " expected");
             }
-            if (!(d instanceof ChunkedDataset || d instanceof ContiguousDataset && d instanceof io.jhdf.dataset.DatasetBase)) {
-                return out; // flatten wrote little-endian values
-            }
-            if (order(d.getDataType()) == ByteOrder.BIG_ENDIAN) {
+            if (raw && order(d.getDataType()) == ByteOrder.BIG_ENDIAN) {
                 swap(out, t.byteSize());
             }
         } catch (CorruptShardException e) {

@@ -38,6 +38,15 @@ class ResponsesTest {
         return new HttpSource(URI.create(s.url(name)), StorageTest.FAST, Duration.ofSeconds(10));
     }
 
+    /** The error reading the whole object {@code name} ends in (none is a failure of the test). */
+    private IOException readFails(TestServer s, String name) {
+        return assertThrows(IOException.class, () -> {
+            try (InputStream in = http(s, name)) {
+                in.readAllBytes();
+            }
+        });
+    }
+
     @Test
     void anObjectReplacedDuringAResumedDownloadFailsNamingBothVersions() throws IOException {
         for (boolean dates : new boolean[] {false, true}) {
@@ -47,11 +56,7 @@ class ResponsesTest {
                 s.lastModifiedOnly = dates;
                 s.dropNext.put(name, new AtomicInteger(1)); // the first response is cut halfway
                 s.replaceOnSecondRequest.put(name, bytes(1_000_000, 2)); // and the object replaced before the resume
-                IOException e = assertThrows(IOException.class, () -> {
-                    try (InputStream in = http(s, name)) {
-                        in.readAllBytes();
-                    }
-                });
+                IOException e = readFails(s, name);
                 assertTrue(e.getMessage().contains("changed while it was read") && e.getMessage().contains(dates ? "Last-Modified" : "ETag")
                         && e.getMessage().contains(s.url(name)), e.getMessage());
             }
@@ -82,11 +87,7 @@ class ResponsesTest {
                 assertArrayEquals(data, in.readAllBytes(), "the page was retried, the bytes came after");
             }
             s.htmlNext.put("tokens.bin", new AtomicInteger(100));
-            IOException e = assertThrows(IOException.class, () -> {
-                try (InputStream in = http(s, "tokens.bin")) {
-                    in.readAllBytes();
-                }
-            });
+            IOException e = readFails(s, "tokens.bin");
             assertTrue(e.getMessage().contains("HTML page") && e.getMessage().contains("Bad Gateway")
                     && e.getMessage().contains(s.url("tokens.bin")), e.getMessage());
         }
@@ -97,11 +98,7 @@ class ResponsesTest {
         Files.write(root.resolve("docs.jsonl"), "{\"text\": \"a\"}\n".repeat(100).getBytes());
         try (TestServer s = new TestServer(root)) {
             s.gzipNext.put("docs.jsonl", new AtomicInteger(1));
-            IOException e = assertThrows(IOException.class, () -> {
-                try (InputStream in = http(s, "docs.jsonl")) {
-                    in.readAllBytes();
-                }
-            });
+            IOException e = readFails(s, "docs.jsonl");
             assertTrue(e.getMessage().contains("Content-Encoding: gzip"), e.getMessage());
             assertTrue(s.requests.get("docs.jsonl").get() == 1, "no retry can mend it");
         }
@@ -136,11 +133,7 @@ class ResponsesTest {
             s.retryAfterSeconds = 3600;
             s.retryAfterNext.put("busy", new AtomicInteger(1));
             t0 = System.nanoTime();
-            IOException e = assertThrows(IOException.class, () -> {
-                try (InputStream in = http(s, "busy")) {
-                    in.readAllBytes();
-                }
-            });
+            IOException e = readFails(s, "busy");
             assertTrue(e.getMessage().contains("retry after 3600 s"), e.getMessage());
             assertTrue(System.nanoTime() - t0 < 5_000_000_000L, "failed at once");
         }
