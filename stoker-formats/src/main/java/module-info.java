@@ -1,13 +1,16 @@
 /**
  * The formats Stoker reads and writes, a package each: WebDataset tar shards
  * ({@code dev.stoker.formats.tar}), JSON lines and text ({@code .text}), token data for language
- * models ({@code .tokens}), numpy arrays ({@code .npy}) and images ({@code .image}). The I/O
+ * models ({@code .tokens}), numpy arrays ({@code .npy}), images ({@code .image}), and the record
+ * formats of other loaders, read as they are: MosaicML's MDS ({@code .mds}), TFRecord
+ * ({@code .tfrecord}) and ArrayRecord ({@code .riegeli}), through {@code .records}. The I/O
  * plumbing they share ({@code .io}) is Stoker's own, open to its other modules only.
  */
 module dev.stoker.formats {
     requires transitive dev.stoker.core;
     requires transitive dev.stoker.storage;
     requires com.fasterxml.jackson.core;
+    requires com.fasterxml.jackson.databind;
     requires com.github.luben.zstd_jni;
     requires java.desktop;
     requires jdk.incubator.vector;
@@ -15,9 +18,13 @@ module dev.stoker.formats {
     requires org.lz4.java;
 
     exports dev.stoker.formats.image;
+    exports dev.stoker.formats.mds;
     exports dev.stoker.formats.npy;
+    exports dev.stoker.formats.records;
+    exports dev.stoker.formats.riegeli;
     exports dev.stoker.formats.tar;
     exports dev.stoker.formats.text;
+    exports dev.stoker.formats.tfrecord;
     exports dev.stoker.formats.tokens;
     exports dev.stoker.formats.io to dev.stoker.hdf5, dev.stoker.cli;
 }

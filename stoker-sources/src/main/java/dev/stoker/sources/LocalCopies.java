@@ -48,13 +48,34 @@ public final class LocalCopies implements AutoCloseable {
     }
 
     private Path fetch(String location) throws IOException {
+        return fetch(location, Storage.baseName(location));
+    }
+
+    /**
+     * The local path of file {@code relative} (a name, or a path of names under it) of the folder
+     * {@code base}: the file itself when {@code base} is local, else a copy seen at
+     * {@code relative} under one private folder, so that a dataset whose index names its files
+     * relative to itself (MDS's {@code index.json}) reads the copies as it reads a local folder.
+     */
+    public Path under(String base, String relative) throws IOException {
+        if (!Storage.isRemote(base)) {
+            return Path.of(base).resolve(relative);
+        }
+        return fetch(base.endsWith("/") ? base + relative : base + "/" + relative, relative);
+    }
+
+    private Path fetch(String location, String relative) throws IOException {
         if (cache == null) {
             cache = new ShardCache(where.dir(), where.cacheSize(), 4);
             folder = Files.createTempDirectory("stoker-remote-");
         }
+        Path link = folder.resolve(relative).normalize();
+        if (!link.startsWith(folder) || link.equals(folder)) {
+            throw new IOException(location + ": '" + relative + "' is not a path inside its dataset's folder");
+        }
         Path copy = cache.acquire(location);
         pinned.add(location);
-        Path link = folder.resolve(Storage.baseName(location));
+        Files.createDirectories(link.getParent());
         Files.deleteIfExists(link);
         return Files.createSymbolicLink(link, copy);
     }
@@ -89,12 +110,11 @@ public final class LocalCopies implements AutoCloseable {
             cache.release(l);
         }
         pinned.clear();
-        try (var links = Files.list(folder)) {
-            for (Path p : (Iterable<Path>) links::iterator) {
+        try (var links = Files.walk(folder)) { // the links, then the folders under it, deepest first
+            for (Path p : (Iterable<Path>) links.sorted(java.util.Comparator.reverseOrder())::iterator) {
                 Files.deleteIfExists(p);
             }
         }
-        Files.deleteIfExists(folder);
         cache.close();
         cache = null;
     }

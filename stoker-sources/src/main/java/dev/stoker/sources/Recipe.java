@@ -2,9 +2,11 @@ package dev.stoker.sources;
 
 import dev.stoker.Loader;
 import dev.stoker.Sampler;
+import dev.stoker.formats.records.RecordSource;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
@@ -21,6 +23,7 @@ public final class Recipe implements AutoCloseable {
     private Sampler sampler;
     private int shardBuffer;
     private double tokensPerSample;
+    private RecordSource records;
 
     private Recipe(String name) {
         this.name = name;
@@ -43,6 +46,14 @@ public final class Recipe implements AutoCloseable {
     /** Tokens a sample holds, for sources of token windows; 0 otherwise. */
     public double tokensPerSample() {
         return tokensPerSample;
+    }
+
+    /**
+     * The records as the format holds them, for a source of a record format (MDS, TFRecord,
+     * ArrayRecord): what {@code stoker cat} prints, structs and lists kept; empty for other sources.
+     */
+    public Optional<RecordSource> records() {
+        return Optional.ofNullable(records);
     }
 
     /** Lines about what the source did, for after a run (a shard cache's hits and downloads, bytes fetched). */
@@ -84,6 +95,11 @@ public final class Recipe implements AutoCloseable {
     /** Samples each shard read ahead may hold, for a stream read by workers. */
     Recipe shardBuffer(int samples) {
         this.shardBuffer = samples;
+        return this;
+    }
+
+    Recipe records(RecordSource records) {
+        this.records = records;
         return this;
     }
 

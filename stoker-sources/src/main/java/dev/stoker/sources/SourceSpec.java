@@ -23,7 +23,8 @@ import java.io.IOException;
  *      Loader l = r.builder(loader).build()) { ... }
  * }</pre>
  */
-public sealed interface SourceSpec permits Synthetic, Tokens, Jsonl, Shards, Folder, Hdf5, Parquet {
+public sealed interface SourceSpec permits Synthetic, Tokens, Jsonl, Shards, Folder, Hdf5, Parquet, Mds, TfRecord,
+        ArrayRecord {
     /** The kind's name in JSON and on the command line ({@code tokens}, {@code shards}, ...). */
     default String kind() {
         return Specs.kind(getClass());

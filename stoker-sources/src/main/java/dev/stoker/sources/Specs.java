@@ -55,6 +55,9 @@ public final class Specs {
         m.put("folder", Folder.of(null));
         m.put("hdf5", Hdf5.of(null, List.of()));
         m.put("parquet", Parquet.of(null));
+        m.put("mds", Mds.of(null));
+        m.put("tfrecord", TfRecord.of(List.of()));
+        m.put("arrayrecord", ArrayRecord.of(List.of()));
         return m;
     }
 

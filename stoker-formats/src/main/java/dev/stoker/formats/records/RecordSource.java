@@ -1,0 +1,128 @@
+package dev.stoker.formats.records;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A file format whose samples are records of named values (MDS, TFRecord, ArrayRecord): record
+ * {@code i} read by {@link #get}, safe from several threads at once. A record maps each field's
+ * name, in the format's order, to its value: a {@link Long}, {@link java.math.BigInteger},
+ * {@link Double}, {@link Float}, {@link Boolean}, {@link String},
+ * {@code byte[]}, {@link Tensor}, {@link JsonText}, a {@link List} of values, a {@link Map}
+ * (a struct), or null.
+ *
+ * <p>NOTE [Records]: a record format is read in two ways. {@code stoker cat} prints each record as
+ * it is ({@link RecordJson}); the loader batches records through {@link RecordDataset}, which
+ * flattens structs to {@code a.b} fields and needs every record to have the first one's fields,
+ * types and shapes. Each format's reader validates what it reads (offsets, lengths, checksums)
+ * and names the file and the record or byte offset of what it cannot read.
+ */
+public interface RecordSource extends AutoCloseable {
+
+    long size();
+
+    /** Record {@code index}, in {@code [0, size())}. */
+    Map<String, Object> get(long index) throws IOException;
+
+    /** The file or folder read, for errors. */
+    String name();
+
+    /** Where record {@code index} lives, for errors: its file and its index there. */
+    default String where(long index) {
+        return name() + " record " + index;
+    }
+
+    /** A fingerprint of the content (NOTE in {@link dev.stoker.Dataset#fingerprint()}); 0: none. */
+    default long fingerprint() {
+        return 0;
+    }
+
+    @Override
+    default void close() throws IOException {
+    }
+
+    /** The sources one after the other. */
+    static RecordSource concat(List<? extends RecordSource> parts) {
+        if (parts.size() == 1) {
+            return parts.get(0);
+        }
+        return new Concat(List.copyOf(parts));
+    }
+
+    /** Several sources read as one, in order. */
+    final class Concat implements RecordSource {
+        private final List<RecordSource> parts;
+        private final long[] starts;
+
+        Concat(List<RecordSource> parts) {
+            this.parts = parts;
+            this.starts = new long[parts.size() + 1];
+            for (int i = 0; i < parts.size(); i++) {
+                starts[i + 1] = starts[i] + parts.get(i).size();
+            }
+        }
+
+        private int part(long index) {
+            int lo = 0;
+            int hi = parts.size() - 1;
+            while (lo < hi) {
+                int mid = (lo + hi + 1) >>> 1;
+                if (starts[mid] <= index) {
+                    lo = mid;
+                } else {
+                    hi = mid - 1;
+                }
+            }
+            return lo;
+        }
+
+        @Override
+        public long size() {
+            return starts[parts.size()];
+        }
+
+        @Override
+        public Map<String, Object> get(long index) throws IOException {
+            int p = part(index);
+            return parts.get(p).get(index - starts[p]);
+        }
+
+        @Override
+        public String where(long index) {
+            int p = part(index);
+            return parts.get(p).where(index - starts[p]);
+        }
+
+        @Override
+        public String name() {
+            return parts.get(0).name() + " and " + (parts.size() - 1) + " more";
+        }
+
+        @Override
+        public long fingerprint() {
+            long f = 0;
+            for (RecordSource p : parts) {
+                f = f * 0x9E3779B97F4A7C15L + p.fingerprint();
+            }
+            return f;
+        }
+
+        @Override
+        public void close() throws IOException {
+            IOException first = null;
+            for (RecordSource p : parts) {
+                try {
+                    p.close();
+                } catch (IOException e) {
+                    if (first == null) {
+                        first = e;
+                    }
+                }
+            }
+            if (first != null) {
+                throw first;
+            }
+        }
+    }
+}

@@ -1,0 +1,48 @@
+package dev.stoker.sources;
+
+import dev.stoker.formats.mds.MdsDataset;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * A MosaicML Streaming (MDS) dataset as it is: the folder (a local path, or an http(s):// or
+ * s3:// URL whose {@code index.json} and shards are fetched through {@code cache}) holding
+ * {@code index.json} and its shards, each column a field ({@link MdsDataset}).
+ *
+ * @param fields  the columns to batch (empty: all)
+ * @param cacheMb decompressed shards held at once, in MB (for zstd or gz shards)
+ */
+public record Mds(String path, List<String> fields, long cacheMb, RemoteCache cache) implements SourceSpec {
+    public Mds {
+        fields = fields == null ? List.of() : List.copyOf(fields);
+        SpecException.atLeast("cache_mb", cacheMb, 1);
+        cache = cache == null ? RemoteCache.DEFAULT : cache;
+    }
+
+    /** Every column of the dataset in {@code path}. */
+    public static Mds of(String path) {
+        return new Mds(path, List.of(), 1024, RemoteCache.DEFAULT);
+    }
+
+    @Override
+    public Recipe open(LoaderSpec loader) throws IOException {
+        if (path == null || path.isEmpty()) {
+            throw new SpecException("path", "must name the dataset's folder (where index.json is)");
+        }
+        return Recipe.open(kind(), r -> {
+            LocalCopies copies = r.hold(new LocalCopies(List.of(), cache));
+            Path index = copies.under(path, "index.json");
+            if (!Files.isRegularFile(index)) {
+                throw new NoSuchFileException(index.toString(), null, "an MDS dataset's folder holds index.json");
+            }
+            MdsDataset data = r.hold(MdsDataset.open(index.getParent(), cacheMb << 20)); // reads the index alone
+            for (String shard : data.files()) {
+                copies.under(path, shard); // fetched, for a remote dataset; there already, for a local one
+            }
+            RecordFormats.finish(r, data, fields);
+        });
+    }
+}
