@@ -62,6 +62,8 @@ _IMAGES = {"transform": _Opt(_STR, choices=("train", "eval", "none", "train224",
 _CACHE = {"cache_dir": _Opt(_STR), "cache_size": _Opt(_INT, 1)}
 GROUPS = {"images": _IMAGES, "cache": _CACHE}
 
+_DECODE = ("example", "sequence_example", "raw")
+
 # Each source: where its paths go ("paths": a list, "path": one, None: no paths), its own options,
 # and the nested specs it takes.
 SOURCES = {
@@ -87,6 +89,10 @@ SOURCES = {
     "hdf5": ("path", {"datasets": _Opt(_LIST)}, ("cache",)),
     "parquet": ("path", {"columns": _Opt(_LIST), "where": _Opt(_STR), "cache_mb": _Opt(_INT, 1),
                          "shuffle_row_groups": _Opt(_INT, 1)}, ()),
+    "mds": ("path", {"fields": _Opt(_LIST), "cache_mb": _Opt(_INT, 1)}, ("cache",)),
+    "tfrecord": ("paths", {"compression": _Opt(_STR, choices=("auto", "none", "gzip", "zlib")),
+                           "decode": _Opt(_STR, choices=_DECODE), "fields": _Opt(_LIST)}, ("cache",)),
+    "arrayrecord": ("paths", {"decode": _Opt(_STR, choices=_DECODE), "fields": _Opt(_LIST)}, ("cache",)),
 }
 
 # Other names for options: PyTorch DataLoader's, and the CLI's flags that name one value.

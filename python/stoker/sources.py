@@ -75,3 +75,18 @@ def hdf5(path, **options):
 def parquet(path, **options):
     """Rows of a Parquet file, the projected ``columns`` as fields."""
     return Source("parquet", path, **options)
+
+
+def mds(path, **options):
+    """A MosaicML Streaming (MDS) dataset as it is: the folder of ``index.json`` and its shards, each column a field."""
+    return Source("mds", path, **options)
+
+
+def tfrecord(*paths, **options):
+    """TFRecord files as they are (plain, GZIP, ZLIB), records as ``tf.train.Example`` (``decode``), each feature a field."""
+    return Source("tfrecord", *paths, **options)
+
+
+def arrayrecord(*paths, **options):
+    """ArrayRecord files (Grain's format) as they are, read by index: each record's bytes, or ``decode="example"``."""
+    return Source("arrayrecord", *paths, **options)

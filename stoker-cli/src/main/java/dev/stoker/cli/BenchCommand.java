@@ -45,6 +45,9 @@ final class BenchCommand implements Runnable {
         @Override
         public Integer call() throws Exception {
             SourceSpec source = source(); // first: a source's flag may set a loader's (--skip-bad)
+            if (spec.parent() != null && spec.parent().userObject() instanceof CatCommand cat) {
+                return cat.print(source, spec.commandLine().getOut());
+            }
             return BenchRunner.bench(source, options, spec.commandLine());
         }
     }

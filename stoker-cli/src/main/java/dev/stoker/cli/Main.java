@@ -23,13 +23,16 @@ public final class Main implements Runnable {
      * over every option) when the command is added, and a fresh JVM spends about 0.1 s doing so
      * for all of them: {@link #commands} adds only those on the command line's path.
      */
+    private static final java.util.List<Class<?>> SOURCES = java.util.List.of(BenchCommand.SyntheticBench.class,
+            BenchCommand.TokensBench.class, BenchCommand.JsonlBench.class, BenchCommand.ShardsBench.class,
+            BenchCommand.FolderBench.class, BenchCommand.Hdf5Bench.class, BenchCommand.ParquetBench.class,
+            RecordBenches.MdsBench.class, RecordBenches.TfRecordBench.class, RecordBenches.ArrayRecordBench.class);
     private static final java.util.Map<Class<?>, java.util.List<Class<?>>> TREE = java.util.Map.of(
-            Main.class, java.util.List.of(DemoCommand.class, BenchCommand.class, InspectCommand.class, LsCommand.class,
+            Main.class, java.util.List.of(DemoCommand.class, BenchCommand.class, CatCommand.class, InspectCommand.class, LsCommand.class,
                     PrepareCommand.class, EstimateCommand.class, StageCommand.class, ServeCommand.class,
                     CommandLine.HelpCommand.class),
-            BenchCommand.class, java.util.List.of(BenchCommand.SyntheticBench.class, BenchCommand.TokensBench.class,
-                    BenchCommand.JsonlBench.class, BenchCommand.ShardsBench.class, BenchCommand.FolderBench.class,
-                    BenchCommand.Hdf5Bench.class, BenchCommand.ParquetBench.class),
+            BenchCommand.class, SOURCES,
+            CatCommand.class, SOURCES,
             PrepareCommand.class, java.util.List.of(PrepareCommand.Tokens.class, PrepareCommand.Shards.class));
 
     @Option(names = "--debug", description = "Print stack traces of errors.", scope = CommandLine.ScopeType.INHERIT)

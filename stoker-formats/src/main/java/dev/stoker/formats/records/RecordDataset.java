@@ -60,7 +60,7 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
             String name = fieldName(dotted);
             if (!names.add(name)) {
                 throw new IllegalArgumentException(source.name() + ": two fields are both named '" + name
-                        + "' once their names are made field names; keep one of them with fields=[...]");
+                        + "' once their names are made field names; keep one of them with the source's fields option");
             }
             Object v = values.get(i);
             Kind k = kind(v, dotted);
@@ -151,9 +151,10 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
             case List<?> l when !l.isEmpty() && l.stream().allMatch(o -> o instanceof Double) -> Kind.LIST_DOUBLE;
             case List<?> l when l.size() == 1 && l.get(0) instanceof byte[] -> Kind.LIST_BYTES;
             case null -> throw new IllegalArgumentException(source.where(0) + ": field '" + name
-                    + "' is null, so its type is unknown; leave it out with fields=[...]");
+                    + "' is null, so its type is unknown; batch the other fields with the source's fields option");
             default -> throw new IllegalArgumentException(source.where(0) + ": field '" + name + "' is " + describe(v)
-                    + ", which the loader does not batch (stoker cat shows it); leave it out with fields=[...]");
+                    + ", which the loader does not batch (stoker cat shows it); batch the other fields with the source's "
+                    + "fields option");
         };
     }
 
@@ -282,8 +283,8 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
         String expected = field.isVariable() ? "bytes" : field.dtype().label() + Arrays.toString(field.shape());
         String found = v instanceof Tensor t ? t.toString() : describe(v);
         return new CorruptRecordException(source.where(index), -1, "field '" + String.join(".", paths[f]) + "' is " + found
-                + " where the first record has " + expected + " (every record must match the first; leave the field out with "
-                + "fields=[...], or see the records with stoker cat)");
+                + " where the first record has " + expected + " (every record must match the first; batch the other fields with the "
+                + "source's fields option, or see the records with stoker cat)");
     }
 
     @Override

@@ -1,0 +1,89 @@
+package dev.stoker.cli;
+
+import dev.stoker.sources.ArrayRecord;
+import dev.stoker.sources.Mds;
+import dev.stoker.sources.SourceSpec;
+import dev.stoker.sources.TfRecord;
+import java.util.List;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code stoker bench} (and {@code cat}) over other loaders' record formats, read as they are: their flags map to their specs. */
+final class RecordBenches {
+    private RecordBenches() {
+    }
+
+    @Command(name = "mds", description = "A MosaicML Streaming (MDS) dataset as it is: index.json and its shards, each column a field.")
+    static final class MdsBench extends BenchCommand.Source {
+        @Parameters(paramLabel = "DIR", description = "The dataset's folder, where index.json is (a local path, or an http(s):// "
+                + "or s3:// URL whose index and shards are fetched through the cache).")
+        String path;
+
+        @Mixin
+        CacheOptions cache;
+
+        @Option(names = "--fields", split = ",", paramLabel = "A,B", description = "Columns to batch (default: all).")
+        List<String> fields = List.of();
+
+        @Option(names = "--cache-mb", defaultValue = "1024", paramLabel = "MB",
+                description = "Decompressed shards held at once, for zstd and gz shards (default ${DEFAULT-VALUE} MB).")
+        long cacheMb;
+
+        @Override
+        SourceSpec source() {
+            return new Mds(path, fields, cacheMb, cache.spec());
+        }
+    }
+
+    @Command(name = "tfrecord", description = "TFRecord files as they are (plain, GZIP or ZLIB), records as tf.train.Example "
+            + "(each feature a field), SequenceExample, or raw bytes.")
+    static final class TfRecordBench extends BenchCommand.Source {
+        @Parameters(paramLabel = "PATH", arity = "1..*", description = "TFRecord files (local paths or http(s):// and s3:// "
+                + "URLs, read through the cache), one after the other.")
+        List<String> paths;
+
+        @Mixin
+        CacheOptions cache;
+
+        @Option(names = "--compression", defaultValue = "auto", paramLabel = "auto|none|gzip|zlib",
+                description = "How the files are compressed (default ${DEFAULT-VALUE}: by name, then by content).")
+        String compression;
+
+        @Option(names = "--decode", defaultValue = "example", paramLabel = "example|sequence_example|raw",
+                description = "What a record is (default ${DEFAULT-VALUE}).")
+        String decode;
+
+        @Option(names = "--fields", split = ",", paramLabel = "A,B", description = "Features to batch (default: all).")
+        List<String> fields = List.of();
+
+        @Override
+        SourceSpec source() {
+            return new TfRecord(paths, compression, decode, fields, cache.spec());
+        }
+    }
+
+    @Command(name = "arrayrecord", description = "ArrayRecord files (Grain's format) as they are, read by index: each "
+            + "record's bytes, or tf.train.Examples.")
+    static final class ArrayRecordBench extends BenchCommand.Source {
+        @Parameters(paramLabel = "PATH", arity = "1..*", description = "ArrayRecord files (local paths or http(s):// and s3:// "
+                + "URLs, read through the cache), one after the other.")
+        List<String> paths;
+
+        @Mixin
+        CacheOptions cache;
+
+        @Option(names = "--decode", defaultValue = "raw", paramLabel = "raw|example|sequence_example",
+                description = "What a record is (default ${DEFAULT-VALUE}: its bytes, the field 'record').")
+        String decode;
+
+        @Option(names = "--fields", split = ",", paramLabel = "A,B", description = "Fields to batch (default: all).")
+        List<String> fields = List.of();
+
+        @Override
+        SourceSpec source() {
+            return new ArrayRecord(paths, decode, fields, cache.spec());
+        }
+    }
+}

@@ -1,0 +1,111 @@
+package dev.stoker.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code stoker cat}: what other loaders' writers wrote, printed as the values they were given; any source's samples. */
+class CatCommandTest {
+    private static final Path INTEROP = Path.of("../stoker-formats/src/test/resources/interop");
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Numbers equal by value (a writer prints 1e-05 where Java prints 1.0E-5). */
+    private static final Comparator<JsonNode> NUMBERS = (a, b) -> a.isNumber() && b.isNumber()
+            ? a.decimalValue().compareTo(b.decimalValue()) : a.equals(b) ? 0 : 1;
+
+    private record Run(int rc, List<String> out, String err) {
+    }
+
+    private static Run cat(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        String[] all = new String[args.length + 1];
+        all[0] = "cat";
+        System.arraycopy(args, 0, all, 1, args.length);
+        int rc = Main.run(all, new PrintWriter(out, true), new PrintWriter(err, true));
+        return new Run(rc, out.toString().lines().toList(), err.toString());
+    }
+
+    private static void assertSameRecords(List<String> want, List<String> got) throws Exception {
+        assertEquals(want.size(), got.size(), "lines");
+        for (int i = 0; i < want.size(); i++) {
+            assertTrue(JSON.readTree(want.get(i)).equals(NUMBERS, JSON.readTree(got.get(i))), "line " + i + ":\n  " + want.get(i)
+                    + "\n  " + got.get(i));
+        }
+    }
+
+    @Test
+    void printsAnMdsDatasetAsItsWriterWasGivenIt() throws Exception {
+        Path dir = INTEROP.resolve("mds/gz");
+        Run r = cat("mds", dir.toString());
+        assertEquals(0, r.rc(), r.err());
+        assertSameRecords(Files.readAllLines(dir.resolve("expected.jsonl")), r.out());
+    }
+
+    @Test
+    void skipAndLimitCutStorageOrder() throws Exception {
+        Path dir = INTEROP.resolve("mds/merged");
+        List<String> all = Files.readAllLines(dir.resolve("expected.jsonl"));
+        Run r = cat("mds", dir.toString(), "--skip", "2", "--limit", "3");
+        assertEquals(0, r.rc(), r.err());
+        assertSameRecords(all.subList(2, 5), r.out());
+    }
+
+    @Test
+    void printsTfRecordFilesOneAfterTheOther() throws Exception {
+        Path gz = INTEROP.resolve("tfrecord/examples.tfrecord.gz");
+        Path unpacked = INTEROP.resolve("tfrecord/unpacked.tfrecord");
+        Run r = cat("tfrecord", gz.toString(), unpacked.toString());
+        assertEquals(0, r.rc(), r.err());
+        List<String> want = new java.util.ArrayList<>(Files.readAllLines(Path.of(gz + ".expected.jsonl")));
+        want.addAll(Files.readAllLines(Path.of(unpacked + ".expected.jsonl")));
+        // floats print as their float's shortest decimal: compared as floats
+        assertEquals(want.size(), r.out().size());
+        for (int i = 0; i < want.size(); i++) {
+            JsonNode w = JSON.readTree(want.get(i));
+            JsonNode g = JSON.readTree(r.out().get(i));
+            assertTrue(w.equals((a, b) -> a.isNumber() && b.isNumber() ? Float.compare(a.floatValue(), b.floatValue())
+                    : a.equals(b) ? 0 : 1, g), "line " + i);
+        }
+    }
+
+    @Test
+    void printsAnySourcesSamplesAsItsFields(@TempDir Path tmp) throws Exception {
+        Path tokens = tmp.resolve("t.bin");
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(2 * 100).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < 100; i++) {
+            b.putShort((short) i);
+        }
+        Files.write(tokens, b.array());
+        Run r = cat("tokens", tokens.toString(), "--seq-len", "4", "--limit", "2", "--skip", "1");
+        assertEquals(0, r.rc(), r.err());
+        assertEquals(2, r.out().size());
+        JsonNode first = JSON.readTree(r.out().get(0));
+        assertEquals("int64", first.get("x").get("dtype").asText());
+        assertEquals("[4]", first.get("x").get("shape").toString());
+        JsonNode x = first.get("x").get("values");
+        JsonNode y = first.get("y").get("values");
+        for (int i = 0; i < 3; i++) { // y is x shifted by one, and sample 1 follows sample 0's window
+            assertEquals(x.get(i + 1).asLong(), y.get(i).asLong());
+        }
+        assertTrue(x.get(0).asLong() >= 4, r.out().get(0));
+    }
+
+    @Test
+    void corruptInputIsOneLineNamingTheFileAndRecord() {
+        Run r = cat("tfrecord", INTEROP.resolve("tfrecord/corrupt_data_crc.tfrecord").toString());
+        assertEquals(1, r.rc());
+        assertEquals(2, r.out().size(), "the records before the corrupt one are printed");
+        assertEquals(1, r.err().lines().count(), r.err());
+        assertTrue(r.err().contains("corrupt_data_crc.tfrecord: record 2: its data's CRC does not match"), r.err());
+    }
+}
