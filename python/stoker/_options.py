@@ -93,6 +93,7 @@ SOURCES = {
     "tfrecord": ("paths", {"compression": _Opt(_STR, choices=("auto", "none", "gzip", "zlib")),
                            "decode": _Opt(_STR, choices=_DECODE), "fields": _Opt(_LIST)}, ("cache",)),
     "arrayrecord": ("paths", {"decode": _Opt(_STR, choices=_DECODE), "fields": _Opt(_LIST)}, ("cache",)),
+    "arrow": ("paths", {"fields": _Opt(_LIST)}, ("cache",)),
 }
 
 # Other names for options: PyTorch DataLoader's, and the CLI's flags that name one value.

@@ -90,3 +90,8 @@ def tfrecord(*paths, **options):
 def arrayrecord(*paths, **options):
     """ArrayRecord files (Grain's format) as they are, read by index: each record's bytes, or ``decode="example"``."""
     return Source("arrayrecord", *paths, **options)
+
+
+def arrow(*paths, **options):
+    """Arrow files as Hugging Face ``datasets`` saves them: a ``save_to_disk`` folder, a split's folder, or ``.arrow`` files."""
+    return Source("arrow", *paths, **options)

@@ -66,3 +66,23 @@ def test_cat_prints_what_the_writer_was_given():
         return v
 
     assert [as_float32(json.loads(line)) for line in out] == [as_float32(json.loads(line)) for line in want]
+
+
+def test_a_saved_hugging_face_dataset_arrives_with_its_types():
+    path = os.path.join(INTEROP, "arrow", "saved")
+    want = [json.loads(line) for line in open(os.path.join(path, "expected.jsonl"))]
+    source = stoker.sources.arrow(path, fields=["id", "u64", "f16", "text", "ints"])
+    got = {"id": [], "u64": [], "f16": [], "text": [], "ints": []}
+    with stoker.Loader(source, batch_size=5, shuffle=False, num_workers=2, as_numpy=True) as loader:
+        for batch in loader:
+            assert (batch["u64"].dtype, batch["f16"].dtype) == (np.uint64, np.float16)
+            got["id"] += batch["id"].tolist()
+            got["u64"] += [int(v) for v in batch["u64"]]
+            got["f16"] += batch["f16"].astype(np.float64).tolist()
+            got["text"] += _strings(batch["text"])
+            offsets, data = (np.asarray(a) for a in batch["ints"])  # a ragged list: its int32s' bytes
+            values = data.view(np.int32)
+            got["ints"] += [values[offsets[i] // 4:offsets[i + 1] // 4].tolist() for i in range(len(offsets) - 1)]
+    got["f16"] = [str(v) if v != v or abs(v) == float("inf") else v for v in got["f16"]]  # as stoker cat writes them
+    for k in got:
+        assert got[k] == [row[k] for row in want], k

@@ -3,7 +3,8 @@
  * ({@code dev.stoker.formats.tar}), JSON lines and text ({@code .text}), token data for language
  * models ({@code .tokens}), numpy arrays ({@code .npy}), images ({@code .image}), and the record
  * formats of other loaders, read as they are: MosaicML's MDS ({@code .mds}), TFRecord
- * ({@code .tfrecord}) and ArrayRecord ({@code .riegeli}), through {@code .records}. The I/O
+ * ({@code .tfrecord}), ArrayRecord ({@code .riegeli}) and Arrow IPC files as Hugging Face's
+ * {@code datasets} saves them ({@code .arrow}), through {@code .records}. The I/O
  * plumbing they share ({@code .io}) is Stoker's own, open to its other modules only.
  */
 module dev.stoker.formats {
@@ -16,7 +17,9 @@ module dev.stoker.formats {
     requires jdk.incubator.vector;
     requires jtokkit;
     requires org.lz4.java;
+    requires org.apache.arrow.format;
 
+    exports dev.stoker.formats.arrow;
     exports dev.stoker.formats.image;
     exports dev.stoker.formats.mds;
     exports dev.stoker.formats.npy;

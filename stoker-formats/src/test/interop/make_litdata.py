@@ -21,12 +21,17 @@ index code is replaced):
   * Debian's torch is 1.13, which has no `torch.uint16` (litdata's dtype table entry 20);
     when missing it is set to an inert placeholder object so the table can be built. No
     fixture stores a torch uint16.
+  * Pillow 9.4's Image.frombytes refuses a memoryview, which litdata's reader passes it
+    (mmap slices); for the read-back checks it is wrapped to copy a memoryview to bytes.
+  * TokensLoader's torch path needs torch.dtype.itemsize (torch >= 2.1), so the block check
+    of tokens/ reads a copy whose index.json names the numpy dtype of the same width
+    (no_header_numpy:2 for no_header_tensor:16); the chunk bytes read are the fixture's.
   * cloud/ML packages litdata imports but never uses for local writing (boto3, obstore,
     lightning_sdk, ...) are inert stub modules (a meta-path finder consulted last, so
     installed modules always win).
 
 Writes under OUT (default: ../resources/interop/litdata next to this script):
-    pytree/            12 dict items, every leaf kind below, uncompressed, 3 chunks
+    pytree/            12 dict items (int, str, float, bool, bytes, numpy, torch, PIL), 3 chunks
     pytree-0.2.56/     the same items by litdata v0.2.56 (little-endian tensor header)
     zstd/              a column subset, compression="zstd"
     tokens/            TokensLoader, torch int32 token arrays (no_header_tensor:16)
@@ -235,11 +240,11 @@ def nd(arr):
 def render(value):
     """Render one pytree leaf (an input value or what litdata's reader decoded)."""
     import torch
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):  # litdata <= 0.2.5x decodes int as numpy.int64
+        return int(value)
+    if isinstance(value, (float, np.floating)):
         return fnum(value)
     if isinstance(value, str):
         return value
@@ -295,6 +300,7 @@ def image(mode, w, h, seed):
 
 
 N_PYTREE = 12
+PYTREE_CHUNK_BYTES = 1000
 
 
 def pytree_items():
@@ -512,7 +518,7 @@ def make_encrypted(root, name, level):
     folder = os.path.join(root, name)
     enc = FernetEncryption(password=PASSWORD, level=level)
     items = pytree_items()[:6]
-    index = write(folder, items, chunk_bytes=2500, encryption=enc)
+    index = write(folder, items, chunk_bytes=1500, encryption=enc)
     enc.save(os.path.join(folder, 'fernet.pem'))
     rows = [render_item(x) for x in items]
     write_jsonl(os.path.join(folder, 'expected.jsonl'), rows)
@@ -561,10 +567,10 @@ def make_corrupt(root, src):
 
 def old_main(args):
     """Child process: pytree-0.2.56/ with litdata v0.2.56."""
-    src, stubbed, shimmed = install_shims(args.old_src)
+    src, stubbed, shimmed = install_shims(args.litdata_src)
     import litdata
     root = os.path.abspath(args.out)
-    folder, index, rows = make_pytree(root, 'pytree-0.2.56', chunk_bytes=1500)
+    folder, index, rows = make_pytree(root, 'pytree-0.2.56', chunk_bytes=PYTREE_CHUNK_BYTES)
     check_items(folder, rows)
     print(json.dumps({'version': litdata.__version__, 'index': index, 'stubbed': stubbed, 'shimmed': shimmed,
                       'tensor_header': tensor_header_endianness(folder, None)}))
@@ -589,7 +595,7 @@ def main():
     report = {'version': litdata.__version__, 'commit': args.commit, 'stubbed': stubbed, 'shimmed': shimmed,
               'fixtures': {}}
 
-    folder, index, rows = make_pytree(root, 'pytree', chunk_bytes=1500)
+    folder, index, rows = make_pytree(root, 'pytree', chunk_bytes=PYTREE_CHUNK_BYTES)
     check_items(folder, rows)
     report['fixtures']['pytree'] = index
     report['tensor_header'] = tensor_header_endianness(folder, None)
@@ -610,7 +616,10 @@ def main():
 
     if args.old_src:
         res = subprocess.run([sys.executable, os.path.abspath(__file__), args.old_src, '--out', root,
-                              '--child-old'], check=True, capture_output=True, text=True)
+                              '--child-old'], capture_output=True, text=True)
+        if res.returncode != 0:
+            sys.stderr.write(res.stderr)
+            raise SystemExit('litdata v0.2.56 run failed')
         old = json.loads(res.stdout.strip().splitlines()[-1])
         old['commit'] = args.old_commit
         report['old'] = old

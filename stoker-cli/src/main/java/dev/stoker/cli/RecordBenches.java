@@ -1,6 +1,7 @@
 package dev.stoker.cli;
 
 import dev.stoker.sources.ArrayRecord;
+import dev.stoker.sources.Arrow;
 import dev.stoker.sources.Mds;
 import dev.stoker.sources.SourceSpec;
 import dev.stoker.sources.TfRecord;
@@ -84,6 +85,26 @@ final class RecordBenches {
         @Override
         SourceSpec source() {
             return new ArrayRecord(paths, decode, fields, cache.spec());
+        }
+    }
+
+    @Command(name = "arrow", description = "Arrow IPC files as Hugging Face datasets saves them: a save_to_disk folder, a "
+            + "split's folder, or .arrow files, each column a field.")
+    static final class ArrowBench extends BenchCommand.Source {
+        @Parameters(paramLabel = "PATH", arity = "1..*", description = "A saved dataset's folder (its state.json gives the "
+                + "files' order), or .arrow files (local paths or http(s):// and s3:// URLs, read through the cache).")
+        List<String> paths;
+
+        @Mixin
+        CacheOptions cache;
+
+        @Option(names = "--fields", split = ",", paramLabel = "A,B", description = "Columns to batch, dotted for a struct's "
+                + "members, as image.bytes (default: all).")
+        List<String> fields = List.of();
+
+        @Override
+        SourceSpec source() {
+            return new Arrow(paths, fields, cache.spec());
         }
     }
 }

@@ -58,6 +58,7 @@ public final class Specs {
         m.put("mds", Mds.of(null));
         m.put("tfrecord", TfRecord.of(List.of()));
         m.put("arrayrecord", ArrayRecord.of(List.of()));
+        m.put("arrow", Arrow.of(List.of()));
         return m;
     }
 

@@ -22,7 +22,8 @@ import java.util.Set;
  * A {@link RecordSource} as the loader reads it (NOTE [Records] there): one field per value of
  * the first record, structs flattened to {@code a.b}, each typed by that first record. Numbers
  * and arrays become tensors of their type and shape (a list of numbers of length one a scalar,
- * of length n a vector), strings, bytes and JSON documents variable-length bytes (UTF-8). Every
+ * of length n a vector), strings, bytes and JSON documents variable-length bytes (UTF-8), and a
+ * list the format declares ragged variable-length bytes of its elements. Every
  * record must match: a record whose field is missing or has another type or shape fails naming
  * the record, the field, and both. {@code fields} keeps only the named fields (dotted names for
  * struct members), so that a field the loader cannot batch (a list of images) can be left out.
@@ -33,8 +34,10 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
     /** Per field, the path of keys to its value in a record. */
     private final String[][] paths;
     private final Kind[] kinds;
+    /** For a ragged field, its elements' type. */
+    private final DType[] elementTypes;
 
-    private enum Kind { TENSOR, LONG, DOUBLE, FLOAT, BOOL, TEXT, BYTES, LIST_LONG, LIST_FLOAT, LIST_DOUBLE, LIST_BYTES }
+    private enum Kind { TENSOR, LONG, DOUBLE, FLOAT, BOOL, TEXT, BYTES, LIST_LONG, LIST_FLOAT, LIST_DOUBLE, LIST_TENSOR, LIST_BYTES, RAGGED }
 
     public RecordDataset(RecordSource source, List<String> fields) throws IOException {
         this.source = source;
@@ -49,6 +52,7 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
         List<Field> fs = new ArrayList<>();
         List<String[]> kept = new ArrayList<>();
         List<Kind> ks = new ArrayList<>();
+        List<DType> ets = new ArrayList<>();
         Set<String> names = new HashSet<>();
         Set<String> seen = new HashSet<>();
         for (int i = 0; i < ps.size(); i++) {
@@ -71,12 +75,16 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
                 case FLOAT -> Field.scalar(name, DType.FLOAT32);
                 case BOOL -> Field.scalar(name, DType.BOOL);
                 case TEXT, BYTES, LIST_BYTES -> Field.bytes(name, Math.max(16, 2L * size(v)));
+                case RAGGED -> Field.bytes(name, Math.max(16, 2L * (v instanceof List<?> l ? l.size() : 1)
+                        * source.raggedType(dotted).byteSize()));
                 case LIST_LONG -> vector(name, DType.INT64, ((List<?>) v).size());
                 case LIST_FLOAT -> vector(name, DType.FLOAT32, ((List<?>) v).size());
                 case LIST_DOUBLE -> vector(name, DType.FLOAT64, ((List<?>) v).size());
+                case LIST_TENSOR -> vector(name, ((Tensor) ((List<?>) v).get(0)).dtype(), ((List<?>) v).size());
             });
             kept.add(ps.get(i));
             ks.add(k);
+            ets.add(source.raggedType(dotted));
         }
         if (wanted != null) {
             for (String w : fields) {
@@ -92,6 +100,7 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
         this.schema = Schema.of(fs);
         this.paths = kept.toArray(String[][]::new);
         this.kinds = ks.toArray(Kind[]::new);
+        this.elementTypes = ets.toArray(DType[]::new);
     }
 
     private static Field vector(String name, DType dtype, int n) {
@@ -136,6 +145,9 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
     }
 
     private Kind kind(Object v, String name) {
+        if (source.raggedType(name) != null) {
+            return Kind.RAGGED;
+        }
         return switch (v) {
             case Tensor t -> Kind.TENSOR;
             case Long l -> Kind.LONG;
@@ -149,6 +161,8 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
             case List<?> l when !l.isEmpty() && l.stream().allMatch(o -> o instanceof Long) -> Kind.LIST_LONG;
             case List<?> l when !l.isEmpty() && l.stream().allMatch(o -> o instanceof Float) -> Kind.LIST_FLOAT;
             case List<?> l when !l.isEmpty() && l.stream().allMatch(o -> o instanceof Double) -> Kind.LIST_DOUBLE;
+            case List<?> l when !l.isEmpty() && l.get(0) instanceof Tensor t && t.shape().length == 0
+                    && l.stream().allMatch(o -> o instanceof Tensor x && x.dtype() == t.dtype() && x.shape().length == 0) -> Kind.LIST_TENSOR;
             case List<?> l when l.size() == 1 && l.get(0) instanceof byte[] -> Kind.LIST_BYTES;
             case null -> throw new IllegalArgumentException(source.where(0) + ": field '" + name
                     + "' is null, so its type is unknown; batch the other fields with the source's fields option");
@@ -163,6 +177,7 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
             case null -> "null";
             case List<?> l -> l.isEmpty() ? "an empty list" : "a list of " + l.size() + " " + describe(l.get(0)) + " values";
             case byte[] b -> "bytes";
+            case Tensor t -> t.shape().length == 0 ? t.dtype().label() : t.toString();
             default -> "a " + v.getClass().getSimpleName();
         };
     }
@@ -220,7 +235,8 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
                     row.putByte(f, 0, (byte) (b ? 1 : 0));
                 }
                 case TEXT, BYTES, LIST_BYTES -> row.append(f, bytesOf(v, index, f));
-                case LIST_LONG, LIST_FLOAT, LIST_DOUBLE -> row.put(f, vectorBytes(v, index, f));
+                case RAGGED -> row.append(f, ragged(v, index, f));
+                case LIST_LONG, LIST_FLOAT, LIST_DOUBLE, LIST_TENSOR -> row.put(f, vectorBytes(v, index, f));
             }
         }
     }
@@ -233,6 +249,21 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
             case List<?> l when kinds[f] == Kind.LIST_BYTES && l.size() == 1 && l.get(0) instanceof byte[] b -> b;
             case null, default -> throw mismatch(index, f, v);
         };
+    }
+
+    /** A ragged list's elements, their little-endian bytes one after the other. */
+    private byte[] ragged(Object v, long index, int f) throws CorruptRecordException {
+        if (!(v instanceof List<?> l)) {
+            throw mismatch(index, f, v);
+        }
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (Object o : l) {
+            if (!(o instanceof Tensor t) || t.shape().length != 0 || t.dtype() != elementTypes[f]) {
+                throw mismatch(index, f, v);
+            }
+            out.writeBytes(t.data());
+        }
+        return out.toByteArray();
     }
 
     private long longOf(Object v, long index, int f) throws CorruptRecordException {
@@ -261,6 +292,7 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
                 case Long x when kinds[f] == Kind.LIST_LONG -> b.putLong(x);
                 case Float x when kinds[f] == Kind.LIST_FLOAT -> b.putFloat(x);
                 case Double x when kinds[f] == Kind.LIST_DOUBLE -> b.putDouble(x);
+                case Tensor x when kinds[f] == Kind.LIST_TENSOR && x.dtype() == field.dtype() && x.shape().length == 0 -> b.put(x.data());
                 case null, default -> throw mismatch(index, f, v);
             }
         }

@@ -33,6 +33,16 @@ public interface RecordSource extends AutoCloseable {
         return name() + " record " + index;
     }
 
+    /**
+     * The element type of field {@code field} (dotted for a struct's member) when the format
+     * declares it a list of numbers of any length (an Arrow {@code list<int32>}), or null: the
+     * loader then batches it as variable-length bytes, its elements' little-endian bytes one after
+     * the other, rather than by the first record's length.
+     */
+    default dev.stoker.DType raggedType(String field) {
+        return null;
+    }
+
     /** A fingerprint of the content (NOTE in {@link dev.stoker.Dataset#fingerprint()}); 0: none. */
     default long fingerprint() {
         return 0;
@@ -97,6 +107,11 @@ public interface RecordSource extends AutoCloseable {
         @Override
         public String name() {
             return parts.get(0).name() + " and " + (parts.size() - 1) + " more";
+        }
+
+        @Override
+        public dev.stoker.DType raggedType(String field) {
+            return parts.get(0).raggedType(field);
         }
 
         @Override

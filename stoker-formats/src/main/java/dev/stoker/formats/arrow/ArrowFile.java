@@ -1,0 +1,586 @@
+package dev.stoker.formats.arrow;
+
+import com.github.luben.zstd.Zstd;
+import dev.stoker.CorruptRecordException;
+import dev.stoker.CorruptShardException;
+import dev.stoker.DType;
+import dev.stoker.formats.io.Fingerprints;
+import dev.stoker.formats.io.MappedFile;
+import dev.stoker.formats.records.RecordSource;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import net.jpountz.lz4.LZ4FrameInputStream;
+import org.apache.arrow.flatbuf.Block;
+import org.apache.arrow.flatbuf.BodyCompression;
+import org.apache.arrow.flatbuf.CompressionType;
+import org.apache.arrow.flatbuf.DictionaryBatch;
+import org.apache.arrow.flatbuf.Endianness;
+import org.apache.arrow.flatbuf.Field;
+import org.apache.arrow.flatbuf.FieldNode;
+import org.apache.arrow.flatbuf.FixedSizeBinary;
+import org.apache.arrow.flatbuf.FixedSizeList;
+import org.apache.arrow.flatbuf.FloatingPoint;
+import org.apache.arrow.flatbuf.Footer;
+import org.apache.arrow.flatbuf.Int;
+import org.apache.arrow.flatbuf.KeyValue;
+import org.apache.arrow.flatbuf.Message;
+import org.apache.arrow.flatbuf.MessageHeader;
+import org.apache.arrow.flatbuf.Precision;
+import org.apache.arrow.flatbuf.RecordBatch;
+import org.apache.arrow.flatbuf.Schema;
+import org.apache.arrow.flatbuf.Type;
+
+/**
+ * An Arrow IPC file read as it is, mapped, rows by index: the stream format (what Hugging Face
+ * {@code datasets} writes, with or without the continuation marker of writers before 0.15) and the
+ * file format ({@code ARROW1}, read by its footer).
+ *
+ * <p>NOTE [Arrow]: the messages' metadata are flatbuffers, read with {@code arrow-format}'s
+ * generated classes; the bodies are never copied: each column of each record batch is a set of
+ * views of the mapped file ({@link ArrowColumn}), laid out as the columnar format says (a validity
+ * bitmap, then values, or offsets and data, per field in depth-first order). A row is found by the
+ * batches' cumulative lengths. Dictionary batches replace their dictionary for the batches that
+ * follow, or extend it (deltas). Compressed bodies (LZ4 frame, zstd) are decompressed per buffer.
+ * Every length, offset and buffer is checked against the file before it is used; a type Stoker
+ * does not read, or a big-endian file, is refused when the schema is read.
+ */
+public final class ArrowFile implements RecordSource {
+    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final byte[] MAGIC = "ARROW1".getBytes(StandardCharsets.US_ASCII);
+
+    private final String name;
+    private final MappedFile file;
+    private final List<String> names = new ArrayList<>();
+    private final List<ArrowType> types = new ArrayList<>();
+    private final Map<String, String> metadata = new LinkedHashMap<>();
+    private final List<ArrowColumn[]> batches = new ArrayList<>();
+    private long[] starts = {0};
+    private final Map<Long, List<ArrowColumn>> dictionaries = new HashMap<>();
+    private final long fingerprint;
+
+    private ArrowFile(String name, MappedFile file) {
+        this.name = name;
+        this.file = file;
+        this.fingerprint = Fingerprints.ends(file.segment());
+    }
+
+    public static ArrowFile open(Path path) throws IOException {
+        MappedFile f = MappedFile.open(path);
+        ArrowFile a = new ArrowFile(path.toString(), f);
+        try {
+            a.read();
+        } catch (IOException | RuntimeException e) {
+            f.close();
+            throw e;
+        }
+        return a;
+    }
+
+    private void read() throws CorruptShardException {
+        MemorySegment s = file.segment();
+        long size = s.byteSize();
+        boolean fileFormat = size >= 8 && startsWithMagic(s, 0);
+        if (fileFormat) {
+            readByFooter(s, size);
+        } else {
+            long pos = 0;
+            while (pos < size) {
+                long next = message(s, pos, true);
+                if (next < 0) {
+                    break; // end of stream
+                }
+                pos = next;
+            }
+        }
+        if (types.isEmpty() && names.isEmpty()) {
+            throw new CorruptShardException(name, 0, "not an Arrow IPC file: no schema message");
+        }
+        long[] st = new long[batches.size() + 1];
+        for (int i = 0; i < batches.size(); i++) {
+            ArrowColumn[] b = batches.get(i);
+            st[i + 1] = st[i] + (b.length == 0 ? 0 : b[0].length);
+        }
+        starts = st;
+    }
+
+    private static boolean startsWithMagic(MemorySegment s, long at) {
+        for (int i = 0; i < MAGIC.length; i++) {
+            if (s.get(ValueLayout.JAVA_BYTE, at + i) != MAGIC[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void readByFooter(MemorySegment s, long size) throws CorruptShardException {
+        if (size < 18 || !startsWithMagic(s, size - 6)) {
+            throw new CorruptShardException(name, size, "an Arrow file (ARROW1 at its start) that does not end with ARROW1: "
+                    + "a truncated file?");
+        }
+        int footerLength = s.get(I32, size - 10);
+        long footerAt = size - 10 - footerLength;
+        if (footerLength <= 0 || footerAt < 8) {
+            throw new CorruptShardException(name, size - 10, "a footer of " + footerLength + " bytes in a file of " + size);
+        }
+        Footer footer;
+        try {
+            footer = Footer.getRootAsFooter(s.asSlice(footerAt, footerLength).asByteBuffer().order(ByteOrder.LITTLE_ENDIAN));
+            Schema schema = footer.schema();
+            if (schema == null) {
+                throw new CorruptShardException(name, footerAt, "the footer has no schema");
+            }
+            schema(schema, footerAt);
+            List<Block> blocks = new ArrayList<>();
+            for (int i = 0; i < footer.dictionariesLength(); i++) {
+                blocks.add(footer.dictionaries(i));
+            }
+            for (int i = 0; i < footer.recordBatchesLength(); i++) {
+                blocks.add(footer.recordBatches(i));
+            }
+            for (Block b : blocks) {
+                if (b.offset() < 8 || b.offset() >= footerAt) {
+                    throw new CorruptShardException(name, footerAt, "the footer puts a message at " + b.offset()
+                            + ", outside the file's messages [8, " + footerAt + ")");
+                }
+                message(s, b.offset(), false);
+            }
+        } catch (IndexOutOfBoundsException | IllegalArgumentException | java.nio.BufferUnderflowException e) {
+            throw new CorruptShardException(name, footerAt, "the footer is not a valid Arrow footer: " + e);
+        }
+    }
+
+    /**
+     * Reads the message at {@code pos}; returns where the next begins, or -1 at the end of the
+     * stream. {@code stream}: a schema message is expected first.
+     */
+    private long message(MemorySegment s, long pos, boolean stream) throws CorruptShardException {
+        long size = s.byteSize();
+        if (size - pos < 4) {
+            throw new CorruptShardException(name, pos, "a message cut short: " + (size - pos) + " bytes left (a truncated file?)");
+        }
+        int first = s.get(I32, pos);
+        long at = pos + 4;
+        int length = first;
+        if (first == -1) { // the continuation marker; writers before Arrow 0.15 write the length alone
+            if (size - pos < 8) {
+                throw new CorruptShardException(name, pos, "a message cut short after its marker (a truncated file?)");
+            }
+            length = s.get(I32, pos + 4);
+            at = pos + 8;
+        }
+        if (length == 0) {
+            return -1;
+        }
+        if (length < 0 || length > size - at) {
+            throw new CorruptShardException(name, pos, "a message of " + length + " bytes where " + (size - at)
+                    + " are left (a truncated or corrupt file?)");
+        }
+        Message m;
+        long bodyLength;
+        try {
+            m = Message.getRootAsMessage(s.asSlice(at, length).asByteBuffer().order(ByteOrder.LITTLE_ENDIAN));
+            bodyLength = m.bodyLength();
+        } catch (IndexOutOfBoundsException | IllegalArgumentException e) {
+            throw new CorruptShardException(name, pos, "a message that is not an Arrow message: " + e);
+        }
+        long bodyAt = at + length;
+        if (bodyLength < 0 || bodyLength > size - bodyAt) {
+            throw new CorruptShardException(name, pos, "a message body of " + bodyLength + " bytes where " + (size - bodyAt)
+                    + " are left (a truncated file?)");
+        }
+        MemorySegment body = s.asSlice(bodyAt, bodyLength);
+        try {
+            switch (m.headerType()) {
+                case MessageHeader.Schema -> {
+                    if (stream && !names.isEmpty()) {
+                        throw new CorruptShardException(name, pos, "a second schema message");
+                    }
+                    if (stream) {
+                        schema((Schema) m.header(new Schema()), pos);
+                    }
+                }
+                case MessageHeader.RecordBatch -> {
+                    need(pos);
+                    RecordBatch rb = (RecordBatch) m.header(new RecordBatch());
+                    batches.add(batch(rb, body, types, pos, true));
+                }
+                case MessageHeader.DictionaryBatch -> {
+                    need(pos);
+                    dictionary((DictionaryBatch) m.header(new DictionaryBatch()), body, pos);
+                }
+                default -> throw new CorruptShardException(name, pos, "a message of type "
+                        + MessageHeader.name(m.headerType()) + ", which Stoker does not read");
+            }
+        } catch (IndexOutOfBoundsException | IllegalArgumentException e) {
+            throw new CorruptShardException(name, pos, "a malformed " + MessageHeader.name(m.headerType()) + " message: "
+                    + e.getMessage());
+        }
+        return bodyAt + bodyLength;
+    }
+
+    private void need(long pos) throws CorruptShardException {
+        if (names.isEmpty()) {
+            throw new CorruptShardException(name, pos, "data before the schema message");
+        }
+    }
+
+    private void schema(Schema schema, long pos) throws CorruptShardException {
+        if (schema.endianness() != Endianness.Little) {
+            throw new CorruptShardException(name, pos, "a big-endian Arrow file, which Stoker does not read");
+        }
+        for (int i = 0; i < schema.customMetadataLength(); i++) {
+            KeyValue kv = schema.customMetadata(i);
+            metadata.put(kv.key(), kv.value());
+        }
+        for (int i = 0; i < schema.fieldsLength(); i++) {
+            Field f = schema.fields(i);
+            names.add(f.name());
+            types.add(type(f, f.name(), pos));
+        }
+    }
+
+    private ArrowType type(Field f, String path, long pos) throws CorruptShardException {
+        List<ArrowType> children = new ArrayList<>();
+        for (int i = 0; i < f.childrenLength(); i++) {
+            Field c = f.children(i);
+            children.add(type(c, path + "." + c.name(), pos));
+        }
+        ArrowType.Dictionary dict = null;
+        if (f.dictionary() != null) {
+            Int index = f.dictionary().indexType();
+            dict = new ArrowType.Dictionary(f.dictionary().id(), index == null ? DType.INT32 : integer(index, path, pos));
+        }
+        byte t = f.typeType();
+        ArrowType.Kind kind;
+        DType dtype = null;
+        long size = 0;
+        switch (t) {
+            case Type.Null -> kind = ArrowType.Kind.NULL;
+            case Type.Bool -> kind = ArrowType.Kind.BOOL;
+            case Type.Int -> {
+                kind = ArrowType.Kind.INT;
+                dtype = integer((Int) f.type(new Int()), path, pos);
+            }
+            case Type.FloatingPoint -> {
+                kind = ArrowType.Kind.FLOAT;
+                dtype = switch (((FloatingPoint) f.type(new FloatingPoint())).precision()) {
+                    case Precision.HALF -> DType.FLOAT16;
+                    case Precision.SINGLE -> DType.FLOAT32;
+                    default -> DType.FLOAT64;
+                };
+            }
+            case Type.Utf8 -> kind = ArrowType.Kind.UTF8;
+            case Type.LargeUtf8 -> kind = ArrowType.Kind.LARGE_UTF8;
+            case Type.Binary -> kind = ArrowType.Kind.BINARY;
+            case Type.LargeBinary -> kind = ArrowType.Kind.LARGE_BINARY;
+            case Type.FixedSizeBinary -> {
+                kind = ArrowType.Kind.FIXED_BINARY;
+                size = ((FixedSizeBinary) f.type(new FixedSizeBinary())).byteWidth();
+            }
+            case Type.List -> kind = ArrowType.Kind.LIST;
+            case Type.LargeList -> kind = ArrowType.Kind.LARGE_LIST;
+            case Type.FixedSizeList -> {
+                kind = ArrowType.Kind.FIXED_LIST;
+                size = ((FixedSizeList) f.type(new FixedSizeList())).listSize();
+            }
+            case Type.Struct_ -> kind = ArrowType.Kind.STRUCT;
+            default -> throw new CorruptShardException(name, pos, "column '" + path + "' has Arrow type "
+                    + (t >= 0 && t < Type.names.length ? Type.names[t] : String.valueOf(t)) + ", which Stoker does not read");
+        }
+        int want = switch (kind) {
+            case LIST, LARGE_LIST, FIXED_LIST -> 1;
+            case STRUCT -> children.size();
+            default -> 0;
+        };
+        if (children.size() != want || size < 0) {
+            throw new CorruptShardException(name, pos, "column '" + path + "' (" + kind + ") has " + children.size() + " children");
+        }
+        return new ArrowType(path, f.name(), kind, dtype, size, List.copyOf(children), dict);
+    }
+
+    private DType integer(Int i, String path, long pos) throws CorruptShardException {
+        return switch (i.bitWidth()) {
+            case 8 -> i.isSigned() ? DType.INT8 : DType.UINT8;
+            case 16 -> i.isSigned() ? DType.INT16 : DType.UINT16;
+            case 32 -> i.isSigned() ? DType.INT32 : DType.UINT32;
+            case 64 -> i.isSigned() ? DType.INT64 : DType.UINT64;
+            default -> throw new CorruptShardException(name, pos, "column '" + path + "' has integers of " + i.bitWidth() + " bits");
+        };
+    }
+
+    /** The columns of a record batch (or a dictionary's, {@code withDictionaries} false), views of its body. */
+    private ArrowColumn[] batch(RecordBatch rb, MemorySegment body, List<ArrowType> fields, long pos, boolean withDictionaries)
+            throws CorruptShardException {
+        BodyCompression c = rb.compression();
+        int[] cursor = {0, 0}; // next node, next buffer
+        ArrowColumn[] out = new ArrowColumn[fields.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = column(rb, body, c, fields.get(i), cursor, pos, withDictionaries);
+            if (out[i].length != rb.length()) {
+                throw new CorruptShardException(name, pos, "column '" + fields.get(i).name() + "' has " + out[i].length
+                        + " rows in a record batch of " + rb.length());
+            }
+        }
+        return out;
+    }
+
+    private ArrowColumn column(RecordBatch rb, MemorySegment body, BodyCompression c, ArrowType t, int[] cursor, long pos,
+                               boolean withDictionaries) throws CorruptShardException {
+        if (cursor[0] >= rb.nodesLength()) {
+            throw new CorruptShardException(name, pos, "a record batch with " + rb.nodesLength() + " field nodes, fewer than its schema's");
+        }
+        FieldNode node = rb.nodes(cursor[0]++);
+        MemorySegment validity = null;
+        if (t.hasValidity()) {
+            MemorySegment v = buffer(rb, body, c, cursor, pos, t);
+            validity = v.byteSize() == 0 ? null : v;
+            if (node.nullCount() > 0 && (validity == null || validity.byteSize() * 8 < node.length())) {
+                throw new CorruptShardException(name, pos, "column '" + t.name() + "' has " + node.nullCount()
+                        + " nulls and a validity bitmap of " + (validity == null ? 0 : validity.byteSize()) + " bytes");
+            }
+        }
+        boolean encoded = t.dictionary() != null && withDictionaries;
+        ArrowType layout = encoded ? t : new ArrowType(t.name(), t.field(), t.kind(), t.dtype(), t.size(), t.children(), null);
+        MemorySegment[] buffers = new MemorySegment[layout.buffers()];
+        for (int i = 0; i < buffers.length; i++) {
+            buffers[i] = buffer(rb, body, c, cursor, pos, t);
+        }
+        ArrowColumn[] children = new ArrowColumn[encoded ? 0 : t.children().size()];
+        for (int i = 0; i < children.length; i++) {
+            children[i] = column(rb, body, c, t.children().get(i), cursor, pos, withDictionaries);
+        }
+        ArrowColumn col = new ArrowColumn(layout, node.length(), node.nullCount(), validity, buffers, children);
+        if (encoded) {
+            col.dictionary = dictionaries.get(t.dictionary().id());
+        }
+        return col;
+    }
+
+    private MemorySegment buffer(RecordBatch rb, MemorySegment body, BodyCompression c, int[] cursor, long pos, ArrowType t)
+            throws CorruptShardException {
+        if (cursor[1] >= rb.buffersLength()) {
+            throw new CorruptShardException(name, pos, "a record batch with " + rb.buffersLength() + " buffers, fewer than its "
+                    + "schema needs (at column '" + t.name() + "')");
+        }
+        var b = rb.buffers(cursor[1]++);
+        if (b.offset() < 0 || b.length() < 0 || b.offset() + b.length() > body.byteSize()) {
+            throw new CorruptShardException(name, pos, "column '" + t.name() + "': a buffer at [" + b.offset() + ", "
+                    + (b.offset() + b.length()) + ") of a body of " + body.byteSize() + " bytes (a truncated file?)");
+        }
+        MemorySegment raw = body.asSlice(b.offset(), b.length());
+        return c == null || raw.byteSize() == 0 ? raw : decompress(raw, c.codec(), pos, t);
+    }
+
+    /** A compressed buffer: its uncompressed length (-1: stored as it is), then an LZ4 frame or a zstd frame. */
+    private MemorySegment decompress(MemorySegment raw, byte codec, long pos, ArrowType t) throws CorruptShardException {
+        if (raw.byteSize() < 8) {
+            throw new CorruptShardException(name, pos, "column '" + t.name() + "': a compressed buffer of " + raw.byteSize() + " bytes");
+        }
+        long n = raw.get(I64, 0);
+        MemorySegment data = raw.asSlice(8);
+        if (n == -1) {
+            return data;
+        }
+        if (n < 0 || n > Integer.MAX_VALUE - 16) {
+            throw new CorruptShardException(name, pos, "column '" + t.name() + "': a buffer that decompresses to " + n + " bytes");
+        }
+        byte[] in = data.toArray(ValueLayout.JAVA_BYTE);
+        byte[] out = new byte[(int) n];
+        try {
+            if (codec == CompressionType.ZSTD) {
+                long got = Zstd.decompressByteArray(out, 0, out.length, in, 0, in.length);
+                if (Zstd.isError(got) || got != n) {
+                    throw new IOException(Zstd.isError(got) ? Zstd.getErrorName(got) : got + " bytes, not " + n);
+                }
+            } else {
+                try (InputStream s = new LZ4FrameInputStream(new ByteArrayInputStream(in))) {
+                    if (s.readNBytes(out, 0, out.length) != n) {
+                        throw new IOException("fewer than " + n + " bytes");
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new CorruptShardException(name, pos, "column '" + t.name() + "': a compressed buffer that does not "
+                    + "decompress: " + e.getMessage());
+        }
+        return MemorySegment.ofArray(out);
+    }
+
+    private void dictionary(DictionaryBatch d, MemorySegment body, long pos) throws CorruptShardException {
+        ArrowType valueType = null;
+        for (ArrowType t : types) {
+            valueType = valueType != null ? valueType : find(t, d.id());
+        }
+        if (valueType == null) {
+            throw new CorruptShardException(name, pos, "a dictionary batch for id " + d.id() + ", which no column uses");
+        }
+        ArrowColumn values = batch(d.data(), body, List.of(valueType), pos, false)[0];
+        List<ArrowColumn> chunks = d.isDelta() && dictionaries.containsKey(d.id())
+                ? new ArrayList<>(dictionaries.get(d.id())) : new ArrayList<>();
+        chunks.add(values);
+        dictionaries.put(d.id(), List.copyOf(chunks)); // batches read before keep the dictionary they were read with
+    }
+
+    private static ArrowType find(ArrowType t, long id) {
+        if (t.dictionary() != null && t.dictionary().id() == id) {
+            return t;
+        }
+        for (ArrowType c : t.children()) {
+            ArrowType f = find(c, id);
+            if (f != null) {
+                return f;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The Arrow files of {@code path}, in row order: a {@code save_to_disk} folder's data files in
+     * its {@code state.json}'s order, the {@code .arrow} files of any other folder by name, or the
+     * file itself. A {@code DatasetDict} folder is refused naming its splits; a dataset whose rows
+     * are remapped by an indices file is refused.
+     */
+    public static List<Path> files(Path path) throws IOException {
+        if (!java.nio.file.Files.isDirectory(path)) {
+            return List.of(path);
+        }
+        Path dict = path.resolve("dataset_dict.json");
+        if (java.nio.file.Files.isRegularFile(dict)) {
+            throw new CorruptShardException(dict.toString(), -1, "a DatasetDict folder: give one split's folder ("
+                    + String.join(", ", new com.fasterxml.jackson.databind.ObjectMapper().readTree(dict.toFile()).path("splits")
+                    .valueStream().map(n -> n.asText()).toList()) + ")");
+        }
+        Path state = path.resolve("state.json");
+        if (java.nio.file.Files.isRegularFile(state)) {
+            com.fasterxml.jackson.databind.JsonNode s;
+            try {
+                s = new com.fasterxml.jackson.databind.ObjectMapper().readTree(state.toFile());
+            } catch (IOException e) {
+                throw new CorruptShardException(state.toString(), -1, "not JSON: " + e.getMessage().lines().findFirst().orElse(""));
+            }
+            if (s.path("_indices_data_files").isArray() && !s.path("_indices_data_files").isEmpty()) {
+                throw new CorruptShardException(state.toString(), -1, "rows remapped by an indices file (_indices_data_files), "
+                        + "which Stoker does not apply: save the dataset again with a current datasets (flatten_indices)");
+            }
+            if (!s.path("_data_files").isArray() || s.path("_data_files").isEmpty()) {
+                throw new CorruptShardException(state.toString(), -1, "expected _data_files, a list of {\"filename\": ...}");
+            }
+            List<Path> out = new ArrayList<>();
+            for (var f : s.get("_data_files")) {
+                String file = f.path("filename").asText("");
+                Path p = path.resolve(file).normalize();
+                if (file.isEmpty() || !p.startsWith(path.normalize())) {
+                    throw new CorruptShardException(state.toString(), -1, "a data file '" + file + "' outside the folder");
+                }
+                out.add(p);
+            }
+            return out;
+        }
+        try (var files = java.nio.file.Files.list(path)) {
+            List<Path> out = files.filter(p -> p.getFileName().toString().endsWith(".arrow")).sorted().toList();
+            if (out.isEmpty()) {
+                throw new java.nio.file.NoSuchFileException(path.toString(), null, "no state.json and no .arrow files");
+            }
+            return out;
+        }
+    }
+
+    @Override
+    public DType raggedType(String field) {
+        ArrowType t = null;
+        List<ArrowType> level = types;
+        for (String part : field.split("\\.", -1)) {
+            t = null;
+            for (ArrowType c : level) {
+                if (c.field().equals(part)) {
+                    t = c;
+                }
+            }
+            if (t == null) {
+                return null;
+            }
+            level = t.children();
+        }
+        boolean list = t.kind() == ArrowType.Kind.LIST || t.kind() == ArrowType.Kind.LARGE_LIST;
+        ArrowType item = list ? t.children().get(0) : null;
+        return item != null && item.dictionary() == null && (item.kind() == ArrowType.Kind.INT || item.kind() == ArrowType.Kind.FLOAT)
+                ? item.dtype() : null;
+    }
+
+    /** The schema's custom metadata (Hugging Face's features are under {@code huggingface}). */
+    public Map<String, String> metadata() {
+        return metadata;
+    }
+
+    /** The top-level columns' names. */
+    public List<String> columns() {
+        return List.copyOf(names);
+    }
+
+    @Override
+    public long size() {
+        return starts[starts.length - 1];
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public long fingerprint() {
+        return fingerprint;
+    }
+
+    @Override
+    public Map<String, Object> get(long index) throws IOException {
+        if (index < 0 || index >= size()) {
+            throw new IndexOutOfBoundsException("row " + index + " of " + size());
+        }
+        int lo = 0;
+        int hi = batches.size() - 1;
+        while (lo < hi) {
+            int mid = (lo + hi + 1) >>> 1;
+            if (starts[mid] <= index) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        ArrowColumn[] cols = batches.get(lo);
+        long row = index - starts[lo];
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (int c = 0; c < cols.length; c++) {
+            try {
+                out.put(names.get(c), cols[c].value(row));
+            } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
+                throw new CorruptRecordException(name, -1, "row " + index + " (record batch " + lo + ", row " + row
+                        + "), column '" + names.get(c) + "': " + e.getMessage());
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public String where(long index) {
+        return name + " row " + index;
+    }
+
+    @Override
+    public void close() {
+        file.close();
+    }
+}

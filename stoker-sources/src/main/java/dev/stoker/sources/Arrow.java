@@ -1,0 +1,53 @@
+package dev.stoker.sources;
+
+import dev.stoker.formats.arrow.ArrowFile;
+import dev.stoker.formats.records.RecordSource;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Arrow IPC files as they are, as Hugging Face {@code datasets} saves them: a {@code save_to_disk}
+ * folder (its data files in its {@code state.json}'s order), a split's folder, or {@code .arrow}
+ * files (stream or file format; local paths, or http(s):// and s3:// URLs of files read through
+ * {@code cache}), one after the other, each column a field ({@link ArrowFile}).
+ *
+ * @param fields the columns to batch (empty: all; dotted names for a struct's members, as
+ *               {@code image.bytes})
+ */
+public record Arrow(List<String> paths, List<String> fields, RemoteCache cache) implements SourceSpec {
+    public Arrow {
+        paths = paths == null ? List.of() : List.copyOf(paths);
+        fields = fields == null ? List.of() : List.copyOf(fields);
+        cache = cache == null ? RemoteCache.DEFAULT : cache;
+    }
+
+    /** Every column of the folders or files at {@code paths}. */
+    public static Arrow of(List<String> paths) {
+        return new Arrow(paths, List.of(), RemoteCache.DEFAULT);
+    }
+
+    @Override
+    public Recipe open(LoaderSpec loader) throws IOException {
+        if (paths.isEmpty()) {
+            throw new SpecException("paths", "must name a saved dataset's folder or .arrow files");
+        }
+        return Recipe.open(kind(), r -> {
+            List<RecordSource> parts = new ArrayList<>();
+            List<String> columns = null;
+            for (Path local : r.hold(new LocalCopies(paths, cache)).paths()) {
+                for (Path file : ArrowFile.files(local)) {
+                    ArrowFile f = r.hold(ArrowFile.open(file));
+                    if (columns == null) {
+                        columns = f.columns();
+                    } else if (!columns.equals(f.columns())) {
+                        throw new java.io.IOException(file + ": columns " + f.columns() + " differ from the first file's " + columns);
+                    }
+                    parts.add(f);
+                }
+            }
+            RecordFormats.finish(r, RecordSource.concat(parts), fields);
+        });
+    }
+}
