@@ -94,6 +94,7 @@ SOURCES = {
                            "decode": _Opt(_STR, choices=_DECODE), "fields": _Opt(_LIST)}, ("cache",)),
     "arrayrecord": ("paths", {"decode": _Opt(_STR, choices=_DECODE), "fields": _Opt(_LIST)}, ("cache",)),
     "arrow": ("paths", {"fields": _Opt(_LIST)}, ("cache",)),
+    "litdata": ("path", {"block_size": _Opt(_INT, 1), "password_env": _Opt(_STR), "fields": _Opt(_LIST)}, ("cache",)),
 }
 
 # Other names for options: PyTorch DataLoader's, and the CLI's flags that name one value.

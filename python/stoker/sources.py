@@ -95,3 +95,8 @@ def arrayrecord(*paths, **options):
 def arrow(*paths, **options):
     """Arrow files as Hugging Face ``datasets`` saves them: a ``save_to_disk`` folder, a split's folder, or ``.arrow`` files."""
     return Source("arrow", *paths, **options)
+
+
+def litdata(path, **options):
+    """A LitData optimized dataset as it is: PyTree items, or a TokensLoader dataset's blocks of ``block_size`` tokens."""
+    return Source("litdata", path, **options)

@@ -3,8 +3,8 @@
  * ({@code dev.stoker.formats.tar}), JSON lines and text ({@code .text}), token data for language
  * models ({@code .tokens}), numpy arrays ({@code .npy}), images ({@code .image}), and the record
  * formats of other loaders, read as they are: MosaicML's MDS ({@code .mds}), TFRecord
- * ({@code .tfrecord}), ArrayRecord ({@code .riegeli}) and Arrow IPC files as Hugging Face's
- * {@code datasets} saves them ({@code .arrow}), through {@code .records}. The I/O
+ * ({@code .tfrecord}), ArrayRecord ({@code .riegeli}), LitData's chunks ({@code .litdata}) and Arrow
+ * IPC files as Hugging Face's {@code datasets} saves them ({@code .arrow}), through {@code .records}. The I/O
  * plumbing they share ({@code .io}) is Stoker's own, open to its other modules only.
  */
 module dev.stoker.formats {
@@ -21,6 +21,7 @@ module dev.stoker.formats {
 
     exports dev.stoker.formats.arrow;
     exports dev.stoker.formats.image;
+    exports dev.stoker.formats.litdata;
     exports dev.stoker.formats.mds;
     exports dev.stoker.formats.npy;
     exports dev.stoker.formats.records;

@@ -2,6 +2,7 @@ package dev.stoker.cli;
 
 import dev.stoker.sources.ArrayRecord;
 import dev.stoker.sources.Arrow;
+import dev.stoker.sources.LitData;
 import dev.stoker.sources.Mds;
 import dev.stoker.sources.SourceSpec;
 import dev.stoker.sources.TfRecord;
@@ -105,6 +106,32 @@ final class RecordBenches {
         @Override
         SourceSpec source() {
             return new Arrow(paths, fields, cache.spec());
+        }
+    }
+
+    @Command(name = "litdata", description = "A LitData optimized dataset as it is: PyTree items (each leaf a field), or a "
+            + "TokensLoader dataset's blocks of --block-size tokens.")
+    static final class LitDataBench extends BenchCommand.Source {
+        @Parameters(paramLabel = "DIR", description = "The dataset's folder, where index.json is (a local path, or an http(s):// "
+                + "or s3:// URL whose index and chunks are fetched through the cache).")
+        String path;
+
+        @Mixin
+        CacheOptions cache;
+
+        @Option(names = "--block-size", paramLabel = "N", description = "Tokens per sample, for a TokensLoader dataset.")
+        Integer blockSize;
+
+        @Option(names = "--password-env", paramLabel = "VAR", description = "The environment variable holding an encrypted "
+                + "dataset's password.")
+        String passwordEnv;
+
+        @Option(names = "--fields", split = ",", paramLabel = "A,B", description = "Leaves to batch (default: all).")
+        List<String> fields = List.of();
+
+        @Override
+        SourceSpec source() {
+            return new LitData(path, blockSize, passwordEnv, fields, cache.spec());
         }
     }
 }

@@ -59,6 +59,7 @@ public final class Specs {
         m.put("tfrecord", TfRecord.of(List.of()));
         m.put("arrayrecord", ArrayRecord.of(List.of()));
         m.put("arrow", Arrow.of(List.of()));
+        m.put("litdata", LitData.of(null));
         return m;
     }
 

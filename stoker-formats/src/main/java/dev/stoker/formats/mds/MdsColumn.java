@@ -5,6 +5,7 @@ import dev.stoker.CorruptRecordException;
 import dev.stoker.CorruptShardException;
 import dev.stoker.DType;
 import dev.stoker.formats.records.JsonText;
+import dev.stoker.formats.records.PilImage;
 import dev.stoker.formats.records.Tensor;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -192,12 +193,12 @@ public record MdsColumn(String name, String encoding, long size) {
             case "str_int" -> integer(utf8(b).trim());
             case "str_float" -> real(utf8(b).trim());
             case "json" -> new JsonText(utf8(b));
-            case "pil" -> pil(b);
+            case "pil" -> PilImage.decode(b);
             case "jpeg_array", "jpegarray" -> images(b, 0);
             case "list[pil]", "list[jpeg]", "list[png]" -> {
                 List<Object> items = images(b, 4);
                 if (encoding.equals("list[pil]")) {
-                    items.replaceAll(o -> pil((byte[]) o));
+                    items.replaceAll(o -> PilImage.decode((byte[]) o));
                 }
                 yield items;
             }
@@ -299,32 +300,6 @@ public record MdsColumn(String name, String encoding, long size) {
         if (at + n > b.length) {
             throw new IllegalArgumentException("the value ends inside " + what);
         }
-    }
-
-    private static Object pil(byte[] b) {
-        need(b, 0, 12, "its header");
-        java.nio.ByteBuffer h = java.nio.ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN);
-        long w = Integer.toUnsignedLong(h.getInt(0));
-        long ht = Integer.toUnsignedLong(h.getInt(4));
-        int modeLen = h.getInt(8);
-        need(b, 12, modeLen, "its mode");
-        String mode = new String(b, 12, modeLen, StandardCharsets.US_ASCII);
-        byte[] raw = Arrays.copyOfRange(b, 12 + modeLen, b.length);
-        int channels = switch (mode) {
-            case "L" -> 1;
-            case "RGB" -> 3;
-            case "RGBA" -> 4;
-            default -> 0;
-        };
-        if (channels == 0) {
-            return raw;
-        }
-        if (w * ht * channels != raw.length) {
-            throw new IllegalArgumentException("a " + w + "x" + ht + " " + mode + " image needs " + w * ht * channels
-                    + " bytes; the value has " + raw.length);
-        }
-        long[] shape = channels == 1 ? new long[] {ht, w} : new long[] {ht, w, channels};
-        return new Tensor(DType.UINT8, shape, raw);
     }
 
     /** {@code u32 n, u32 sizes[n], items} after {@code skip} reserved bytes. */

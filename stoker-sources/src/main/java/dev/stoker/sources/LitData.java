@@ -1,0 +1,71 @@
+package dev.stoker.sources;
+
+import dev.stoker.formats.litdata.LitDataset;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * A LitData optimized dataset as it is ({@link LitDataset}): the folder (a local path, or an
+ * http(s):// or s3:// URL whose index and chunks are fetched through {@code cache}) of
+ * {@code index.json} and its chunks; PyTree items, each leaf a field, or a TokensLoader dataset's
+ * blocks of {@code block_size} tokens (the field {@code tokens}).
+ *
+ * @param blockSize   tokens per sample, for a TokensLoader dataset (required there)
+ * @param passwordEnv the environment variable holding an encrypted dataset's password (the
+ *                    password itself is never part of a spec, so never sent, saved or printed)
+ * @param fields      the leaves to batch (empty: all)
+ */
+public record LitData(String path, Integer blockSize, String passwordEnv, List<String> fields, RemoteCache cache)
+        implements SourceSpec {
+    public LitData {
+        if (blockSize != null) {
+            SpecException.atLeast("block_size", blockSize, 1);
+        }
+        fields = fields == null ? List.of() : List.copyOf(fields);
+        cache = cache == null ? RemoteCache.DEFAULT : cache;
+    }
+
+    /** Every leaf of the dataset in {@code path}. */
+    public static LitData of(String path) {
+        return new LitData(path, null, null, List.of(), RemoteCache.DEFAULT);
+    }
+
+    @Override
+    public Recipe open(LoaderSpec loader) throws IOException {
+        if (path == null || path.isEmpty()) {
+            throw new SpecException("path", "must name the dataset's folder (where index.json is)");
+        }
+        char[] password = null;
+        if (passwordEnv != null) {
+            String p = System.getenv(passwordEnv);
+            if (p == null || p.isEmpty()) {
+                throw new SpecException("password_env", "names " + passwordEnv + ", which is not set in the environment");
+            }
+            password = p.toCharArray();
+        }
+        char[] key = password;
+        return Recipe.open(kind(), r -> {
+            LocalCopies copies = r.hold(new LocalCopies(List.of(), cache));
+            Path index = copies.under(path, "index.json");
+            if (!Files.isRegularFile(index)) {
+                throw new NoSuchFileException(index.toString(), null, "a LitData dataset's folder holds index.json");
+            }
+            if (key != null) {
+                copies.under(path, "fernet.pem");
+            }
+            LitDataset data;
+            try {
+                data = r.hold(LitDataset.open(index.getParent(), blockSize == null ? 0 : blockSize, key));
+            } catch (IllegalArgumentException e) {
+                throw new SpecException("block_size", e.getMessage());
+            }
+            for (String chunk : data.files()) {
+                copies.under(path, chunk);
+            }
+            RecordFormats.finish(r, data, fields);
+        });
+    }
+}
