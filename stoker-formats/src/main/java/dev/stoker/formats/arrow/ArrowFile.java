@@ -68,6 +68,8 @@ public final class ArrowFile implements RecordSource {
     private final Map<String, String> metadata = new LinkedHashMap<>();
     private final List<ArrowColumn[]> batches = new ArrayList<>();
     private long[] starts = {0};
+    /** Per column, {@link #fixedWidth}. */
+    private long[] widths;
     private final Map<Long, List<ArrowColumn>> dictionaries = new HashMap<>();
     private final long fingerprint;
 
@@ -114,6 +116,10 @@ public final class ArrowFile implements RecordSource {
             st[i + 1] = st[i] + (b.length == 0 ? 0 : b[0].length);
         }
         starts = st;
+        widths = new long[names.size()];
+        for (int c = 0; c < widths.length; c++) {
+            widths[c] = width(c);
+        }
     }
 
     private static boolean startsWithMagic(MemorySegment s, long at) {
@@ -520,6 +526,73 @@ public final class ArrowFile implements RecordSource {
                 ? item.dtype() : null;
     }
 
+    /**
+     * A top-level column of integers or floats, or of fixed-size lists of them, with no nulls in
+     * any record batch: stored as its values' bytes, {@code width} per row.
+     */
+    @Override
+    public long fixedWidth(String field) {
+        int c = names.indexOf(field);
+        return c < 0 ? -1 : widths[c];
+    }
+
+    private long width(int c) {
+        ArrowType t = types.get(c);
+        long elements = 1;
+        ArrowType values = t;
+        if (t.kind() == ArrowType.Kind.FIXED_LIST && t.dictionary() == null) {
+            elements = t.size();
+            values = t.children().get(0);
+        }
+        if (values.dictionary() != null || t.dictionary() != null
+                || values.kind() != ArrowType.Kind.INT && values.kind() != ArrowType.Kind.FLOAT) {
+            return -1;
+        }
+        for (ArrowColumn[] b : batches) {
+            ArrowColumn col = b[c];
+            if (col.nullCount > 0 || values != t && col.children[0].nullCount > 0) {
+                return -1;
+            }
+        }
+        return elements * values.dtype().byteSize();
+    }
+
+    @Override
+    public void copyFixed(String field, long index, int count, MemorySegment dst, long at) throws IOException {
+        int c = names.indexOf(field);
+        long width = widths[c];
+        int b = batchOf(index);
+        while (count > 0) {
+            ArrowColumn col = batches.get(b)[c];
+            long row = index - starts[b];
+            int n = (int) Math.min(count, col.length - row);
+            MemorySegment values = col.type.kind() == ArrowType.Kind.FIXED_LIST ? col.children[0].buffers[0] : col.buffers[0];
+            if ((row + n) * width > values.byteSize()) {
+                throw new CorruptRecordException(name, -1, "column '" + field + "' of record batch " + b + ": rows up to "
+                        + (row + n) + " need " + (row + n) * width + " bytes; its buffer has " + values.byteSize());
+            }
+            MemorySegment.copy(values, row * width, dst, at, n * width);
+            index += n;
+            count -= n;
+            at += n * width;
+            b++;
+        }
+    }
+
+    private int batchOf(long index) {
+        int lo = 0;
+        int hi = batches.size() - 1;
+        while (lo < hi) {
+            int mid = (lo + hi + 1) >>> 1;
+            if (starts[mid] <= index) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return lo;
+    }
+
     /** The schema's custom metadata (Hugging Face's features are under {@code huggingface}). */
     public Map<String, String> metadata() {
         return metadata;
@@ -550,16 +623,7 @@ public final class ArrowFile implements RecordSource {
         if (index < 0 || index >= size()) {
             throw new IndexOutOfBoundsException("row " + index + " of " + size());
         }
-        int lo = 0;
-        int hi = batches.size() - 1;
-        while (lo < hi) {
-            int mid = (lo + hi + 1) >>> 1;
-            if (starts[mid] <= index) {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
+        int lo = batchOf(index);
         ArrowColumn[] cols = batches.get(lo);
         long row = index - starts[lo];
         Map<String, Object> out = new LinkedHashMap<>();

@@ -177,6 +177,11 @@ public record MdsColumn(String name, String encoding, long size) {
         return out;
     }
 
+    /** Whether the column's bytes are its value's little-endian bytes at a fixed size (a number, a static ndarray). */
+    boolean raw() {
+        return size >= 0 && (scalar(encoding) != null || encoding.equals("int") || encoding.startsWith("ndarray"));
+    }
+
     /** This column's value from its bytes; IllegalArgumentException when they are not one. */
     Object value(byte[] b) {
         DType t = scalar(encoding);

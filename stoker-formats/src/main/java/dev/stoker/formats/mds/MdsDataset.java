@@ -49,6 +49,8 @@ public final class MdsDataset implements RecordSource {
     private final long[] starts;
     private final long fingerprint;
     private final long cacheBytes;
+    /** Per column, where it lies in every sample (-1: not at one place, or not raw bytes). */
+    private final long[] places;
     private final LinkedHashMap<Shard, MemorySegment> decompressed = new LinkedHashMap<>(16, 0.75f, true);
     private long cachedBytes;
     private boolean closed;
@@ -83,6 +85,11 @@ public final class MdsDataset implements RecordSource {
         }
         this.fingerprint = fingerprint;
         this.cacheBytes = cacheBytes;
+        this.places = new long[columns.size()];
+        for (int c = 0; c < places.length; c++) {
+            places[c] = place(columns, c);
+            byName.put(columns.get(c).name(), c);
+        }
     }
 
     /** The dataset whose {@code index.json} is in {@code dir}. */
@@ -171,6 +178,64 @@ public final class MdsDataset implements RecordSource {
     /** The columns, in the order samples hold them. */
     public List<MdsColumn> columns() {
         return columns;
+    }
+
+    /**
+     * A column stored as its values' little-endian bytes at a fixed size (integers, floats,
+     * {@code ndarray} of static dtype and shape) and at a fixed place in every sample: no column of
+     * varying size comes before it.
+     */
+    @Override
+    public long fixedWidth(String field) {
+        int c = columnIndex(field);
+        return c < 0 || places[c] < 0 ? -1 : columns.get(c).size();
+    }
+
+    /** Where column {@code c} lies in every sample, or -1 when it does not lie at one place or is not raw bytes. */
+    private static long place(List<MdsColumn> columns, int c) {
+        if (!columns.get(c).raw()) {
+            return -1;
+        }
+        long at = 0;
+        for (MdsColumn col : columns) {
+            if (col.size() < 0) {
+                at += 4; // its size comes first
+            }
+        }
+        for (int i = 0; i < c; i++) {
+            if (columns.get(i).size() < 0) {
+                return -1;
+            }
+            at += columns.get(i).size();
+        }
+        return at;
+    }
+
+    private final java.util.Map<String, Integer> byName = new java.util.HashMap<>();
+
+    private int columnIndex(String field) {
+        return byName.getOrDefault(field, -1);
+    }
+
+    @Override
+    public void copyFixed(String field, long index, int count, MemorySegment dst, long at) throws IOException {
+        int c = columnIndex(field);
+        long place = places[c];
+        long width = columns.get(c).size();
+        for (int k = 0; k < count; k++) {
+            long i = index + k;
+            int s = shardOf(i);
+            Shard shard = shards[s];
+            MemorySegment bytes = bytes(shard);
+            int r = (int) (i - starts[s]);
+            long from = Integer.toUnsignedLong(shard.offsets[r]);
+            long end = Integer.toUnsignedLong(shard.offsets[r + 1]);
+            if (from + place + width > end) {
+                throw new dev.stoker.CorruptRecordException(dir.resolve(shard.file) + " sample " + r, from,
+                        "column '" + field + "' runs past the sample's " + (end - from) + " bytes");
+            }
+            MemorySegment.copy(bytes, from + place, dst, at + k * width, width);
+        }
     }
 
     @Override

@@ -36,6 +36,10 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
     private final Kind[] kinds;
     /** For a ragged field, its elements' type. */
     private final DType[] elementTypes;
+    /** Per field, its path dotted. */
+    private final String[] dotted;
+    /** Every field's values are stored at the field's width, so a batch is copied column by column ({@link #readAll}). */
+    private final boolean columnar;
 
     private enum Kind { TENSOR, LONG, DOUBLE, FLOAT, BOOL, TEXT, BYTES, LIST_LONG, LIST_FLOAT, LIST_DOUBLE, LIST_TENSOR, LIST_BYTES, RAGGED }
 
@@ -101,6 +105,14 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
         this.paths = kept.toArray(String[][]::new);
         this.kinds = ks.toArray(Kind[]::new);
         this.elementTypes = ets.toArray(DType[]::new);
+        this.dotted = new String[fs.size()];
+        boolean c = true;
+        for (int f = 0; f < fs.size(); f++) {
+            Field field = fs.get(f);
+            dotted[f] = String.join(".", paths[f]);
+            c &= !field.isVariable() && source.fixedWidth(dotted[f]) == field.sampleBytes();
+        }
+        this.columnar = c;
     }
 
     private static Field vector(String name, DType dtype, int n) {
@@ -239,6 +251,36 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
                 case LIST_LONG, LIST_FLOAT, LIST_DOUBLE, LIST_TENSOR -> row.put(f, vectorBytes(v, index, f));
             }
         }
+    }
+
+    /**
+     * A whole batch column by column, when every field is stored at its width (an Arrow file's
+     * fixed-width columns, an MDS dataset's fixed-size ones): each run of consecutive records one
+     * copy per field, no record decoded.
+     */
+    @Override
+    public boolean readAll(long[] indices, int from, int count, Row row) throws IOException {
+        if (!columnar) {
+            return false;
+        }
+        int j = 0;
+        while (j < count) {
+            int run = 1;
+            while (j + run < count && indices[from + j + run] == indices[from + j] + run) {
+                run++;
+            }
+            for (int f = 0; f < paths.length; f++) {
+                long width = schema.field(f).sampleBytes();
+                source.copyFixed(dotted[f], indices[from + j], run, row.column(f), row.offset(f) + j * width);
+            }
+            j += run;
+        }
+        return true;
+    }
+
+    /** Whether batches are copied column by column (for tests). */
+    boolean columnar() {
+        return columnar;
     }
 
     private byte[] bytesOf(Object v, long index, int f) throws CorruptRecordException {

@@ -43,6 +43,24 @@ public interface RecordSource extends AutoCloseable {
         return null;
     }
 
+    /**
+     * The bytes of field {@code field}'s value in every record, when each is stored as its
+     * little-endian bytes, fixed in size and never null, so that {@link #copyFixed} can copy them
+     * straight into a batch (an Arrow fixed-width column, an MDS fixed-size column); else -1.
+     */
+    default long fixedWidth(String field) {
+        return -1;
+    }
+
+    /**
+     * Copies field {@code field}'s values of records {@code [index, index + count)}, {@link #fixedWidth}
+     * bytes each, one after the other into {@code dst} at {@code at}. Only for a field whose
+     * {@code fixedWidth} is not -1.
+     */
+    default void copyFixed(String field, long index, int count, java.lang.foreign.MemorySegment dst, long at) throws IOException {
+        throw new UnsupportedOperationException(name() + ": field '" + field + "' is not stored at a fixed width");
+    }
+
     /** A fingerprint of the content (NOTE in {@link dev.stoker.Dataset#fingerprint()}); 0: none. */
     default long fingerprint() {
         return 0;
@@ -112,6 +130,30 @@ public interface RecordSource extends AutoCloseable {
         @Override
         public dev.stoker.DType raggedType(String field) {
             return parts.get(0).raggedType(field);
+        }
+
+        @Override
+        public long fixedWidth(String field) {
+            long w = parts.get(0).fixedWidth(field);
+            for (RecordSource p : parts) {
+                if (p.fixedWidth(field) != w) {
+                    return -1;
+                }
+            }
+            return w;
+        }
+
+        @Override
+        public void copyFixed(String field, long index, int count, java.lang.foreign.MemorySegment dst, long at) throws IOException {
+            long width = fixedWidth(field);
+            while (count > 0) {
+                int p = part(index);
+                int n = (int) Math.min(count, starts[p + 1] - index);
+                parts.get(p).copyFixed(field, index - starts[p], n, dst, at);
+                index += n;
+                count -= n;
+                at += n * width;
+            }
         }
 
         @Override

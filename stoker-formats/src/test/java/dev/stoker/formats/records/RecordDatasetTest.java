@@ -125,4 +125,93 @@ class RecordDatasetTest {
             assertTrue(e.getMessage().contains("no field 'nope'"), e.getMessage());
         }
     }
+
+    /** The same records with no columnar access: every batch read record by record. */
+    private static RecordSource recordByRecord(RecordSource s) {
+        return new RecordSource() {
+            @Override
+            public long size() {
+                return s.size();
+            }
+
+            @Override
+            public Map<String, Object> get(long index) throws IOException {
+                return s.get(index);
+            }
+
+            @Override
+            public String name() {
+                return s.name();
+            }
+        };
+    }
+
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void columnByColumnGivesTheBatchesRecordByRecordGives(boolean shuffle) throws IOException {
+        List<RecordSource> parts = new ArrayList<>();
+        for (Path p : ArrowFile.files(Interop.DIR.resolve("arrow/saved"))) {
+            parts.add(ArrowFile.open(p));
+        }
+        RecordSource s = RecordSource.concat(parts);
+        List<String> fixed = List.of("id", "i32", "u8", "u64", "f16", "f32", "f64", "vec3");
+        for (String f : fixed) {
+            assertTrue(s.fixedWidth(f) > 0, f);
+        }
+        try (RecordDataset columns = new RecordDataset(s, fixed);
+             RecordDataset records = new RecordDataset(recordByRecord(s), fixed)) {
+            assertTrue(columns.columnar() && !records.columnar());
+            assertEquals(digests(records, shuffle), digests(columns, shuffle));
+        }
+    }
+
+    private static List<String> digests(RecordDataset d, boolean shuffle) throws IOException {
+        List<String> out = new ArrayList<>();
+        try (Loader l = Loader.builder(d).batchSize(4).workers(2).shuffle(shuffle).seed(3).build()) {
+            for (Batch b : l) {
+                try (b) {
+                    java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
+                    b.digest(md);
+                    out.add(java.util.HexFormat.of().formatHex(md.digest()));
+                } catch (java.security.NoSuchAlgorithmException e) {
+                    throw new AssertionError(e);
+                }
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void mdsColumnsAtAFixedPlaceAreCopiedAsTheyAreDecoded(@org.junit.jupiter.api.io.TempDir Path tmp) throws IOException {
+        // a dataset of fixed-size columns only, as MDSWriter lays it out: id:int, label:int32, vec:ndarray:float32:3
+        int n = 10;
+        String config = "{\"column_encodings\": [\"int\", \"int32\", \"ndarray:float32:3\"], \"column_names\": [\"id\", "
+                + "\"label\", \"vec\"], \"column_sizes\": [8, 4, 12], \"compression\": null, \"format\": \"mds\", "
+                + "\"hashes\": [], \"size_limit\": 67108864, \"version\": 2}";
+        byte[] head = config.getBytes(StandardCharsets.UTF_8);
+        int first = 4 + 4 * (n + 1) + head.length;
+        ByteBuffer b = ByteBuffer.allocate(first + 24 * n).order(ByteOrder.LITTLE_ENDIAN);
+        b.putInt(n);
+        for (int i = 0; i <= n; i++) {
+            b.putInt(first + 24 * i);
+        }
+        b.put(head);
+        for (int i = 0; i < n; i++) {
+            b.putLong(1000L + i).putInt(-i).putFloat(i).putFloat(i + 0.5f).putFloat(-i);
+        }
+        java.nio.file.Files.write(tmp.resolve("shard.00000.mds"), b.array());
+        java.nio.file.Files.writeString(tmp.resolve("index.json"), "{\"shards\": [" + config.substring(0, config.length() - 1)
+                + ", \"raw_data\": {\"basename\": \"shard.00000.mds\", \"bytes\": " + b.capacity() + ", \"hashes\": {}}, "
+                + "\"samples\": " + n + ", \"zip_data\": null}], \"version\": 2}");
+        try (MdsDataset mds = MdsDataset.open(tmp)) {
+            assertEquals(8, mds.fixedWidth("id"));
+            assertEquals(12, mds.fixedWidth("vec"));
+            try (RecordDataset columns = new RecordDataset(mds, List.of());
+                 RecordDataset records = new RecordDataset(recordByRecord(mds), List.of())) {
+                assertTrue(columns.columnar() && !records.columnar());
+                assertEquals(digests(records, true), digests(columns, true));
+                assertEquals(digests(records, false), digests(columns, false));
+            }
+        }
+    }
 }
