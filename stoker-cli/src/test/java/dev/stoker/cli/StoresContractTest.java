@@ -64,6 +64,11 @@ class StoresContractTest {
         FORMATS.put("megatron", new String[] {"tokens", "@docs.idx", "--seq-len", "8", "--batch", "4"});
         FORMATS.put("parquet", new String[] {"parquet", "@rows.parquet", "--columns", "id,label,x", "--batch", "64"});
         FORMATS.put("hdf5", new String[] {"hdf5", "@default.h5", "--dataset", "/x", "--dataset", "/y", "--batch", "8"});
+        // other loaders' formats, as their own writers wrote them (an MDS index over sub-folders, zstd chunks, gzip)
+        FORMATS.put("mds", new String[] {"mds", "@mds", "--fields", "bytes,int,str", "--batch", "3"});
+        FORMATS.put("litdata", new String[] {"litdata", "@litdata", "--fields", "name,label,raw", "--batch", "3"});
+        FORMATS.put("arrow", new String[] {"arrow", "@hf-0.arrow", "@hf-1.arrow", "--fields", "id,u64,text,ints,vec3", "--batch", "3"});
+        FORMATS.put("tfrecord", new String[] {"tfrecord", "@examples.tfrecord.gz", "--decode", "raw", "--batch", "3"});
     }
 
     static final List<String> STORES = List.of("http", "s3", "memory", "one-byte", "cut-mid-read");
@@ -103,6 +108,12 @@ class StoresContractTest {
         Files.copy(TokensCommandsTest.fixture("hdf5/default.h5"), data.resolve("default.h5"));
         Files.copy(TokensCommandsTest.root().resolve("stoker-parquet/src/test/resources/parquet/rows-zstd.parquet"),
                 data.resolve("rows.parquet"));
+        Path interop = TokensCommandsTest.root().resolve("stoker-formats/src/test/resources/interop");
+        copyTree(interop.resolve("mds/merged"), data.resolve("mds"));
+        copyTree(interop.resolve("litdata/zstd"), data.resolve("litdata"));
+        Files.copy(interop.resolve("arrow/saved/data-00000-of-00002.arrow"), data.resolve("hf-0.arrow"));
+        Files.copy(interop.resolve("arrow/saved/data-00001-of-00002.arrow"), data.resolve("hf-1.arrow"));
+        Files.copy(interop.resolve("tfrecord/examples.tfrecord.gz"), data.resolve("examples.tfrecord.gz"));
 
         http = new TestServer(data);
         s3 = S3Fixture.start(Files.createDirectories(tmp.resolve("s3")), "data");
@@ -120,6 +131,16 @@ class StoresContractTest {
                 cut.put(key, b);
                 failing.put(key, b);
                 failing.failOpens(key, Integer.MAX_VALUE); // every request a 503: retried, then given up
+            }
+        }
+    }
+
+    private static void copyTree(Path from, Path to) throws java.io.IOException {
+        try (Stream<Path> files = Files.walk(from)) {
+            for (Path f : files.filter(Files::isRegularFile).toList()) {
+                Path t = to.resolve(from.relativize(f).toString());
+                Files.createDirectories(t.getParent());
+                Files.copy(f, t);
             }
         }
     }
