@@ -96,7 +96,7 @@ def main():
     ids, vec, labels = rows(n)
     mds(os.path.join(out, "mds"), ids, vec, labels)
     np.save(os.path.join(out, "rows.npy"), vec)
-    tfrecord(os.path.join(out, "rows.tfrecord"), ids[:20_000], vec[:20_000], labels[:20_000])
+    tfrecord(os.path.join(out, "rows.tfrecord"), ids, vec, labels)
     print(f"{n} rows written to {out}")
 
 

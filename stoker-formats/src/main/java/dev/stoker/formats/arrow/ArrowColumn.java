@@ -1,6 +1,7 @@
 package dev.stoker.formats.arrow;
 
 import dev.stoker.DType;
+import dev.stoker.formats.records.Numbers;
 import dev.stoker.formats.records.Tensor;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -99,9 +100,16 @@ final class ArrowColumn {
         };
     }
 
-    private List<Object> items(long from, long to) {
+    /** A list's items: {@link Numbers} when they are numbers with no nulls, else one value each. */
+    private Object items(long from, long to) {
         if (from < 0 || to < from || to > children[0].length) {
             throw new IllegalArgumentException("list items [" + from + ", " + to + ") of a child of " + children[0].length);
+        }
+        ArrowColumn c = children[0];
+        if ((c.type.kind() == ArrowType.Kind.INT || c.type.kind() == ArrowType.Kind.FLOAT) && c.type.dictionary() == null
+                && c.nullCount == 0) {
+            int w = c.type.dtype().byteSize();
+            return new Numbers(c.type.dtype(), slice(c.buffers[0], from * w, (to - from) * w).toArray(ValueLayout.JAVA_BYTE));
         }
         List<Object> out = new ArrayList<>((int) (to - from));
         for (long i = from; i < to; i++) {

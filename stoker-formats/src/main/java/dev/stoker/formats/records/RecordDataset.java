@@ -41,7 +41,7 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
     /** Every field's values are stored at the field's width, so a batch is copied column by column ({@link #readAll}). */
     private final boolean columnar;
 
-    private enum Kind { TENSOR, LONG, DOUBLE, FLOAT, BOOL, TEXT, BYTES, LIST_LONG, LIST_FLOAT, LIST_DOUBLE, LIST_TENSOR, LIST_BYTES, RAGGED }
+    private enum Kind { TENSOR, LONG, DOUBLE, FLOAT, BOOL, TEXT, BYTES, LIST_LONG, LIST_FLOAT, LIST_DOUBLE, LIST_TENSOR, LIST_BYTES, NUMBERS, RAGGED }
 
     public RecordDataset(RecordSource source, List<String> fields) throws IOException {
         this.source = source;
@@ -85,6 +85,7 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
                 case LIST_FLOAT -> vector(name, DType.FLOAT32, ((List<?>) v).size());
                 case LIST_DOUBLE -> vector(name, DType.FLOAT64, ((List<?>) v).size());
                 case LIST_TENSOR -> vector(name, ((Tensor) ((List<?>) v).get(0)).dtype(), ((List<?>) v).size());
+                case NUMBERS -> vector(name, ((Numbers) v).dtype(), ((Numbers) v).size());
             });
             kept.add(ps.get(i));
             ks.add(k);
@@ -162,6 +163,7 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
         }
         return switch (v) {
             case Tensor t -> Kind.TENSOR;
+            case Numbers n when n.size() > 0 -> Kind.NUMBERS;
             case Long l -> Kind.LONG;
             case BigInteger b -> Kind.LONG;
             case Double d -> Kind.DOUBLE;
@@ -190,6 +192,7 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
             case List<?> l -> l.isEmpty() ? "an empty list" : "a list of " + l.size() + " " + describe(l.get(0)) + " values";
             case byte[] b -> "bytes";
             case Tensor t -> t.shape().length == 0 ? t.dtype().label() : t.toString();
+            case Numbers n -> n.toString();
             default -> "a " + v.getClass().getSimpleName();
         };
     }
@@ -249,6 +252,12 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
                 case TEXT, BYTES, LIST_BYTES -> row.append(f, bytesOf(v, index, f));
                 case RAGGED -> row.append(f, ragged(v, index, f));
                 case LIST_LONG, LIST_FLOAT, LIST_DOUBLE, LIST_TENSOR -> row.put(f, vectorBytes(v, index, f));
+                case NUMBERS -> {
+                    if (!(v instanceof Numbers n) || n.dtype() != field.dtype() || n.size() != field.elements()) {
+                        throw mismatch(index, f, v);
+                    }
+                    row.put(f, n.data());
+                }
             }
         }
     }
@@ -295,6 +304,9 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
 
     /** A ragged list's elements, their little-endian bytes one after the other. */
     private byte[] ragged(Object v, long index, int f) throws CorruptRecordException {
+        if (v instanceof Numbers n && n.dtype() == elementTypes[f]) {
+            return n.data();
+        }
         if (!(v instanceof List<?> l)) {
             throw mismatch(index, f, v);
         }

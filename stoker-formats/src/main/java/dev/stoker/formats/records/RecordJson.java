@@ -52,6 +52,14 @@ public final class RecordJson {
             case JsonText j -> g.writeRawValue(j.text());
             case byte[] b -> bytes(g, b);
             case Tensor t -> tensor(g, t);
+            case Numbers n -> {
+                ByteBuffer data = ByteBuffer.wrap(n.data()).order(ByteOrder.LITTLE_ENDIAN);
+                g.writeStartArray();
+                for (int i = 0; i < n.size(); i++) {
+                    element(g, n.dtype(), data, i);
+                }
+                g.writeEndArray();
+            }
             case List<?> l -> {
                 g.writeStartArray();
                 for (Object o : l) {

@@ -9,7 +9,7 @@ import java.util.Map;
  * {@code i} read by {@link #get}, safe from several threads at once. A record maps each field's
  * name, in the format's order, to its value: a {@link Long}, {@link java.math.BigInteger},
  * {@link Double}, {@link Float}, {@link Boolean}, {@link String},
- * {@code byte[]}, {@link Tensor}, {@link JsonText}, a {@link List} of values, a {@link Map}
+ * {@code byte[]}, {@link Tensor}, {@link Numbers}, {@link JsonText}, a {@link List} of values, a {@link Map}
  * (a struct), or null.
  *
  * <p>NOTE [Records]: a record format is read in two ways. {@code stoker cat} prints each record as

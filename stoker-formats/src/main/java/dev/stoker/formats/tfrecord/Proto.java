@@ -1,5 +1,9 @@
 package dev.stoker.formats.tfrecord;
 
+import dev.stoker.DType;
+import dev.stoker.formats.records.Numbers;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -10,8 +14,8 @@ import java.util.TreeMap;
 /**
  * The protocol-buffer messages a TFRecord file holds, decoded from their wire form:
  * {@code tf.train.Example} and {@code SequenceExample} ({@code example.proto}, {@code feature.proto}).
- * A feature becomes a list of {@link Long} ({@code int64_list}), {@link Float} ({@code float_list})
- * or {@code byte[]} ({@code bytes_list}), or null when no kind is set; features come sorted by
+ * A feature becomes {@link Numbers} of int64 ({@code int64_list}) or float32 ({@code float_list}),
+ * a list of {@code byte[]} ({@code bytes_list}), or null when no kind is set; features come sorted by
  * name (the map has no order), a repeated key keeping its last value as protobuf's maps do, a
  * list given twice merging as protobuf merges messages, another kind of the oneof replacing it.
  * Packed and unpacked repeated numbers are both read; unknown fields are skipped.
@@ -118,20 +122,20 @@ final class Proto {
 
     /** Feature { oneof kind { BytesList bytes_list = 1; FloatList float_list = 2; Int64List int64_list = 3; } } */
     private Object feature() {
-        List<Object> kind = null;
+        Object kind = null;
         int kindField = 0;
         while (more()) {
             int t = tag();
             int field = t >>> 3;
             if ((t & 7) == 2 && field >= 1 && field <= 3) {
                 Proto list = sub();
-                List<Object> values = switch (field) {
+                Object values = switch (field) {
                     case 1 -> list.bytesList();
                     case 2 -> list.floatList();
                     default -> list.int64List();
                 };
                 if (field == kindField) { // the same message twice merges: its repeated values join
-                    kind.addAll(values);
+                    kind = join(kind, values);
                 } else { // another kind of the oneof replaces it
                     kind = values;
                     kindField = field;
@@ -141,6 +145,17 @@ final class Proto {
             }
         }
         return kind;
+    }
+
+    private static Object join(Object a, Object b) {
+        if (a instanceof Numbers x && b instanceof Numbers y) {
+            byte[] both = Arrays.copyOf(x.data(), x.data().length + y.data().length);
+            System.arraycopy(y.data(), 0, both, x.data().length, y.data().length);
+            return new Numbers(x.dtype(), both);
+        }
+        List<Object> out = new ArrayList<>((List<?>) a);
+        out.addAll((List<?>) b);
+        return out;
     }
 
     private List<Object> bytesList() {
@@ -157,43 +172,47 @@ final class Proto {
         return out;
     }
 
-    private List<Object> floatList() {
-        List<Object> out = new ArrayList<>();
+    /** A FloatList's values, packed or not, as little-endian float32s. */
+    private Numbers floatList() {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(end - at);
         while (more()) {
             int t = tag();
-            if (t >>> 3 == 1 && (t & 7) == 2) { // packed
+            if (t >>> 3 == 1 && (t & 7) == 2) { // packed: already little-endian float32s
                 Proto v = sub();
                 if ((v.end - v.at) % 4 != 0) {
                     throw new IllegalArgumentException("a packed float list of " + (v.end - v.at) + " bytes");
                 }
-                while (v.more()) {
-                    out.add(Float.intBitsToFloat(v.fixed32()));
-                }
+                out.write(v.b, v.at, v.end - v.at);
             } else if (t >>> 3 == 1 && (t & 7) == 5) {
-                out.add(Float.intBitsToFloat(fixed32()));
+                if (end - at < 4) {
+                    throw new IllegalArgumentException("a 4-byte value runs past the end of its message at byte " + at);
+                }
+                out.write(b, at, 4);
+                at += 4;
             } else {
                 skip(t);
             }
         }
-        return out;
+        return new Numbers(DType.FLOAT32, out.toByteArray());
     }
 
-    private List<Object> int64List() {
-        List<Object> out = new ArrayList<>();
+    /** An Int64List's values, packed or not, as little-endian int64s. */
+    private Numbers int64List() {
+        ByteBuffer out = ByteBuffer.allocate(8 * Math.max(1, end - at)).order(ByteOrder.LITTLE_ENDIAN);
         while (more()) {
             int t = tag();
             if (t >>> 3 == 1 && (t & 7) == 2) { // packed
                 Proto v = sub();
                 while (v.more()) {
-                    out.add(v.varint());
+                    out.putLong(v.varint());
                 }
             } else if (t >>> 3 == 1 && (t & 7) == 0) {
-                out.add(varint());
+                out.putLong(varint());
             } else {
                 skip(t);
             }
         }
-        return out;
+        return new Numbers(DType.INT64, Arrays.copyOf(out.array(), out.position()));
     }
 
     private boolean more() {

@@ -90,12 +90,10 @@ class RecordDatasetTest {
                 for (Batch b : l) {
                     try (b) {
                         for (int r = 0; r < b.size(); r++) {
-                            List<?> want = (List<?>) s.get(b.index(r)).get("ints");
-                            ByteBuffer got = b.bytes(0, r).asByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
-                            assertEquals(want.size() * 4, got.remaining());
-                            for (Object o : want) {
-                                assertEquals(ByteBuffer.wrap(((Tensor) o).data()).order(ByteOrder.LITTLE_ENDIAN).getInt(), got.getInt());
-                            }
+                            Numbers want = (Numbers) s.get(b.index(r)).get("ints");
+                            assertEquals(dev.stoker.DType.INT32, want.dtype());
+                            assertEquals(java.util.HexFormat.of().formatHex(want.data()),
+                                    java.util.HexFormat.of().formatHex(b.bytes(0, r).toArray(ValueLayout.JAVA_BYTE)));
                         }
                     }
                 }
