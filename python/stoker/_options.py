@@ -89,12 +89,15 @@ SOURCES = {
     "hdf5": ("path", {"datasets": _Opt(_LIST)}, ("cache",)),
     "parquet": ("path", {"columns": _Opt(_LIST), "where": _Opt(_STR), "cache_mb": _Opt(_INT, 1),
                          "shuffle_row_groups": _Opt(_INT, 1)}, ()),
-    "mds": ("path", {"fields": _Opt(_LIST), "cache_mb": _Opt(_INT, 1)}, ("cache",)),
+    "mds": ("path", {"fields": _Opt(_LIST), "cache_mb": _Opt(_INT, 1), "image": _Opt(_STR)}, ("images", "cache")),
     "tfrecord": ("paths", {"compression": _Opt(_STR, choices=("auto", "none", "gzip", "zlib")),
-                           "decode": _Opt(_STR, choices=_DECODE), "fields": _Opt(_LIST)}, ("cache",)),
-    "arrayrecord": ("paths", {"decode": _Opt(_STR, choices=_DECODE), "fields": _Opt(_LIST)}, ("cache",)),
-    "arrow": ("paths", {"fields": _Opt(_LIST)}, ("cache",)),
-    "litdata": ("path", {"block_size": _Opt(_INT, 1), "password_env": _Opt(_STR), "fields": _Opt(_LIST)}, ("cache",)),
+                           "decode": _Opt(_STR, choices=_DECODE), "fields": _Opt(_LIST), "image": _Opt(_STR)},
+                 ("images", "cache")),
+    "arrayrecord": ("paths", {"decode": _Opt(_STR, choices=_DECODE), "fields": _Opt(_LIST), "image": _Opt(_STR)},
+                    ("images", "cache")),
+    "arrow": ("paths", {"fields": _Opt(_LIST), "image": _Opt(_STR)}, ("images", "cache")),
+    "litdata": ("path", {"block_size": _Opt(_INT, 1), "password_env": _Opt(_STR), "fields": _Opt(_LIST),
+                         "image": _Opt(_STR)}, ("images", "cache")),
 }
 
 # Other names for options: PyTorch DataLoader's, and the CLI's flags that name one value.

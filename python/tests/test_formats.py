@@ -86,3 +86,15 @@ def test_a_saved_hugging_face_dataset_arrives_with_its_types():
     got["f16"] = [str(v) if v != v or abs(v) == float("inf") else v for v in got["f16"]]  # as stoker cat writes them
     for k in got:
         assert got[k] == [row[k] for row in want], k
+
+
+def test_an_image_column_feeds_the_image_pipeline():
+    path = os.path.join(INTEROP, "mds", "all")
+    want = [json.loads(line) for line in open(os.path.join(path, "expected.jsonl"))]
+    source = stoker.sources.mds(path, image="jpeg", label="uint8", transform="eval", size=16, image_dtype="uint8")
+    labels = []
+    with stoker.Loader(source, batch_size=5, shuffle=False, as_numpy=True) as loader:
+        for batch in loader:
+            assert batch["image"].shape[1:] == (3, 16, 16) and batch["image"].dtype == np.uint8
+            labels += batch["label"].tolist()
+    assert labels == [w["uint8"] for w in want]

@@ -5,7 +5,7 @@ import java.util.List;
 import picocli.CommandLine.Option;
 
 /** The flags of {@link Images}. */
-final class ImageOptions {
+class ImageOptions {
     @Option(names = "--transform", defaultValue = "train", paramLabel = "train|eval|none",
             description = "train (or train224): RandomResizedCrop + flip + normalize (default); eval (or eval224): Resize "
                     + "+ CenterCrop + normalize; none: the raw fields.")
@@ -32,7 +32,8 @@ final class ImageOptions {
 
     @Option(names = "--label", paramLabel = "cls|MEMBER|json:FIELD|none", description = "Where the label comes from: "
             + "cls (default: the .cls member, -1 where a sample has none), another member holding one integer (txt), an "
-            + "integer field of the .json member (json:FIELD), or none (no label field).")
+            + "integer field of the .json member (json:FIELD), or none (no label field); for a record format's --image, "
+            + "the field of integer labels (default: none).")
     String label;
 
     @Option(names = "--keys", description = "Each batch carries its samples' keys, as the variable-length field __key__ "

@@ -26,6 +26,9 @@ final class RecordBenches {
         @Mixin
         CacheOptions cache;
 
+        @Mixin
+        RecordImageOptions images;
+
         @Option(names = "--fields", split = ",", paramLabel = "A,B", description = "Columns to batch (default: all).")
         List<String> fields = List.of();
 
@@ -35,7 +38,7 @@ final class RecordBenches {
 
         @Override
         SourceSpec source() {
-            return new Mds(path, fields, cacheMb, cache.spec());
+            return new Mds(path, fields, cacheMb, images.image, images.spec(), cache.spec());
         }
     }
 
@@ -57,12 +60,15 @@ final class RecordBenches {
                 description = "What a record is (default ${DEFAULT-VALUE}).")
         String decode;
 
+        @Mixin
+        RecordImageOptions images;
+
         @Option(names = "--fields", split = ",", paramLabel = "A,B", description = "Features to batch (default: all).")
         List<String> fields = List.of();
 
         @Override
         SourceSpec source() {
-            return new TfRecord(paths, compression, decode, fields, cache.spec());
+            return new TfRecord(paths, compression, decode, fields, images.image, images.spec(), cache.spec());
         }
     }
 
@@ -80,12 +86,15 @@ final class RecordBenches {
                 description = "What a record is (default ${DEFAULT-VALUE}: its bytes, the field 'record').")
         String decode;
 
+        @Mixin
+        RecordImageOptions images;
+
         @Option(names = "--fields", split = ",", paramLabel = "A,B", description = "Fields to batch (default: all).")
         List<String> fields = List.of();
 
         @Override
         SourceSpec source() {
-            return new ArrayRecord(paths, decode, fields, cache.spec());
+            return new ArrayRecord(paths, decode, fields, images.image, images.spec(), cache.spec());
         }
     }
 
@@ -99,13 +108,16 @@ final class RecordBenches {
         @Mixin
         CacheOptions cache;
 
+        @Mixin
+        RecordImageOptions images;
+
         @Option(names = "--fields", split = ",", paramLabel = "A,B", description = "Columns to batch, dotted for a struct's "
                 + "members, as image.bytes (default: all).")
         List<String> fields = List.of();
 
         @Override
         SourceSpec source() {
-            return new Arrow(paths, fields, cache.spec());
+            return new Arrow(paths, fields, images.image, images.spec(), cache.spec());
         }
     }
 
@@ -126,12 +138,15 @@ final class RecordBenches {
                 + "dataset's password.")
         String passwordEnv;
 
+        @Mixin
+        RecordImageOptions images;
+
         @Option(names = "--fields", split = ",", paramLabel = "A,B", description = "Leaves to batch (default: all).")
         List<String> fields = List.of();
 
         @Override
         SourceSpec source() {
-            return new LitData(path, blockSize, passwordEnv, fields, cache.spec());
+            return new LitData(path, blockSize, passwordEnv, fields, images.image, images.spec(), cache.spec());
         }
     }
 }

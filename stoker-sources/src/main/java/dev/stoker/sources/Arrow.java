@@ -15,17 +15,20 @@ import java.util.List;
  *
  * @param fields the columns to batch (empty: all; dotted names for a struct's members, as
  *               {@code image.bytes})
+ * @param image  the field of encoded images (JPEG, PNG; a Hugging Face {@code Image} column) to decode, crop and flip by {@code images}
+ *               (its {@code label} the field of integer labels); null: the records' own fields
  */
-public record Arrow(List<String> paths, List<String> fields, RemoteCache cache) implements SourceSpec {
+public record Arrow(List<String> paths, List<String> fields, String image, Images images, RemoteCache cache) implements SourceSpec {
     public Arrow {
         paths = paths == null ? List.of() : List.copyOf(paths);
         fields = fields == null ? List.of() : List.copyOf(fields);
+        images = images == null ? Images.DEFAULT : images;
         cache = cache == null ? RemoteCache.DEFAULT : cache;
     }
 
     /** Every column of the folders or files at {@code paths}. */
     public static Arrow of(List<String> paths) {
-        return new Arrow(paths, List.of(), RemoteCache.DEFAULT);
+        return new Arrow(paths, List.of(), null, Images.DEFAULT, RemoteCache.DEFAULT);
     }
 
     @Override
@@ -47,7 +50,7 @@ public record Arrow(List<String> paths, List<String> fields, RemoteCache cache) 
                     parts.add(f);
                 }
             }
-            RecordFormats.finish(r, RecordSource.concat(parts), fields);
+            RecordFormats.finish(r, RecordSource.concat(parts), fields, image, images);
         });
     }
 }

@@ -17,20 +17,23 @@ import java.util.List;
  * @param passwordEnv the environment variable holding an encrypted dataset's password (the
  *                    password itself is never part of a spec, so never sent, saved or printed)
  * @param fields      the leaves to batch (empty: all)
+ * @param image       the leaf of encoded images (JPEG, PNG) to decode, crop and flip by {@code images} (whose
+ *                    {@code label} is the leaf of integer labels); null: the leaves themselves
  */
-public record LitData(String path, Integer blockSize, String passwordEnv, List<String> fields, RemoteCache cache)
-        implements SourceSpec {
+public record LitData(String path, Integer blockSize, String passwordEnv, List<String> fields, String image, Images images,
+                      RemoteCache cache) implements SourceSpec {
     public LitData {
         if (blockSize != null) {
             SpecException.atLeast("block_size", blockSize, 1);
         }
         fields = fields == null ? List.of() : List.copyOf(fields);
+        images = images == null ? Images.DEFAULT : images;
         cache = cache == null ? RemoteCache.DEFAULT : cache;
     }
 
     /** Every leaf of the dataset in {@code path}. */
     public static LitData of(String path) {
-        return new LitData(path, null, null, List.of(), RemoteCache.DEFAULT);
+        return new LitData(path, null, null, List.of(), null, Images.DEFAULT, RemoteCache.DEFAULT);
     }
 
     @Override
@@ -65,7 +68,7 @@ public record LitData(String path, Integer blockSize, String passwordEnv, List<S
             for (String chunk : data.files()) {
                 copies.under(path, chunk);
             }
-            RecordFormats.finish(r, data, fields);
+            RecordFormats.finish(r, data, fields, image, images);
         });
     }
 }

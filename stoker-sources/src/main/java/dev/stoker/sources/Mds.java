@@ -14,17 +14,21 @@ import java.util.List;
  *
  * @param fields  the columns to batch (empty: all)
  * @param cacheMb decompressed shards held at once, in MB (for zstd or gz shards)
+ * @param image   the field of encoded images (JPEG, PNG) to decode, crop and flip by {@code images}
+ *                (its {@code label} the field of integer labels); null: the records' own fields
  */
-public record Mds(String path, List<String> fields, long cacheMb, RemoteCache cache) implements SourceSpec {
+public record Mds(String path, List<String> fields, long cacheMb, String image, Images images, RemoteCache cache)
+        implements SourceSpec {
     public Mds {
         fields = fields == null ? List.of() : List.copyOf(fields);
         SpecException.atLeast("cache_mb", cacheMb, 1);
+        images = images == null ? Images.DEFAULT : images;
         cache = cache == null ? RemoteCache.DEFAULT : cache;
     }
 
     /** Every column of the dataset in {@code path}. */
     public static Mds of(String path) {
-        return new Mds(path, List.of(), 1024, RemoteCache.DEFAULT);
+        return new Mds(path, List.of(), 1024, null, Images.DEFAULT, RemoteCache.DEFAULT);
     }
 
     @Override
@@ -42,7 +46,7 @@ public record Mds(String path, List<String> fields, long cacheMb, RemoteCache ca
             for (String shard : data.files()) {
                 copies.under(path, shard); // fetched, for a remote dataset; there already, for a local one
             }
-            RecordFormats.finish(r, data, fields);
+            RecordFormats.finish(r, data, fields, image, images);
         });
     }
 }

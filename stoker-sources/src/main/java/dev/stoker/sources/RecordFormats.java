@@ -28,7 +28,8 @@ final class RecordFormats {
     }
 
     /** A recipe over {@code paths} (local or remote files) each opened by {@code opener}, one after the other. */
-    static Recipe open(String kind, List<String> paths, RemoteCache cache, List<String> fields, Opener opener) throws IOException {
+    static Recipe open(String kind, List<String> paths, RemoteCache cache, List<String> fields, String image, Images images,
+                       Opener opener) throws IOException {
         if (paths.isEmpty()) {
             throw new SpecException("paths", "must name one or more files");
         }
@@ -37,13 +38,32 @@ final class RecordFormats {
             for (Path p : r.hold(new LocalCopies(paths, cache)).paths()) {
                 parts.add(r.hold(opener.open(p)));
             }
-            finish(r, RecordSource.concat(parts), fields);
+            finish(r, RecordSource.concat(parts), fields, image, images);
         });
     }
 
-    /** Sets the recipe's records, and its loader over them, made once when first built. */
-    static void finish(Recipe r, RecordSource records, List<String> fields) {
+    /**
+     * Sets the recipe's records, and its loader over them: their fields (made once, when first
+     * built), or with {@code image} the image pipeline over that field's encoded images, the label
+     * from the field {@code images.label()} names (none when it is null or {@code none}).
+     */
+    static void finish(Recipe r, RecordSource records, List<String> fields, String image, Images images) {
         r.records(records);
+        if (image != null) {
+            if (!fields.isEmpty()) {
+                throw SpecException.naming("fields", "is for batches of the records' own fields; with {image} a batch is the "
+                        + "images and their labels");
+            }
+            if (images.transform().equals("none")) {
+                throw SpecException.naming("image", "is decoded by {transform} train or eval, not none");
+            }
+            String label = images.label() == null || images.label().equals("none") ? null : images.label();
+            var pipeline = new Images(images.transform(), images.size(), images.scale(), images.ratio(), images.flip(),
+                    images.resize(), label == null ? "none" : "cls", images.keys(), null, images.imageDtype()).pipeline();
+            RecordImages samples = new RecordImages(records, image, label);
+            r.base(() -> Loader.builder(samples, pipeline.transform(), pipeline.collator()));
+            return;
+        }
         RecordDataset[] made = new RecordDataset[1];
         r.base(() -> {
             synchronized (made) {

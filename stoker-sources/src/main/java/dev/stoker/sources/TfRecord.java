@@ -13,25 +13,28 @@ import java.util.Locale;
  * @param compression auto (by name, then by content), none, gzip or zlib
  * @param decode      example, sequence_example or raw
  * @param fields      the features to batch (empty: all; dotted names for a sequence's parts)
+ * @param image       the feature of encoded images (JPEG, PNG) to decode, crop and flip by {@code images}
+ *                    (whose {@code label} is the feature of integer labels); null: the features themselves
  */
-public record TfRecord(List<String> paths, String compression, String decode, List<String> fields, RemoteCache cache)
-        implements SourceSpec {
+public record TfRecord(List<String> paths, String compression, String decode, List<String> fields, String image, Images images,
+                       RemoteCache cache) implements SourceSpec {
     public TfRecord {
         paths = paths == null ? List.of() : List.copyOf(paths);
         fields = fields == null ? List.of() : List.copyOf(fields);
         SpecException.oneOf("compression", compression, "auto", "none", "gzip", "zlib");
         RecordFormats.decode(decode);
+        images = images == null ? Images.DEFAULT : images;
         cache = cache == null ? RemoteCache.DEFAULT : cache;
     }
 
     /** The files at {@code paths}, their records read as Examples. */
     public static TfRecord of(List<String> paths) {
-        return new TfRecord(paths, "auto", "example", List.of(), RemoteCache.DEFAULT);
+        return new TfRecord(paths, "auto", "example", List.of(), null, Images.DEFAULT, RemoteCache.DEFAULT);
     }
 
     @Override
     public Recipe open(LoaderSpec loader) throws IOException {
         TfRecordFile.Compression c = TfRecordFile.Compression.valueOf(compression.toUpperCase(Locale.ROOT));
-        return RecordFormats.open(kind(), paths, cache, fields, p -> TfRecordFile.open(p, c, RecordFormats.decode(decode)));
+        return RecordFormats.open(kind(), paths, cache, fields, image, images, p -> TfRecordFile.open(p, c, RecordFormats.decode(decode)));
     }
 }
