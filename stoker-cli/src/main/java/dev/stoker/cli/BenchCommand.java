@@ -45,10 +45,9 @@ final class BenchCommand implements Runnable {
         @Override
         public Integer call() throws Exception {
             SourceSpec source = source(); // first: a source's flag may set a loader's (--skip-bad)
-            if (spec.parent() != null && spec.parent().userObject() instanceof CatCommand cat) {
-                return cat.print(source, spec.commandLine().getOut());
-            }
-            return BenchRunner.bench(source, options, spec.commandLine());
+            return spec.parent().userObject() instanceof CatCommand cat ? cat.print(source, spec.commandLine().getOut())
+                    : spec.parent().userObject() instanceof ShowCommand show ? show.draw(source, spec.commandLine().getErr())
+                    : BenchRunner.bench(source, options, spec.commandLine()); // the command this source is under decides
         }
     }
 

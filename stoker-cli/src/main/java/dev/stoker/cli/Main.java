@@ -29,11 +29,13 @@ public final class Main implements Runnable {
             RecordBenches.MdsBench.class, RecordBenches.TfRecordBench.class, RecordBenches.ArrayRecordBench.class,
             RecordBenches.ArrowBench.class, RecordBenches.LitDataBench.class);
     private static final java.util.Map<Class<?>, java.util.List<Class<?>>> TREE = java.util.Map.of(
-            Main.class, java.util.List.of(DemoCommand.class, BenchCommand.class, CatCommand.class, InspectCommand.class, LsCommand.class,
+            Main.class, java.util.List.of(DemoCommand.class, BenchCommand.class, CatCommand.class, ShowCommand.class, InspectCommand.class,
+                    LsCommand.class,
                     PrepareCommand.class, EstimateCommand.class, StageCommand.class, ServeCommand.class,
                     CommandLine.HelpCommand.class),
             BenchCommand.class, SOURCES,
             CatCommand.class, SOURCES,
+            ShowCommand.class, SOURCES,
             PrepareCommand.class, java.util.List.of(PrepareCommand.Tokens.class, PrepareCommand.Shards.class));
 
     @Option(names = "--debug", description = "Print stack traces of errors.", scope = CommandLine.ScopeType.INHERIT)
