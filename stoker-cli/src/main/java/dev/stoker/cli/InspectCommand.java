@@ -203,7 +203,10 @@ final class InspectCommand implements Callable<Integer> {
 
     private static void describe(Path p, DType rawType, JsonGenerator g, List<Distribution> found) throws IOException {
         String name = p.getFileName() == null ? p.toString() : p.getFileName().toString();
-        if (name.endsWith(".npy")) {
+        String records = RecordSummary.format(p);
+        if (records != null) {
+            RecordSummary.describe(p, records, g);
+        } else if (name.endsWith(".npy")) {
             try (NpyArray a = Npy.read(p)) {
                 g.writeStringField("format", "npy");
                 npy(a, g);

@@ -108,4 +108,26 @@ class CatCommandTest {
         assertEquals(1, r.err().lines().count(), r.err());
         assertTrue(r.err().contains("corrupt_data_crc.tfrecord: record 2: its data's CRC does not match"), r.err());
     }
+
+    @Test
+    void inspectNamesEachFormatItsRecordsAndTheirFieldsTypes() throws Exception {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int rc = Main.run(new String[] {"inspect", "--json", INTEROP.resolve("mds/merged").toString(),
+            INTEROP.resolve("arrow/saved").toString(), INTEROP.resolve("tfrecord/examples.tfrecord.zlib").toString(),
+            INTEROP.resolve("litdata/zstd").toString()}, new PrintWriter(out, true), new PrintWriter(err, true));
+        assertEquals(0, rc, err.toString());
+        List<JsonNode> lines = out.toString().lines().map(l -> {
+            try {
+                return JSON.readTree(l);
+            } catch (java.io.IOException e) {
+                throw new AssertionError(e);
+            }
+        }).toList();
+        assertEquals(List.of("mds", "arrow", "tfrecord", "litdata"), lines.stream().map(n -> n.get("format").asText()).toList());
+        assertEquals(List.of(9, 14, 10, 12), lines.stream().map(n -> n.get("records").asInt()).toList());
+        assertEquals("int32[2, 3]", lines.get(0).get("fields").get("ndarray").asText());
+        assertEquals("uint64", lines.get(1).get("fields").get("u64").asText());
+        assertEquals("list<int64>", lines.get(2).get("fields").get("ints").asText());
+    }
 }
