@@ -1,9 +1,10 @@
 #!/bin/bash
 # Other loaders' formats read by Stoker, against the raw read of the same bytes through the same
 # loader: 200,000 rows of (id int64, label int32, vec float32[64]) as an Arrow stream (Apache Arrow's
-# JavaScript writer, 1000-row record batches as Hugging Face datasets writes them), an MDS dataset and
-# a TFRecord file of tf.train.Examples (bench/formats/gen.py, numpy), and as raw int32 windows of the
-# same 268 bytes a row (the tokens source: one copy from the mapped file per sample, no decoding).
+# JavaScript writer, 1000-row record batches as Hugging Face datasets writes them), an MDS dataset, a
+# LitData dataset and a TFRecord file of tf.train.Examples (bench/formats/gen.py, numpy), and as raw
+# int32 windows of the same 268 bytes a row (the tokens source: one copy from the mapped file per
+# sample, no decoding).
 # Each configuration runs 3 times, alternating; the medians are printed, samples/s after the first batch.
 #
 # Usage: bench/formats.sh [DATA_DIR] [ROWS]     (needs node and npm for the Arrow file)
@@ -13,7 +14,7 @@ ROOT=$(dirname "$HERE")
 DATA=${1:-/tmp/stoker-formats}
 ROWS=${2:-200000}
 mkdir -p "$DATA"
-if [ ! -f "$DATA/rows.arrow" ]; then
+if [ ! -f "$DATA/rows.arrow" ] || [ ! -d "$DATA/litdata" ]; then
     /usr/bin/python3 "$HERE/formats/gen.py" "$DATA" "$ROWS"
     npm install --silent --prefix "$DATA/.arrowjs" apache-arrow@21.2.0 >/dev/null
     cp "$HERE/formats/gen_arrow.mjs" "$DATA/.arrowjs/"
@@ -31,6 +32,7 @@ for order in shuffle sequential; do
         run "$order" raw tokens "$DATA/rows.bin" --seq-len 66 --dtype int32 --out-dtype int32
         run "$order" arrow arrow "$DATA/rows.arrow"
         run "$order" mds mds "$DATA/mds"
+        run "$order" litdata litdata "$DATA/litdata"
         run "$order" tfrecord tfrecord "$DATA/rows.tfrecord"
     done
 done | /usr/bin/python3 -c "
@@ -41,7 +43,7 @@ for line in sys.stdin:
     runs[(order, name)].append(float(rate))
 for order in ('shuffle', 'sequential'):
     raw = statistics.median(runs[(order, 'raw')])
-    for name in ('raw', 'arrow', 'mds', 'tfrecord'):
+    for name in ('raw', 'arrow', 'mds', 'litdata', 'tfrecord'):
         m = statistics.median(runs[(order, name)])
         print(f'{order:10} {name:9} {m / 1e6:6.2f} M samples/s  {m / raw:6.1%} of raw  (runs: {[round(r / 1e6, 2) for r in runs[(order, name)]]})')
 "

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Data for bench/formats.sh: the same rows (id int64, vec float32[64], label int32) as an MDS
-dataset and a TFRecord file of tf.train.Examples, written by this script with numpy alone (the
+dataset, a LitData dataset (label as LitData's int, an int64) and a TFRecord file of tf.train.Examples, written by this script with numpy alone (the
 layouts the readers' interop tests check against files the real writers made).
 
 Usage: gen.py OUT_DIR [ROWS]
@@ -43,6 +43,33 @@ def mds(out, ids, vec, labels, per_shard=50_000):
         open(os.path.join(out, name), "wb").write(data)
         shards.append(dict(config, raw_data={"basename": name, "bytes": len(data), "hashes": {}}, samples=n, zip_data=None))
     json.dump({"shards": shards, "version": 2}, open(os.path.join(out, "index.json"), "w"), sort_keys=True)
+
+
+def litdata(out, ids, vec, labels, per_chunk=50_000):
+    """A LitData PyTreeLoader dataset of dict items {id, label, vec}: a u32 size per leaf, then the leaves."""
+    os.makedirs(out, exist_ok=True)
+    chunks = []
+    sizes = struct.pack("<III", 8, 8, 4 * DIM)
+    for c, start in enumerate(range(0, len(ids), per_chunk)):
+        end = min(start + per_chunk, len(ids))
+        n = end - start
+        item = 12 + 8 + 8 + 4 * DIM
+        body = np.empty((n, item), np.uint8)
+        body[:, 0:12] = np.frombuffer(sizes, np.uint8)
+        body[:, 12:20] = ids[start:end].view(np.uint8).reshape(n, 8)
+        body[:, 20:28] = labels[start:end].astype(np.int64).view(np.uint8).reshape(n, 8)
+        body[:, 28:] = vec[start:end].view(np.uint8).reshape(n, 4 * DIM)
+        first = 4 + 4 * (n + 1)
+        offsets = (first + item * np.arange(n + 1)).astype(np.uint32)
+        name = f"chunk-0-{c}.bin"
+        data = struct.pack("<I", n) + offsets.tobytes() + body.tobytes()
+        open(os.path.join(out, name), "wb").write(data)
+        chunks.append({"chunk_bytes": len(data), "chunk_size": n, "dim": None, "filename": name})
+    leaf = {"type": None, "context": None, "children_spec": []}
+    spec = [1, {"type": "builtins.dict", "context": json.dumps(["id", "label", "vec"]), "children_spec": [leaf, leaf, leaf]}]
+    config = {"chunk_bytes": 1 << 26, "chunk_size": None, "compression": None, "data_format": ["int", "int", "no_header_numpy:9"],
+              "data_spec": json.dumps(spec), "encryption": None, "item_loader": "PyTreeLoader"}
+    json.dump({"chunks": chunks, "config": config, "updated_at": "0"}, open(os.path.join(out, "index.json"), "w"), sort_keys=True)
 
 
 def varint(v):
@@ -95,6 +122,7 @@ def main():
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 200_000
     ids, vec, labels = rows(n)
     mds(os.path.join(out, "mds"), ids, vec, labels)
+    litdata(os.path.join(out, "litdata"), ids, vec, labels)
     np.save(os.path.join(out, "rows.npy"), vec)
     tfrecord(os.path.join(out, "rows.tfrecord"), ids, vec, labels)
     print(f"{n} rows written to {out}")

@@ -7,6 +7,8 @@ import dev.stoker.CorruptRecordException;
 import dev.stoker.CorruptShardException;
 import dev.stoker.DType;
 import dev.stoker.formats.io.Fingerprints;
+import dev.stoker.formats.io.MappedFile;
+import dev.stoker.formats.records.Numbers;
 import dev.stoker.formats.records.PilImage;
 import dev.stoker.formats.records.RecordSource;
 import dev.stoker.formats.records.Tensor;
@@ -44,6 +46,8 @@ import java.util.Map;
 public final class LitDataset implements RecordSource {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int KEPT = 4;
+    private static final java.lang.foreign.ValueLayout.OfInt U32 =
+            java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final Path dir;
     private final String[] files;
@@ -58,13 +62,25 @@ public final class LitDataset implements RecordSource {
     private final DType tokenType;
     private final long fingerprint;
     private final LinkedHashMap<Integer, Chunk> kept = new LinkedHashMap<>(8, 0.75f, true);
+    /** Uncompressed, unencrypted chunks' files, mapped. */
+    private final MappedFile[] maps;
+    private boolean closed;
+    /** The chunks held, by index, for reads without the lock ({@link #kept} orders them). */
+    private final Chunk[] resident;
+    /** Per leaf, {@link #fixedWidth} (computed when first asked; 0: not yet). */
+    private final Map<String, Long> widths = new java.util.concurrent.ConcurrentHashMap<>();
+    /** The leaves a record's top-level dict names, by name. */
+    private final Map<String, Integer> leaves = new java.util.HashMap<>();
 
     /** A pytree's shape: a leaf (its index in {@code data_format}), a dict of named children, or a list. */
     private record Spec(int leaf, List<String> keys, List<Spec> children) {
     }
 
     /** A chunk's bytes, decompressed and decrypted, and its items' offsets. */
-    private record Chunk(byte[] bytes, long[] offsets) {
+    private record Chunk(java.lang.foreign.MemorySegment segment, long[] offsets) {
+        byte[] bytes(long from, long to) {
+            return segment.asSlice(from, to - from).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+        }
     }
 
     private LitDataset(Path dir, String[] files, long[] starts, long[] itemsPerChunk, List<String> formats, Spec spec,
@@ -81,6 +97,15 @@ public final class LitDataset implements RecordSource {
         this.blockSize = blockSize;
         this.tokenType = tokenType;
         this.fingerprint = fingerprint;
+        this.resident = new Chunk[files.length];
+        this.maps = new MappedFile[files.length];
+        if (spec.keys() != null) {
+            for (int i = 0; i < spec.keys().size(); i++) {
+                if (spec.children().get(i).leaf() >= 0) {
+                    leaves.put(spec.keys().get(i), spec.children().get(i).leaf());
+                }
+            }
+        }
     }
 
     /**
@@ -218,6 +243,71 @@ public final class LitDataset implements RecordSource {
         return new Spec(-1, keys, List.copyOf(cs));
     }
 
+    /**
+     * A top-level leaf stored as its little-endian bytes ({@code int}, {@code float}, {@code bool},
+     * {@code no_header_*}), as wide in every item as in the first (each item's own leaf sizes are
+     * checked as it is copied), or a TokensLoader dataset's {@code tokens}; not under sample-level
+     * encryption.
+     */
+    @Override
+    public long fixedWidth(String field) {
+        return widths.computeIfAbsent(field, this::width);
+    }
+
+    private long width(String field) {
+        if (blockSize > 0) {
+            return field.equals("tokens") ? (long) blockSize * tokenType.byteSize() : -1;
+        }
+        Integer leaf = leaves.get(field);
+        if (leaf == null || "sample".equals(encryption) || size() == 0) {
+            return -1;
+        }
+        String f = formats.get(leaf);
+        boolean raw = f.equals("int") || f.equals("float") || f.equals("bool") || LitValues.rawType(f) != null;
+        if (!raw) {
+            return -1;
+        }
+        try {
+            Chunk c = chunk(0);
+            return Integer.toUnsignedLong(c.segment().get(U32, c.offsets()[0] + 4L * leaf));
+        } catch (IOException e) {
+            return -1; // read by record, where the error is reported with its record
+        }
+    }
+
+    @Override
+    public void copyFixed(String field, long index, int count, java.lang.foreign.MemorySegment dst, long at) throws IOException {
+        long width = fixedWidth(field);
+        int leaf = blockSize > 0 ? 0 : leaves.get(field);
+        int n = formats.size();
+        for (int k = 0; k < count; k++) {
+            long i = index + k;
+            int c = chunkOf(i);
+            Chunk chunk = chunk(c);
+            int item = (int) (i - starts[c]);
+            long from;
+            if (blockSize > 0) {
+                from = chunk.offsets[0] + (long) item * width;
+                if (from + width > chunk.offsets[chunk.offsets.length - 1]) {
+                    throw new CorruptShardException(dir.resolve(files[c]).toString(), from, "block " + item + " runs past the chunk's tokens");
+                }
+            } else {
+                long start = chunk.offsets[item];
+                long end = chunk.offsets[item + 1];
+                from = start + 4L * n;
+                for (int l = 0; l < leaf; l++) {
+                    from += Integer.toUnsignedLong(chunk.segment.get(U32, start + 4L * l));
+                }
+                long size = Integer.toUnsignedLong(chunk.segment.get(U32, start + 4L * leaf));
+                if (size != width || from + width > end) {
+                    throw new CorruptRecordException(dir.resolve(files[c]).toString(), start, "item " + item + ": leaf '" + field
+                            + "' is " + size + " bytes where the first item's is " + width);
+                }
+            }
+            java.lang.foreign.MemorySegment.copy(chunk.segment, from, dst, at + k * width, width);
+        }
+    }
+
     /** The chunks' files, relative to the dataset's folder, in order. */
     public List<String> files() {
         return List.of(files);
@@ -273,17 +363,13 @@ public final class LitDataset implements RecordSource {
             if (from + bytes > chunk.offsets[chunk.offsets.length - 1]) {
                 throw new CorruptShardException(file, from, "block " + i + " runs past the chunk's tokens");
             }
-            List<Object> tokens = new ArrayList<>(blockSize);
-            for (int t = 0; t < blockSize; t++) {
-                int at = (int) from + t * tokenType.byteSize();
-                tokens.add(Tensor.scalar(tokenType, Arrays.copyOfRange(chunk.bytes, at, at + tokenType.byteSize())));
-            }
+            Numbers tokens = new Numbers(tokenType, chunk.bytes(from, from + bytes));
             Map<String, Object> out = new LinkedHashMap<>();
             out.put("tokens", tokens);
             return out;
         }
         long from = chunk.offsets[i];
-        byte[] item = Arrays.copyOfRange(chunk.bytes, (int) from, (int) chunk.offsets[i + 1]);
+        byte[] item = chunk.bytes(from, chunk.offsets[i + 1]);
         if ("sample".equals(encryption)) {
             try {
                 item = fernet.decrypt(item);
@@ -326,6 +412,37 @@ public final class LitDataset implements RecordSource {
         return out;
     }
 
+    /** Chunk {@code c}'s file, mapped once and kept until {@link #close()}. */
+    private java.lang.foreign.MemorySegment mapped(int c, Path p) throws IOException {
+        synchronized (maps) {
+            if (closed) {
+                throw new IOException(name() + " is closed");
+            }
+            MappedFile m = maps[c];
+            if (m == null) {
+                m = maps[c] = MappedFile.open(p);
+            }
+            return m.segment();
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (maps) {
+            closed = true;
+            for (int c = 0; c < maps.length; c++) {
+                if (maps[c] != null) {
+                    maps[c].close();
+                    maps[c] = null;
+                }
+            }
+        }
+        synchronized (kept) {
+            kept.clear();
+            Arrays.fill(resident, null);
+        }
+    }
+
     private static Object tree(Spec s, Object[] leaves) {
         if (s.leaf() >= 0) {
             return leaves[s.leaf()];
@@ -346,6 +463,10 @@ public final class LitDataset implements RecordSource {
 
     /** Chunk {@code c}, read, decompressed, decrypted and checked the first time (and again once dropped). */
     private Chunk chunk(int c) throws IOException {
+        Chunk held = resident[c]; // a Chunk's fields are final: seen whole, or not at all (then read under the lock)
+        if (held != null) {
+            return held;
+        }
         synchronized (kept) {
             Chunk k = kept.get(c);
             if (k != null) {
@@ -354,42 +475,48 @@ public final class LitDataset implements RecordSource {
         }
         Path p = dir.resolve(files[c]);
         String file = p.toString();
-        byte[] b = Files.readAllBytes(p);
-        if (compression != null) {
-            long size = Zstd.getFrameContentSize(b);
-            if (size < 0 || size > Integer.MAX_VALUE - 16) {
-                throw new CorruptShardException(file, 0, "not a zstd frame with its size (" + size + ")");
+        java.lang.foreign.MemorySegment b;
+        if (compression == null && !"chunk".equals(encryption)) {
+            b = mapped(c, p); // read in place
+        } else {
+            byte[] raw = Files.readAllBytes(p);
+            if (compression != null) {
+                long size = Zstd.getFrameContentSize(raw);
+                if (size < 0 || size > Integer.MAX_VALUE - 16) {
+                    throw new CorruptShardException(file, 0, "not a zstd frame with its size (" + size + ")");
+                }
+                byte[] out = new byte[(int) size];
+                long n = Zstd.decompressByteArray(out, 0, out.length, raw, 0, raw.length);
+                if (Zstd.isError(n) || n != size) {
+                    throw new CorruptShardException(file, 0, "a zstd frame that does not decompress to its " + size + " bytes");
+                }
+                raw = out;
             }
-            byte[] out = new byte[(int) size];
-            long n = Zstd.decompressByteArray(out, 0, out.length, b, 0, b.length);
-            if (Zstd.isError(n) || n != size) {
-                throw new CorruptShardException(file, 0, "a zstd frame that does not decompress to its " + size + " bytes");
+            if ("chunk".equals(encryption)) {
+                try {
+                    raw = fernet.decrypt(raw);
+                } catch (IllegalArgumentException e) {
+                    throw new CorruptShardException(file, 0, "the encrypted chunk " + e.getMessage());
+                }
             }
-            b = out;
+            b = java.lang.foreign.MemorySegment.ofArray(raw);
         }
-        if ("chunk".equals(encryption)) {
-            try {
-                b = fernet.decrypt(b);
-            } catch (IllegalArgumentException e) {
-                throw new CorruptShardException(file, 0, "the encrypted chunk " + e.getMessage());
-            }
+        long length = b.byteSize();
+        if (length < 4) {
+            throw new CorruptShardException(file, 0, "a chunk of " + length + " bytes (a truncated file?)");
         }
-        ByteBuffer h = ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN);
-        if (b.length < 4) {
-            throw new CorruptShardException(file, 0, "a chunk of " + b.length + " bytes (a truncated file?)");
-        }
-        long n = Integer.toUnsignedLong(h.getInt(0));
-        if (n != itemsPerChunk[c] || 4 + 4 * (n + 1) > b.length) {
+        long n = Integer.toUnsignedLong(b.get(U32, 0));
+        if (n != itemsPerChunk[c] || 4 + 4 * (n + 1) > length) {
             throw new CorruptShardException(file, 0, "a chunk of " + n + " items where the index says " + itemsPerChunk[c]
-                    + (4 + 4 * (n + 1) > b.length ? ", in " + b.length + " bytes (a truncated file?)" : ""));
+                    + (4 + 4 * (n + 1) > length ? ", in " + length + " bytes (a truncated file?)" : ""));
         }
         long[] offsets = new long[(int) n + 1];
         long previous = 4 + 4 * (n + 1);
         for (int i = 0; i <= n; i++) {
-            long o = Integer.toUnsignedLong(h.getInt(4 + 4 * i));
-            if (o < previous || o > b.length) {
+            long o = Integer.toUnsignedLong(b.get(U32, 4 + 4L * i));
+            if (o < previous || o > length) {
                 throw new CorruptShardException(file, 4 + 4L * i, "offset " + i + " is " + o + "; expected one in [" + previous
-                        + ", " + b.length + "] (the chunk is " + b.length + " bytes: a truncated or corrupt file?)");
+                        + ", " + length + "] (the chunk is " + length + " bytes: a truncated or corrupt file?)");
             }
             offsets[i] = o;
             previous = o;
@@ -397,8 +524,11 @@ public final class LitDataset implements RecordSource {
         Chunk k = new Chunk(b, offsets);
         synchronized (kept) {
             kept.put(c, k);
+            resident[c] = k;
             if (kept.size() > KEPT) {
-                kept.remove(kept.keySet().iterator().next());
+                int oldest = kept.keySet().iterator().next();
+                kept.remove(oldest);
+                resident[oldest] = null;
             }
         }
         return k;

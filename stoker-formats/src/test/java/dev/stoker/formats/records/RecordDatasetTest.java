@@ -212,4 +212,22 @@ class RecordDatasetTest {
             }
         }
     }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"pytree", "zstd", "tokens"})
+    void litDataLeavesAreCopiedAsTheyAreDecoded(String name) throws IOException {
+        Path dir = Interop.DIR.resolve("litdata").resolve(name);
+        boolean tokens = name.equals("tokens");
+        List<String> fields = tokens ? List.of() : List.of("label");
+        if (name.equals("pytree")) {
+            fields = List.of("label", "score", "flag");
+        }
+        try (var d = dev.stoker.formats.litdata.LitDataset.open(dir, tokens ? 8 : 0, null);
+             RecordDataset columns = new RecordDataset(d, fields);
+             RecordDataset records = new RecordDataset(recordByRecord(d), fields)) {
+            assertTrue(columns.columnar() && !records.columnar());
+            assertEquals(digests(records, true), digests(columns, true));
+            assertEquals(digests(records, false), digests(columns, false));
+        }
+    }
 }
