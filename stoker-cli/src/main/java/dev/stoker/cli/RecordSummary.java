@@ -55,15 +55,40 @@ final class RecordSummary {
         return null;
     }
 
+    /** The records of {@code p}, of {@code format}: the caller closes them. */
+    static RecordSource open(Path p, String format) throws IOException {
+        return switch (format) {
+            case "mds" -> MdsDataset.open(p);
+            case "litdata" -> LitDataset.open(p, 1, null);
+            case "arrow" -> {
+                List<RecordSource> parts = new ArrayList<>();
+                try {
+                    for (Path f : ArrowFile.files(p)) {
+                        parts.add(ArrowFile.open(f));
+                    }
+                } catch (IOException | RuntimeException e) {
+                    for (RecordSource opened : parts) {
+                        try {
+                            opened.close();
+                        } catch (IOException suppressed) {
+                            e.addSuppressed(suppressed);
+                        }
+                    }
+                    throw e;
+                }
+                yield RecordSource.concat(parts);
+            }
+            case "tfrecord" -> TfRecordFile.open(p, TfRecordFile.Compression.AUTO, Examples.Decode.EXAMPLE);
+            default -> ArrayRecordFile.open(p, Examples.Decode.RAW);
+        };
+    }
+
     /** Describes {@code p}, of {@code format}, into {@code g}'s open object. */
     static void describe(Path p, String format, JsonGenerator g) throws IOException {
         g.writeStringField("format", format);
-        List<RecordSource> parts = new ArrayList<>();
-        try {
-            switch (format) {
-                case "mds" -> {
-                    MdsDataset d = MdsDataset.open(p);
-                    parts.add(d);
+        try (RecordSource all = open(p, format)) {
+            switch (all) {
+                case MdsDataset d -> {
                     g.writeNumberField("shards", d.files().size());
                     g.writeArrayFieldStart("columns");
                     for (MdsColumn c : d.columns()) {
@@ -71,27 +96,20 @@ final class RecordSummary {
                     }
                     g.writeEndArray();
                 }
-                case "litdata" -> {
-                    LitDataset d = LitDataset.open(p, 1, null);
-                    parts.add(d);
-                    g.writeNumberField("chunks", d.files().size());
+                case LitDataset d -> g.writeNumberField("chunks", d.files().size());
+                default -> {
                 }
-                case "arrow" -> {
-                    List<Path> files = ArrowFile.files(p);
-                    for (Path f : files) {
-                        parts.add(ArrowFile.open(f));
-                    }
-                    g.writeNumberField("files", files.size());
-                    String hf = ((ArrowFile) parts.get(0)).metadata().get("huggingface");
+            }
+            if (format.equals("arrow")) {
+                g.writeNumberField("files", ArrowFile.files(p).size());
+                try (ArrowFile first = ArrowFile.open(ArrowFile.files(p).get(0))) {
+                    String hf = first.metadata().get("huggingface");
                     if (hf != null) {
                         g.writeFieldName("huggingface");
                         g.writeRawValue(hf);
                     }
                 }
-                case "tfrecord" -> parts.add(TfRecordFile.open(p, TfRecordFile.Compression.AUTO, Examples.Decode.EXAMPLE));
-                default -> parts.add(ArrayRecordFile.open(p, Examples.Decode.RAW));
             }
-            RecordSource all = RecordSource.concat(parts);
             g.writeNumberField("records", all.size());
             if (all.size() > 0) {
                 g.writeObjectFieldStart("fields");
@@ -100,9 +118,15 @@ final class RecordSummary {
                 }
                 g.writeEndObject();
             }
-        } finally {
-            for (RecordSource s : parts) {
-                s.close();
+        }
+    }
+
+    /** {@code stoker ls}'s lines for {@code p}: each record's index, a tab, and its fields sorted. */
+    static void list(Path p, String format, Appendable out) throws IOException {
+        try (RecordSource all = open(p, format)) {
+            for (long i = 0; i < all.size(); i++) {
+                out.append(Long.toString(i)).append('\t').append(String.join(",", new java.util.TreeSet<>(all.get(i).keySet())))
+                        .append('\n');
             }
         }
     }

@@ -130,4 +130,14 @@ class CatCommandTest {
         assertEquals("uint64", lines.get(1).get("fields").get("u64").asText());
         assertEquals("list<int64>", lines.get(2).get("fields").get("ints").asText());
     }
+
+    @Test
+    void lsListsEachRecordsIndexAndFields() {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int rc = Main.run(new String[] {"ls", INTEROP.resolve("tfrecord/wire_edge.tfrecord").toString()},
+                new PrintWriter(out, true), new PrintWriter(err, true));
+        assertEquals(0, rc, err.toString());
+        assertEquals(List.of("0\tx,y", "1\trev,unk", "2\ta,b,merged", "3\t,novalue", "4\toneof"), out.toString().lines().toList());
+    }
 }

@@ -52,7 +52,7 @@ final class RecordImages implements Dataset<TarSample> {
     public TarSample get(long index) throws IOException {
         Map<String, Object> r = records.get(index);
         Map<String, MemorySegment> fields = new LinkedHashMap<>();
-        Object img = lookup(r, image);
+        Object img = RecordSource.lookup(r, image);
         if (img instanceof Map<?, ?> m && m.containsKey("bytes")) { // a Hugging Face Image: {bytes, path}
             img = m.get("bytes");
         }
@@ -65,7 +65,8 @@ final class RecordImages implements Dataset<TarSample> {
         }
         fields.put("jpg", MemorySegment.ofArray(b)); // decoded by its bytes: JPEG, PNG, or what ImageIO reads
         if (label != null) {
-            fields.put("cls", MemorySegment.ofArray(integer(lookup(r, label), index).getBytes(StandardCharsets.US_ASCII)));
+            String cls = integer(RecordSource.lookup(r, label), index);
+            fields.put("cls", MemorySegment.ofArray(cls.getBytes(StandardCharsets.US_ASCII)));
         }
         return new TarSample(Long.toString(index), records.where(index), fields);
     }
@@ -92,16 +93,5 @@ final class RecordImages implements Dataset<TarSample> {
         }
         throw new CorruptRecordException(records.where(index), -1, "field '" + String.join(".", label) + "' holds "
                 + (v == null ? "nothing" : v.toString()) + ", not one integer label");
-    }
-
-    private static Object lookup(Map<String, Object> record, String[] path) {
-        Object v = record;
-        for (String k : path) {
-            if (!(v instanceof Map<?, ?> m)) {
-                return null;
-            }
-            v = m.get(k);
-        }
-        return v;
     }
 }

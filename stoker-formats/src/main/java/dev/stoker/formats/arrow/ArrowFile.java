@@ -580,17 +580,7 @@ public final class ArrowFile implements RecordSource {
     }
 
     private int batchOf(long index) {
-        int lo = 0;
-        int hi = batches.size() - 1;
-        while (lo < hi) {
-            int mid = (lo + hi + 1) >>> 1;
-            if (starts[mid] <= index) {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        return lo;
+        return RecordSource.part(starts, index);
     }
 
     /** The schema's custom metadata (Hugging Face's features are under {@code huggingface}). */

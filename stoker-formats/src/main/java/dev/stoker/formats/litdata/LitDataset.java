@@ -329,20 +329,7 @@ public final class LitDataset implements RecordSource {
     }
 
     private int chunkOf(long index) {
-        if (index < 0 || index >= size()) {
-            throw new IndexOutOfBoundsException("item " + index + " of " + size());
-        }
-        int lo = 0;
-        int hi = files.length - 1;
-        while (lo < hi) {
-            int mid = (lo + hi + 1) >>> 1;
-            if (starts[mid] <= index) {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        return lo;
+        return RecordSource.part(starts, index);
     }
 
     @Override

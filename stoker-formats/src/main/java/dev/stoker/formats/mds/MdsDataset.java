@@ -254,20 +254,7 @@ public final class MdsDataset implements RecordSource {
     }
 
     private int shardOf(long index) {
-        if (index < 0 || index >= size()) {
-            throw new IndexOutOfBoundsException("sample " + index + " of " + size());
-        }
-        int lo = 0;
-        int hi = shards.length - 1;
-        while (lo < hi) {
-            int mid = (lo + hi + 1) >>> 1;
-            if (starts[mid] <= index) {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        return lo;
+        return RecordSource.part(starts, index);
     }
 
     @Override

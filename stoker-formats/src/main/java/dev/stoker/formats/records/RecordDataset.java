@@ -221,7 +221,7 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
     public void read(long index, Row row) throws IOException {
         Map<String, Object> record = source.get(index);
         for (int f = 0; f < paths.length; f++) {
-            Object v = lookup(record, paths[f]);
+            Object v = RecordSource.lookup(record, paths[f]);
             Field field = schema.field(f);
             switch (kinds[f]) {
                 case TENSOR -> {
@@ -351,17 +351,6 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
             }
         }
         return b.array();
-    }
-
-    private static Object lookup(Map<String, Object> record, String[] path) {
-        Object v = record;
-        for (String k : path) {
-            if (!(v instanceof Map<?, ?> m)) {
-                return null;
-            }
-            v = m.get(k);
-        }
-        return v;
     }
 
     private CorruptRecordException mismatch(long index, int f, Object v) {

@@ -70,6 +70,40 @@ public interface RecordSource extends AutoCloseable {
     default void close() throws IOException {
     }
 
+    /**
+     * The part holding record {@code index}, by the parts' first records {@code starts} (one more
+     * entry than there are parts, the last the total): the last part whose start is at most
+     * {@code index}.
+     */
+    static int part(long[] starts, long index) {
+        if (index < 0 || index >= starts[starts.length - 1]) {
+            throw new IndexOutOfBoundsException("record " + index + " of " + starts[starts.length - 1]);
+        }
+        int lo = 0;
+        int hi = starts.length - 2;
+        while (lo < hi) {
+            int mid = (lo + hi + 1) >>> 1;
+            if (starts[mid] <= index) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return lo;
+    }
+
+    /** The value at {@code path} (a struct's member's names in turn) of {@code record}, or null. */
+    static Object lookup(Map<String, ?> record, String[] path) {
+        Object v = record;
+        for (String k : path) {
+            if (!(v instanceof Map<?, ?> m)) {
+                return null;
+            }
+            v = m.get(k);
+        }
+        return v;
+    }
+
     /** The sources one after the other. */
     static RecordSource concat(List<? extends RecordSource> parts) {
         if (parts.size() == 1) {
@@ -92,17 +126,7 @@ public interface RecordSource extends AutoCloseable {
         }
 
         private int part(long index) {
-            int lo = 0;
-            int hi = parts.size() - 1;
-            while (lo < hi) {
-                int mid = (lo + hi + 1) >>> 1;
-                if (starts[mid] <= index) {
-                    lo = mid;
-                } else {
-                    hi = mid - 1;
-                }
-            }
-            return lo;
+            return RecordSource.part(starts, index);
         }
 
         @Override

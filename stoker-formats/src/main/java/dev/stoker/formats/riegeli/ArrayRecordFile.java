@@ -204,20 +204,7 @@ public final class ArrayRecordFile implements RecordSource {
     }
 
     private int chunkOf(long index) {
-        if (index < 0 || index >= size()) {
-            throw new IndexOutOfBoundsException("record " + index + " of " + size());
-        }
-        int lo = 0;
-        int hi = chunkOffsets.length - 1;
-        while (lo < hi) {
-            int mid = (lo + hi + 1) >>> 1;
-            if (starts[mid] <= index) {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        return lo;
+        return RecordSource.part(starts, index);
     }
 
     /** Record {@code index}'s bytes. */

@@ -230,4 +230,38 @@ class RecordDatasetTest {
             assertEquals(digests(records, false), digests(columns, false));
         }
     }
+
+    @Test
+    void aRunResumedFromItsStateGivesTheBatchesOfTheUninterruptedRun() throws IOException {
+        try (RecordDataset d = new RecordDataset(MdsDataset.open(Interop.DIR.resolve("mds/merged")), List.of("bytes", "int", "str"))) {
+            List<String> whole = digests(d, true);
+            List<String> resumed = new ArrayList<>();
+            dev.stoker.LoaderState state;
+            try (Loader l = Loader.builder(d).batchSize(4).workers(2).shuffle(true).seed(3).build()) {
+                var it = l.iterator();
+                try (Batch b = it.next()) {
+                    resumed.add(digest(b));
+                }
+                state = l.state();
+            }
+            try (Loader l = Loader.builder(d).batchSize(4).workers(1).shuffle(true).resume(state).build()) {
+                for (Batch b : l) {
+                    try (b) {
+                        resumed.add(digest(b));
+                    }
+                }
+            }
+            assertEquals(whole, resumed);
+        }
+    }
+
+    private static String digest(Batch b) {
+        try {
+            java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
+            b.digest(md);
+            return java.util.HexFormat.of().formatHex(md.digest());
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new AssertionError(e);
+        }
+    }
 }
