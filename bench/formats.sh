@@ -2,7 +2,8 @@
 # Other loaders' formats read by Stoker, against the raw read of the same bytes through the same
 # loader: 200,000 rows of (id int64, label int32, vec float32[64]) as an Arrow stream (Apache Arrow's
 # JavaScript writer, 1000-row record batches as Hugging Face datasets writes them), an MDS dataset, a
-# LitData dataset and a TFRecord file of tf.train.Examples (bench/formats/gen.py, numpy), and as raw
+# LitData dataset and a TFRecord file of tf.train.Examples (bench/formats/gen.py, numpy), an ArrayRecord
+# file of the rows' raw bytes (bench/formats/MakeArrayRecord.java), and as raw
 # int32 windows of the same 268 bytes a row (the tokens source: one copy from the mapped file per
 # sample, no decoding).
 # Each configuration runs 3 times, alternating; the medians are printed, samples/s after the first batch.
@@ -14,12 +15,18 @@ ROOT=$(dirname "$HERE")
 DATA=${1:-/tmp/stoker-formats}
 ROWS=${2:-200000}
 mkdir -p "$DATA"
+cd "$ROOT"
+. bin/jdk.sh
+"$ROOT/stoker" --version >/dev/null # built if it is not
 if [ ! -f "$DATA/rows.arrow" ] || [ ! -d "$DATA/litdata" ]; then
     /usr/bin/python3 "$HERE/formats/gen.py" "$DATA" "$ROWS"
     npm install --silent --prefix "$DATA/.arrowjs" apache-arrow@21.2.0 >/dev/null
     cp "$HERE/formats/gen_arrow.mjs" "$DATA/.arrowjs/"
     node "$DATA/.arrowjs/gen_arrow.mjs" "$DATA"
     /usr/bin/python3 -c "import numpy as np, sys; np.load(sys.argv[1]).tofile(sys.argv[2])" "$DATA/rows.npy" "$DATA/rows.bin"
+fi
+if [ ! -f "$DATA/rows.array_record" ]; then
+    "$JAVA_HOME/bin/java" -cp "$ROOT/stoker-cli/target/stoker-cli.jar" "$HERE/formats/MakeArrayRecord.java" "$DATA"
 fi
 run() { # ORDER NAME ARGS...
     local order=$1 name=$2
@@ -34,6 +41,7 @@ for order in shuffle sequential; do
         run "$order" mds mds "$DATA/mds"
         run "$order" litdata litdata "$DATA/litdata"
         run "$order" tfrecord tfrecord "$DATA/rows.tfrecord"
+        run "$order" arrayrecord arrayrecord "$DATA/rows.array_record"
     done
 done | /usr/bin/python3 -c "
 import collections, statistics, sys
@@ -43,7 +51,7 @@ for line in sys.stdin:
     runs[(order, name)].append(float(rate))
 for order in ('shuffle', 'sequential'):
     raw = statistics.median(runs[(order, 'raw')])
-    for name in ('raw', 'arrow', 'mds', 'litdata', 'tfrecord'):
+    for name in ('raw', 'arrow', 'mds', 'litdata', 'tfrecord', 'arrayrecord'):
         m = statistics.median(runs[(order, name)])
-        print(f'{order:10} {name:9} {m / 1e6:6.2f} M samples/s  {m / raw:6.1%} of raw  (runs: {[round(r / 1e6, 2) for r in runs[(order, name)]]})')
+        print(f'{order:10} {name:11} {m / 1e6:6.2f} M samples/s  {m / raw:6.1%} of raw  (runs: {[round(r / 1e6, 2) for r in runs[(order, name)]]})')
 "
