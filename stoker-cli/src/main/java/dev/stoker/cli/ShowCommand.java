@@ -31,8 +31,8 @@ import picocli.CommandLine.Option;
 /**
  * {@code stoker show SOURCE PATH... --out grid.png}: the first image samples in storage order, in a
  * grid with their labels, as the loader gives them: after the transform ({@code --transform train}
- * or {@code eval}: the model's view, ImageNet normalization undone), or before it
- * ({@code --transform none}: the images as stored). The sources and their flags are
+ * or {@code eval}: the model's view, ImageNet normalization undone), or, for shards and folders,
+ * before it ({@code --transform none}: the images as stored). The sources and their flags are
  * {@code stoker bench}'s; a record format names its image field with {@code --image}.
  */
 @Command(name = "show", description = "Draw image samples in a grid with their labels, before or after the transform, "
