@@ -102,7 +102,7 @@ final class ShowCommand implements Runnable {
 
     /** Row {@code r}'s image: a decoded CHW tensor field {@code image}, or an encoded image member. */
     private static BufferedImage image(Batch b, int r) throws IOException {
-        int f = b.schema().indexOf("image");
+        int f = field(b, "image");
         if (f >= 0 && !b.schema().field(f).isVariable()) {
             Field field = b.schema().field(f);
             long[] shape = field.shape();
@@ -131,7 +131,7 @@ final class ShowCommand implements Runnable {
             return img;
         }
         for (String member : List.of("jpg", "jpeg", "png", "webp", "bmp")) {
-            int m = b.schema().indexOf(member);
+            int m = field(b, member);
             if (m >= 0 && b.schema().field(m).isVariable()) {
                 byte[] bytes = b.bytes(m, r).toArray(ValueLayout.JAVA_BYTE);
                 BufferedImage img = ImageIO.read(new ByteArrayInputStream(bytes));
@@ -145,8 +145,18 @@ final class ShowCommand implements Runnable {
                 + "names its image field with --image");
     }
 
+    /** The index of the batch's field {@code name}, or -1. */
+    private static int field(Batch b, String name) {
+        for (int i = 0; i < b.schema().size(); i++) {
+            if (b.schema().field(i).name().equals(name)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
     private static String label(Batch b, int r) {
-        int f = b.schema().indexOf("label");
+        int f = field(b, "label");
         if (f >= 0 && !b.schema().field(f).isVariable() && b.schema().field(f).elements() == 1) {
             MemorySegment v = b.bytes(f, r);
             return switch (b.schema().field(f).dtype()) {
@@ -155,7 +165,7 @@ final class ShowCommand implements Runnable {
                 default -> "";
             };
         }
-        int c = b.schema().indexOf("cls");
+        int c = field(b, "cls");
         if (c >= 0 && b.schema().field(c).isVariable()) {
             String s = new String(b.bytes(c, r).toArray(ValueLayout.JAVA_BYTE), java.nio.charset.StandardCharsets.US_ASCII).strip();
             return s.matches("-?[0-9]{1,12}") ? s : "";

@@ -50,4 +50,21 @@ class ShowCommandTest {
         assertTrue(err.toString().contains("name the field of encoded images with --image"), err.toString());
         assertFalse(Files.exists(out));
     }
+
+    @Test
+    void drawsShardsImagesAsStoredBeforeTheTransform(@TempDir Path tmp) throws Exception {
+        byte[] jpg = Files.readAllBytes(Path.of("../stoker-formats/src/test/resources/fixtures/jpeg/photo-444p.jpg"));
+        try (dev.stoker.formats.tar.TarWriter w = new dev.stoker.formats.tar.TarWriter(tmp.resolve("s.tar"))) {
+            for (int i = 0; i < 3; i++) {
+                w.write("k" + i, java.util.Map.of("jpg", jpg, "cls", Integer.toString(7 + i).getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
+            }
+        }
+        Path out = tmp.resolve("before.png");
+        StringWriter err = new StringWriter();
+        assertEquals(0, show(err, "shards", tmp.resolve("s.tar").toString(), "--transform", "none", "--out", out.toString()),
+                err.toString());
+        BufferedImage grid = ImageIO.read(out.toFile());
+        assertEquals(2 * (128 + 4) + 4, grid.getWidth()); // 3 samples: 2 columns, 2 rows
+        assertTrue(err.toString().contains("3 samples drawn to"), err.toString());
+    }
 }
