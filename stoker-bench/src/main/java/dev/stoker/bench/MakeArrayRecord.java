@@ -1,3 +1,5 @@
+package dev.stoker.bench;
+
 import dev.stoker.formats.riegeli.HighwayHash;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -15,9 +17,10 @@ import java.nio.file.StandardOpenOption;
  * with its defaults but compression (group_size 1, uncompressed simple chunks): the signature chunk,
  * a chunk per record, the footer chunk, a padding chunk to the block's end, and the postscript
  * chunk in the last 64 KiB block, padded to the end; block headers every 64 KiB, every hash
- * HighwayHash-64 with Riegeli's key. Run: java -cp stoker-cli.jar MakeArrayRecord.java DATA_DIR
+ * HighwayHash-64 with Riegeli's key. Run: java -cp stoker-bench/target/benchmarks.jar
+ * dev.stoker.bench.MakeArrayRecord DATA_DIR (bench/formats.sh does)
  */
-public class MakeArrayRecord {
+public final class MakeArrayRecord {
     static final long BLOCK = 1 << 16;
     static final long USABLE = BLOCK - 24;
     static final long[] KEY = {0x2f696c6567656952L, 0x0a7364726f636572L, 0x2f696c6567656952L, 0x0a7364726f636572L};
