@@ -45,13 +45,11 @@ Writes under OUT (default: ../resources/interop/litdata next to this script):
 and checks every expected file by reading the fixture back with litdata's StreamingDataset.
 """
 import argparse
-import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.metadata
 import importlib.util
 import json
-import math
 import os
 import shutil
 import struct
@@ -201,40 +199,7 @@ def install_shims(litdata_src):
 # Expected-value rendering (the format `stoker cat` prints; same conventions as make_mds.py).
 
 
-def sha(b):
-    return hashlib.sha256(b).hexdigest()
-
-
-def blob(b):
-    b = bytes(b)
-    return {'bytes': len(b), 'sha256': sha(b)}
-
-
-def fnum(x):
-    x = float(x)
-    if math.isnan(x):
-        return 'nan'
-    if math.isinf(x):
-        return 'inf' if x > 0 else '-inf'
-    return x
-
-
-def nd(arr):
-    arr = np.asarray(arr)
-    le = arr.astype(arr.dtype.newbyteorder('<'))
-    out = {
-        'dtype': arr.dtype.name,
-        'shape': list(arr.shape),
-        'sha256': sha(le.tobytes(order='C')),
-    }
-    if arr.size <= 16:
-        if arr.dtype.kind == 'f':
-            out['values'] = [fnum(v) for v in arr.ravel().tolist()]
-        elif arr.dtype.kind == 'b':
-            out['values'] = [bool(v) for v in arr.ravel().tolist()]
-        else:
-            out['values'] = [int(v) for v in arr.ravel().tolist()]
-    return out
+from catjson import blob, fnum, nd, sha  # noqa: E402,F401  (stoker cat's JSON form, shared)
 
 
 def render(value):

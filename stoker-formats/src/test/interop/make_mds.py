@@ -24,12 +24,10 @@ Writes under OUT (default: ../resources/interop/mds next to this script):
 and checks every expected.jsonl by reading the fixture back with streaming's MDSReader.
 """
 import argparse
-import hashlib
 import importlib.abc
 import importlib.machinery
 import io
 import json
-import math
 import os
 import shutil
 import sys
@@ -100,37 +98,7 @@ def install_stubs():
 # Expected-value rendering (the format `stoker cat` prints).
 
 
-def sha(b):
-    return hashlib.sha256(b).hexdigest()
-
-
-def blob(b):
-    return {'bytes': len(b), 'sha256': sha(b)}
-
-
-def fnum(x):
-    x = float(x)
-    if math.isnan(x):
-        return 'nan'
-    if math.isinf(x):
-        return 'inf' if x > 0 else '-inf'
-    return x
-
-
-def nd(arr):
-    arr = np.asarray(arr)
-    le = arr.astype(arr.dtype.newbyteorder('<'))
-    out = {
-        'dtype': arr.dtype.name,
-        'shape': list(arr.shape),
-        'sha256': sha(le.tobytes(order='C')),
-    }
-    if arr.size <= 16:
-        if arr.dtype.kind == 'f':
-            out['values'] = [fnum(v) for v in arr.ravel().tolist()]
-        else:
-            out['values'] = [int(v) for v in arr.ravel().tolist()]
-    return out
+from catjson import blob, fnum, nd, sha  # noqa: E402,F401  (stoker cat's JSON form, shared)
 
 
 def pil_obj(img):

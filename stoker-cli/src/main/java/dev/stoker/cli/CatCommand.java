@@ -50,7 +50,7 @@ final class CatCommand implements Runnable {
         if (limit < 0 || skip < 0) {
             throw new Main.UsageException("--limit and --skip take counts >= 0");
         }
-        LoaderSpec sequential = new LoaderSpec(64, 0, null, 0, null, 0, 1, "sequential", 0, null, null, false, "fail", null, null);
+        LoaderSpec sequential = storageOrder(64);
         try (Recipe recipe = source.open(sequential);
              JsonGenerator g = new JsonFactory().createGenerator(out).setRootValueSeparator(null)) {
             g.disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
@@ -79,6 +79,11 @@ final class CatCommand implements Runnable {
             }
         }
         return 0;
+    }
+
+    /** A loader's options that read a source in storage order, on the calling thread, in batches of {@code batch}. */
+    static LoaderSpec storageOrder(int batch) {
+        return new LoaderSpec(batch, 0, null, 0, null, 0, 1, "sequential", 0, null, null, false, "fail", null, null);
     }
 
     private static void line(JsonGenerator g, PrintWriter out, Map<String, ?> record) throws IOException {

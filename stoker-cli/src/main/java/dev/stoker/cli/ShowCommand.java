@@ -63,8 +63,7 @@ final class ShowCommand implements Runnable {
         if (limit < 1 || limit > 1024) {
             throw new Main.UsageException("--limit takes 1 to 1024 samples, got " + limit);
         }
-        LoaderSpec sequential = new LoaderSpec(Math.min(limit, 64), 0, null, 0, null, 0, 1, "sequential", 0, null, null, false,
-                "fail", null, null);
+        LoaderSpec sequential = CatCommand.storageOrder(Math.min(limit, 64));
         List<BufferedImage> tiles = new ArrayList<>();
         List<String> labels = new ArrayList<>();
         try (Recipe recipe = source.open(sequential);

@@ -6,6 +6,7 @@ import dev.stoker.CorruptShardException;
 import dev.stoker.DType;
 import dev.stoker.formats.io.Fingerprints;
 import dev.stoker.formats.io.MappedFile;
+import dev.stoker.formats.io.Parts;
 import dev.stoker.formats.records.RecordSource;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -69,6 +70,8 @@ public final class ArrowFile implements RecordSource {
     private long[] starts = {0};
     /** Per column, {@link #fixedWidth}. */
     private long[] widths;
+    /** Each top-level column's index, by name. */
+    private final Map<String, Integer> columnOf = new HashMap<>();
     private final Map<Long, List<ArrowColumn>> dictionaries = new HashMap<>();
     private final long fingerprint;
 
@@ -118,6 +121,7 @@ public final class ArrowFile implements RecordSource {
         widths = new long[names.size()];
         for (int c = 0; c < widths.length; c++) {
             widths[c] = width(c);
+            columnOf.putIfAbsent(names.get(c), c);
         }
     }
 
@@ -381,7 +385,7 @@ public final class ArrowFile implements RecordSource {
                     + "schema needs (at column '" + t.name() + "')");
         }
         var b = rb.buffers(cursor[1]++);
-        if (b.offset() < 0 || b.length() < 0 || b.offset() + b.length() > body.byteSize()) {
+        if (b.offset() < 0 || b.length() < 0 || b.offset() > body.byteSize() - b.length()) {
             throw new CorruptShardException(name, pos, "column '" + t.name() + "': a buffer at [" + b.offset() + ", "
                     + (b.offset() + b.length()) + ") of a body of " + body.byteSize() + " bytes (a truncated file?)");
         }
@@ -531,8 +535,8 @@ public final class ArrowFile implements RecordSource {
      */
     @Override
     public long fixedWidth(String field) {
-        int c = names.indexOf(field);
-        return c < 0 ? -1 : widths[c];
+        Integer c = columnOf.get(field);
+        return c == null ? -1 : widths[c];
     }
 
     private long width(int c) {
@@ -558,7 +562,7 @@ public final class ArrowFile implements RecordSource {
 
     @Override
     public void copyFixed(String field, long index, int count, MemorySegment dst, long at) throws IOException {
-        int c = names.indexOf(field);
+        int c = columnOf.get(field);
         long width = widths[c];
         int b = batchOf(index);
         while (count > 0) {
@@ -579,7 +583,7 @@ public final class ArrowFile implements RecordSource {
     }
 
     private int batchOf(long index) {
-        return RecordSource.part(starts, index);
+        return Parts.of(starts, index);
     }
 
     /** The schema's custom metadata (Hugging Face's features are under {@code huggingface}). */

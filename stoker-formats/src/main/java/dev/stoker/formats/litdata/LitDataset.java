@@ -8,6 +8,7 @@ import dev.stoker.CorruptShardException;
 import dev.stoker.DType;
 import dev.stoker.formats.io.Fingerprints;
 import dev.stoker.formats.io.MappedFile;
+import dev.stoker.formats.io.Parts;
 import dev.stoker.formats.records.Numbers;
 import dev.stoker.formats.records.RecordSource;
 import java.io.IOException;
@@ -327,7 +328,7 @@ public final class LitDataset implements RecordSource {
     }
 
     private int chunkOf(long index) {
-        return RecordSource.part(starts, index);
+        return Parts.of(starts, index);
     }
 
     @Override

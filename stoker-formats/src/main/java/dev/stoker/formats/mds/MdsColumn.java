@@ -47,7 +47,12 @@ public record MdsColumn(String name, String encoding, long size) {
                 throw new CorruptShardException(where, -1, "column '" + name + "' is pickled (pkl); Stoker never unpickles "
                         + "data (it can run code): write the column with another encoding");
             }
-            long fixed = fixedSize(enc);
+            long fixed;
+            try {
+                fixed = fixedSize(enc);
+            } catch (ArithmeticException e) {
+                throw new CorruptShardException(where, -1, "column '" + name + "' has encoding '" + enc + "', whose size overflows");
+            }
             if (fixed == -2) {
                 throw new CorruptShardException(where, -1, "column '" + name + "' has encoding '" + enc
                         + "', which Stoker does not know");
@@ -164,7 +169,7 @@ public record MdsColumn(String name, String encoding, long size) {
             byte[] b = sample.asSlice(at, sizes[c]).toArray(ValueLayout.JAVA_BYTE);
             try {
                 out.put(col.name, col.value(b));
-            } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
+            } catch (IllegalArgumentException | IndexOutOfBoundsException | ArithmeticException e) { // a shape that overflows too
                 throw new CorruptRecordException(where, base + at, "column '" + col.name + "' (" + col.encoding + "): "
                         + e.getMessage());
             }

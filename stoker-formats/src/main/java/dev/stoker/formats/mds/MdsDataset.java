@@ -7,6 +7,7 @@ import dev.stoker.CorruptShardException;
 import dev.stoker.formats.io.Fingerprints;
 import dev.stoker.formats.io.Gunzip;
 import dev.stoker.formats.io.MappedFile;
+import dev.stoker.formats.io.Parts;
 import dev.stoker.formats.records.RecordSource;
 import java.io.IOException;
 import java.io.InputStream;
@@ -254,7 +255,7 @@ public final class MdsDataset implements RecordSource {
     }
 
     private int shardOf(long index) {
-        return RecordSource.part(starts, index);
+        return Parts.of(starts, index);
     }
 
     @Override

@@ -41,7 +41,7 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
     /** Every field's values are stored at the field's width, so a batch is copied column by column ({@link #readAll}). */
     private final boolean columnar;
 
-    private enum Kind { TENSOR, LONG, DOUBLE, FLOAT, BOOL, TEXT, BYTES, LIST_LONG, LIST_FLOAT, LIST_DOUBLE, LIST_TENSOR, LIST_BYTES, NUMBERS, RAGGED }
+    private enum Kind { TENSOR, LONG, DOUBLE, FLOAT, BOOL, TEXT, BYTES, LIST_TENSOR, LIST_BYTES, NUMBERS, RAGGED }
 
     public RecordDataset(RecordSource source, List<String> fields) throws IOException {
         this.source = source;
@@ -81,9 +81,6 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
                 case TEXT, BYTES, LIST_BYTES -> Field.bytes(name, Math.max(16, 2L * size(v)));
                 case RAGGED -> Field.bytes(name, Math.max(16, 2L * (v instanceof List<?> l ? l.size() : 1)
                         * source.raggedType(dotted).byteSize()));
-                case LIST_LONG -> vector(name, DType.INT64, ((List<?>) v).size());
-                case LIST_FLOAT -> vector(name, DType.FLOAT32, ((List<?>) v).size());
-                case LIST_DOUBLE -> vector(name, DType.FLOAT64, ((List<?>) v).size());
                 case LIST_TENSOR -> vector(name, ((Tensor) ((List<?>) v).get(0)).dtype(), ((List<?>) v).size());
                 case NUMBERS -> vector(name, ((Numbers) v).dtype(), ((Numbers) v).size());
             });
@@ -172,9 +169,6 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
             case String s -> Kind.TEXT;
             case JsonText j -> Kind.TEXT;
             case byte[] b -> Kind.BYTES;
-            case List<?> l when !l.isEmpty() && l.stream().allMatch(o -> o instanceof Long) -> Kind.LIST_LONG;
-            case List<?> l when !l.isEmpty() && l.stream().allMatch(o -> o instanceof Float) -> Kind.LIST_FLOAT;
-            case List<?> l when !l.isEmpty() && l.stream().allMatch(o -> o instanceof Double) -> Kind.LIST_DOUBLE;
             case List<?> l when !l.isEmpty() && l.get(0) instanceof Tensor t && t.shape().length == 0
                     && l.stream().allMatch(o -> o instanceof Tensor x && x.dtype() == t.dtype() && x.shape().length == 0) -> Kind.LIST_TENSOR;
             case List<?> l when l.size() == 1 && l.get(0) instanceof byte[] -> Kind.LIST_BYTES;
@@ -251,7 +245,7 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
                 }
                 case TEXT, BYTES, LIST_BYTES -> row.append(f, bytesOf(v, index, f));
                 case RAGGED -> row.append(f, ragged(v, index, f));
-                case LIST_LONG, LIST_FLOAT, LIST_DOUBLE, LIST_TENSOR -> row.put(f, vectorBytes(v, index, f));
+                case LIST_TENSOR -> row.put(f, vectorBytes(v, index, f));
                 case NUMBERS -> {
                     if (!(v instanceof Numbers n) || n.dtype() != field.dtype() || n.size() != field.elements()) {
                         throw mismatch(index, f, v);
@@ -343,10 +337,7 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
         ByteBuffer b = ByteBuffer.allocate((int) (n * field.dtype().byteSize())).order(ByteOrder.LITTLE_ENDIAN);
         for (Object o : l) {
             switch (o) {
-                case Long x when kinds[f] == Kind.LIST_LONG -> b.putLong(x);
-                case Float x when kinds[f] == Kind.LIST_FLOAT -> b.putFloat(x);
-                case Double x when kinds[f] == Kind.LIST_DOUBLE -> b.putDouble(x);
-                case Tensor x when kinds[f] == Kind.LIST_TENSOR && x.dtype() == field.dtype() && x.shape().length == 0 -> b.put(x.data());
+                case Tensor x when x.dtype() == field.dtype() && x.shape().length == 0 -> b.put(x.data());
                 case null, default -> throw mismatch(index, f, v);
             }
         }

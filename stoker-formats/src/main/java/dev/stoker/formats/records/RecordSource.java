@@ -1,5 +1,6 @@
 package dev.stoker.formats.records;
 
+import dev.stoker.formats.io.Parts;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
@@ -70,28 +71,6 @@ public interface RecordSource extends AutoCloseable {
     default void close() throws IOException {
     }
 
-    /**
-     * The part holding record {@code index}, by the parts' first records {@code starts} (one more
-     * entry than there are parts, the last the total): the last part whose start is at most
-     * {@code index}.
-     */
-    static int part(long[] starts, long index) {
-        if (index < 0 || index >= starts[starts.length - 1]) {
-            throw new IndexOutOfBoundsException("record " + index + " of " + starts[starts.length - 1]);
-        }
-        int lo = 0;
-        int hi = starts.length - 2;
-        while (lo < hi) {
-            int mid = (lo + hi + 1) >>> 1;
-            if (starts[mid] <= index) {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        return lo;
-    }
-
     /** The value at {@code path} (a struct's member's names in turn) of {@code record}, or null. */
     static Object lookup(Map<String, ?> record, String[] path) {
         Object v = record;
@@ -116,6 +95,8 @@ public interface RecordSource extends AutoCloseable {
     final class Concat implements RecordSource {
         private final List<RecordSource> parts;
         private final long[] starts;
+        /** Per field, {@link #fixedWidth}: asked for every run of records copied, found once. */
+        private final java.util.concurrent.ConcurrentHashMap<String, Long> widths = new java.util.concurrent.ConcurrentHashMap<>();
 
         Concat(List<RecordSource> parts) {
             this.parts = parts;
@@ -126,7 +107,7 @@ public interface RecordSource extends AutoCloseable {
         }
 
         private int part(long index) {
-            return RecordSource.part(starts, index);
+            return Parts.of(starts, index);
         }
 
         @Override
@@ -158,13 +139,15 @@ public interface RecordSource extends AutoCloseable {
 
         @Override
         public long fixedWidth(String field) {
-            long w = parts.get(0).fixedWidth(field);
-            for (RecordSource p : parts) {
-                if (p.fixedWidth(field) != w) {
-                    return -1;
+            return widths.computeIfAbsent(field, f -> {
+                long w = parts.get(0).fixedWidth(f);
+                for (RecordSource p : parts) {
+                    if (p.fixedWidth(f) != w) {
+                        return -1L;
+                    }
                 }
-            }
-            return w;
+                return w;
+            });
         }
 
         @Override

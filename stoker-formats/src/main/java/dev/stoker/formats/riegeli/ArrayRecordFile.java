@@ -4,6 +4,7 @@ import dev.stoker.CorruptRecordException;
 import dev.stoker.CorruptShardException;
 import dev.stoker.formats.io.Fingerprints;
 import dev.stoker.formats.io.MappedFile;
+import dev.stoker.formats.io.Parts;
 import dev.stoker.formats.records.RecordSource;
 import dev.stoker.formats.tfrecord.Examples;
 import java.io.IOException;
@@ -132,10 +133,10 @@ public final class ArrayRecordFile implements RecordSource {
         Map<Integer, List<Object>> out = new LinkedHashMap<>();
         int[] p = {0};
         while (p[0] < b.length) {
-            long tag = varint(name, at, b, p);
+            long tag = Riegeli.varint(name, at, b, p, b.length);
             int field = (int) (tag >>> 3);
             Object v = switch ((int) (tag & 7)) {
-                case 0 -> varint(name, at, b, p);
+                case 0 -> Riegeli.varint(name, at, b, p, b.length);
                 case 1 -> {
                     if (b.length - p[0] < 8) {
                         throw new CorruptShardException(name, at, "a protocol buffer cut short");
@@ -146,7 +147,7 @@ public final class ArrayRecordFile implements RecordSource {
                     yield x;
                 }
                 case 2 -> {
-                    long n = varint(name, at, b, p);
+                    long n = Riegeli.varint(name, at, b, p, b.length);
                     if (n < 0 || n > b.length - p[0]) {
                         throw new CorruptShardException(name, at, "a protocol buffer field runs past its message");
                     }
@@ -173,21 +174,6 @@ public final class ArrayRecordFile implements RecordSource {
         return v == null || !(v.get(v.size() - 1) instanceof Long l) ? 0 : l;
     }
 
-    private static long varint(String name, long at, byte[] b, int[] p) throws CorruptShardException {
-        long v = 0;
-        for (int shift = 0; shift < 70; shift += 7) {
-            if (p[0] >= b.length) {
-                throw new CorruptShardException(name, at, "a protocol buffer varint runs past its message");
-            }
-            byte x = b[p[0]++];
-            v |= (long) (x & 0x7F) << shift;
-            if (x >= 0) {
-                return v;
-            }
-        }
-        throw new CorruptShardException(name, at, "a protocol buffer varint of more than 10 bytes");
-    }
-
     @Override
     public long size() {
         return starts[chunkOffsets.length];
@@ -204,7 +190,7 @@ public final class ArrayRecordFile implements RecordSource {
     }
 
     private int chunkOf(long index) {
-        return RecordSource.part(starts, index);
+        return Parts.of(starts, index);
     }
 
     /** Record {@code index}'s bytes. */

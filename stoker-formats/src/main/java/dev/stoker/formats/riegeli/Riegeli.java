@@ -79,7 +79,7 @@ public final class Riegeli {
         }
         int compression = d[0] & 0xFF;
         int[] at = {1};
-        long sizesSize = varint(name, c, d, at, d.length);
+        long sizesSize = varint(name, c.begin(), d, at, d.length);
         if (sizesSize < 0 || sizesSize > d.length - at[0]) {
             throw new CorruptShardException(name, c.begin(), "a simple chunk's sizes of " + sizesSize + " bytes run past its "
                     + "data of " + d.length);
@@ -95,7 +95,7 @@ public final class Riegeli {
         int[] s = {0};
         int v = 0;
         for (long r = 0; r < c.records(); r++) {
-            long n = varint(name, c, sizes, s, sizes.length);
+            long n = varint(name, c.begin(), sizes, s, sizes.length);
             if (n < 0 || n > values.length - v) {
                 throw new CorruptShardException(name, c.begin(), "record " + r + " of the chunk is " + Long.toUnsignedString(n)
                         + " bytes; only " + (values.length - v) + " are left");
@@ -121,7 +121,7 @@ public final class Riegeli {
                     + ", which Stoker does not decompress (it reads zstd and uncompressed chunks)");
         }
         int[] at = {from};
-        long size = varint(name, c, d, at, to);
+        long size = varint(name, c.begin(), d, at, to);
         if (size < 0 || size > Integer.MAX_VALUE - 16 || expected >= 0 && size != expected) {
             throw new CorruptShardException(name, c.begin(), "a compressed block of " + Long.toUnsignedString(size)
                     + " bytes" + (expected >= 0 ? "; the chunk header says " + expected : ""));
@@ -135,11 +135,16 @@ public final class Riegeli {
         return out;
     }
 
-    private static long varint(String name, Chunk c, byte[] b, int[] at, int end) throws CorruptShardException {
+    /**
+     * The varint at {@code at[0]} of {@code b}, which ends at {@code end}; {@code at[0]} moves past it.
+     * A varint that runs past the end, or past 10 bytes, is corrupt data of the file {@code name}
+     * at {@code offset} (the chunk it was read from).
+     */
+    static long varint(String name, long offset, byte[] b, int[] at, int end) throws CorruptShardException {
         long v = 0;
         for (int shift = 0; shift < 70; shift += 7) {
             if (at[0] >= end) {
-                throw new CorruptShardException(name, c.begin(), "a varint runs past the end of its buffer");
+                throw new CorruptShardException(name, offset, "a varint runs past the end of its buffer");
             }
             byte x = b[at[0]++];
             v |= (long) (x & 0x7F) << shift;
@@ -147,7 +152,7 @@ public final class Riegeli {
                 return v;
             }
         }
-        throw new CorruptShardException(name, c.begin(), "a varint of more than 10 bytes");
+        throw new CorruptShardException(name, offset, "a varint of more than 10 bytes");
     }
 
     /** {@code n} bytes of content from file position {@code pos}, block headers left out. */

@@ -3,6 +3,7 @@ package dev.stoker.formats.tar;
 import dev.stoker.CorruptShardException;
 import dev.stoker.Dataset;
 import dev.stoker.formats.io.MappedFile;
+import dev.stoker.formats.io.Parts;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
@@ -406,17 +407,7 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
 
     /** The shard holding sample {@code index}: the last whose first sample is at or before it (an empty shard holds none). */
     private int shardOf(long index) {
-        int lo = 0;
-        int hi = shards.length - 1;
-        while (lo < hi) {
-            int mid = (lo + hi + 1) >>> 1;
-            if (starts[mid] <= index) {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        return lo;
+        return Parts.of(starts, index);
     }
 
     /** A shard on its first read: mapped (up to MAPPED_LIMIT shards), and checked against its index. */
