@@ -278,22 +278,28 @@ public final class LitDataset implements RecordSource {
     public void copyFixed(String field, long index, int count, java.lang.foreign.MemorySegment dst, long at) throws IOException {
         long width = fixedWidth(field);
         int leaf = blockSize > 0 ? 0 : leaves.get(field);
-        int n = formats.size();
-        for (int k = 0; k < count; k++) {
+        int leaves = formats.size();
+        int k = 0;
+        while (k < count) { // the run's items chunk by chunk: each chunk found once
             long i = index + k;
             int c = chunkOf(i);
             Chunk chunk = chunk(c);
-            int item = (int) (i - starts[c]);
-            long from;
-            if (blockSize > 0) {
-                from = chunk.offsets[0] + (long) item * width;
-                if (from + width > chunk.offsets[chunk.offsets.length - 1]) {
-                    throw new CorruptShardException(dir.resolve(files[c]).toString(), from, "block " + item + " runs past the chunk's tokens");
+            int first = (int) (i - starts[c]);
+            int n = (int) Math.min(count - k, starts[c + 1] - i);
+            if (blockSize > 0) { // a chunk's blocks lie one after the other: one copy
+                long from = chunk.offsets[0] + (long) first * width;
+                if (from + n * width > chunk.offsets[chunk.offsets.length - 1]) {
+                    throw new CorruptShardException(dir.resolve(files[c]).toString(), from, "blocks " + first + " to "
+                            + (first + n - 1) + " run past the chunk's tokens");
                 }
-            } else {
+                java.lang.foreign.MemorySegment.copy(chunk.segment, from, dst, at + k * width, n * width);
+                k += n;
+                continue;
+            }
+            for (int item = first; item < first + n; item++, k++) {
                 long start = chunk.offsets[item];
                 long end = chunk.offsets[item + 1];
-                from = start + 4L * n;
+                long from = start + 4L * leaves;
                 for (int l = 0; l < leaf; l++) {
                     from += Integer.toUnsignedLong(chunk.segment.get(U32, start + 4L * l));
                 }
@@ -302,8 +308,8 @@ public final class LitDataset implements RecordSource {
                     throw new CorruptRecordException(dir.resolve(files[c]).toString(), start, "item " + item + ": leaf '" + field
                             + "' is " + size + " bytes where the first item's is " + width);
                 }
+                java.lang.foreign.MemorySegment.copy(chunk.segment, from, dst, at + k * width, width);
             }
-            java.lang.foreign.MemorySegment.copy(chunk.segment, from, dst, at + k * width, width);
         }
     }
 
