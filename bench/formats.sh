@@ -8,7 +8,10 @@
 # sample, no decoding).
 # Each configuration runs 3 times, alternating; the medians are printed, samples/s after the first batch.
 #
-# Usage: bench/formats.sh [DATA_DIR] [ROWS]     (needs node and npm for the Arrow file)
+# With STREAMING_SRC set (a checkout of mosaicml/streaming), MosaicML Streaming's own MDS reader
+# reads the same MDS dataset in the same run (bench/formats/mds_peer.py).
+#
+# Usage: [STREAMING_SRC=DIR] bench/formats.sh [DATA_DIR] [ROWS]     (needs node and npm for the Arrow file)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
@@ -59,3 +62,6 @@ for order in ('shuffle', 'sequential'):
         m = statistics.median(runs[(order, name)])
         print(f'{order:10} {name:11} {m / 1e6:6.2f} M samples/s  {m / raw:6.1%} of raw  (runs: {[round(r / 1e6, 2) for r in runs[(order, name)]]})')
 "
+if [ -n "${STREAMING_SRC:-}" ]; then
+    /usr/bin/python3 "$HERE/formats/mds_peer.py" "$STREAMING_SRC" "$DATA"
+fi
