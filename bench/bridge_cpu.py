@@ -49,7 +49,8 @@ def by_name(samples):
 
 def jvm(data, epochs):
     """stoker bench over the W1 file: the rate, and each thread's CPU per batch (start-up included)."""
-    cmd = [os.path.join(ROOT, "stoker"), "bench", "tokens", os.path.join(data, "tokens", "train.bin"), "--seq-len", "1024",
+    launcher = os.path.join(ROOT, "stoker")  # the checkout's, else the installed package's (a wheel)
+    cmd = ([launcher] if os.path.exists(launcher) else [sys.executable, "-m", "stoker"]) + ["bench", "tokens", os.path.join(data, "tokens", "train.bin"), "--seq-len", "1024",
            "--batch", "32", "--workers", "2", "--epochs", str(epochs), "--json"]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     seen = {}

@@ -25,6 +25,7 @@ mkdir -p "$dest/peers"
 cp "$peers"/*.py "$dest/peers/"
 cp -r bench/gpu "$dest/gpu"
 cp bench/gpu/run.sh "$dest/run.sh"
+cp bench/bridge_cpu.py bench/bridge_bench.py "$dest/"   # W1 through the bridge against the JVM loop
 find "$dest" -name __pycache__ -prune -exec rm -rf {} +
 
 bytes=$(du -sb "$dest" | cut -f1)

@@ -3,6 +3,7 @@
 #   numpy         writes and reads the files of the interop tests
 #   pytest, torch, Pillow   run the Python bridge's tests (a real PyTorch loop)
 #   venv          pip install ./python, tested offline in a virtual environment
+#   torchvision   decodes JPEGs as the GPU path does (decode_on=), checked here on the CPU
 #   libturbojpeg0 decodes JPEG as Pillow does (without it Stoker falls back to javax.imageio)
 #   libisal2      inflates gzip (without it, zlib: slower, the same bytes)
 #   gcc, libjpeg62-turbo-dev  build the region-of-interest JPEG decoder and the stand-in CUDA
@@ -14,6 +15,7 @@ missing=()
 "$py" -c "import pytest" >/dev/null 2>&1 || missing+=(python3-pytest)
 "$py" -c "import torch" >/dev/null 2>&1 || missing+=(python3-torch)
 "$py" -c "import PIL" >/dev/null 2>&1 || missing+=(python3-pil)
+"$py" -c "import torchvision" >/dev/null 2>&1 || missing+=(python3-torchvision)
 "$py" -c "import ensurepip" >/dev/null 2>&1 || missing+=(python3-venv)
 ls /usr/lib/*/libturbojpeg.so.0 >/dev/null 2>&1 || missing+=(libturbojpeg0)
 ls /usr/lib/*/libisal.so.2 >/dev/null 2>&1 || missing+=(libisal2)

@@ -2,8 +2,10 @@
 
 --model resnet18 (default): ResNet-18 (torchvision) at 224², bf16 autocast, channels_last, SGD,
 on W2 and W5 shards. Stoker: ``stoker.Loader("shards", ..., transform="train224",
-image_dtype="uint8", device=DEVICE)``, normalized on the GPU. DataLoader: the peers' tar dataset
-(PIL, RandomResizedCrop + flip + ToTensor + Normalize), ``num_workers`` workers, pin_memory,
+image_dtype="uint8", device=DEVICE)``, normalized on the GPU; then the same with
+``decode_on=DEVICE`` (the GPU decodes the JPEGs: nvJPEG). DataLoader: a map-style dataset over the
+tar members (scaling.py's TarIndex: every worker busy at any count; PIL, RandomResizedCrop + flip +
+ToTensor + Normalize, as the peers'), ``num_workers`` workers, shuffle, pin_memory,
 ``.to(device, non_blocking=True)``.
 --model gpt: a small GPT (6 layers, 384 wide, 1024 tokens) on W1 tokens; Stoker's token windows
 against nanoGPT's get_batch (np.memmap, random offsets, pinned, non_blocking).
@@ -100,6 +102,7 @@ def resnet(args, device, workload):
     from torch.utils.data import DataLoader
     import stoker
     import torch_peer
+    from scaling import TarIndex
 
     d = os.path.join(args.data, "images" if workload == "W2" else "large-images")
     shards = sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".tar"))
@@ -127,20 +130,27 @@ def resnet(args, device, workload):
         train(x, y.to(device, non_blocking=True).clamp_(0, 999))
 
     results = []
-    loader = stoker.Loader("shards", *shards, transform="train224", image_dtype="uint8", batch=args.batch,
-                           device=str(device) if device.type == "cuda" else None, workers=args.stoker_workers,
-                           drop_last=True)
     if device.type != "cuda":
         inner = stoker_step
         stoker_step = lambda b: inner({k: v.to(device) for k, v in b.items()})
-    with loader:
-        seconds, waited, util = run_steps(lambda: iter(loader), stoker_step, args.steps, args.warmup, device)
-        stats = loader.stats()
-    results.append({"loader": "stoker", "workers": stats.get("workers"), "seconds": seconds, "waited": waited,
-                    "gpuUtil": util})
-    ds = torch_peer.TarShardDataset(shards, torch_peer.image_transform())
+    on = str(device) if device.type == "cuda" else None
+    for name, where in (("stoker", dict(device=on)), ("stoker decode_on=device", dict(decode_on=on or "torchvision"))):
+        try:
+            loader = stoker.Loader("shards", *shards, transform="train", image_dtype="uint8", batch=args.batch,
+                                   workers=args.stoker_workers, drop_last=True, **where)
+            with loader:
+                seconds, waited, util = run_steps(lambda: iter(loader), stoker_step, args.steps, args.warmup, device)
+                stats = loader.stats()
+        except Exception as e:  # the others still run; the line says what failed
+            import traceback
+            traceback.print_exc()
+            results.append({"loader": name, "error": f"{type(e).__name__}: {e}"})
+            continue
+        results.append({"loader": name, "workers": stats.get("workers"), "seconds": seconds, "waited": waited,
+                        "gpuUtil": util})
+    ds = TarIndex(shards, torch_peer.image_transform())
     dl = DataLoader(ds, batch_size=args.batch, num_workers=args.torch_workers, pin_memory=device.type == "cuda",
-                    drop_last=True, persistent_workers=args.torch_workers > 0)
+                    shuffle=True, drop_last=True, persistent_workers=args.torch_workers > 0)
     seconds, waited, util = run_steps(lambda: iter(dl), torch_step, args.steps, args.warmup, device)
     results.append({"loader": "torch", "workers": args.torch_workers, "seconds": seconds, "waited": waited,
                     "gpuUtil": util})
@@ -209,24 +219,25 @@ def main():
     if args.stoker_workers != "auto":
         args.stoker_workers = int(args.stoker_workers)
     device = torch.device(args.device)
-    lines = []
+    out = open(args.out, "a") if args.out else sys.stdout
+
+    def emit(r, **more):
+        line = dict(r, **more, batch=args.batch, steps=args.steps)
+        if "seconds" in r:
+            line.update(samplesPerSec=args.steps * args.batch / r["seconds"], idle=r["waited"] / r["seconds"])
+        line["device"] = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+        line["torch"] = torch.__version__
+        print(json.dumps(line), file=out, flush=True)
+
     if args.model == "gpt":
         args.batch = args.batch or 32
         for r in gpt(args, device):
-            lines.append(dict(r, model="gpt", workload="W1", batch=args.batch, steps=args.steps,
-                              samplesPerSec=args.steps * args.batch / r["seconds"]))
+            emit(r, model="gpt", workload="W1")
     else:
         args.batch = args.batch or 256
         for w in args.workloads.split(","):
             for r in resnet(args, device, w):
-                lines.append(dict(r, model="resnet18", workload=w, batch=args.batch, steps=args.steps,
-                                  samplesPerSec=args.steps * args.batch / r["seconds"]))
-    out = open(args.out, "a") if args.out else sys.stdout
-    for line in lines:
-        line["idle"] = line["waited"] / line["seconds"]
-        line["device"] = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
-        line["torch"] = torch.__version__
-        print(json.dumps(line), file=out, flush=True)
+                emit(r, model="resnet18", workload=w)
 
 
 if __name__ == "__main__":

@@ -52,8 +52,11 @@ class TorchCuda:
 
     def register(self, address, nbytes):
         """Page-locks a slot; False (copies then go from pageable memory, slower) if CUDA refuses."""
-        with self.torch.cuda.device(self.device):
-            rc = self.torch.cuda.cudart().cudaHostRegister(address, nbytes, 0)
+        try:
+            with self.torch.cuda.device(self.device):
+                rc = self.torch.cuda.cudart().cudaHostRegister(address, nbytes, 0)
+        except (AttributeError, RuntimeError):  # a torch without the binding: pageable copies
+            return False
         if int(rc) != 0:
             return False
         self.registered.append(address)

@@ -18,6 +18,7 @@ _FLOAT = "float"
 _STR = "str"
 _FLAG = "flag"
 _LIST = "list"
+_PLACE = "place"  # decode_on: "cpu", or where the batches' JPEGs are decoded ("cuda", "cuda:N", "torchvision")
 
 
 class _Opt:
@@ -58,7 +59,8 @@ _IMAGES = {"transform": _Opt(_STR, choices=("train", "eval", "none", "train224",
            "label": _Opt(_STR),
            "keys": _Opt(_FLAG),
            "members": _Opt(_LIST),
-           "image_dtype": _Opt(_STR, choices=("float32", "uint8"))}
+           "image_dtype": _Opt(_STR, choices=("float32", "uint8")),
+           "decode_on": _Opt(_PLACE)}
 _CACHE = {"cache_dir": _Opt(_STR), "cache_size": _Opt(_INT, 1)}
 GROUPS = {"images": _IMAGES, "cache": _CACHE}
 
@@ -129,6 +131,12 @@ def _check(name, opt, value):
         if not isinstance(value, bool):
             raise _bad(name, value, "must be True or False")
         return value
+    if opt.kind == _PLACE:
+        place = str(value) if type(value).__name__ == "device" else value  # a torch.device
+        if not isinstance(place, str) or not (place in ("cpu", "cuda", "torchvision") or place.startswith("cuda:")):
+            raise _bad(name, value, "must be 'cpu' (the workers decode), 'cuda', 'cuda:N' or a torch.device (the GPU "
+                                    "decodes), or 'torchvision' (the same on the CPU)")
+        return "cpu" if place == "cpu" else "device"
     if opt.auto and value == "auto":
         return None
     if opt.kind == _INT:
@@ -163,6 +171,14 @@ def _check(name, opt, value):
             raise _bad(name, value, "must be names (strings without commas)")
         return items
     raise AssertionError(opt.kind)
+
+
+def check_option(name, value):
+    """Checks one option of the images or cache spec by its name (ValueError if bad)."""
+    for group in GROUPS.values():
+        if name in group:
+            return _check(name, group[name], value)
+    raise KeyError(name)
 
 
 def spec(source, paths, options):

@@ -13,6 +13,7 @@ import os
 import sys
 import time
 
+from . import _decode
 from . import _device as _device_mod
 from . import _options
 from . import _protocol as P
@@ -133,6 +134,21 @@ class Loader:
             fields = tuple(fields)
         if map is not None and not callable(map):
             raise ValueError(f"stoker.Loader: option 'map' must be a function, got {map!r}")
+        decode_on = options.get("decode_on", source.options.get("decode_on") if isinstance(source, Source) else None)
+        self._decode_on = None
+        if decode_on not in (None, "cpu"):
+            _options.check_option("decode_on", decode_on)
+            if torch is None or as_numpy:
+                raise ValueError("stoker.Loader: decode_on= decodes into torch tensors; it needs torch, without as_numpy")
+            self._decode_on = _decode.target(str(decode_on), torch)
+            if self._decode_on.type == "cuda":
+                reason = _device_mod.cuda_missing_reason(torch, self._decode_on)
+                if reason is not None:
+                    raise StokerError("stoker.Loader(decode_on=" + repr(str(decode_on)) + "): " + reason)
+            if self._device is not None and torch.device(self._device) != self._decode_on:
+                raise ValueError(f"stoker.Loader: decode_on={str(decode_on)!r} puts the batches on that device; "
+                                 f"device={str(self._device)!r} differs")
+            self._device = None  # the decoder puts the batches on the device, not the ring's copies
         if map is not None and self._device is not None:
             raise ValueError("stoker.Loader: 'map' runs on host batches; it does not go with device=")
         if isinstance(source, Source):
@@ -157,6 +173,7 @@ class Loader:
         self._timeout = float(timeout)
         self._names = fields
         self._map = map
+        self._decoder = None
         self._server_path = server
         self._server = None
         self._conn = None
@@ -210,8 +227,17 @@ class Loader:
                 raise StokerError(f"the stoker server speaks version {self._info.get('version')} of the bridge, "
                                   f"this package {P.VERSION}: install the package and the server of one release")
             self._ring = Ring(self._info, None if self._numpy else torch)
+            if self._decode_on is not None:
+                known = [f.name for f in self._ring.fields]
+                if not all(n in known for n in _decode.ENCODED):
+                    raise ValueError(f"stoker.Loader: decode_on= is for image sources that decode (transform train or "
+                                     f"eval); this one's fields are {known}")
+                images = self._spec["source"].get("images", {})
+                self._decoder = _decode.JpegDecoder(torch, self._decode_on, images)
             if self._names is not None:
                 known = [f.name for f in self._ring.fields]
+                if self._decoder is not None:
+                    known = ["image"] + [n for n in known if n not in _decode.ENCODED]
                 unknown = [n for n in self._names if n not in known]
                 if unknown:
                     raise ValueError(f"stoker.Loader: fields {unknown} are not fields of this source; it has {known}")
@@ -327,6 +353,8 @@ class Loader:
         self._iterating = it
         if self._backend is not None:
             it = _device_mod.DevicePass(self, it, self._backend, depth=2)
+        elif self._decoder is not None:
+            it = _MapPass(self, it, _decoded(self._decoder, self._map, self._names))
         elif self._map is not None:
             it = _MapPass(self, it, self._map)
         self._iterating = it
@@ -363,7 +391,7 @@ class Loader:
             self._wait_seconds += self._conn.wait_seconds - w0
         if type_ == P.READY:
             slot, _, counter, _ = P.READY_BODY.unpack_from(p)
-            batch = self._ring.batch(slot, counter, p[P.READY_BYTES:], self._names)
+            batch = self._ring.batch(slot, counter, p[P.READY_BYTES:], None if self._decoder else self._names)
             self._intake = counter
             self._report()
             self._batches += 1
@@ -644,6 +672,17 @@ class _MapPass:
                 pass
             batch._owner.disarm()
         self.pool.shutdown(wait=True)
+
+
+def _decoded(decoder, fn, names):
+    """The map of a loader that decodes on the device: decode, then the user's map, then ``fields``."""
+    def run(batch):
+        out = decoder(batch)
+        del batch  # the JPEGs' slot may go back now
+        if names is not None:
+            out = tuple(out[n] for n in names)
+        return out if fn is None else fn(out)
+    return run
 
 
 def batch_digest(batch):

@@ -50,7 +50,12 @@ class ImageOptions {
                     + "for the GPU to normalize (a quarter of the bytes to copy).")
     String imageDtype;
 
+    @Option(names = "--decode-on", paramLabel = "cpu|device", description = "cpu: the workers decode (default); device: "
+            + "each batch carries the JPEGs' bytes (jpeg) with the crop (crop: x, y, w, h) and flip (flip) chosen for "
+            + "them, for the GPU to decode (Python: decode_on=\"cuda\").")
+    String decodeOn;
+
     Images spec() {
-        return new Images(transform, size, scale, ratio, flip, resize, label, keys, members, imageDtype);
+        return new Images(transform, size, scale, ratio, flip, resize, label, keys, members, imageDtype, decodeOn);
     }
 }

@@ -28,12 +28,15 @@ import java.util.List;
  * @param members    none: the members to take, each a field (null: those of the first sample; a
  *                   sample without one of them, or then with others, is bad data)
  * @param imageDtype {@code float32}, normalized by ImageNet's mean and std; {@code uint8}, the pixels
+ * @param decodeOn   {@code cpu} (null): the workers decode; {@code device}: the batches carry each
+ *                   JPEG's bytes with its crop and flip ({@link ImagePipeline.Encoded}), for the
+ *                   GPU to decode (the Python package's {@code decode_on="cuda"})
  */
 public record Images(String transform, Integer size, List<Double> scale, List<Double> ratio, Double flip, Integer resize,
-                     String label, boolean keys, List<String> members, String imageDtype) {
+                     String label, boolean keys, List<String> members, String imageDtype, String decodeOn) {
 
     /** Training crops of 224 with torchvision's defaults: each option its default. */
-    public static final Images DEFAULT = new Images(null, null, null, null, null, null, null, false, null, null);
+    public static final Images DEFAULT = new Images(null, null, null, null, null, null, null, false, null, null, null);
 
     public Images {
         transform = SpecException.oneOf("transform", transform == null ? "train" : transform,
@@ -53,7 +56,13 @@ public record Images(String transform, Integer size, List<Double> scale, List<Do
         if (imageDtype != null) {
             SpecException.oneOf("image_dtype", imageDtype, "float32", "uint8");
         }
+        if (decodeOn != null) {
+            SpecException.oneOf("decode_on", decodeOn, "cpu", "device");
+        }
         if (transform.equals("none")) {
+            if (decodeOn != null) {
+                throw SpecException.naming("decode_on", "is for {transform} train or eval (none decodes nothing)");
+            }
             if (imageDtype != null || size != null || scale != null || ratio != null || flip != null || resize != null
                     || label != null) { // keys apply: the samples' keys beside their members
                 throw SpecException.naming(null, "{image_dtype}, {size}, {scale}, {ratio}, {flip}, {resize} and {label} are "
@@ -72,17 +81,17 @@ public record Images(String transform, Integer size, List<Double> scale, List<Do
 
     /** Training crops of {@code size}, flipped half the time, normalized: torchvision's ImageNet recipe. */
     public static Images train(int size) {
-        return new Images("train", size, null, null, null, null, null, false, null, null);
+        return new Images("train", size, null, null, null, null, null, false, null, null, null);
     }
 
     /** Resize to {@code size} × 8/7, center crop of {@code size}, normalized. */
     public static Images eval(int size) {
-        return new Images("eval", size, null, null, null, null, null, false, null, null);
+        return new Images("eval", size, null, null, null, null, null, false, null, null, null);
     }
 
     /** No decoding: each member a field of its own. */
     public static Images none() {
-        return new Images("none", null, null, null, null, null, null, false, null, null);
+        return new Images("none", null, null, null, null, null, null, false, null, null, null);
     }
 
     private static boolean train(String transform) {
@@ -147,6 +156,9 @@ public record Images(String transform, Integer size, List<Double> scale, List<Do
             var hflip = new ImagePipeline.HorizontalFlip(flip != null ? flip : train ? 0.5 : 0);
             ImagePipeline.Output output = "uint8".equals(imageDtype) ? new ImagePipeline.Uint8() : ImagePipeline.Normalize.IMAGENET;
             ImagePipeline p = ImagePipeline.of(cropping, hflip, output).label(labelOf());
+            if ("device".equals(decodeOn)) {
+                p = p.encoded();
+            }
             return keys ? p.keys() : p;
         } catch (SpecException e) {
             throw e;

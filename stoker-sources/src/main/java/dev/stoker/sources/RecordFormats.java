@@ -59,7 +59,7 @@ final class RecordFormats {
             }
             String label = images.label() == null || images.label().equals("none") ? null : images.label();
             var pipeline = new Images(images.transform(), images.size(), images.scale(), images.ratio(), images.flip(),
-                    images.resize(), label == null ? "none" : "cls", images.keys(), null, images.imageDtype()).pipeline();
+                    images.resize(), label == null ? "none" : "cls", images.keys(), null, images.imageDtype(), images.decodeOn()).pipeline();
             RecordImages samples = new RecordImages(records, image, label);
             r.base(() -> Loader.builder(samples, pipeline.transform(), pipeline.collator()));
             return;

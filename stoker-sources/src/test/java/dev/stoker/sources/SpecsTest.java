@@ -22,7 +22,7 @@ class SpecsTest {
                         new RemoteCache("/tmp/c", 1000)),
                 new Jsonl(List.of("a.jsonl.gz"), "gpt2", 128, "body", 64, 32, "int64", RemoteCache.DEFAULT),
                 Shards.of("s-{000..009}.tar").withImages(new Images("eval", 160, null, null, 0.0, 180, "json:label", true,
-                        null, "uint8")).withStream(true),
+                        null, "uint8", "device")).withStream(true),
                 new Folder("/data/train", Images.none()),
                 Hdf5.of("s3://b/x.h5", List.of("/x", "/y")),
                 new Parquet("https://h/t.parquet", List.of("a", "b"), "a >= 3", 64, 4));

@@ -23,6 +23,8 @@ import java.util.SplittableRandom;
  * a WebDataset pipeline is: decode, then a {@link Cropping} ({@link RandomResizedCrop} or
  * {@link ResizeCenterCrop}), a {@link HorizontalFlip}, and an {@link Output} ({@link Normalize}
  * to float32, or {@link Uint8} for the GPU to normalize). {@link #of} builds any of them;
+ * {@link Encoded} leaves decoding to the GPU: the batch carries each JPEG's bytes with the crop and
+ * flip chosen here (DALI's "mixed" decode, which the Python package runs with nvJPEG).
  * {@link #train} and {@link #eval} are torchvision's ImageNet recipes:
  * <ul>
  *   <li>{@link #train}: {@code RandomResizedCrop(size, scale=(0.08, 1), ratio=(3/4, 4/3))},
@@ -42,11 +44,19 @@ public final class ImagePipeline {
     public static final float[] MEAN = {0.485f, 0.456f, 0.406f};
     public static final float[] STD = {0.229f, 0.224f, 0.225f};
 
-    /** What the transform hands the collator: the resampled image as uint8 planes R, G, B of size², and the label. */
-    public record Prepared(byte[] chw, long label, String key) implements dev.stoker.Sized {
+    /**
+     * What the transform hands the collator: the resampled image as uint8 planes R, G, B of size²
+     * (with {@link Encoded}: the JPEG's bytes, and the crop chosen for it), and the label.
+     */
+    public record Prepared(byte[] chw, long label, String key, Crop crop) implements dev.stoker.Sized {
         /** A prepared image whose key is not kept. */
         public Prepared(byte[] chw, long label) {
-            this(chw, label, null);
+            this(chw, label, null, null);
+        }
+
+        /** A decoded image. */
+        public Prepared(byte[] chw, long label, String key) {
+            this(chw, label, key, null);
         }
 
         @Override
@@ -58,6 +68,11 @@ public final class ImagePipeline {
     /** The fields an image may come in, in the order they are looked for: torchvision's image extensions. */
     static final java.util.List<String> IMAGE_FIELDS = java.util.List.of("jpg", "jpeg", "png", "bmp", "tif", "tiff", "webp",
             "ppm", "pgm");
+
+    /** The fields of an {@link Encoded} batch: the JPEG's bytes, the crop (x, y, w, h) and the flip. */
+    public static final String JPEG_FIELD = "jpeg";
+    public static final String CROP_FIELD = "crop";
+    public static final String FLIP_FIELD = "flip";
 
     /** The name of the field of sample keys ({@link #keys()}), as WebDataset names it. */
     public static final String KEY_FIELD = "__key__";
@@ -111,7 +126,7 @@ public final class ImagePipeline {
     }
 
     /** What the batch's {@code image} field holds. */
-    public sealed interface Output permits Normalize, Uint8 {
+    public sealed interface Output permits Normalize, Uint8, Encoded {
     }
 
     /** float32 CHW, {@code (x / 255 - mean[c]) / std[c]} per channel (torchvision's {@code ToTensor} + {@code Normalize}). */
@@ -149,6 +164,17 @@ public final class ImagePipeline {
      * the copy to it moves a quarter of the bytes of float32.
      */
     public record Uint8() implements Output {
+    }
+
+    /**
+     * The image not decoded, for a decoder where the batch goes (nvJPEG on the GPU): the field
+     * {@code jpeg} holds each image's bytes as they are (variable-length), {@code crop} the crop
+     * chosen here (float32 x, y, width, height, in the image's pixels) and {@code flip} whether to
+     * mirror it (uint8 0 or 1). The crop and flip are drawn exactly as a decoding pipeline draws
+     * them, from the same seeds, so the two give the same crops. JPEG images only: another kind
+     * is an error naming the sample.
+     */
+    public record Encoded() implements Output {
     }
 
     /**
@@ -225,8 +251,13 @@ public final class ImagePipeline {
         boolean uint8 = output instanceof Uint8;
         this.mean = output instanceof Normalize n ? n.mean : null;
         this.std = output instanceof Normalize n ? n.std : null;
-        Field image = Field.tensor("image", uint8 ? DType.UINT8 : DType.FLOAT32, 3, size, size);
-        java.util.List<Field> fields = new java.util.ArrayList<>(java.util.List.of(image));
+        java.util.List<Field> fields = new java.util.ArrayList<>();
+        if (output instanceof Encoded) {
+            fields.addAll(java.util.List.of(Field.bytes(JPEG_FIELD, 128 << 10), Field.tensor(CROP_FIELD, DType.FLOAT32, 4),
+                    Field.scalar(FLIP_FIELD, DType.UINT8)));
+        } else {
+            fields.add(Field.tensor("image", uint8 ? DType.UINT8 : DType.FLOAT32, 3, size, size));
+        }
         if (!(label instanceof Label.None)) {
             fields.add(Field.scalar("label", DType.INT64));
         }
@@ -269,6 +300,11 @@ public final class ImagePipeline {
         return new ImagePipeline(cropping, flip, new Uint8(), label, keys);
     }
 
+    /** The same pipeline with {@link Encoded} output: JPEG bytes with their crops, decoded on the GPU. */
+    public ImagePipeline encoded() {
+        return new ImagePipeline(cropping, flip, new Encoded(), label, keys);
+    }
+
     public Cropping cropping() {
         return cropping;
     }
@@ -302,6 +338,16 @@ public final class ImagePipeline {
                         + "here (torchvision reads them through Pillow): convert them, to JPEG or PNG");
             }
             String name = s.url() + ":" + s.key();
+            if (output instanceof Encoded) {
+                if (!Image.isJpeg(bytes)) {
+                    throw new IllegalArgumentException(name + ": ." + kind + " is not a JPEG; decoding on the device takes "
+                            + "JPEG images only (decode them here: decode=cpu)");
+                }
+                Jpeg.Header header = Jpeg.header(bytes, name);
+                Image.checkPixels(header.width(), header.height(), name); // the device decodes what is handed over
+                return new Prepared(bytes.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE), label(s), keys ? s.key() : null,
+                        choose(header.width(), header.height(), ctx));
+            }
             Image img = images.get();
             Crop crop;
             // by the bytes, not the field's name: a PNG named .jpg (ImageNet has one) decodes as Pillow decodes it
@@ -389,19 +435,30 @@ public final class ImagePipeline {
 
             @Override
             public void write(Prepared p, Row row) {
-                if (mean == null) {
+                int next = 1;
+                if (p.crop() != null) {
+                    Crop c = p.crop();
+                    row.append(0, p.chw());
+                    row.putFloat(1, 0, (float) c.x());
+                    row.putFloat(1, 1, (float) c.y());
+                    row.putFloat(1, 2, (float) c.w());
+                    row.putFloat(1, 3, (float) c.h());
+                    row.putByte(2, 0, (byte) (c.flip() ? 1 : 0));
+                    next = 3;
+                } else if (mean == null) {
                     resamplers.get().toUint8(p.chw(), size, row.column(0), row.offset(0));
                 } else {
                     resamplers.get().normalize(p.chw(), size, mean, std, row.column(0), row.offset(0));
                 }
-                int next = 1;
                 if (!(label instanceof Label.None)) {
                     row.putLong(next++, 0, p.label());
                 }
                 if (keys) {
                     row.append(next, p.key() == null ? new byte[0] : p.key().getBytes(java.nio.charset.StandardCharsets.UTF_8));
                 }
-                planes.offer(p.chw()); // a full pool lets them go to the garbage collector
+                if (p.crop() == null) {
+                    planes.offer(p.chw()); // a full pool lets them go to the garbage collector
+                }
             }
         };
     }

@@ -1,5 +1,6 @@
 package dev.stoker.formats.image;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -397,6 +398,73 @@ public class ImagePipelineTest {
                 assertTrue(!bytes.hasNext());
                 assertEquals(6 * 3 * 32 * 32, checked);
             }
+        }
+    }
+
+    @Test
+    void anEncodedBatchCarriesEachJpegWithTheCropAndFlipTheDecodingPipelineUses() throws Exception {
+        Path p = tmp.resolve("enc.tar");
+        List<byte[]> jpegs = new ArrayList<>();
+        try (TarWriter w = new TarWriter(p)) {
+            for (int i = 0; i < 7; i++) {
+                jpegs.add(jpeg(48 + 8 * i, 40 + 4 * i, i + 1));
+                w.write("s" + i, Map.of("jpg", jpegs.get(i), "cls", ("" + i).getBytes()));
+            }
+        }
+        for (ImagePipeline pipe : new ImagePipeline[] {ImagePipeline.train(32), ImagePipeline.eval(32)}) {
+            ImagePipeline u8 = pipe.uint8();
+            ImagePipeline enc = pipe.encoded();
+            assertEquals(List.of("jpeg", "crop", "flip", "label"),
+                    enc.collator().schema().fields().stream().map(dev.stoker.Field::name).toList());
+            try (TarDataset d = new TarDataset(List.of(p));
+                 var decoded = dev.stoker.Loader.builder(d, u8.transform(), u8.collator()).batchSize(3).seed(5).workers(2).build();
+                 var encoded = dev.stoker.Loader.builder(d, enc.transform(), enc.collator()).batchSize(3).seed(5).workers(2).build()) {
+                var xs = decoded.iterator();
+                var ys = encoded.iterator();
+                int checked = 0;
+                while (xs.hasNext()) {
+                    Batch x = xs.next();
+                    Batch y = ys.next();
+                    for (int r = 0; r < x.size(); r++) {
+                        int i = (int) y.index(r);
+                        assertEquals(x.index(r), i);
+                        byte[] bytes = y.bytes(0, r).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+                        assertArrayEquals(jpegs.get(i), bytes, "sample " + i + ": the JPEG as it is in the shard");
+                        float[] c = new float[4];
+                        for (int k = 0; k < 4; k++) {
+                            c[k] = y.data("crop").get(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, 16L * r + 4L * k);
+                        }
+                        boolean flip = y.data("flip").get(java.lang.foreign.ValueLayout.JAVA_BYTE, r) != 0;
+                        assertEquals(i, y.data("label").get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, 8L * r));
+                        byte[] again = resampled(bytes, new Crop(c[0], c[1], c[2], c[3], flip), 32, true);
+                        byte[] want = new byte[3 * 32 * 32];
+                        x.data("image").asSlice((long) r * want.length, want.length).asByteBuffer().get(want);
+                        int off = 0;
+                        for (int k = 0; k < want.length; k++) {
+                            off = Math.max(off, Math.abs((want[k] & 0xFF) - ((again[k] + 128) & 0xFF)));
+                        }
+                        // train crops are whole pixels (the same resampling, to the bit); eval's are fractional,
+                        // sent as float32
+                        assertTrue(off <= (pipe.cropping() instanceof ImagePipeline.RandomResizedCrop ? 0 : 1),
+                                "sample " + i + ": decoding with the batch's crop and flip differs by " + off);
+                        checked++;
+                    }
+                }
+                assertTrue(!ys.hasNext());
+                assertEquals(7, checked);
+            }
+        }
+        Path png = tmp.resolve("png.tar");
+        try (TarWriter w = new TarWriter(png)) {
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            javax.imageio.ImageIO.write(new java.awt.image.BufferedImage(8, 8, java.awt.image.BufferedImage.TYPE_INT_RGB), "png", out);
+            w.write("p0", Map.of("png", out.toByteArray(), "cls", "0".getBytes()));
+        }
+        ImagePipeline enc = ImagePipeline.train(32).encoded();
+        try (TarDataset d = new TarDataset(List.of(png));
+             var l = dev.stoker.Loader.builder(d, enc.transform(), enc.collator()).batchSize(1).build()) {
+            LoaderException e = assertThrows(LoaderException.class, () -> l.iterator().next());
+            assertTrue(e.getMessage().contains("png.tar:p0") && e.getMessage().contains("not a JPEG"), e.getMessage());
         }
     }
 
