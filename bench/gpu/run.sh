@@ -57,7 +57,7 @@ for w in $what; do
     gpt) need W1 && "$py" "$here/gpu/train_step.py" --data "$data" --model gpt --out "$out/gpt.jsonl" 2>>"$log" ;;
     train) need W2 && "$py" "$here/gpu/train_step.py" --data "$data" --workloads W2 --out "$out/train.jsonl" 2>>"$log"
            need W5 && "$py" "$here/gpu/train_step.py" --data "$data" --workloads W5 --steps 100 --out "$out/train.jsonl" 2>>"$log" ;;
-    decode) need W2 W5 && "$py" "$here/gpu/decode.py" --data "$data" --batches 40 --out "$out/decode.jsonl" 2>>"$log" ;;
+    decode) need W2 W5 && "$py" "$here/gpu/decode.py" --data "$data" --batches 40 ${DECODE_ARGS:-} --out "$out/decode.jsonl" 2>>"$log" ;;
     scaling) need W2 W5 && "$py" "$here/gpu/scaling.py" --data "$data" --out "$out/scaling.jsonl" 2>>"$log" ;;
     *) echo "run.sh: unknown benchmark '$w' (check, h2d, w1, gpt, train, decode, scaling)" >&2; exit 2 ;;
   esac

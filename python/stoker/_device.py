@@ -49,18 +49,34 @@ class TorchCuda:
             self.device = torch.device("cuda", torch.cuda.current_device())
         self.side = torch.cuda.Stream(device=self.device)
         self.registered = []
+        self.tried = set()  # slot addresses asked for, once each for the loader's life (a pass or an epoch anew
+        #                     would find them registered: CUDA refuses a range twice, and the refusal is then
+        #                     raised by the next unrelated CUDA call)
 
     def register(self, address, nbytes):
-        """Page-locks a slot; False (copies then go from pageable memory, slower) if CUDA refuses."""
+        """Page-locks a slot, once; False (copies then go from pageable memory, slower) if CUDA refuses."""
+        if address in self.tried:
+            return address in self.registered
+        self.tried.add(address)
         try:
             with self.torch.cuda.device(self.device):
                 rc = self.torch.cuda.cudart().cudaHostRegister(address, nbytes, 0)
         except (AttributeError, RuntimeError):  # a torch without the binding: pageable copies
             return False
         if int(rc) != 0:
+            self._clear_error()
             return False
         self.registered.append(address)
         return True
+
+    def _clear_error(self):
+        """CUDA keeps a refused call's error as its last error, which torch's next kernel launch would
+        raise as its own: a launch whose check reads (and so clears) it, here."""
+        try:
+            self.torch.zeros(1, device=self.device).add_(1)
+            self.torch.cuda.synchronize(self.device)
+        except RuntimeError:
+            pass
 
     def close(self):
         """Every copy done, every slot unregistered."""
@@ -95,7 +111,7 @@ class TorchCuda:
 class DevicePass:
     """One loop over the loader, its batches on the device: ``depth`` copies in flight."""
 
-    __slots__ = ("loader", "host", "backend", "depth", "inflight", "unfinished", "done", "stale", "registered")
+    __slots__ = ("loader", "host", "backend", "depth", "inflight", "unfinished", "done", "stale")
 
     def __init__(self, loader, host, backend, depth):
         self.loader = loader
@@ -106,7 +122,6 @@ class DevicePass:
         self.unfinished = collections.deque()  # (host batch, event): handed out, host batch kept until the copy is done
         self.done = False
         self.stale = False
-        self.registered = set()
 
     def __iter__(self):
         return self
@@ -153,11 +168,9 @@ class DevicePass:
         return out
 
     def _register(self, batch):
+        """The batch's slot page-locked (the backend asks CUDA once a slot, for the loader's life)."""
         ring = self.loader._ring
-        slot = batch._owner.slot
-        if slot not in self.registered:
-            self.registered.add(slot)
-            self.backend.register(ring.address() + P.RING_HEADER + slot * ring.slot_bytes, ring.slot_bytes)
+        self.backend.register(ring.address() + P.RING_HEADER + batch._owner.slot * ring.slot_bytes, ring.slot_bytes)
 
     def _free_finished(self):
         while self.unfinished and self.backend.done(self.unfinished[0][1]):

@@ -123,3 +123,40 @@ def test_a_bad_device_is_a_value_error_and_cpu_is_the_host(data):
     with stoker.Loader("tokens", data / "tokens.bin", seq_len=32, batch=4, device="cpu") as loader:
         b = next(iter(loader))
         assert b["x"].device.type == "cpu"
+
+
+def test_each_slot_is_page_locked_once_for_the_loaders_life():
+    """CUDA refuses to register a range twice and keeps the refusal as its last error, which the
+    next unrelated kernel launch raises: a second pass (an epoch) must not ask again, and a refusal
+    must be cleared where it happens."""
+    import types
+    asked, cleared = [], []
+
+    class Cudart:
+        def cudaHostRegister(self, address, nbytes, flags):
+            asked.append(address)
+            return 712 if asked.count(address) > 1 or address == 300 else 0  # AlreadyRegistered
+
+    class Ctx:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    class Zeros:
+        def add_(self, v):
+            cleared.append(v)
+
+    fake = types.SimpleNamespace(
+        device=lambda d, *i: types.SimpleNamespace(type="cuda", index=0),
+        zeros=lambda *a, **k: Zeros(),
+        cuda=types.SimpleNamespace(current_device=lambda: 0, Stream=lambda device: None, device=lambda d: Ctx(),
+                                   cudart=lambda: Cudart(), synchronize=lambda d=None: None))
+    backend = _device.TorchCuda(fake, "cuda:0")
+    assert backend.register(100, 64) and backend.register(200, 64)
+    assert backend.register(100, 64) and backend.register(200, 64)  # the next pass
+    assert asked == [100, 200] and not cleared
+    assert not backend.register(300, 64) and not backend.register(300, 64)
+    assert asked == [100, 200, 300] and len(cleared) == 1, "a refusal asked once and its error cleared"
+    assert backend.registered == [100, 200]
