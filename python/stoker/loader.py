@@ -98,6 +98,11 @@ class Loader:
     - ``device``: ``"cuda"`` (or ``"cuda:N"``, a ``torch.device``) yields the batches on that GPU,
       each copied from the ring on a side stream a few ahead of the loop (``stoker._device``);
       without CUDA it fails at once, saying where it looked.
+    - ``decode_on`` (images): ``"cuda"`` (``"cuda:N"``, a ``torch.device``) hands each JPEG over
+      undecoded with the crop and flip the workers drew, and decodes, crops, resizes and flips on
+      that GPU (torchvision's nvJPEG decode) a few batches ahead of the loop; the batches are on
+      that GPU. ``"torchvision"`` does the same on the CPU. ``"cpu"`` (the default): the workers
+      decode. ``map`` runs after the decode.
 
     Defaults that differ from a DataLoader's, and why: ``shuffle`` is on (``order="shuffle"``;
     a training loader shuffles, and Stoker's shuffle costs no memory), with ``seed=0`` (every

@@ -98,3 +98,18 @@ def test_an_image_column_feeds_the_image_pipeline():
             assert batch["image"].shape[1:] == (3, 16, 16) and batch["image"].dtype == np.uint8
             labels += batch["label"].tolist()
     assert labels == [w["uint8"] for w in want]
+
+
+def test_an_image_column_decodes_on_the_device_too():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("torchvision", reason="decode_on= decodes with torchvision: apt install python3-torchvision")
+    path = os.path.join(INTEROP, "mds", "all")
+    options = dict(image="jpeg", label="uint8", transform="eval", size=16, image_dtype="uint8")
+    with stoker.Loader(stoker.sources.mds(path, **options), batch_size=5, shuffle=False) as loader:
+        here = [(b["image"].clone(), b["label"].clone()) for b in loader]
+    with stoker.Loader(stoker.sources.mds(path, decode_on="torchvision", **options), batch_size=5, shuffle=False) as loader:
+        there = [(b["image"].clone(), b["label"].clone()) for b in loader]
+    assert len(here) == len(there) > 0
+    for (a, la), (b, lb) in zip(here, there):
+        assert torch.equal(la, lb) and a.shape == b.shape
+        assert (a.float() - b.float()).abs().mean() < 6, "the same images, decoded and resampled apart"
