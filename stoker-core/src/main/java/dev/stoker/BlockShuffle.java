@@ -33,7 +33,7 @@ final class BlockShuffle implements Sampler {
     private static long hash(long[] starts) {
         long h = 0;
         for (long s : starts) {
-            h = Mix.key(h, s);
+            h = Keys.key(h, s);
         }
         return h;
     }
@@ -55,7 +55,7 @@ final class BlockShuffle implements Sampler {
     public Order order(long size, long seed, long epoch) {
         check(size);
         int blocks = starts.length - 1;
-        long key = Mix.key(seed, epoch, 0x424c4f434bL);
+        long key = Keys.key(seed, epoch, 0x424c4f434bL);
         int[] perm = new int[blocks];
         Permutation p = new Permutation(Math.max(1, blocks), key);
         for (int i = 0; i < blocks; i++) {
@@ -76,7 +76,7 @@ final class BlockShuffle implements Sampler {
         Permutation[] inside = new Permutation[windows];
         for (int w = 0; w < windows; w++) {
             long n = windowStart[w + 1] - windowStart[w];
-            inside[w] = n == 0 ? null : new Permutation(n, Mix.key(key, w));
+            inside[w] = n == 0 ? null : new Permutation(n, Keys.key(key, w));
         }
         return new Order() {
             @Override

@@ -4,7 +4,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The collator hand-off (NOTE [Background collation] in StreamRun): filled batches in order, from
+ * The collator hand-off (NOTE [Background collation] in StreamPass): filled batches in order, from
  * the collator thread to the consumer. One producer, one consumer, at most {@code capacity}
  * (the pool's buffers) in it. The consumer parks with a flag set before it re-checks, and the
  * collator reads the flag after publishing, so no wake-up is lost.

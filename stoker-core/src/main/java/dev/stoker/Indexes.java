@@ -64,7 +64,7 @@ final class Indexes {
             throw new IllegalArgumentException("split lengths add up to " + sum + ", the dataset has " + parent);
         }
         List<Map> parts = new ArrayList<>();
-        Permutation perm = parent == 0 ? null : new Permutation(parent, Mix.key(seed, 0x53504c4954L));
+        Permutation perm = parent == 0 ? null : new Permutation(parent, Keys.key(seed, 0x53504c4954L));
         long offset = 0;
         for (long l : lengths) {
             long base = offset;

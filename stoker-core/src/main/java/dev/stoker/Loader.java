@@ -58,7 +58,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     private static final int STREAM_BATCHES = 3;
 
     /** The random-access source, or null for a streaming one. */
-    final Source source;
+    final RowSource source;
     /** The streaming source, or null for a random-access one. */
     final StreamSource<?, ?> stream;
     /** What the loader was built with; its passes read nothing else of it. */
@@ -88,7 +88,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     private LoaderState.Position position;
     private long delivered;
 
-    private volatile Pass run;
+    private volatile Pass pass;
     private boolean closed;
     /** The content fingerprint of the data ({@link Dataset#fingerprint}), recorded in states and checked on resume. */
     private final long dataFingerprint;
@@ -267,7 +267,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             }
             // the consumer's buffers, plus: the prefetch window; for a streaming pass with workers,
             // which may collate on a thread of its own a few batches ahead (NOTE [Background
-            // collation] in StreamRun), one ready and one being collated, one within a tight budget
+            // collation] in StreamPass), one ready and one being collated, one within a tight budget
             int buffers = b.stream == null ? maxPrefetch + b.holds
                     : workers == 0 ? b.holds
                     : (int) Math.clamp(b.memoryBudget / perBatch, 2, STREAM_BATCHES) - 1 + b.holds;
@@ -306,18 +306,18 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
     /** A loader over objects: each sample is fetched with {@code get} and written by {@code collator}. */
     public static <T> Builder builder(Dataset<T> dataset, Collator<? super T> collator) {
-        return new Builder(Source.of(dataset, null, collator));
+        return new Builder(RowSource.of(dataset, null, collator));
     }
 
     /** A loader over objects with a per-sample transform between fetch and collate. */
     public static <T, R> Builder builder(Dataset<T> dataset, Transform<? super T, ? extends R> transform,
                                          Collator<? super R> collator) {
-        return new Builder(Source.of(dataset, Objects.requireNonNull(transform, "transform"), collator));
+        return new Builder(RowSource.of(dataset, Objects.requireNonNull(transform, "transform"), collator));
     }
 
     /** A loader over a dataset that writes samples straight into batch rows. */
     public static Builder builder(DirectDataset dataset) {
-        return new Builder(Source.of(dataset));
+        return new Builder(RowSource.of(dataset));
     }
 
     /**
@@ -347,12 +347,12 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     @Override
     public synchronized Iterator<Batch> iterator() {
         checkOpen();
-        stopRun();
+        stopPass();
         Pass p = switch (position) {
-            case LoaderState.Indexed i -> new Run(this, buffers, free, epoch, i, delivered);
-            case LoaderState.Streamed st -> new StreamRun(this, stream, buffers, free, epoch, st, delivered);
+            case LoaderState.Indexed i -> new IndexedPass(this, buffers, free, epoch, i, delivered);
+            case LoaderState.Streamed st -> new StreamPass(this, stream, buffers, free, epoch, st, delivered);
         };
-        run = p;
+        pass = p;
         p.start();
         return p;
     }
@@ -367,8 +367,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
      * after the last batch handed out. Call it from the consuming thread, between batches.
      */
     public synchronized LoaderState state() {
-        if (run != null && !run.finished()) {
-            return run.state().withData(dataFingerprint);
+        if (pass != null && !pass.finished()) {
+            return pass.state().withData(dataFingerprint);
         }
         return stateAt(epoch, position, delivered);
     }
@@ -384,10 +384,10 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
      * streaming dataset, whose shards' sizes are not known in advance.
      */
     public synchronized long batches() {
-        if (run != null && !run.finished()) {
-            return run.batches();
+        if (pass != null && !pass.finished()) {
+            return pass.batches();
         }
-        return position instanceof LoaderState.Indexed i ? Run.batchesFor(options, i) : -1;
+        return position instanceof LoaderState.Indexed i ? IndexedPass.batchesFor(options, i) : -1;
     }
 
     /**
@@ -395,14 +395,14 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
      * {@link #batches()} is what is left of the current one.
      */
     public long batchesPerEpoch() {
-        return source != null ? Run.batchesFor(options, LoaderState.Indexed.START) : -1;
+        return source != null ? IndexedPass.batchesFor(options, LoaderState.Indexed.START) : -1;
     }
 
     /** Measurements since this loader was built. */
     public LoaderStats stats() {
         Pass r;
         synchronized (this) {
-            r = run;
+            r = pass;
         }
         return stats.snapshot(r);
     }
@@ -455,7 +455,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             return;
         }
         closed = true;
-        if (!stopRun()) {
+        if (!stopPass()) {
             // NOTE [Shutdown]: a worker stuck in a read that ignores interrupts may still write
             // into a batch; freeing the buffers under it could crash the JVM. Leak them instead.
             System.getLogger(Loader.class.getName()).log(System.Logger.Level.WARNING,
@@ -481,9 +481,9 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         return stats;
     }
 
-    /** Called by a run when its last batch was delivered: the next pass is the next epoch. */
+    /** Called by a pass when its last batch was delivered: the next pass is the next epoch. */
     synchronized void finished(Pass r) {
-        if (run == r) {
+        if (pass == r) {
             epoch++;
             position = start();
             delivered = 0;
@@ -491,9 +491,9 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     }
 
     /** Stops the current pass, keeping its position; false if a worker would not stop (closing only). */
-    private boolean stopRun() {
-        if (run != null) {
-            Pass r = run;
+    private boolean stopPass() {
+        if (pass != null) {
+            Pass r = pass;
             if (!r.finished()) {
                 LoaderState s = r.state();
                 epoch = s.epoch();
@@ -501,7 +501,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                 delivered = s.delivered();
             }
             boolean stopped = r.stop(closed);
-            run = null;
+            pass = null;
             free.reset();
             for (Batch b : buffers) {
                 if (b != null) {
@@ -514,7 +514,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     }
 
     private void release(Batch b) {
-        Pass r = run;
+        Pass r = pass;
         if (r != null) {
             r.release(b);
         }
@@ -534,7 +534,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
     /** Builds a {@link Loader}: each option is set at most once, checked as it is set, and refused by {@link #build()} where it does not apply. */
     public static final class Builder {
-        private final Source source;
+        private final RowSource source;
         private final StreamSource<?, ?> stream;
         /** The options set so far, each with the call that set it, in order. */
         private final java.util.Map<String, String> setBy = new java.util.LinkedHashMap<>();
@@ -567,7 +567,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         private long memoryLimit = defaultMemoryLimit();
         private int holds = 1;
 
-        private Builder(Source source) {
+        private Builder(RowSource source) {
             this.source = source;
             this.stream = null;
         }

@@ -5,8 +5,8 @@ package dev.stoker;
  * passes read.
  *
  * @param workers        worker threads: the fixed number, or the CPU budget when it is tuned
- * @param ahead          batches prepared ahead of the consumer ({@link Run}: fixed, or the first
- *                       depth when tuned) or shards read ahead ({@link StreamRun})
+ * @param ahead          batches prepared ahead of the consumer ({@link IndexedPass}: fixed, or the first
+ *                       depth when tuned) or shards read ahead ({@link StreamPass})
  * @param length         positions in an epoch's order: samples, or a stream's shards
  * @param timeoutNanos   the longest the consumer waits for a batch; 0: forever
  * @param collatorThread a streaming pass's collator thread: null to decide while running, else

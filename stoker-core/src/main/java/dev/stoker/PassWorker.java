@@ -18,7 +18,7 @@ abstract class PassWorker extends WorkerCounters implements Runnable {
     /**
      * Waits until position {@code s} is inside the pass's window; false when the pass was
      * cancelled meanwhile. The flag is set before the condition is checked again and the consumer
-     * moves the window before it reads the flag, so no wake-up is lost (NOTE [Window] in Run).
+     * moves the window before it reads the flag, so no wake-up is lost (NOTE [Window] in IndexedPass).
      */
     final boolean awaitWindow(long s, Pass pass) {
         long t0 = 0;

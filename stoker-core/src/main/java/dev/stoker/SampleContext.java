@@ -15,7 +15,7 @@ public final class SampleContext {
     void set(long loaderSeed, long epoch, long index) {
         this.epoch = epoch;
         this.index = index;
-        this.seed = Mix.key(loaderSeed, epoch, index);
+        this.seed = Keys.key(loaderSeed, epoch, index);
     }
 
     /** The dataset index of the sample. */
@@ -40,6 +40,6 @@ public final class SampleContext {
      * with others ({@link Transform#andThen}) whose random choices must not repeat another's.
      */
     public long seed(long stream) {
-        return Mix.key(seed, stream);
+        return Keys.key(seed, stream);
     }
 }

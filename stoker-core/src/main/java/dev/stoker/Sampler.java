@@ -112,7 +112,7 @@ final class Samplers {
             if (size == 0) {
                 return SEQUENTIAL.order(0, seed, epoch);
             }
-            Permutation p = new Permutation(size, Mix.key(seed, epoch));
+            Permutation p = new Permutation(size, Keys.key(seed, epoch));
             return new Order() {
                 @Override
                 public long length() {
@@ -161,7 +161,7 @@ final class RandomSampler implements Sampler {
 
     @Override
     public Order order(long size, long seed, long epoch) {
-        long key = Mix.key(seed, epoch, 0x52414e444f4dL);
+        long key = Keys.key(seed, epoch, 0x52414e444f4dL);
         long n = length(size);
         return new Order() {
             @Override
@@ -171,7 +171,7 @@ final class RandomSampler implements Sampler {
 
             @Override
             public long index(long position) {
-                return Math.unsignedMultiplyHigh(Mix.key(key, position), size);
+                return Math.unsignedMultiplyHigh(Keys.key(key, position), size);
             }
         };
     }
@@ -287,7 +287,7 @@ final class WeightedSampler implements Sampler {
     @Override
     public Order order(long size, long seed, long epoch) {
         check(size);
-        long key = Mix.key(seed, epoch, 0x5745494748544544L);
+        long key = Keys.key(seed, epoch, 0x5745494748544544L);
         if (replacement) {
             return new Order() {
                 @Override
@@ -297,9 +297,9 @@ final class WeightedSampler implements Sampler {
 
                 @Override
                 public long index(long position) {
-                    long h = Mix.key(key, position);
+                    long h = Keys.key(key, position);
                     int column = (int) Math.unsignedMultiplyHigh(h, weights.length);
-                    double coin = Mix.unit(Mix.mix64(h ^ 0x6a09e667f3bcc909L));
+                    double coin = Keys.unit(Keys.mix64(h ^ 0x6a09e667f3bcc909L));
                     return coin < prob[column] ? column : alias[column];
                 }
             };
@@ -312,7 +312,7 @@ final class WeightedSampler implements Sampler {
         int k = 0;
         for (int i = 0; i < weights.length; i++) {
             if (weights[i] > 0) {
-                double e = -Math.log1p(-Mix.unit(Mix.key(key, i)));
+                double e = -Math.log1p(-Keys.unit(Keys.key(key, i)));
                 float q = (float) (e / weights[i]);
                 packed[k++] = ((long) Float.floatToIntBits(q) << 32) | i;
             }

@@ -118,7 +118,7 @@ final class ShardCursor {
 
     /**
      * The reader, no longer this cursor's: the caller closes it once the shard's samples are
-     * done with (NOTE [Spent readers] in StreamRun); null if none was opened.
+     * done with (NOTE [Spent readers] in StreamPass); null if none was opened.
      */
     StreamingDataset.ShardReader<?> detach() {
         var r = reader;

@@ -58,7 +58,7 @@ public interface ShardStage<T, R> {
 
             @Override
             public long fingerprint() {
-                return Mix.key(first.fingerprint(), next.fingerprint());
+                return Keys.key(first.fingerprint(), next.fingerprint());
             }
         };
     }

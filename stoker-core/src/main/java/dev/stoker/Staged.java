@@ -39,7 +39,7 @@ final class Staged<T, R> implements StreamingDataset<R> {
         if (h == 0) {
             return 0;
         }
-        long staged = Mix.key(h, stage.fingerprint());
+        long staged = Keys.key(h, stage.fingerprint());
         return staged == 0 ? 1 : staged;
     }
 

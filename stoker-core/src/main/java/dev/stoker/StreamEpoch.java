@@ -3,7 +3,7 @@ package dev.stoker;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One epoch of this rank's stream of shards, as every part of a {@link StreamRun} sees it: the
+ * One epoch of this rank's stream of shards, as every part of a {@link StreamPass} sees it: the
  * shard at each position, the transform under its seed, and failures that name the shard and
  * sample. Immutable.
  *

@@ -54,7 +54,7 @@ public final class SyntheticDataset implements DirectDataset {
 
     /** The word {@code w} of sample {@code index}. */
     public static long word(long index, long w) {
-        return Mix.key(index, w);
+        return Keys.key(index, w);
     }
 
     @Override
@@ -88,6 +88,6 @@ public final class SyntheticDataset implements DirectDataset {
     /** Its content is a function of its size and sample bytes (the simulated work is not content). */
     @Override
     public long fingerprint() {
-        return Mix.key(Mix.key(0x53594e5448L, size), sampleBytes);
+        return Keys.key(Keys.key(0x53594e5448L, size), sampleBytes);
     }
 }

@@ -34,7 +34,7 @@ import java.util.concurrent.TimeUnit;
  *       workers' busy time would fit in one worker fewer with room to spare: one worker fewer,
  *       which frees a core for the training process.</li>
  * </ul>
- * The order of batches never depends on these choices (NOTE [Ordering] in {@link Run}).
+ * The order of batches never depends on these choices (NOTE [Ordering] in {@link IndexedPass}).
  */
 final class Tuner {
     static final long INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);

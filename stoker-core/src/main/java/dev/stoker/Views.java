@@ -24,7 +24,7 @@ final class Views {
 
         @Override
         public T get(long index) throws IOException {
-            return parent.get(map.map(Loaders.checkIndex(index, map.size(), this)));
+            return parent.get(map.map(Checks.checkIndex(index, map.size(), this)));
         }
 
         @Override
@@ -54,7 +54,7 @@ final class Views {
 
         @Override
         public void read(long index, Row row) throws IOException {
-            parent.read(map.map(Loaders.checkIndex(index, map.size(), parent.name())), row);
+            parent.read(map.map(Checks.checkIndex(index, map.size(), parent.name())), row);
         }
 
         @Override
@@ -108,7 +108,7 @@ final class Views {
 
         @Override
         public T get(long index) throws IOException {
-            Loaders.checkIndex(index, size(), this);
+            Checks.checkIndex(index, size(), this);
             int part = part(ends, index);
             return parts.get(part).get(index - (part == 0 ? 0 : ends[part - 1]));
         }
@@ -135,7 +135,7 @@ final class Views {
 
         @Override
         public T get(long index) throws IOException {
-            Loaders.checkIndex(index, size(), this);
+            Checks.checkIndex(index, size(), this);
             Blend.Cursor c = blend.locate(index);
             Dataset<? extends T> part = parts.get(c.part);
             return part.get(c.local % part.size());
@@ -168,7 +168,7 @@ final class Views {
 
         @Override
         public void read(long index, Row row) throws IOException {
-            Loaders.checkIndex(index, size(), "mix");
+            Checks.checkIndex(index, size(), "mix");
             Blend.Cursor c = blend.locate(index);
             DirectDataset part = parts.get(c.part);
             part.read(c.local % part.size(), row);
@@ -201,7 +201,7 @@ final class Views {
 
         @Override
         public void read(long index, Row row) throws IOException {
-            Loaders.checkIndex(index, size(), "concat");
+            Checks.checkIndex(index, size(), "concat");
             int part = part(ends, index);
             parts.get(part).read(index - (part == 0 ? 0 : ends[part - 1]), row);
         }

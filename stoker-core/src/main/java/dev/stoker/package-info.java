@@ -16,11 +16,11 @@
  *
  * <p>Behind the API, package-private (ARCHITECTURE.md names the owner of each behaviour):
  * {@code Loader.Builder#build()} resolves every option into one immutable {@code Options}. A pass
- * over a dataset read by index is a {@code Run} (its {@code PassWorker}s fill pooled batches, a
+ * over a dataset read by index is a {@code IndexedPass} (its {@code PassWorker}s fill pooled batches, a
  * {@code FreeList} hands buffers back, a {@code Tuner} sizes the workers and the window); a pass
- * over a stream is a {@code StreamRun}, which orchestrates a {@code ShardRing} per shard being read
+ * over a stream is a {@code StreamPass}, which orchestrates a {@code ShardRing} per shard being read
  * (a {@code ShardCursor} reading it, helpers transforming ahead of the taker), a
- * {@code ShuffleBlock} (the shuffle window) and a {@code FilledQueue} (the collator's hand-off),
+ * {@code ShuffleWindow} (the shuffle window) and a {@code FilledQueue} (the collator's hand-off),
  * over an immutable {@code StreamEpoch}. {@code StageTimes} is what each stage cost.
  */
 package dev.stoker;

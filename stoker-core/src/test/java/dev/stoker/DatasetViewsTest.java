@@ -23,7 +23,7 @@ class DatasetViewsTest {
 
             @Override
             public Long get(long index) {
-                return Loaders.checkIndex(index, n, this);
+                return Checks.checkIndex(index, n, this);
             }
 
             @Override

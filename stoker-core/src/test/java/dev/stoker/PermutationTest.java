@@ -52,7 +52,7 @@ class PermutationTest {
         int keys = 32_000;
         long[][] counts = new long[n][n];
         for (int k = 0; k < keys; k++) {
-            Permutation p = new Permutation(n, Mix.key(k, 99));
+            Permutation p = new Permutation(n, Keys.key(k, 99));
             for (int pos = 0; pos < n; pos++) {
                 counts[(int) p.apply(pos)][pos]++;
             }
@@ -79,7 +79,7 @@ class PermutationTest {
         // where does element 0 land? bucket positions into 20 bins of 50
         long[] bins = new long[20];
         for (int k = 0; k < keys; k++) {
-            Permutation p = new Permutation(n, Mix.key(k, 7));
+            Permutation p = new Permutation(n, Keys.key(k, 7));
             for (int pos = 0; pos < n; pos++) {
                 if (p.apply(pos) == 0) {
                     bins[pos / 50]++;

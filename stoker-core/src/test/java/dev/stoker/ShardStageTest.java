@@ -30,7 +30,7 @@ class ShardStageTest {
         }
 
         static int size(int shard) {
-            return (int) Math.floorMod(Mix.key(3, shard), 23L);
+            return (int) Math.floorMod(Keys.key(3, shard), 23L);
         }
 
         @Override

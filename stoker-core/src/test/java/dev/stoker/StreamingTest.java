@@ -36,7 +36,7 @@ class StreamingTest {
         }
 
         int size(int s) {
-            return (int) Math.floorMod(Mix.key(seed, s), 23L);
+            return (int) Math.floorMod(Keys.key(seed, s), 23L);
         }
 
         @Override
@@ -167,8 +167,8 @@ class StreamingTest {
             int byCaller = (int) collatedBy.stream().filter(t -> t == caller).count();
             if (away) {
                 // the first batches on the caller's thread, then all on one collator thread
-                int first = 7 * (StreamRun.SWITCH_BATCHES + 1);
-                assertTrue(byCaller >= 7 * StreamRun.SWITCH_BATCHES && byCaller <= first, byCaller + " of " + samples);
+                int first = 7 * (CollatorThread.SWITCH_BATCHES + 1);
+                assertTrue(byCaller >= 7 * CollatorThread.SWITCH_BATCHES && byCaller <= first, byCaller + " of " + samples);
                 assertTrue(collatedBy.subList(0, byCaller).stream().allMatch(t -> t == caller));
                 assertEquals(1, collatedBy.subList(byCaller, samples).stream().distinct().count());
                 assertTrue(samples - byCaller > samples / 2, "most batches collated ahead");
@@ -426,7 +426,7 @@ class StreamingTest {
             ErrorPolicy policy = ErrorPolicy.values()[r.nextInt(ErrorPolicy.values().length)];
             int failEvery = r.nextInt(0, 9);
             Transform<Long, Long> t = (x, ctx) -> {
-                long k = Mix.key(ctx.seed(), x);
+                long k = Keys.key(ctx.seed(), x);
                 if (Math.floorMod(k, 7L) == 0) {
                     java.util.concurrent.locks.LockSupport.parkNanos(50_000 + Math.floorMod(k, 200_000L));
                 }
@@ -736,9 +736,9 @@ class StreamingTest {
         try (Loader l = TestHooks.ahead(Loader.builder(d, VALUE).batchSize(8).workers(3), 3, 4).shuffle(true).seed(4).build()) {
             assertEquals(defaulted, take(l, Long.MAX_VALUE), "the default window's batches for any worker count");
         }
-        assertEquals(1.0, StreamRun.largestShare(new int[] {3, 3, 3}, 3));
-        assertEquals(0.5, StreamRun.largestShare(new int[] {1, 2, 2, 1}, 4));
-        assertEquals(0.6, StreamRun.largestShare(new int[] {5, 1, 5, 2, 5}, 5), 1e-12);
+        assertEquals(1.0, StreamPass.largestShare(new int[] {3, 3, 3}, 3));
+        assertEquals(0.5, StreamPass.largestShare(new int[] {1, 2, 2, 1}, 4));
+        assertEquals(0.6, StreamPass.largestShare(new int[] {5, 1, 5, 2, 5}, 5), 1e-12);
     }
 
     @Test

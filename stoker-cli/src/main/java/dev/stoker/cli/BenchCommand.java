@@ -32,7 +32,7 @@ final class BenchCommand implements Runnable {
     }
 
     /** What every source's command shares: the loader's options and the run. */
-    abstract static class Source implements Callable<Integer> {
+    abstract static class Subcommand implements Callable<Integer> {
         @Mixin
         BenchOptions options;
 
@@ -52,7 +52,7 @@ final class BenchCommand implements Runnable {
     }
 
     @Command(name = "synthetic", description = "N samples whose bytes are a pure function of the sample index.")
-    static final class SyntheticBench extends Source {
+    static final class SyntheticBench extends Subcommand {
         @Option(names = "--samples", defaultValue = "1000000", description = "Samples (default ${DEFAULT-VALUE}).")
         long samples;
 
@@ -70,7 +70,7 @@ final class BenchCommand implements Runnable {
 
     @Command(name = "tokens", description = "Windows of --seq-len + 1 tokens from token files as x and y shifted by one "
             + "(raw .bin, .npy, or Megatron .bin/.idx, whose documents are packed).")
-    static final class TokensBench extends Source {
+    static final class TokensBench extends Subcommand {
         @Parameters(paramLabel = "PATH", arity = "1..*", description = "Token files (local paths or http(s):// "
                 + "and s3:// URLs, read through the cache); several are concatenated, or mixed with --weights.")
         List<String> paths;
@@ -106,7 +106,7 @@ final class BenchCommand implements Runnable {
 
     @Command(name = "jsonl", description = "JSON lines tokenized and packed into windows of --seq-len tokens (field tokens), "
             + "an end-of-text token after each document; plain files are read by several workers in ranges.")
-    static final class JsonlBench extends Source {
+    static final class JsonlBench extends Subcommand {
         @Parameters(paramLabel = "PATH", arity = "1..*", description = ".jsonl files (plain, .gz, .zst; local "
                 + "paths or http(s):// and s3:// URLs, read through the cache).")
         List<String> paths;
@@ -149,7 +149,7 @@ final class BenchCommand implements Runnable {
 
     @Command(name = "shards", description = "WebDataset tar shards (brace patterns, local paths or http(s):// and s3:// URLs); "
             + "local plain tars are read at random through an index (--stream: as a stream), remote shards stream through a local shard cache.")
-    static final class ShardsBench extends Source {
+    static final class ShardsBench extends Subcommand {
         @Parameters(paramLabel = "PATTERN", arity = "1..*",
                 description = "Shards, e.g. images-{000000..000019}.tar, https://host/images-{000000..000019}.tar, "
                         + "an s3://bucket/prefix/ ending in / for every object under it, or a glob: s3://bucket/train/*.tar.")
@@ -174,7 +174,7 @@ final class BenchCommand implements Runnable {
 
     @Command(name = "folder", description = "An image folder (root/CLASS/IMAGE.jpg), as torchvision's ImageFolder; "
             + "local, or a prefix of S3 (s3://bucket/train/), each image read by one request.")
-    static final class FolderBench extends Source {
+    static final class FolderBench extends Subcommand {
         @Parameters(paramLabel = "DIR", description = "The folder, or an s3:// prefix.")
         String dir;
 
@@ -188,7 +188,7 @@ final class BenchCommand implements Runnable {
     }
 
     @Command(name = "hdf5", description = "Datasets of an HDF5 file, the first axis being the sample axis.")
-    static final class Hdf5Bench extends Source {
+    static final class Hdf5Bench extends Subcommand {
         @Parameters(paramLabel = "PATH", description = "The HDF5 file (a local path or an http(s):// or s3:// URL, read through the cache whole).")
         String path;
 
@@ -205,7 +205,7 @@ final class BenchCommand implements Runnable {
     }
 
     @Command(name = "parquet", description = "Rows of a Parquet file, projected columns as batch fields.")
-    static final class ParquetBench extends Source {
+    static final class ParquetBench extends Subcommand {
         @Parameters(paramLabel = "PATH", description = "The Parquet file: a local path, or an http(s):// or s3:// "
                 + "URL read by ranged requests for the footer and the projected column chunks only.")
         String path;

@@ -18,7 +18,7 @@ final class RecordBenches {
     }
 
     @Command(name = "mds", description = "A MosaicML Streaming (MDS) dataset as it is: index.json and its shards, each column a field.")
-    static final class MdsBench extends BenchCommand.Source {
+    static final class MdsBench extends BenchCommand.Subcommand {
         @Parameters(paramLabel = "DIR", description = "The dataset's folder, where index.json is (a local path, or an http(s):// "
                 + "or s3:// URL whose index and shards are fetched through the cache).")
         String path;
@@ -44,7 +44,7 @@ final class RecordBenches {
 
     @Command(name = "tfrecord", description = "TFRecord files as they are (plain, GZIP or ZLIB), records as tf.train.Example "
             + "(each feature a field), SequenceExample, or raw bytes.")
-    static final class TfRecordBench extends BenchCommand.Source {
+    static final class TfRecordBench extends BenchCommand.Subcommand {
         @Parameters(paramLabel = "PATH", arity = "1..*", description = "TFRecord files (local paths or http(s):// and s3:// "
                 + "URLs, read through the cache), one after the other.")
         List<String> paths;
@@ -74,7 +74,7 @@ final class RecordBenches {
 
     @Command(name = "arrayrecord", description = "ArrayRecord files (Grain's format) as they are, read by index: each "
             + "record's bytes, or tf.train.Examples.")
-    static final class ArrayRecordBench extends BenchCommand.Source {
+    static final class ArrayRecordBench extends BenchCommand.Subcommand {
         @Parameters(paramLabel = "PATH", arity = "1..*", description = "ArrayRecord files (local paths or http(s):// and s3:// "
                 + "URLs, read through the cache), one after the other.")
         List<String> paths;
@@ -100,7 +100,7 @@ final class RecordBenches {
 
     @Command(name = "arrow", description = "Arrow IPC files as Hugging Face datasets saves them: a save_to_disk folder, a "
             + "split's folder, or .arrow files, each column a field.")
-    static final class ArrowBench extends BenchCommand.Source {
+    static final class ArrowBench extends BenchCommand.Subcommand {
         @Parameters(paramLabel = "PATH", arity = "1..*", description = "A saved dataset's folder (its state.json gives the "
                 + "files' order), or .arrow files (local paths or http(s):// and s3:// URLs, read through the cache).")
         List<String> paths;
@@ -123,7 +123,7 @@ final class RecordBenches {
 
     @Command(name = "litdata", description = "A LitData optimized dataset as it is: PyTree items (each leaf a field), or a "
             + "TokensLoader dataset's blocks of --block-size tokens.")
-    static final class LitDataBench extends BenchCommand.Source {
+    static final class LitDataBench extends BenchCommand.Subcommand {
         @Parameters(paramLabel = "DIR", description = "The dataset's folder, where index.json is (a local path, or an http(s):// "
                 + "or s3:// URL whose index and chunks are fetched through the cache).")
         String path;

@@ -1,8 +1,8 @@
 package dev.stoker;
 
 /** Stateless 64-bit mixing: every random choice in Stoker is a pure function of its inputs. */
-final class Mix {
-    private Mix() {
+final class Keys {
+    private Keys() {
     }
 
     /** The splitmix64 finaliser: a bijection on 64-bit values with full avalanche. */

@@ -1,11 +1,13 @@
 package dev.stoker;
 
+import java.util.Objects;
+
 /**
  * What the loader reads: a sample index in, a written batch row out, with the time each stage
  * took added to the worker's counters. Two shapes: fetch, transform and collate an object; or
  * write directly (a {@link DirectDataset}).
  */
-abstract class Source {
+abstract class RowSource {
     abstract long size();
 
     abstract Schema schema();
@@ -35,25 +37,25 @@ abstract class Source {
         return false;
     }
 
-    static <T, R> Source of(Dataset<T> dataset, Transform<? super T, ? extends R> transform, Collator<? super R> collator) {
-        return new Objects<>(dataset, transform, collator);
+    static <T, R> RowSource of(Dataset<T> dataset, Transform<? super T, ? extends R> transform, Collator<? super R> collator) {
+        return new Transformed<>(dataset, transform, collator);
     }
 
-    static Source of(DirectDataset dataset) {
+    static RowSource of(DirectDataset dataset) {
         return new Direct(dataset);
     }
 
-    private static final class Objects<T, R> extends Source {
+    private static final class Transformed<T, R> extends RowSource {
         private final Dataset<T> dataset;
         private final Transform<? super T, ? extends R> transform;
         private final Collator<? super R> collator;
         private final Schema schema;
 
-        Objects(Dataset<T> dataset, Transform<? super T, ? extends R> transform, Collator<? super R> collator) {
-            this.dataset = java.util.Objects.requireNonNull(dataset, "dataset");
+        Transformed(Dataset<T> dataset, Transform<? super T, ? extends R> transform, Collator<? super R> collator) {
+            this.dataset = Objects.requireNonNull(dataset, "dataset");
             this.transform = transform;
-            this.collator = java.util.Objects.requireNonNull(collator, "collator");
-            this.schema = java.util.Objects.requireNonNull(collator.schema(), "collator schema");
+            this.collator = Objects.requireNonNull(collator, "collator");
+            this.schema = Objects.requireNonNull(collator.schema(), "collator schema");
         }
 
         @Override
@@ -107,13 +109,13 @@ abstract class Source {
         }
     }
 
-    private static final class Direct extends Source {
+    private static final class Direct extends RowSource {
         private final DirectDataset dataset;
         /** Every field a tensor, and the dataset has not yet said it writes one sample at a time. */
         private boolean batches;
 
         Direct(DirectDataset dataset) {
-            this.dataset = java.util.Objects.requireNonNull(dataset, "dataset");
+            this.dataset = Objects.requireNonNull(dataset, "dataset");
             this.batches = dataset.schema().fields().stream().noneMatch(Field::isVariable);
         }
 

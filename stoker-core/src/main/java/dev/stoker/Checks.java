@@ -1,8 +1,8 @@
 package dev.stoker;
 
 /** Small checks shared by the datasets and the loader. */
-final class Loaders {
-    private Loaders() {
+final class Checks {
+    private Checks() {
     }
 
     static long checkIndex(long index, long size, Object source) {

@@ -30,7 +30,7 @@ import java.util.concurrent.locks.LockSupport;
  * inside a {@code FileChannel} read would close the channel for every other reader). Only when the
  * loader itself closes and a worker has not stopped after a grace period is it interrupted.
  */
-final class Run extends Pass {
+final class IndexedPass extends Pass {
     private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
     private static final long SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
 
@@ -38,7 +38,7 @@ final class Run extends Pass {
     private final Options o;
     private final Batch[] buffers;
     private final FreeList free;
-    private final Source source;
+    private final RowSource source;
     private final Stats stats;
     private final long epoch;
     private final Order order;
@@ -86,7 +86,7 @@ final class Run extends Pass {
     private boolean failed;
     private long lastMark = -1;
 
-    Run(Loader loader, Batch[] buffers, FreeList free, long epoch, LoaderState.Indexed at, long delivered) {
+    IndexedPass(Loader loader, Batch[] buffers, FreeList free, long epoch, LoaderState.Indexed at, long delivered) {
         this.loader = loader;
         this.o = loader.options;
         this.buffers = buffers;
@@ -585,14 +585,14 @@ final class Run extends Pass {
         @Override
         public void run() {
             while (!cancelled) {
-                if (!awaitActive(Run.this)) {
+                if (!awaitActive(IndexedPass.this)) {
                     return;
                 }
                 long s = claim.getAndIncrement();
                 if (s >= count) {
                     return;
                 }
-                if (!awaitWindow(s, Run.this)) {
+                if (!awaitWindow(s, IndexedPass.this)) {
                     return;
                 }
                 int buf = free.acquire();

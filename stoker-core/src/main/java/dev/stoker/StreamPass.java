@@ -19,23 +19,10 @@ import java.util.concurrent.locks.LockSupport;
  * bounded by {@code shardsAhead × shardBuffer} samples. The position after a batch is (shard
  * position, sample offset in that shard); resuming reopens that shard and skips the offset.
  *
- * <p>NOTE [Background collation]: a pass starts out collating on the caller's thread, in
- * {@code hasNext()}. Once it sees the caller spend time away between batches (a training step:
- * on average at least {@code AWAY_NANOS} over {@code SWITCH_BATCHES} batches whose collation took
- * at least {@code COLLATE_NANOS} each), and it has workers, it hands the rings to a collator
- * thread of its own, which collates into a few buffers ahead, so that the training loop only
- * takes finished batches, as it does from a map-style pass: collating on the caller's thread
- * cost a training loop its collation time every step (W2 streamed with a 20 ms step ran 15%
- * slower than from the index). A caller that is never away (a benchmark of the loader alone)
- * keeps collating itself: a thread in between would only add a hand-off per batch (W4, 32 small
- * windows a batch, ran 20% slower with one). Only one thread at a time takes samples from the
- * rings, fills batches, closes spent readers and keeps the shuffle window: the caller's until the
- * switch, which happens between batches, the collator's after. The consumer moves the delivered
- * position when it takes a batch, so a state, a stop or a failure never counts a batch that was
- * collated but not delivered; the loader's timeout bounds the consumer's wait for a batch, not
- * the collator's (which may start one a training step or two before it is asked for).
+ * <p>The filling side is the caller's thread or a collator's ({@link CollatorThread}, NOTE
+ * [Background collation]); the workers are {@link StreamWorker}s.
  */
-final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stream, FilledQueue.Waiting {
+final class StreamPass extends Pass implements ShardRing.Owner, ShuffleWindow.Stream, FilledQueue.Waiting {
     private final Loader loader;
     private final Options o;
     private final StreamEpoch stream;
@@ -48,7 +35,7 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
     private final long shardCount;
     private final int window;
     private final ShardRing[] rings;
-    private final Worker[] workers;
+    private final StreamWorker[] workers;
     private final long deliveredBase;
 
     private final AtomicLong claim;
@@ -82,23 +69,7 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
     private final StreamItem item = new StreamItem();
 
     // the filling side (the collator thread, or the consumer's without one)
-    private volatile Thread collator;
-    /** The collator thread fills (set once, by the consumer, before that thread starts). */
-    private volatile boolean background;
-    /** A collator thread may be started: with workers and more than one buffer, unless the loader says never. */
-    private final boolean mayCollateAhead;
-    private long lastHandedOut = -1;
-    private long awaySum;
-    private long collateSum;
-    private int observed;
-    /** Caller away between batches, on average, for the switch to a collator thread (NOTE [Background collation]). */
-    static final long AWAY_NANOS = 200_000;
-    /** Collation per batch, on average, for the switch: below it, a collator saves less than its hand-offs cost. */
-    static final long COLLATE_NANOS = 20_000;
-    static final int SWITCH_BATCHES = 8;
-    private volatile boolean collatorParked;
-    /** Stopping: the collator stops before the workers do, since a worker that stops closes its reader. */
-    private volatile boolean collatorStop;
+    private final CollatorThread collator;
     /** One per buffer, by slot: a filled batch with where the stream stands after it. */
     private final FilledQueue.Filled[] filled;
     private final FilledQueue ready;
@@ -109,13 +80,13 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
     /** The shard of each sample taken for the batch being filled (sorted in place to count them). */
     private int[] fillShards = new int[0];
     /** The shuffle window's blocks, or null for stream order. */
-    private final ShuffleBlock block;
+    private final ShuffleWindow block;
     // shuffle quality of the samples taken since the last delivery, added to the stats per batch
     private long displacement;
     private long displacedSamples;
     private double shardShare = Double.NaN;
 
-    StreamRun(Loader loader, StreamSource<?, ?> source, Batch[] buffers, FreeList free, long epoch,
+    StreamPass(Loader loader, StreamSource<?, ?> source, Batch[] buffers, FreeList free, long epoch,
               LoaderState.Streamed at, long delivered) {
         this.loader = loader;
         this.o = loader.options;
@@ -137,7 +108,7 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
         this.fillShard = first;
         this.fillOffset = at.samples();
         this.block = o.shuffleWindow() > 0
-                ? new ShuffleBlock(o.shuffleWindow(), o.shuffleBytes(), o.defaultWindow(), Mix.key(o.seed(), epoch, o.rank()),
+                ? new ShuffleWindow(o.shuffleWindow(), o.shuffleBytes(), o.defaultWindow(), Keys.key(o.seed(), epoch, o.rank()),
                 new StreamPosition(first, at.samples()), at.blockEmitted())
                 : null;
         this.positionEmitted = block != null ? at.blockEmitted() : 0;
@@ -147,9 +118,9 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
         for (int i = 0; i < rings.length; i++) {
             rings[i] = new ShardRing(stream, this, o.shardBuffer());
         }
-        this.workers = new Worker[o.workers()];
+        this.workers = new StreamWorker[o.workers()];
         for (int i = 0; i < workers.length; i++) {
-            workers[i] = new Worker(i);
+            workers[i] = new StreamWorker(this, i);
         }
         if (loader.tuner != null) {
             loader.tuner.restart();
@@ -162,7 +133,8 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
             filled[i] = new FilledQueue.Filled();
         }
         this.ready = new FilledQueue(pool.length);
-        this.mayCollateAhead = workers.length > 0 && pool.length > 1 && !Boolean.FALSE.equals(o.collatorThread());
+        this.collator = new CollatorThread(this, free,
+                workers.length > 0 && pool.length > 1 && !Boolean.FALSE.equals(o.collatorThread()));
     }
 
     /** At most this many shard positions are announced to {@link StreamingDataset#plan} (endless streams). */
@@ -176,35 +148,11 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
             upcoming[i] = stream.shardAt(first + i);
         }
         stream.source().dataset.plan(upcoming);
-        for (Worker w : workers) {
+        for (StreamWorker w : workers) {
             w.thread.start();
         }
-        if (mayCollateAhead && Boolean.TRUE.equals(o.collatorThread())) {
-            collateAhead();
-        }
-    }
-
-    /** Consumer, between batches: from now on a collator thread fills them (NOTE [Background collation]). */
-    private void collateAhead() {
-        background = true;
-        collator = new Thread(this::collate, "stoker-collator");
-        collator.setDaemon(true);
-        collator.start();
-    }
-
-    /** Consumer, before it prepares a batch: whether the caller's time away calls for a collator thread. */
-    private void considerCollatingAhead(long now) {
-        if (background || !mayCollateAhead || lastHandedOut < 0) {
-            return;
-        }
-        awaySum += now - lastHandedOut;
-        if (++observed == SWITCH_BATCHES) {
-            if (awaySum >= AWAY_NANOS * SWITCH_BATCHES && collateSum >= COLLATE_NANOS * SWITCH_BATCHES) {
-                collateAhead();
-            }
-            observed = 0;
-            awaySum = 0;
-            collateSum = 0;
+        if (Boolean.TRUE.equals(o.collatorThread())) {
+            collator.startIfAllowed();
         }
     }
 
@@ -253,7 +201,7 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
 
     @Override
     public void checkCurrent() {
-        if (cancelled || collatorStop) {
+        if (cancelled || collator.stopping()) {
             throw new IllegalStateException("this iterator is stale: the loader was closed or a newer iterator() took over");
         }
     }
@@ -266,7 +214,7 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
     /** Wakes the workers that wait for work of any kind. */
     @Override
     public void wakeIdle() {
-        for (Worker w : workers) {
+        for (StreamWorker w : workers) {
             if (w.idle) {
                 LockSupport.unpark(w.thread);
             }
@@ -292,7 +240,7 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
         if (holding > 0) { // NOTE [Holding batches]: the buffers of held batches are made as they are held
             loader.ensureBuffers(pool.length - o.holds() + holding + 1);
         }
-        considerCollatingAhead(System.nanoTime());
+        collator.observe(System.nanoTime());
         return prepare();
     }
 
@@ -334,7 +282,7 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
             active = tuner.workers(); // the window of shards is not resized while running
             PassWorker.wakeParked(workers);
         }
-        lastHandedOut = System.nanoTime();
+        collator.handedOut(System.nanoTime());
         return buffer;
     }
 
@@ -342,9 +290,7 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
     private void cancel() {
         cancelled = true;
         PassWorker.wakeAll(workers);
-        if (collator != null) {
-            LockSupport.unpark(collator);
-        }
+        collator.wake();
     }
 
     @Override
@@ -369,9 +315,7 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
     /** A buffer the consumer is done with: free for the collator to fill again. */
     private void giveBack(Batch b) {
         free.release(b.slot);
-        if (collatorParked) {
-            LockSupport.unpark(collator);
-        }
+        collator.bufferFreed();
     }
 
     /** Takes the next batch (or, without a collator, fills the buffer with it); false at the end of the epoch. */
@@ -381,6 +325,7 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
             lastMark = t0;
         }
         FilledQueue.Filled f;
+        boolean background = collator.running();
         if (!background) {
             taker = Thread.currentThread();
             int slot = free.acquire(); // the consumer holds fewer buffers than the pool has
@@ -400,7 +345,7 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
                 throw e;
             } finally {
                 count(f);
-                collateSum += f.collateNanos;
+                collator.collated(f.collateNanos);
             }
             if (f.end) {
                 free.release(slot);
@@ -452,46 +397,18 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
         }
     }
 
-    /** The collator thread: fills free buffers with the next batches, in order, until the epoch ends or fails. */
-    private void collate() {
+    /** The collator thread: fills the buffer of {@code slot} with the next batch and hands it over; true at the end or a failure. */
+    boolean fillSlot(int slot) {
         taker = Thread.currentThread();
-        while (!cancelled && !collatorStop) {
-            int slot = awaitFreeBuffer();
-            if (slot < 0) {
-                return;
-            }
-            FilledQueue.Filled f = filled[slot];
-            try {
-                fill(pool[slot], f, System.nanoTime());
-            } catch (Throwable e) {
-                f.batch = pool[slot];
-                f.error = e;
-            }
-            ready.put(f);
-            if (f.end || f.error != null) {
-                return;
-            }
+        FilledQueue.Filled f = filled[slot];
+        try {
+            fill(pool[slot], f, System.nanoTime());
+        } catch (Throwable e) {
+            f.batch = pool[slot];
+            f.error = e;
         }
-    }
-
-    /** Collator: a free buffer's slot, now taken; -1 once the pass is cancelled. */
-    private int awaitFreeBuffer() {
-        while (!cancelled && !collatorStop) {
-            int slot = free.acquire();
-            if (slot >= 0) {
-                return slot;
-            }
-            collatorParked = true;
-            if ((slot = free.acquire()) >= 0) { // re-checked after publishing that it parks
-                collatorParked = false;
-                return slot;
-            }
-            if (!cancelled && !collatorStop) {
-                LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(100));
-            }
-            collatorParked = false;
-        }
-        return -1;
+        ready.put(f);
+        return f.end || f.error != null;
     }
 
     // ---- the collating thread: fill, take ------------------------------------------------------
@@ -593,7 +510,7 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
         this.needed = needed;
         // with a collator, the consumer's own wait is what the timeout bounds (FilledQueue.take):
         // the collator may start a batch a training step or two before the consumer asks for it
-        long deadline = o.timeoutNanos() > 0 && !background ? t0 + o.timeoutNanos() : Long.MAX_VALUE;
+        long deadline = o.timeoutNanos() > 0 && !collator.running() ? t0 + o.timeoutNanos() : Long.MAX_VALUE;
         while (current < shardCount) {
             if (workers.length == 0) {
                 if (takeInline(item)) {
@@ -685,23 +602,19 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
 
     @Override
     boolean stop(boolean closing) {
-        if (collator != null) {
-            collatorStop = true;
-            LockSupport.unpark(collator);
-            if (collator.getState() != Thread.State.NEW && !Run.joinWorker(collator, closing)) {
-                // stuck in a collate call: its samples may borrow from the readers, and it keeps
-                // the spent ones; leave those open (the loader leaks its buffers the same way)
-                cancel();
-                for (Worker w : workers) {
-                    Run.joinWorker(w.thread, closing);
-                }
-                return false;
+        if (!collator.stop(closing)) {
+            // stuck in a collate call: its samples may borrow from the readers, and it keeps
+            // the spent ones; leave those open (the loader leaks its buffers the same way)
+            cancel();
+            for (StreamWorker w : workers) {
+                IndexedPass.joinWorker(w.thread, closing);
             }
+            return false;
         }
         cancel();
         boolean stopped = true;
-        for (Worker w : workers) {
-            stopped &= Run.joinWorker(w.thread, closing);
+        for (StreamWorker w : workers) {
+            stopped &= IndexedPass.joinWorker(w.thread, closing);
             stats.retire(w);
         }
         inline.close();
@@ -718,10 +631,10 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
         return stopped;
     }
 
-    // ---- the workers --------------------------------------------------------------------------
+    // ---- for the workers (StreamWorker) ---------------------------------------------------------
 
     /** Transforms one raw sample of the earliest ring that has one; false if none has. */
-    private boolean helpOne(SampleContext context, StageTimes times) {
+    boolean helpOne(SampleContext context, StageTimes times) {
         long first = current;
         for (long p = first; p < first + window; p++) {
             if (rings[(int) (p % window)].transformOne(p, context, times)) {
@@ -731,117 +644,35 @@ final class StreamRun extends Pass implements ShardRing.Owner, ShuffleBlock.Stre
         return false;
     }
 
-    /** Reads shards into their rings, and transforms samples of any ring. */
-    final class Worker extends PassWorker {
-        private final SampleContext context = new SampleContext();
-        private final StageTimes times = new StageTimes();
-        private final ShardCursor cursor = new ShardCursor(stream, StreamRun.this, this, times, false);
-        private final StreamItem item = new StreamItem();
-        volatile boolean idle;
-
-        Worker(int i) {
-            super(i);
-        }
-
-        @Override
-        public void run() {
-            try {
-                while (!cancelled) {
-                    if (!awaitActive(StreamRun.this)) {
-                        return;
-                    }
-                    long m = claim.getAndIncrement();
-                    if (m >= shardCount) {
-                        // nothing left to read: help with the transforms until the pass ends
-                        while (!cancelled) {
-                            if (!helpOne(context, times)) {
-                                rest(() -> false);
-                            }
-                            publish();
-                        }
-                        return;
-                    }
-                    while (m >= windowEnd() && !cancelled) {
-                        if (!helpOne(context, times)) {
-                            rest(() -> m < windowEnd());
-                        }
-                        publish();
-                    }
-                    if (cancelled) {
-                        return;
-                    }
-                    read(m);
-                }
-            } finally {
-                cursor.close();
-                publish();
+    /** Whether a ring in the window has a sample to transform or room to read into. */
+    boolean workAvailable() {
+        long first = current;
+        for (long p = first; p < first + window; p++) {
+            if (rings[(int) (p % window)].hasWork(p)) {
+                return true;
             }
         }
+        return false;
+    }
 
-        /** Reads position {@code m} into its ring, helping with transforms whenever the ring is full. */
-        private void read(long m) {
-            ShardRing ring = rings[(int) (m % window)];
-            ring.open(m);
-            Throwable error = null;
-            try {
-                cursor.open(m);
-                // read while the ring has room, keeping `lead` samples ready for whoever is free;
-                // beyond that, transform (this ring's or an earlier one's), and read on only when
-                // there is nothing to transform
-                int lead = 2 * workers.length;
-                while (!cancelled && !ring.abandoned()) {
-                    boolean room = !ring.full();
-                    if (!(room && ring.unclaimed() < lead) && helpOne(context, times)) {
-                        publish();
-                        continue;
-                    }
-                    if (!room) {
-                        rest(() -> !ring.full());
-                        continue;
-                    }
-                    if (!cursor.next(item)) {
-                        break;
-                    }
-                    ring.append(item.value, item.shard, item.offset);
-                    item.value = null;
-                    if (stream.transforms()) {
-                        wakeIdle();
-                    }
-                    publish();
-                }
-            } catch (Throwable e) {
-                error = e; // every failure reaches the consumer, in order
-            }
-            publish();
-            if (cancelled) {
-                cursor.close(); // the consumer has stopped: no sample of it will be used
-                ring.finish(error, null);
-            } else {
-                ring.finish(error, cursor.detach());
-            }
-        }
+    /** The next shard position for a worker to read. */
+    long claimShard() {
+        return claim.getAndIncrement();
+    }
 
-        /** Parks until woken (or briefly); {@code ready} is checked after the flag is set, so no wake-up is lost. */
-        private void rest(java.util.function.BooleanSupplier ready) {
-            idle = true;
-            if (!cancelled && !ready.getAsBoolean() && !workAvailable()) {
-                LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(10));
-            }
-            idle = false;
-        }
+    long shardCount() {
+        return shardCount;
+    }
 
-        private boolean workAvailable() {
-            long first = current;
-            for (long p = first; p < first + window; p++) {
-                if (rings[(int) (p % window)].hasWork(p)) {
-                    return true;
-                }
-            }
-            return false;
-        }
+    ShardRing ring(long m) {
+        return rings[(int) (m % window)];
+    }
 
-        private void publish() {
-            cursor.publish();
-        }
+    int workerCount() {
+        return workers.length;
+    }
+
+    StreamEpoch stream() {
+        return stream;
     }
 }

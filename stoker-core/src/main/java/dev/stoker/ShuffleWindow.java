@@ -11,7 +11,7 @@ package dev.stoker;
  * stream, and its order of (seed, epoch, rank, that start), so a state holding the block's start
  * and how many of it were delivered resumes exactly.
  */
-final class ShuffleBlock {
+final class ShuffleWindow {
     /** Where the samples come from. */
     interface Stream {
         /**
@@ -50,7 +50,7 @@ final class ShuffleBlock {
      * @param at   where the first block starts
      * @param skip how many of the first block's order the saved pass delivered
      */
-    ShuffleBlock(int window, long bytes, boolean defaultWindow, long key, StreamPosition at, long skip) {
+    ShuffleWindow(int window, long bytes, boolean defaultWindow, long key, StreamPosition at, long skip) {
         this.window = window;
         this.bytes = bytes;
         this.defaultWindow = defaultWindow;
@@ -128,7 +128,7 @@ final class ShuffleBlock {
         if (n == 0) {
             return false;
         }
-        order = new Permutation(n, Mix.key(key, start.shard(), start.offset()));
+        order = new Permutation(n, Keys.key(key, start.shard(), start.offset()));
         // resuming inside the first block: the first `skipInFirst` of its order were delivered
         for (; emitted < Math.min(n, skipInFirst); emitted++) {
             values[(int) order.apply(emitted)] = null;
