@@ -12,4 +12,13 @@ final class Checks {
         }
         return index;
     }
+
+    /** {@code a × b} for non-negative numbers, or Long.MAX_VALUE where it would overflow. */
+    static long product(long a, long b) {
+        try {
+            return Math.multiplyExact(a, b);
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
+    }
 }

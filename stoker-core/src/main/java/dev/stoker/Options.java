@@ -1,7 +1,7 @@
 package dev.stoker;
 
 /**
- * A loader's options, resolved by {@link Loader.Builder#build()}: the one immutable value its
+ * A loader's options, resolved by {@link LoaderBuilder#build()}: the one immutable value its
  * passes read.
  *
  * @param workers        worker threads: the fixed number, or the CPU budget when it is tuned

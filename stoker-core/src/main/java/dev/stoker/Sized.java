@@ -2,7 +2,7 @@ package dev.stoker;
 
 /**
  * A sample that tells how many bytes it holds, for a shuffle window bounded in bytes
- * ({@link Loader.Builder#shuffleWindowBytes}). Arrays of primitives and memory segments are
+ * ({@link LoaderBuilder#shuffleWindowBytes}). Arrays of primitives and memory segments are
  * measured without it.
  */
 public interface Sized {

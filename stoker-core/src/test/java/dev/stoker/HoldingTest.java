@@ -149,7 +149,7 @@ class HoldingTest {
                 return new byte[] {(byte) index};
             }
         };
-        Loader.Builder b = Loader.builder(d, Collator.bytes("b", 10)).batchSize(7).workers(3).prefetch(5).holds(4)
+        LoaderBuilder b = Loader.builder(d, Collator.bytes("b", 10)).batchSize(7).workers(3).prefetch(5).holds(4)
                 .allocator(counting);
         int planned = b.buffers();
         try (Loader l = b.build()) {

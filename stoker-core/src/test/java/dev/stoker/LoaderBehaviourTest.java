@@ -391,7 +391,7 @@ class LoaderBehaviourTest {
 
     @Test
     void theBuilderRejectsBadOptionsAtOnce() {
-        Loader.Builder b = Loader.builder(new SyntheticDataset(10, 8, 0));
+        LoaderBuilder b = Loader.builder(new SyntheticDataset(10, 8, 0));
         assertThrows(IllegalArgumentException.class, () -> b.batchSize(0));
         assertThrows(IllegalArgumentException.class, () -> b.workers(-2));
         assertThrows(IllegalArgumentException.class, () -> b.prefetch(0));

@@ -21,12 +21,12 @@ class LoaderPropertyTest {
                   Partition.Tail tail, boolean dropLast, long epoch) {
 
         /** The loader from the start of {@code epoch}. */
-        Loader.Builder builder(int rank) {
+        LoaderBuilder builder(int rank) {
             return base(rank).epoch(epoch);
         }
 
         /** The loader's options but the epoch: for a resume, or another epoch. */
-        Loader.Builder base(int rank) {
+        LoaderBuilder base(int rank) {
             return TestHooks.ahead(Loader.builder(new SyntheticDataset(n, 16, 0))
                     .batchSize(batch).workers(workers), workers, prefetch).worldSize(world).rank(rank)
                     .seed(seed).shuffle(shuffle).tail(tail).dropLast(dropLast);

@@ -250,7 +250,7 @@ class ShardStageTest {
     @Nested
     class StagedStreamsKeepTheLoaderContract extends LoaderContract {
         @Override
-        protected Loader.Builder builder() {
+        protected LoaderBuilder builder() {
             return Loader.builder(new Source(9, v -> false).through(PAIRS.andThen(TWICE)), Collator.int64("v"));
         }
     }

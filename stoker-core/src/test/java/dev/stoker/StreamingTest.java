@@ -77,7 +77,7 @@ class StreamingTest {
 
     record Config(int shards, long dataSeed, int batch, int workers, int prefetch, int world, long seed, boolean shuffle,
                   Partition.Tail tail, boolean dropLast) {
-        Loader.Builder builder(StreamingDataset<Long> d, int rank) {
+        LoaderBuilder builder(StreamingDataset<Long> d, int rank) {
             // half the configurations collate on a thread of their own from the start (NOTE
             // [Background collation]); the rest on the caller's, which is never away here
             return TestHooks.collatorThread(TestHooks.ahead(Loader.builder(d, VALUE).batchSize(batch).workers(workers), workers, prefetch).worldSize(world)
@@ -453,7 +453,7 @@ class StreamingTest {
 
     private static Outcome outcome(Shards d, Transform<Long, Long> t, int batch, int workers, int prefetch, int ring,
                                         ErrorPolicy policy) {
-        Loader.Builder b = TestHooks.ahead(Loader.builder(d, t, VALUE).batchSize(batch).workers(workers), workers, prefetch)
+        LoaderBuilder b = TestHooks.ahead(Loader.builder(d, t, VALUE).batchSize(batch).workers(workers), workers, prefetch)
                 .errorPolicy(policy).seed(5).shuffle(true);
         if (workers > 0) {
             b.shardBuffer(ring);
@@ -526,7 +526,7 @@ class StreamingTest {
      * count, and a resume from a random batch that continues exactly.
      */
     static void checkShuffleWindow(Config c, Shards d, int rank, long most, String window, SplittableRandom r,
-                                   java.util.function.BiFunction<Integer, Integer, Loader.Builder> windowed) {
+                                   java.util.function.BiFunction<Integer, Integer, LoaderBuilder> windowed) {
         List<List<Long>> plain;
         try (Loader l = c.builder(d, rank).shuffleWindowBytes(0).build()) { // stream order, no default window
             plain = take(l, Long.MAX_VALUE);

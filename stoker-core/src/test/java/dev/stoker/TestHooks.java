@@ -6,13 +6,13 @@ final class TestHooks {
     }
 
     /** A streaming pass with workers always (true) or never (false) collates on a thread of its own; null: decided while running. */
-    static Loader.Builder collatorThread(Loader.Builder b, Boolean always) {
+    static LoaderBuilder collatorThread(LoaderBuilder b, Boolean always) {
         b.collatorThread = always;
         return b;
     }
 
     /** {@code n} batches ahead, or a stream's shards ahead, where it applies: with workers. */
-    static Loader.Builder ahead(Loader.Builder b, int workers, int n) {
+    static LoaderBuilder ahead(LoaderBuilder b, int workers, int n) {
         if (workers == 0) {
             return b;
         }

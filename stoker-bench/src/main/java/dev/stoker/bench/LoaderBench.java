@@ -5,6 +5,7 @@ import dev.stoker.DirectDataset;
 import dev.stoker.Row;
 import dev.stoker.Schema;
 import dev.stoker.Loader;
+import dev.stoker.LoaderBuilder;
 import dev.stoker.SyntheticDataset;
 import java.util.Iterator;
 import java.util.concurrent.TimeUnit;
@@ -80,7 +81,7 @@ public class LoaderBench {
                 synthetic.read(index, row);
             }
         };
-        Loader.Builder b = Loader.builder(data).batchSize(batch).workers(workers).shuffle(true).seed(1);
+        LoaderBuilder b = Loader.builder(data).batchSize(batch).workers(workers).shuffle(true).seed(1);
         loader = (workers > 0 ? b.prefetch(2 * workers) : b).build();
         it = loader.iterator();
     }

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import dev.stoker.Batch;
 import dev.stoker.Field;
 import dev.stoker.Loader;
+import dev.stoker.LoaderBuilder;
 import dev.stoker.LoaderException;
 import dev.stoker.LoaderState;
 import dev.stoker.LoaderStats;
@@ -203,7 +204,7 @@ final class Session {
     private void serve(Recipe recipe, LoaderSpec spec) throws IOException {
         this.recipe = recipe;
         this.spec = spec;
-        Loader.Builder first = recipe.builder(spec);
+        LoaderBuilder first = recipe.builder(spec);
         int others = first.buffers() - 1; // the loader's buffers besides the batches the client holds
         if (ahead == 0) {
             ahead = defaultAhead(Batch.bytesFor(first.schema(), spec.batchSize()));
@@ -216,7 +217,7 @@ final class Session {
             this.publishedAt = new long[ring.slots()];
             this.states = new LoaderState[2 * ahead + 4];
             this.stateCounters = new long[states.length];
-            Loader.Builder b = builder();
+            LoaderBuilder b = builder();
             spec.start(b, initialState != null ? LoaderState.fromJson(initialState) : null);
             loader = b.build();
             remember();
@@ -249,8 +250,8 @@ final class Session {
      * leaves beside the loader's other buffers and the slots the client holds of closed loaders;
      * when that is none, waits for the client to free some (NOTE [Batches the user owns]).
      */
-    private Loader.Builder builder() throws IOException {
-        Loader.Builder b = recipe.builder(spec);
+    private LoaderBuilder builder() throws IOException {
+        LoaderBuilder b = recipe.builder(spec);
         int others = b.buffers() - 1;
         int room;
         while ((room = ring.slots() - others - ring.orphans()) < 1) {
@@ -454,7 +455,7 @@ final class Session {
         }
         java.util.Arrays.fill(outstanding, null);
         taken = 0;
-        Loader.Builder b = builder();
+        LoaderBuilder b = builder();
         if (state != null) {
             b.resume(state);
         } else {

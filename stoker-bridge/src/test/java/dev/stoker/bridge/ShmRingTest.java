@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.stoker.Batch;
 import dev.stoker.Loader;
+import dev.stoker.LoaderBuilder;
 import dev.stoker.SyntheticDataset;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -37,7 +38,7 @@ class ShmRingTest {
     @Test
     void batchesAreCollatedIntoTheirSlotsAndTheHeaderSaysWhereEachColumnIs() throws IOException {
         SyntheticDataset data = new SyntheticDataset(100, 24, 0);
-        Loader.Builder b = Loader.builder(data).batchSize(8).workers(2).prefetch(3).holds(2);
+        LoaderBuilder b = Loader.builder(data).batchSize(8).workers(2).prefetch(3).holds(2);
         try (ShmRing ring = ShmRing.create(dir, "stoker-ring-test", b.schema(), 8, b.buffers(), 0);
              Loader loader = b.allocator(ring).build();
              FileChannel ch = FileChannel.open(ring.path(), StandardOpenOption.READ);
@@ -74,7 +75,7 @@ class ShmRingTest {
     void aRingThatDoesNotFitSaysHowMuchIsNeededAndHowToGetIt() {
         SyntheticDataset data = new SyntheticDataset(100, 1 << 30, 0);
         // past the loader's own memory limit too (refused first, with its numbers): lifted, to reach the ring's check
-        Loader.Builder b = Loader.builder(data).batchSize(64).workers(1).prefetch(2).memoryLimit(Long.MAX_VALUE);
+        LoaderBuilder b = Loader.builder(data).batchSize(64).workers(1).prefetch(2).memoryLimit(Long.MAX_VALUE);
         IOException e = assertThrows(IOException.class, () -> ShmRing.create(dir, "stoker-ring-big", b.schema(), 64, b.buffers(), 0));
         assertTrue(e.getMessage().contains("needs 192.0 GiB") && e.getMessage().contains("--shm-size"), e.getMessage());
         assertFalse(Files.exists(dir.resolve("stoker-ring-big")));
@@ -111,7 +112,7 @@ class ShmRingTest {
     @Test
     void aRingGrowsToItsBoundAsBatchesAreHeldAndNeverGivesOutASlotTheClientHolds() throws IOException {
         SyntheticDataset data = new SyntheticDataset(400, 24, 0);
-        Loader.Builder sizing = Loader.builder(data).batchSize(8).workers(2).prefetch(3);
+        LoaderBuilder sizing = Loader.builder(data).batchSize(8).workers(2).prefetch(3);
         int initial = sizing.buffers();
         long slotGuess;
         try (ShmRing ring = ShmRing.create(dir, "stoker-ring-grow", sizing.schema(), 8, initial, 0)) {

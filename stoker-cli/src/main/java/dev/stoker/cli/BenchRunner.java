@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.stoker.Batch;
 import dev.stoker.Loader;
+import dev.stoker.LoaderBuilder;
 import dev.stoker.LoaderState;
 import dev.stoker.LoaderStats;
 import dev.stoker.sources.LoaderSpec;
@@ -174,7 +175,7 @@ final class BenchRunner {
         return 0;
     }
 
-    private Result runOne(Loader.Builder b, LoaderSpec spec, long from, Integer workers, Integer prefetch, LoaderState resume,
+    private Result runOne(LoaderBuilder b, LoaderSpec spec, long from, Integer workers, Integer prefetch, LoaderState resume,
                           boolean hashing) throws IOException {
         ChromeTrace trace = o.trace == null ? null : new ChromeTrace(2_000_000);
         if (trace != null) {

@@ -5,6 +5,7 @@ import dev.stoker.DType;
 import dev.stoker.DirectDataset;
 import dev.stoker.Field;
 import dev.stoker.Loader;
+import dev.stoker.LoaderBuilder;
 import dev.stoker.LoaderStats;
 import dev.stoker.Row;
 import dev.stoker.Schema;
@@ -166,7 +167,7 @@ final class DemoCommand implements Callable<Integer> {
         java.security.MessageDigest md = BenchRunner.sha256();
         java.security.MessageDigest all = BenchRunner.sha256();
         long stepNanos = Math.round(stepMs * 1e6);
-        Loader.Builder builder = Loader.builder(data).batchSize(batch).shuffle(true).seed(1);
+        LoaderBuilder builder = Loader.builder(data).batchSize(batch).shuffle(true).seed(1);
         if (workers == null) {
             builder.workers(Loader.AUTO).prefetch(Loader.AUTO);
         } else if (workers > 0) {

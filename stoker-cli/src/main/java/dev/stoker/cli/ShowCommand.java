@@ -4,6 +4,7 @@ import dev.stoker.Batch;
 import dev.stoker.DType;
 import dev.stoker.Field;
 import dev.stoker.Loader;
+import dev.stoker.LoaderBuilder;
 import dev.stoker.sources.LoaderSpec;
 import dev.stoker.sources.Recipe;
 import dev.stoker.sources.SourceSpec;
@@ -87,7 +88,7 @@ final class ShowCommand implements Runnable {
     }
 
     /** The loader's builder; a record format whose records are batched as they are has no image to show. */
-    private static Loader.Builder builder(Recipe recipe, LoaderSpec spec) {
+    private static LoaderBuilder builder(Recipe recipe, LoaderSpec spec) {
         try {
             return recipe.builder(spec);
         } catch (dev.stoker.sources.SpecException e) {

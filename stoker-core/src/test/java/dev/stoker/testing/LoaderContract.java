@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.stoker.Batch;
 import dev.stoker.Loader;
+import dev.stoker.LoaderBuilder;
 import dev.stoker.LoaderState;
 import java.security.MessageDigest;
 import java.util.ArrayList;
@@ -37,7 +38,7 @@ public abstract class LoaderContract {
      * nothing else: fresh for each call, over the same data. The dataset must hold at least four
      * batches of {@link #batchSize()} samples, and its batches must not all look alike.
      */
-    protected abstract Loader.Builder builder() throws Exception;
+    protected abstract LoaderBuilder builder() throws Exception;
 
     /** The batch size the properties are checked with; a dataset of many samples takes larger batches. */
     protected int batchSize() {
@@ -60,7 +61,7 @@ public abstract class LoaderContract {
         opened.clear();
     }
 
-    private List<String> rows(Loader.Builder b) throws Exception {
+    private List<String> rows(LoaderBuilder b) throws Exception {
         List<String> out = new ArrayList<>();
         try (Loader l = b.build()) {
             for (Batch batch : l) {

@@ -22,7 +22,7 @@ import java.util.Optional;
  * DjlCheckpoint.save(model, data, dir);
  * // a new process:
  * Optional<LoaderState> at = DjlCheckpoint.restore(model, dir);   // loads the newest parameters
- * Loader.Builder b = ...same options...;
+ * LoaderBuilder b = ...same options...;
  * at.ifPresent(b::resume);
  * StokerDataset data = StokerDataset.builder(b).build();          // continues after that batch
  * }</pre>

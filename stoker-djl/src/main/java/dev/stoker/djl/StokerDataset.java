@@ -6,6 +6,7 @@ import ai.djl.training.dataset.Batch;
 import ai.djl.training.dataset.Dataset;
 import ai.djl.util.Progress;
 import dev.stoker.Loader;
+import dev.stoker.LoaderBuilder;
 import dev.stoker.LoaderState;
 
 import java.io.IOException;
@@ -21,7 +22,7 @@ import java.util.Objects;
  * next pass, and each batch a {@link StokerBatch} whose arrays are the Stoker batch's memory.
  *
  * <pre>{@code
- * Loader.Builder images = Loader.builder(new ImageFolder(root), pipeline.transform(), pipeline.collator())
+ * LoaderBuilder images = Loader.builder(new ImageFolder(root), pipeline.transform(), pipeline.collator())
  *         .batchSize(256).shuffle(true).seed(7);
  * try (StokerDataset data = StokerDataset.builder(images).build()) {
  *     EasyTrain.fit(trainer, epochs, data, null);
@@ -53,7 +54,7 @@ public final class StokerDataset implements Dataset, AutoCloseable {
     }
 
     /** A dataset over the loader {@code loader} describes (the builder sets its {@code holds}). */
-    public static Builder builder(Loader.Builder loader) {
+    public static Builder builder(LoaderBuilder loader) {
         return new Builder(loader);
     }
 
@@ -125,7 +126,7 @@ public final class StokerDataset implements Dataset, AutoCloseable {
 
     /**
      * Writes {@link #state()} to {@code file} as JSON, whole or not at all ({@link LoaderState#write});
-     * {@link LoaderState#read} reads it back for {@link Loader.Builder#resume}. {@link DjlCheckpoint}
+     * {@link LoaderState#read} reads it back for {@link LoaderBuilder#resume}. {@link DjlCheckpoint}
      * writes it next to a model's parameters.
      */
     public void saveState(Path file) throws IOException {
@@ -223,12 +224,12 @@ public final class StokerDataset implements Dataset, AutoCloseable {
 
     /** Builds a {@link StokerDataset}: which fields are data and which labels, and how many batches may be open. */
     public static final class Builder {
-        private final Loader.Builder loader;
+        private final LoaderBuilder loader;
         private List<String> data;
         private List<String> labels;
         private int holds = 2;
 
-        private Builder(Loader.Builder loader) {
+        private Builder(LoaderBuilder loader) {
             this.loader = Objects.requireNonNull(loader, "loader");
         }
 

@@ -22,6 +22,7 @@ import ai.djl.training.tracker.Tracker;
 import dev.stoker.DType;
 import dev.stoker.Field;
 import dev.stoker.Loader;
+import dev.stoker.LoaderBuilder;
 import dev.stoker.LoaderState;
 import dev.stoker.Schema;
 import dev.stoker.formats.image.ImageFolder;
@@ -67,12 +68,12 @@ class StokerDatasetTest {
         tokens = Generated.tokens(dir.resolve("tokens.bin"), 100_000, VOCAB, 2);
     }
 
-    private static Loader.Builder images(ImagePipeline p, long seed) throws IOException {
+    private static LoaderBuilder images(ImagePipeline p, long seed) throws IOException {
         return Loader.builder(new ImageFolder(images), p.transform(), p.collator()).batchSize(16).shuffle(true)
                 .seed(seed).workers(2);
     }
 
-    private static Loader.Builder windows(TokenFile f, long seed) {
+    private static LoaderBuilder windows(TokenFile f, long seed) {
         return Loader.builder(TokenWindows.disjoint(f, SEQ, DType.INT64)).batchSize(32).shuffle(true).seed(seed)
                 .workers(2);
     }
@@ -336,7 +337,7 @@ class StokerDatasetTest {
     }
 
     /** Each batch's fields, hashed in schema order, over {@code epochs} epochs of a plain loader. */
-    private static List<String> digests(Loader.Builder builder, int epochs) {
+    private static List<String> digests(LoaderBuilder builder, int epochs) {
         List<String> out = new ArrayList<>();
         try (Loader loader = builder.build()) {
             for (int e = 0; e < epochs; e++) {
@@ -353,7 +354,7 @@ class StokerDatasetTest {
     }
 
     /** The same, of the arrays DJL's trainer gets from a {@link StokerDataset} of the same options. */
-    private static List<String> djlDigests(Loader.Builder builder, int epochs) throws Exception {
+    private static List<String> djlDigests(LoaderBuilder builder, int epochs) throws Exception {
         List<String> out = new ArrayList<>();
         try (StokerDataset data = StokerDataset.builder(builder).build();
              Model model = Model.newInstance("id")) {

@@ -3,6 +3,7 @@ package dev.stoker.formats;
 import dev.stoker.Collator;
 import dev.stoker.DType;
 import dev.stoker.Loader;
+import dev.stoker.LoaderBuilder;
 import dev.stoker.formats.image.ImageFolder;
 import dev.stoker.formats.npy.Npy;
 import dev.stoker.formats.tar.TarDataset;
@@ -84,7 +85,7 @@ class FormatContractsTest {
     @Nested
     class TarReadByIndex extends LoaderContract {
         @Override
-        protected Loader.Builder builder() throws IOException {
+        protected LoaderBuilder builder() throws IOException {
             return Loader.builder(closedAfter(new TarDataset(shards)), (s, c) -> raw(s), Collator.bytes("raw", 1024));
         }
     }
@@ -92,7 +93,7 @@ class FormatContractsTest {
     @Nested
     class TarStreamed extends LoaderContract {
         @Override
-        protected Loader.Builder builder() {
+        protected LoaderBuilder builder() {
             return Loader.builder(new TarShards(shards), (s, c) -> raw(s), Collator.bytes("raw", 1024));
         }
     }
@@ -100,7 +101,7 @@ class FormatContractsTest {
     @Nested
     class ImageFolderReadByIndex extends LoaderContract {
         @Override
-        protected Loader.Builder builder() throws IOException {
+        protected LoaderBuilder builder() throws IOException {
             return Loader.builder(new ImageFolder(images), (s, c) -> raw(s), Collator.bytes("raw", 1024));
         }
     }
@@ -108,7 +109,7 @@ class FormatContractsTest {
     @Nested
     class JsonLinesReadByIndex extends LoaderContract {
         @Override
-        protected Loader.Builder builder() throws IOException {
+        protected LoaderBuilder builder() throws IOException {
             JsonlDataset d = closedAfter(new JsonlDataset(jsonl));
             return Loader.builder(d, d.text("text"), Collator.bytes("text", 128));
         }
@@ -117,7 +118,7 @@ class FormatContractsTest {
     @Nested
     class JsonLinesTokenizedAsTheyStream extends LoaderContract {
         @Override
-        protected Loader.Builder builder() throws IOException {
+        protected LoaderBuilder builder() throws IOException {
             return TokenStagesTest.Packed.bytes(jsonl, 16, 256).builder(DType.INT64);
         }
     }
@@ -125,7 +126,7 @@ class FormatContractsTest {
     @Nested
     class JsonLinesDocumentsStreamed extends LoaderContract {
         @Override
-        protected Loader.Builder builder() throws IOException {
+        protected LoaderBuilder builder() throws IOException {
             TextStream documents = new TextStream(List.of(jsonl), "text", 256);
             return Loader.builder(documents, (d, c) -> d.toByteArray(), Collator.bytes("text", 128));
         }
@@ -134,7 +135,7 @@ class FormatContractsTest {
     @Nested
     class TokenFileWindows extends LoaderContract {
         @Override
-        protected Loader.Builder builder() throws IOException {
+        protected LoaderBuilder builder() throws IOException {
             Path bin = tmp.resolve("tokens.bin");
             if (!Files.exists(bin)) {
                 byte[] b = new byte[2 * 1000];
@@ -148,7 +149,7 @@ class FormatContractsTest {
     @Nested
     class NumpyTokenWindows extends LoaderContract {
         @Override
-        protected Loader.Builder builder() throws IOException {
+        protected LoaderBuilder builder() throws IOException {
             return Loader.builder(TokenWindows.overlapping(Tokens.of(closedAfter(Npy.read(Fixtures.npy("tokens_u2.npy")))), 4, DType.INT32));
         }
     }
@@ -156,7 +157,7 @@ class FormatContractsTest {
     @Nested
     class MegatronPacked extends LoaderContract {
         @Override
-        protected Loader.Builder builder() throws IOException {
+        protected LoaderBuilder builder() throws IOException {
             Megatron m = closedAfter(Megatron.open(Fixtures.dir().resolve("megatron/docs.idx")));
             return Loader.builder(new PackedSequences(m, 2, 0, 7, DType.INT64));
         }

@@ -1,6 +1,7 @@
 package dev.stoker.parquet;
 
 import dev.stoker.Loader;
+import dev.stoker.LoaderBuilder;
 import dev.stoker.testing.LoaderContract;
 import java.io.IOException;
 import java.util.List;
@@ -13,7 +14,7 @@ class ParquetContractTest extends LoaderContract {
     }
 
     @Override
-    protected Loader.Builder builder() throws IOException {
+    protected LoaderBuilder builder() throws IOException {
         return Loader.builder(closedAfter(new ParquetDataset(ParquetDatasetTest.fixture("zstd"), List.of(), null, 8 << 20)));
     }
 }

@@ -10,6 +10,7 @@ import dev.stoker.Batch;
 import dev.stoker.CorruptShardException;
 import dev.stoker.DType;
 import dev.stoker.Loader;
+import dev.stoker.LoaderBuilder;
 import dev.stoker.LoaderException;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
@@ -176,7 +177,7 @@ class ParquetDatasetTest {
         }
     }
 
-    private static List<String> digests(Loader.Builder b) throws Exception {
+    private static List<String> digests(LoaderBuilder b) throws Exception {
         List<String> out = new ArrayList<>();
         try (Loader l = b.build()) {
             for (Batch batch : l) {

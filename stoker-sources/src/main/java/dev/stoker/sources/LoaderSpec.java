@@ -2,6 +2,7 @@ package dev.stoker.sources;
 
 import dev.stoker.ErrorPolicy;
 import dev.stoker.Loader;
+import dev.stoker.LoaderBuilder;
 import dev.stoker.Sampler;
 import java.time.Duration;
 
@@ -90,7 +91,7 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, long 
      * Where the loader {@code b} builds starts: {@code state}, resumed (its seed and epoch are the
      * state's, whatever this spec says), or, when it is null, this spec's seed and first epoch.
      */
-    public Loader.Builder start(Loader.Builder b, dev.stoker.LoaderState state) {
+    public LoaderBuilder start(LoaderBuilder b, dev.stoker.LoaderState state) {
         return state != null ? b.resume(state) : b.seed(seed).epoch(firstEpoch());
     }
 
@@ -108,7 +109,7 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, long 
      * Sets these options on {@code b}, the order from {@code sampler} when the source has one of its
      * own (null: {@link #order}); not where the loader starts, which is the caller's ({@link #start}).
      */
-    Loader.Builder configure(Loader.Builder b, Sampler sampler) {
+    LoaderBuilder configure(LoaderBuilder b, Sampler sampler) {
         b.batchSize(batchSize).rank(rank).worldSize(worldSize)
                 .sampler(sampler != null ? sampler : order.equals("shuffle") ? Sampler.shuffle() : Sampler.sequential());
         if (workers == null) {

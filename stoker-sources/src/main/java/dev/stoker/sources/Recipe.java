@@ -1,6 +1,7 @@
 package dev.stoker.sources;
 
 import dev.stoker.Loader;
+import dev.stoker.LoaderBuilder;
 import dev.stoker.Sampler;
 import dev.stoker.formats.records.RecordSource;
 import java.io.IOException;
@@ -17,7 +18,7 @@ import java.util.function.Supplier;
  */
 public final class Recipe implements AutoCloseable {
     private final String name;
-    private Supplier<Loader.Builder> base;
+    private Supplier<LoaderBuilder> base;
     private final List<AutoCloseable> resources = new ArrayList<>();
     private final List<Supplier<String>> reports = new ArrayList<>();
     private Sampler sampler;
@@ -30,8 +31,8 @@ public final class Recipe implements AutoCloseable {
     }
 
     /** A builder of the loader with {@code loader}'s options set; where it starts is the caller's ({@link LoaderSpec#start}). */
-    public Loader.Builder builder(LoaderSpec loader) {
-        Loader.Builder b = loader.configure(base.get(), sampler);
+    public LoaderBuilder builder(LoaderSpec loader) {
+        LoaderBuilder b = loader.configure(base.get(), sampler);
         if (shardBuffer > 0 && b.streams() && !Integer.valueOf(0).equals(loader.workers())) {
             b.shardBuffer(shardBuffer);
         }
@@ -81,7 +82,7 @@ public final class Recipe implements AutoCloseable {
     }
 
     /** Where each {@link #builder} starts: a fresh builder over the opened source. */
-    Recipe base(Supplier<Loader.Builder> base) {
+    Recipe base(Supplier<LoaderBuilder> base) {
         this.base = base;
         return this;
     }

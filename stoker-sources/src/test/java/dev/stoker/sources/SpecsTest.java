@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.stoker.Batch;
 import dev.stoker.Loader;
+import dev.stoker.LoaderBuilder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -101,7 +102,7 @@ class SpecsTest {
     }
 
     /** The first token of each window of an epoch, in order. */
-    private static List<Long> firstTokens(Loader.Builder b) {
+    private static List<Long> firstTokens(LoaderBuilder b) {
         List<Long> out = new java.util.ArrayList<>();
         try (Loader l = b.build()) {
             for (Batch batch : l) {

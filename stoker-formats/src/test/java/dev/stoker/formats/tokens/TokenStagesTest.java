@@ -8,6 +8,7 @@ import dev.stoker.Batch;
 import dev.stoker.DType;
 import dev.stoker.ErrorPolicy;
 import dev.stoker.Loader;
+import dev.stoker.LoaderBuilder;
 import dev.stoker.LoaderException;
 import dev.stoker.StreamingDataset;
 import dev.stoker.formats.io.ReadAhead;
@@ -40,7 +41,7 @@ public class TokenStagesTest {
             return of(List.of(file), Tokenizer.named("bytes"), "text", seq, shardBytes);
         }
 
-        public Loader.Builder builder(DType out) {
+        public LoaderBuilder builder(DType out) {
             return Loader.builder(data, pack.collator(out));
         }
 
