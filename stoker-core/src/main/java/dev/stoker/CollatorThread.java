@@ -120,7 +120,7 @@ final class CollatorThread {
         }
         stopping = true;
         LockSupport.unpark(t);
-        return t.getState() == Thread.State.NEW || IndexedPass.joinWorker(t, closing);
+        return t.getState() == Thread.State.NEW || PassWorker.join(t, closing);
     }
 
     /** The collator thread: fills free buffers with the next batches, in order, until the epoch ends or fails. */

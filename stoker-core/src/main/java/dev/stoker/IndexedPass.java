@@ -31,7 +31,6 @@ import java.util.concurrent.locks.LockSupport;
  * loader itself closes and a worker has not stopped after a grace period is it interrupted.
  */
 final class IndexedPass extends Pass {
-    private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
     private static final long SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
 
     private final Loader loader;
@@ -79,9 +78,7 @@ final class IndexedPass extends Pass {
     private final SampleContext inlineContext = new SampleContext();
     private final StageTimes inlineTimes = new StageTimes();
     private final long[] inlineSamples;
-    private Batch held;
-    /** Delivered batches not yet closed, when the consumer may hold several (Loader.holds > 1). */
-    private int holding;
+    private final HeldBatches held;
     private boolean finished;
     private boolean failed;
     private long lastMark = -1;
@@ -91,6 +88,7 @@ final class IndexedPass extends Pass {
         this.o = loader.options;
         this.buffers = buffers;
         this.free = free;
+        this.held = new HeldBatches(o.holds(), b -> this.free.release(b.slot));
         this.source = loader.source;
         this.stats = loader.statsSink();
         this.epoch = epoch;
@@ -197,7 +195,7 @@ final class IndexedPass extends Pass {
             return false;
         }
         checkCurrent();
-        releaseHeld();
+        held.releaseLast();
         if (taken == count) {
             finish();
             return false;
@@ -210,12 +208,9 @@ final class IndexedPass extends Pass {
         if (!hasNext()) {
             throw new NoSuchElementException("epoch " + epoch + " is done");
         }
-        if (holding >= o.holds()) {
-            throw new IllegalStateException("the consumer holds " + holding + " batches, as many as the loader's holds(): "
-                    + "close one before asking for the next");
-        }
-        if (holding > 0) {
-            loader.ensureBuffers(window + holding + 1); // NOTE [Holding batches]: made as they are held
+        held.checkRoom();
+        if (held.holding() > 0) {
+            loader.ensureBuffers(window + held.holding() + 1); // NOTE [Holding batches]: made as they are held
         }
         long t0 = System.nanoTime();
         if (lastMark < 0) {
@@ -234,21 +229,12 @@ final class IndexedPass extends Pass {
         taken = taken + 1;
         PassWorker.wakeParked(workers);
         deliveredSet.add(batch.sequence - sequenceBase);
-        stats.waitNanos += t1 - t0;
-        stats.wallNanos += t1 - lastMark;
+        stats.delivered(batch, t1 - t0, t1 - lastMark);
         lastMark = t1;
-        stats.batches++;
         if (batch.skipped > 0) {
             stats.addSkipped(batch.skipped, 0);
         }
-        stats.samples += batch.rows;
-        stats.bytes += batch.byteSize();
-        batch.delivered = true;
-        if (o.holds() == 1) {
-            held = batch;
-        } else {
-            holding++;
-        }
+        held.delivered(batch);
         if (tuner != null && tuner.due(t1, stats.batches)
                 && tuner.observe(t1, stats.batches, stats.waitNanos, busyNanos(workers), blockedNanos(workers))) {
             retune();
@@ -259,7 +245,7 @@ final class IndexedPass extends Pass {
     /** Takes on the tuner's choices: buffers first, then the wider window, then the workers. */
     private void retune() {
         int p = tuner.prefetch();
-        loader.ensureBuffers(p + holding + 1);
+        loader.ensureBuffers(p + held.holding() + 1);
         window = p;
         active = tuner.workers();
         PassWorker.wakeParked(workers);
@@ -274,22 +260,7 @@ final class IndexedPass extends Pass {
 
     @Override
     void release(Batch b) {
-        if (o.holds() > 1) {
-            holding--;
-            free.release(b.slot);
-        } else if (held == b) {
-            held = null;
-            free.release(b.slot);
-        }
-    }
-
-    private void releaseHeld() {
-        Batch b = held;
-        if (b != null) {
-            b.delivered = false;
-            held = null;
-            free.release(b.slot);
-        }
+        held.release(b);
     }
 
     private int loadInline() {
@@ -436,48 +407,13 @@ final class IndexedPass extends Pass {
         cancel();
         boolean stopped = true;
         for (Worker w : workers) {
-            stopped &= joinWorker(w.thread, closing);
+            stopped &= PassWorker.join(w.thread, closing);
             stats.retire(w);
         }
-        held = null;
+        held.clear();
         return stopped;
     }
 
-    /**
-     * Waits for a worker to end. Closing, a worker still busy after the grace period is
-     * interrupted and waited for once more; false if it is still alive after that (stuck in a
-     * read that ignores interrupts).
-     */
-    static boolean joinWorker(Thread thread, boolean closing) {
-        boolean interrupted = false;
-        long deadline = System.nanoTime() + GRACE_NANOS;
-        boolean sentInterrupt = false;
-        while (thread.isAlive()) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                if (!closing) {
-                    deadline = System.nanoTime() + GRACE_NANOS; // not closing: keep waiting, the sample will end
-                    continue;
-                }
-                if (sentInterrupt) {
-                    break;
-                }
-                thread.interrupt();
-                sentInterrupt = true;
-                deadline = System.nanoTime() + GRACE_NANOS;
-                continue;
-            }
-            try {
-                thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-        return !thread.isAlive();
-    }
 
     // ---- filling a batch ----------------------------------------------------------------------
 

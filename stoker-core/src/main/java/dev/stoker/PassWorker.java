@@ -8,6 +8,8 @@ abstract class PassWorker extends WorkerCounters implements Runnable {
     private volatile boolean parked;
 
     private final int number;
+    /** How long a stopping worker is waited for before it is interrupted (closing), and after. */
+    private static final long GRACE_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
 
     PassWorker(int i) {
         this.number = i;
@@ -69,5 +71,41 @@ abstract class PassWorker extends WorkerCounters implements Runnable {
         for (PassWorker w : workers) {
             LockSupport.unpark(w.thread);
         }
+    }
+
+    /**
+     * Waits for a worker to end. Closing, a worker still busy after the grace period is
+     * interrupted and waited for once more; false if it is still alive after that (stuck in a
+     * read that ignores interrupts).
+     */
+    static boolean join(Thread thread, boolean closing) {
+        boolean interrupted = false;
+        long deadline = System.nanoTime() + GRACE_NANOS;
+        boolean sentInterrupt = false;
+        while (thread.isAlive()) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                if (!closing) {
+                    deadline = System.nanoTime() + GRACE_NANOS; // not closing: keep waiting, the sample will end
+                    continue;
+                }
+                if (sentInterrupt) {
+                    break;
+                }
+                thread.interrupt();
+                sentInterrupt = true;
+                deadline = System.nanoTime() + GRACE_NANOS;
+                continue;
+            }
+            try {
+                thread.join(Math.max(1, java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(left)));
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return !thread.isAlive();
     }
 }

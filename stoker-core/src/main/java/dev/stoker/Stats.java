@@ -32,6 +32,15 @@ final class Stats {
         }
     }
 
+    /** Consumer thread only: {@code b} went to the consumer after {@code waitNanos} waiting, {@code wallNanos} since the last. */
+    void delivered(Batch b, long waitNanos, long wallNanos) {
+        this.waitNanos += waitNanos;
+        this.wallNanos += wallNanos;
+        batches++;
+        samples += b.rows;
+        bytes += b.byteSize();
+    }
+
     /** Consumer thread only: {@code samples} samples moved {@code sum} positions in all. */
     void displacement(long sum, long samples) {
         displacementSum += sum;

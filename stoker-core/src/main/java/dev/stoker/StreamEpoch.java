@@ -18,6 +18,18 @@ record StreamEpoch(StreamSource<?, ?> source, Options options, long epoch, Order
         return partition.length();
     }
 
+    /** At most this many shard positions are announced to {@link StreamingDataset#plan} (endless streams). */
+    static final int PLAN_LIMIT = 1 << 16;
+
+    /** Tells the dataset which shards the pass reads, in order, from its first position. */
+    void announce() {
+        int[] upcoming = new int[(int) Math.min(shards() - first, PLAN_LIMIT)];
+        for (int i = 0; i < upcoming.length; i++) {
+            upcoming[i] = shardAt(first + i);
+        }
+        source.dataset.plan(upcoming);
+    }
+
     /** The shard at position {@code m} of this rank's stream. */
     int shardAt(long m) {
         return (int) order.index(partition.position(m));

@@ -1,7 +1,6 @@
 package dev.stoker;
 
 import java.util.NoSuchElementException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
@@ -22,7 +21,7 @@ import java.util.concurrent.locks.LockSupport;
  * <p>The filling side is the caller's thread or a collator's ({@link CollatorThread}, NOTE
  * [Background collation]); the workers are {@link StreamWorker}s.
  */
-final class StreamPass extends Pass implements ShardRing.Owner, ShuffleWindow.Stream, FilledQueue.Waiting {
+final class StreamPass extends Pass implements ShardRing.Owner, FilledQueue.Waiting {
     private final Loader loader;
     private final Options o;
     private final StreamEpoch stream;
@@ -42,13 +41,9 @@ final class StreamPass extends Pass implements ShardRing.Owner, ShuffleWindow.St
     /** The shard position samples are taken from now. */
     private volatile long current;
     private volatile boolean cancelled;
-    /** The thread that takes samples from the rings (they wake it): the caller's, or the collator after the switch. */
-    private volatile Thread taker;
 
     // consumer side
     private final StageTimes consumerTimes = new StageTimes();
-    private final WorkerCounters inlineCounters = new WorkerCounters();
-    private final ShardCursor inline;
     private final WorkerCounters[] allCounters;
     /** The position after the last batch delivered; the prepared batch's is in its Filled. */
     private long positionShard;
@@ -57,34 +52,19 @@ final class StreamPass extends Pass implements ShardRing.Owner, ShuffleWindow.St
     /** The prepared batch's fill, or null. */
     private FilledQueue.Filled prepared;
     private long delivered;
-    private boolean held;
-    /** Delivered batches not yet closed, when the consumer may hold several (Loader.holds > 1). */
-    private int holding;
+    private final HeldBatches held;
     private boolean finished;
     private boolean failed;
     private long lastMark = -1;
     private long pendingWait;
-    /** Samples the collating thread will take before it delivers (the rest of a batch or block): how long it can sleep. */
-    private int needed = 1;
-    private final StreamItem item = new StreamItem();
 
     // the filling side (the collator thread, or the consumer's without one)
     private final CollatorThread collator;
     /** One per buffer, by slot: a filled batch with where the stream stands after it. */
     private final FilledQueue.Filled[] filled;
     private final FilledQueue ready;
-    /** Where the next batch's first sample comes from, without a shuffle window. */
-    private long fillShard;
-    private long fillOffset;
-    private long fillCount;
-    /** The shard of each sample taken for the batch being filled (sorted in place to count them). */
-    private int[] fillShards = new int[0];
-    /** The shuffle window's blocks, or null for stream order. */
-    private final ShuffleWindow block;
-    // shuffle quality of the samples taken since the last delivery, added to the stats per batch
-    private long displacement;
-    private long displacedSamples;
-    private double shardShare = Double.NaN;
+    /** Takes the samples in order and fills the batches (whichever thread collates). */
+    private final StreamFill fill;
 
     StreamPass(Loader loader, StreamSource<?, ?> source, Batch[] buffers, FreeList free, long epoch,
               LoaderState.Streamed at, long delivered) {
@@ -105,15 +85,9 @@ final class StreamPass extends Pass implements ShardRing.Owner, ShuffleWindow.St
         this.current = first;
         this.positionShard = first;
         this.positionOffset = at.samples();
-        this.fillShard = first;
-        this.fillOffset = at.samples();
-        this.block = o.shuffleWindow() > 0
-                ? new ShuffleWindow(o.shuffleWindow(), o.shuffleBytes(), o.defaultWindow(), Keys.key(o.seed(), epoch, o.rank()),
-                new StreamPosition(first, at.samples()), at.blockEmitted())
-                : null;
-        this.positionEmitted = block != null ? at.blockEmitted() : 0;
+        this.positionEmitted = o.shuffleWindow() > 0 ? at.blockEmitted() : 0;
+        this.held = new HeldBatches(o.holds(), this::giveBack);
         this.deliveredBase = delivered;
-        this.inline = new ShardCursor(stream, this, inlineCounters, new StageTimes(), true);
         this.rings = new ShardRing[o.workers() == 0 ? 0 : window];
         for (int i = 0; i < rings.length; i++) {
             rings[i] = new ShardRing(stream, this, o.shardBuffer());
@@ -126,8 +100,9 @@ final class StreamPass extends Pass implements ShardRing.Owner, ShuffleWindow.St
             loader.tuner.restart();
             this.active = loader.tuner.workers();
         }
+        this.fill = new StreamFill(this, o, stream, epoch, delivered, at, first);
         this.allCounters = java.util.Arrays.copyOf(workers, workers.length + 1, WorkerCounters[].class);
-        allCounters[workers.length] = inlineCounters;
+        allCounters[workers.length] = fill.counters();
         this.filled = new FilledQueue.Filled[pool.length];
         for (int i = 0; i < pool.length; i++) {
             filled[i] = new FilledQueue.Filled();
@@ -137,17 +112,9 @@ final class StreamPass extends Pass implements ShardRing.Owner, ShuffleWindow.St
                 workers.length > 0 && pool.length > 1 && !Boolean.FALSE.equals(o.collatorThread()));
     }
 
-    /** At most this many shard positions are announced to {@link StreamingDataset#plan} (endless streams). */
-    static final int PLAN_LIMIT = 1 << 16;
-
     @Override
     void start() {
-        long first = stream.first();
-        int[] upcoming = new int[(int) Math.min(shardCount - first, PLAN_LIMIT)];
-        for (int i = 0; i < upcoming.length; i++) {
-            upcoming[i] = stream.shardAt(first + i);
-        }
-        stream.source().dataset.plan(upcoming);
+        stream.announce();
         for (StreamWorker w : workers) {
             w.thread.start();
         }
@@ -191,12 +158,12 @@ final class StreamPass extends Pass implements ShardRing.Owner, ShuffleWindow.St
 
     @Override
     public Thread taker() {
-        return taker;
+        return fill.taker();
     }
 
     @Override
     public int needed() {
-        return needed;
+        return fill.needed();
     }
 
     @Override
@@ -232,13 +199,10 @@ final class StreamPass extends Pass implements ShardRing.Owner, ShuffleWindow.St
             return false;
         }
         checkCurrent();
-        releaseHeld();
-        if (holding >= o.holds()) {
-            throw new IllegalStateException("the consumer holds " + holding + " batches, as many as the loader's holds(): "
-                    + "close one before asking for the next");
-        }
-        if (holding > 0) { // NOTE [Holding batches]: the buffers of held batches are made as they are held
-            loader.ensureBuffers(pool.length - o.holds() + holding + 1);
+        held.releaseLast();
+        held.checkRoom();
+        if (held.holding() > 0) { // NOTE [Holding batches]: the buffers of held batches are made as they are held
+            loader.ensureBuffers(pool.length - o.holds() + held.holding() + 1);
         }
         collator.observe(System.nanoTime());
         return prepare();
@@ -252,30 +216,19 @@ final class StreamPass extends Pass implements ShardRing.Owner, ShuffleWindow.St
         FilledQueue.Filled f = prepared;
         prepared = null;
         long now = System.nanoTime();
-        stats.waitNanos += pendingWait;
-        stats.wallNanos += now - lastMark;
-        lastMark = now;
-        stats.batches++;
-        stats.samples += buffer.rows;
-        stats.bytes += buffer.byteSize();
+        stats.delivered(buffer, pendingWait, now - lastMark);
         stats.addStages(consumerTimes);
         consumerTimes.clear();
-        stats.displacement(displacement, displacedSamples);
-        displacement = 0;
-        displacedSamples = 0;
-        if (!Double.isNaN(shardShare)) {
-            stats.shardShare(shardShare);
+        stats.displacement(f.displacement, f.displaced);
+        if (!Double.isNaN(f.shardShare)) {
+            stats.shardShare(f.shardShare);
         }
+        lastMark = now;
         positionShard = f.shard;
         positionOffset = f.offset;
         positionEmitted = f.emitted;
         delivered++;
-        buffer.delivered = true;
-        if (o.holds() == 1) {
-            held = true;
-        } else {
-            holding++;
-        }
+        held.delivered(buffer);
         Tuner tuner = loader.tuner;
         if (tuner != null && tuner.due(now, stats.batches)
                 && tuner.observe(now, stats.batches, stats.waitNanos, busyNanos(workers), 0)) {
@@ -295,21 +248,7 @@ final class StreamPass extends Pass implements ShardRing.Owner, ShuffleWindow.St
 
     @Override
     void release(Batch b) {
-        if (o.holds() > 1) {
-            holding--;
-            giveBack(b);
-        } else if (held && b == buffer) {
-            held = false;
-            giveBack(b);
-        }
-    }
-
-    private void releaseHeld() {
-        if (held) {
-            buffer.delivered = false;
-            held = false;
-            giveBack(buffer);
-        }
+        held.release(b);
     }
 
     /** A buffer the consumer is done with: free for the collator to fill again. */
@@ -327,12 +266,11 @@ final class StreamPass extends Pass implements ShardRing.Owner, ShuffleWindow.St
         FilledQueue.Filled f;
         boolean background = collator.running();
         if (!background) {
-            taker = Thread.currentThread();
             int slot = free.acquire(); // the consumer holds fewer buffers than the pool has
             buffer = pool[slot];
             f = filled[slot];
             try {
-                fill(buffer, f, t0);
+                fill.fill(buffer, f, t0);
             } catch (LoaderException e) {
                 // the samples taken for this batch are gone from the rings: end the pass here,
                 // at the last batch delivered, so that a new iterator resumes exactly
@@ -381,9 +319,6 @@ final class StreamPass extends Pass implements ShardRing.Owner, ShuffleWindow.St
             finish();
             return false;
         }
-        displacement += f.displacement;
-        displacedSamples += f.displaced;
-        shardShare = f.shardShare;
         pendingWait = System.nanoTime() - t0 - (background ? 0 : f.collateNanos);
         prepared = f;
         return true;
@@ -399,199 +334,15 @@ final class StreamPass extends Pass implements ShardRing.Owner, ShuffleWindow.St
 
     /** The collator thread: fills the buffer of {@code slot} with the next batch and hands it over; true at the end or a failure. */
     boolean fillSlot(int slot) {
-        taker = Thread.currentThread();
         FilledQueue.Filled f = filled[slot];
         try {
-            fill(pool[slot], f, System.nanoTime());
+            fill.fill(pool[slot], f, System.nanoTime());
         } catch (Throwable e) {
             f.batch = pool[slot];
             f.error = e;
         }
         ready.put(f);
         return f.end || f.error != null;
-    }
-
-    // ---- the collating thread: fill, take ------------------------------------------------------
-
-    /**
-     * Fills {@code batch} with the next samples of the pass, collated, and tells in {@code f}
-     * where the stream stands after them ({@code f.end} when none was left).
-     */
-    private void fill(Batch batch, FilledQueue.Filled f, long t0) {
-        f.batch = batch;
-        f.error = null;
-        f.end = false;
-        f.skipped = 0;
-        f.collateNanos = 0;
-        batch.reset(epoch, deliveredBase + fillCount);
-        long shard = fillShard;
-        long offset = fillOffset;
-        StreamItem item = this.item;
-        int taken = 0;
-        while (batch.rows < o.batchSize()) {
-            checkCurrent(); // a stopping collator takes no further sample
-            // the stream's next sample, or the next of the shuffled block
-            if (block == null ? !take(item, t0, o.batchSize() - batch.rows) : !block.next(item, this, t0)) {
-                break;
-            }
-            if (taken == fillShards.length) {
-                fillShards = java.util.Arrays.copyOf(fillShards, Math.max(16, 2 * taken));
-            }
-            fillShards[taken++] = item.shard;
-            long c0 = System.nanoTime();
-            shard = item.shardPosition;
-            offset = item.offset + 1;
-            Row row = batch.beginRow(StreamSource.sampleIndex(item.shard, item.offset));
-            try {
-                stream.source().collate(item.value, row);
-                batch.commitRow();
-            } catch (Exception e) {
-                if (o.errorPolicy() == ErrorPolicy.FAIL) {
-                    throw stream.sampleError(item.shard, item.offset, e);
-                }
-                batch.abandonRow();
-                f.skipped++;
-            } catch (Error e) {
-                throw stream.sampleError(item.shard, item.offset, e);
-            } finally {
-                item.value = null;
-                f.collateNanos += System.nanoTime() - c0;
-            }
-        }
-        inline.publish();
-        f.displacement = block != null ? block.displacement : 0;
-        f.displaced = taken;
-        f.shardShare = largestShare(fillShards, taken);
-        if (block != null) {
-            block.displacement = 0;
-        }
-        if (batch.rows == 0 || o.dropLast() && batch.rows < o.batchSize()) {
-            f.end = true;
-            return;
-        }
-        Tracer tracer = o.tracer();
-        if (tracer != null) { // the samples' fetch and transform ran on the workers, per shard: not this batch's
-            tracer.span(Thread.currentThread().getName(), "batch " + (deliveredBase + fillCount), t0, System.nanoTime(), 0, 0,
-                    f.collateNanos);
-        }
-        if (block != null) {
-            // the position is the block's start and how much of it went out (or the next block's start)
-            StreamPosition at = block.resumeAt();
-            f.shard = at.shard();
-            f.offset = at.offset();
-            f.emitted = block.resumeEmitted();
-        } else {
-            f.shard = shard;
-            f.offset = offset;
-            f.emitted = 0;
-            fillShard = shard;
-            fillOffset = offset;
-        }
-        fillCount++;
-    }
-
-    /** The largest share of {@code n} samples' shards that is one shard (NaN for none); sorts them in place. */
-    static double largestShare(int[] shards, int n) {
-        if (n == 0) {
-            return Double.NaN;
-        }
-        java.util.Arrays.sort(shards, 0, n);
-        int most = 1;
-        for (int i = 1, run = 1; i < n; i++) {
-            run = shards[i] == shards[i - 1] ? run + 1 : 1;
-            most = Math.max(most, run);
-        }
-        return (double) most / n;
-    }
-
-    /** Takes the next sample of the stream into {@code item}; false when no shard has any left. */
-    @Override
-    public boolean take(StreamItem item, long t0, int needed) {
-        this.needed = needed;
-        // with a collator, the consumer's own wait is what the timeout bounds (FilledQueue.take):
-        // the collator may start a batch a training step or two before the consumer asks for it
-        long deadline = o.timeoutNanos() > 0 && !collator.running() ? t0 + o.timeoutNanos() : Long.MAX_VALUE;
-        while (current < shardCount) {
-            if (workers.length == 0) {
-                if (takeInline(item)) {
-                    return true;
-                }
-            } else {
-                ShardRing ring = rings[(int) (current % window)];
-                if (ring.take(item, t0, deadline)) {
-                    if (item.error == null) {
-                        return true;
-                    }
-                    failedTransform(ring, item);
-                    continue;
-                }
-                retire(ring.takeSpent());
-                Throwable err = ring.release();
-                if (err != null) {
-                    throw err instanceof LoaderException le ? le
-                            : new LoaderException(stream.name() + ": " + Pass.describe(err, stream.name()), stream.name(), -1, err);
-                }
-            }
-            current = current + 1;
-            wakeIdle();
-        }
-        return false;
-    }
-
-    /** A sample whose transform failed (on a worker), under the error policy, in stream order. */
-    private void failedTransform(ShardRing ring, StreamItem item) {
-        Throwable e = item.error;
-        item.error = null;
-        if (o.errorPolicy() == ErrorPolicy.FAIL || !(e instanceof Exception)) {
-            throw stream.sampleError(item.shard, item.offset, e);
-        }
-        inlineCounters.skipped++;
-        if (o.errorPolicy() == ErrorPolicy.SKIP_SHARD && !ring.abandoned()) {
-            inlineCounters.skippedShards++;
-            ring.abandon(); // its reader stops; what it read already is drained and dropped
-        }
-    }
-
-    private boolean takeInline(StreamItem item) {
-        long m = current;
-        if (inline.position != m) {
-            inline.open(m);
-        }
-        if (inline.next(item)) {
-            item.shardPosition = m;
-            return true;
-        }
-        retire(inline.detach());
-        return false;
-    }
-
-    // NOTE [Spent readers]: a sample may borrow memory from its shard's reader (a tar member is a
-    // slice of the mapped shard; a remote shard stays pinned in the cache while its reader is
-    // open), so a reader is closed only once every sample it returned is done with: when the
-    // collating thread has taken the shard's last sample (each sample taken is collated before
-    // the next is taken), or, with a shuffle window, when the blocks holding its samples have all gone out
-    // (the next block starts filling). The reader that finished a shard hands it over with its
-    // ring; the collating thread closes it. Stopping closes whatever is left.
-    private final java.util.ArrayList<StreamingDataset.ShardReader<?>> spentReaders = new java.util.ArrayList<>();
-
-    /** Collating thread: a finished shard's reader, closed now, or when its samples' shuffle block is out. */
-    private void retire(StreamingDataset.ShardReader<?> reader) {
-        if (reader == null) {
-            return;
-        }
-        if (block == null) {
-            ShardCursor.closeQuietly(reader);
-        } else {
-            spentReaders.add(reader);
-        }
-    }
-
-    @Override
-    public void blocksDone() {
-        for (var r : spentReaders) {
-            ShardCursor.closeQuietly(r);
-        }
-        spentReaders.clear();
     }
 
     private void finish() {
@@ -607,27 +358,25 @@ final class StreamPass extends Pass implements ShardRing.Owner, ShuffleWindow.St
             // the spent ones; leave those open (the loader leaks its buffers the same way)
             cancel();
             for (StreamWorker w : workers) {
-                IndexedPass.joinWorker(w.thread, closing);
+                PassWorker.join(w.thread, closing);
             }
             return false;
         }
         cancel();
         boolean stopped = true;
         for (StreamWorker w : workers) {
-            stopped &= IndexedPass.joinWorker(w.thread, closing);
+            stopped &= PassWorker.join(w.thread, closing);
             stats.retire(w);
         }
-        inline.close();
         for (ShardRing r : rings) {
             ShardCursor.closeQuietly(r.takeSpent());
         }
-        blocksDone();
-        inline.publish();
-        stats.retire(inlineCounters);
+        fill.close();
+        stats.retire(fill.counters());
         stats.addStages(consumerTimes);
         consumerTimes.clear();
         prepared = null;
-        held = false;
+        held.clear();
         return stopped;
     }
 
@@ -653,6 +402,22 @@ final class StreamPass extends Pass implements ShardRing.Owner, ShuffleWindow.St
             }
         }
         return false;
+    }
+
+    /** The shard position samples are taken from now. */
+    long current() {
+        return current;
+    }
+
+    /** The filling side is done with the current shard position: the window moves on. */
+    void advance() {
+        current = current + 1;
+        wakeIdle();
+    }
+
+    /** Whether the collator thread fills the batches (its waits are not the consumer's to time). */
+    boolean collatorRunning() {
+        return collator.running();
     }
 
     /** The next shard position for a worker to read. */

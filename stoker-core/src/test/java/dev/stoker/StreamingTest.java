@@ -736,9 +736,9 @@ class StreamingTest {
         try (Loader l = TestHooks.ahead(Loader.builder(d, VALUE).batchSize(8).workers(3), 3, 4).shuffle(true).seed(4).build()) {
             assertEquals(defaulted, take(l, Long.MAX_VALUE), "the default window's batches for any worker count");
         }
-        assertEquals(1.0, StreamPass.largestShare(new int[] {3, 3, 3}, 3));
-        assertEquals(0.5, StreamPass.largestShare(new int[] {1, 2, 2, 1}, 4));
-        assertEquals(0.6, StreamPass.largestShare(new int[] {5, 1, 5, 2, 5}, 5), 1e-12);
+        assertEquals(1.0, StreamFill.largestShare(new int[] {3, 3, 3}, 3));
+        assertEquals(0.5, StreamFill.largestShare(new int[] {1, 2, 2, 1}, 4));
+        assertEquals(0.6, StreamFill.largestShare(new int[] {5, 1, 5, 2, 5}, 5), 1e-12);
     }
 
     @Test
