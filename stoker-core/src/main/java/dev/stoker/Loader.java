@@ -1,6 +1,5 @@
 package dev.stoker;
 
-import java.time.Duration;
 import java.util.Iterator;
 import java.util.Objects;
 

@@ -1,7 +1,6 @@
 package dev.stoker;
 
 import java.time.Duration;
-import java.util.Iterator;
 import java.util.Objects;
 
 /** Builds a {@link Loader}: each option is set at most once, checked as it is set, and refused by {@link #build()} where it does not apply. */

@@ -289,7 +289,7 @@ final class BenchRunner {
      */
     static void ceiling(dev.stoker.sources.Parquet source, int threads, PrintWriter err) throws IOException, InterruptedException {
         try (var data = source.dataset()) {
-            var c = data.decompressionCeiling(threads);
+            var c = dev.stoker.parquet.ParquetCeiling.of(data, threads);
             err.printf(Locale.ROOT, "ceiling: %d threads decompressed %.2f MB into %.2f MB in %.3f s: %.0f MB/s, %.2f M "
                     + "rows/s%n", c.threads(), c.compressedBytes() / 1e6, c.uncompressedBytes() / 1e6, c.seconds(),
                     c.uncompressedBytes() / 1e6 / c.seconds(), data.size() / 1e6 / c.seconds());

@@ -115,7 +115,7 @@ final class InspectCommand implements Callable<Integer> {
                         }
                     }
                 } else if (p == null) {
-                    parquet(dev.stoker.parquet.ParquetDataset.describe(locations.get(i)), g);
+                    parquet(dev.stoker.parquet.ParquetInfo.of(locations.get(i)), g);
                 } else {
                     describe(p, rawType, g, found);
                 }
@@ -187,12 +187,12 @@ final class InspectCommand implements Callable<Integer> {
         return out;
     }
 
-    private static void parquet(dev.stoker.parquet.ParquetDataset.Info info, JsonGenerator g) throws IOException {
+    private static void parquet(dev.stoker.parquet.ParquetInfo info, JsonGenerator g) throws IOException {
         g.writeStringField("format", "parquet");
         g.writeNumberField("rows", info.rows());
         g.writeNumberField("rowGroups", info.rowGroups());
         g.writeArrayFieldStart("columns");
-        for (dev.stoker.parquet.ParquetDataset.ColumnInfo c : info.columns()) {
+        for (dev.stoker.parquet.ParquetInfo.ColumnInfo c : info.columns()) {
             g.writeStartObject();
             g.writeStringField("name", c.name());
             g.writeStringField("type", c.type());
@@ -245,7 +245,7 @@ final class InspectCommand implements Callable<Integer> {
             }
             g.writeEndArray();
         } else if (isParquet(name)) {
-            parquet(dev.stoker.parquet.ParquetDataset.describe(p), g);
+            parquet(dev.stoker.parquet.ParquetInfo.of(p), g);
         } else if (isJsonl(name)) {
             if (!Files.exists(p)) {
                 throw new NoSuchFileException(p.toString());

@@ -193,7 +193,7 @@ class ParquetDatasetTest {
     void theDecompressionCeilingDecompressesEveryProjectedChunk() throws Exception {
         for (String codec : new String[] {"zstd", "snappy", "gzip", "uncompressed", "v2"}) {
             try (ParquetDataset d = new ParquetDataset(fixture(codec), List.of("id", "label"), null, 1 << 20)) {
-                ParquetDataset.Ceiling c = d.decompressionCeiling(2);
+                ParquetCeiling c = ParquetCeiling.of(d, 2);
                 assertTrue(c.uncompressedBytes() >= (codec.equals("v2") ? 1000 : 8 * 10_000), codec + ": " + c); // v2: ids delta-encoded
                 assertTrue(c.compressedBytes() > 0 && c.seconds() > 0, codec + ": " + c);
             }
@@ -313,7 +313,7 @@ class ParquetDatasetTest {
 
     @Test
     void describesTheFileForInspect() throws Exception {
-        ParquetDataset.Info info = ParquetDataset.describe(fixture("snappy"));
+        ParquetInfo info = ParquetInfo.of(fixture("snappy"));
         assertEquals(10_000, info.rows());
         assertEquals(5, info.rowGroups());
         assertEquals("int64", info.columns().get(0).type());
