@@ -17,15 +17,12 @@ import dev.stoker.sources.LoaderSpec;
 import dev.stoker.sources.Recipe;
 import dev.stoker.sources.SpecException;
 import dev.stoker.sources.Specs;
-import dev.stoker.storage.Storage;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -66,11 +63,9 @@ final class Session {
     private static final long LOOK_NANOS = 2_000_000;
 
     private final SocketChannel channel;
-    private volatile Selector selector;
-    private SelectionKey key;
+    private final Wire wire;
     private final Path shmDir;
     private final String ringName;
-    private final ByteBuffer in = ByteBuffer.allocateDirect(64 << 10).order(ByteOrder.LITTLE_ENDIAN);
     private final ByteBuffer out = ByteBuffer.allocateDirect(4 << 10).order(ByteOrder.LITTLE_ENDIAN);
 
     /** Notices the session may send ahead of what the client has taken. */
@@ -111,9 +106,9 @@ final class Session {
     Session(SocketChannel channel, Path shmDir, String ringName, UserPrincipal serves) {
         this.serves = serves;
         this.channel = channel;
+        this.wire = new Wire(channel);
         this.shmDir = shmDir;
         this.ringName = ringName;
-        in.limit(0);
     }
 
     /** Ends the session from another thread: closes the socket and wakes the session if it waits. */
@@ -123,10 +118,7 @@ final class Session {
         } catch (IOException e) {
             // closing
         }
-        Selector sel = selector;
-        if (sel != null) {
-            sel.wakeup();
-        }
+        wire.wakeup();
     }
 
     /** Serves the client until it says goodbye or goes away; errors it should know of are sent to it. */
@@ -136,22 +128,22 @@ final class Session {
         if (!peer.equals(serves)) {
             System.err.println("stoker serve: refused a client of user " + peer.getName() + " (this server serves "
                     + serves.getName() + " only)");
-            sendError("permission", "this stoker server serves user " + serves.getName() + " only, not " + peer.getName()
+            wire.sendError("permission", "this stoker server serves user " + serves.getName() + " only, not " + peer.getName()
                     + ": start a server of your own (stoker.Loader does when no server= is given)", null, -1, true);
             return;
         }
-        int type = nextMessage();
+        int type = wire.nextMessage();
         if (type != OPEN) {
             throw new ProtocolException("the client's first message was " + type + ", not OPEN");
         }
-        readOpen(payload());
-        consume();
+        readOpen(wire.payload());
+        wire.consume();
         if (ahead < 0 || ahead > 64) {
-            sendError("usage", "ahead must be in [1, 64] (0: chosen by the batch's size), got " + ahead, null, -1, true);
+            wire.sendError("usage", "ahead must be in [1, 64] (0: chosen by the batch's size), got " + ahead, null, -1, true);
             return;
         }
         if (ringBytes < 0) {
-            sendError("usage", "ring_bytes must be positive (0: half of the free shared memory), got " + ringBytes, null, -1, true);
+            wire.sendError("usage", "ring_bytes must be positive (0: half of the free shared memory), got " + ringBytes, null, -1, true);
             return;
         }
         try {
@@ -163,20 +155,20 @@ final class Session {
                 serve(r, loaderSpec);
             }
         } catch (LoaderException e) {
-            sendError("data", e.getMessage(), e.source(), e.index(), true);
+            wire.sendError("data", e.getMessage(), e.source(), e.index(), true);
         } catch (IllegalArgumentException e) {
-            sendError("usage", e.getMessage(), null, -1, true);
+            wire.sendError("usage", e.getMessage(), null, -1, true);
         } catch (ShmRing.NoRoomException e) {
-            sendError("resource", e.getMessage(), null, -1, true);
+            wire.sendError("resource", e.getMessage(), null, -1, true);
         } catch (ClientGone e) {
             throw e; // no one to tell
         } catch (ProtocolException e) {
-            sendError("protocol", e.getMessage(), null, -1, true);
+            wire.sendError("protocol", e.getMessage(), null, -1, true);
             throw e;
         } catch (IOException e) {
-            sendError("data", message(e), null, -1, true);
+            wire.sendError("data", message(e), null, -1, true);
         } catch (Exception e) {
-            sendError("internal", message(e), null, -1, true);
+            wire.sendError("internal", message(e), null, -1, true);
         }
     }
 
@@ -221,12 +213,12 @@ final class Session {
             spec.start(b, initialState != null ? LoaderState.fromJson(initialState) : null);
             loader = b.build();
             remember();
-            send(HELLO, hello());
-            int type = nextMessage();
+            wire.send(HELLO, hello());
+            int type = wire.nextMessage();
             if (type != MAPPED) {
                 throw new ProtocolException("the client did not map the ring (message " + type + ")");
             }
-            consume();
+            wire.consume();
             ring.unlink(); // both sides have it mapped: nothing is left behind, however either ends
             loop();
         } finally {
@@ -234,9 +226,7 @@ final class Session {
                 loader.close();
             }
             ring.close();
-            if (selector != null) {
-                selector.close();
-            }
+            wire.close();
         }
     }
 
@@ -255,7 +245,7 @@ final class Session {
         int others = b.buffers() - 1;
         int room;
         while ((room = ring.slots() - others - ring.orphans()) < 1) {
-            int type = nextMessage();
+            int type = wire.nextMessage();
             if (type != FREE) {
                 throw new ProtocolException("the client sent message " + type + " while the server waited for slots it holds");
             }
@@ -275,7 +265,7 @@ final class Session {
                 long now = System.nanoTime();
                 if (now - looked >= LOOK_NANOS) { // a request waits a few ms at most, not behind the run-ahead
                     looked = now;
-                    if (!readMore(false)) {
+                    if (!wire.readMore(false)) {
                         return;
                     }
                     if (handleBuffered()) {
@@ -285,7 +275,7 @@ final class Session {
                 produce();
                 continue;
             }
-            if (!readMore(true)) {
+            if (!wire.readMore(true)) {
                 return; // the client went away
             }
             looked = System.nanoTime();
@@ -302,17 +292,17 @@ final class Session {
                 remember();
                 out.clear();
                 out.putLong(counter).putLong(loader.batches());
-                send(END, out);
+                wire.send(END, out);
                 return;
             }
             b = pass.next();
         } catch (LoaderException e) {
             pass = null;
-            sendError("data", e.getMessage(), e.source(), e.index(), false);
+            wire.sendError("data", e.getMessage(), e.source(), e.index(), false);
             return;
         } catch (RuntimeException e) {
             pass = null;
-            sendError("internal", message(e), null, -1, false);
+            wire.sendError("internal", message(e), null, -1, false);
             return;
         }
         boolean timed = (counter & 15) == 0; // NOTE [Bridge flow]: one batch in 16 is timed, in CPU time
@@ -328,7 +318,7 @@ final class Session {
         out.clear();
         out.putInt(slot).putInt(0).putLong(counter).putLong(spill);
         if (spill == 0) {
-            send(READY, out);
+            wire.send(READY, out);
         } else {
             sendSpilled(b, out, spill);
         }
@@ -339,11 +329,11 @@ final class Session {
 
     /** Handles one message already read, if a whole one is buffered. */
     private boolean handleBuffered() throws IOException {
-        int type = buffered();
+        int type = wire.buffered();
         if (type < 0) {
             return false;
         }
-        ByteBuffer p = payload();
+        ByteBuffer p = wire.payload();
         switch (type) {
             case FREE -> {
                 if (p.remaining() < 8) {
@@ -361,43 +351,43 @@ final class Session {
             case PASS -> {
                 long consumed = p.getLong();
                 long epoch = p.getLong();
-                consume();
+                wire.consume();
                 startPass(consumed, epoch);
                 return true;
             }
             case STATE -> {
                 long consumed = p.getLong();
-                consume();
-                send(STATE_IS, utf8(stateAt(consumed).toJson()));
+                wire.consume();
+                wire.send(STATE_IS, Wire.utf8(stateAt(consumed).toJson()));
                 return true;
             }
             case LOAD -> {
                 long consumed = p.getLong();
                 String state = StandardCharsets.UTF_8.decode(p).toString();
-                consume();
+                wire.consume();
                 LoaderState previous = stateAt(consumed);
                 reclaim(consumed);
                 try {
                     rebuild(LoaderState.fromJson(state), -1);
                 } catch (IllegalArgumentException e) {
                     rebuild(previous, -1); // where the client stood
-                    sendError("state", e.getMessage(), null, -1, false);
+                    wire.sendError("state", e.getMessage(), null, -1, false);
                     return true;
                 }
                 pass = null;
                 reported = counter;
-                send(STARTED, started());
+                wire.send(STARTED, started());
                 return true;
             }
             case STATS -> {
-                consume();
-                send(STATS_ARE, stats());
+                wire.consume();
+                wire.send(STATS_ARE, stats());
                 return true;
             }
             case BYE -> bye = true;
             default -> throw new ProtocolException("unknown message type " + type + " from the client");
         }
-        consume();
+        wire.consume();
         return true;
     }
 
@@ -416,7 +406,7 @@ final class Session {
         }
         pass = loader.iterator();
         reported = counter; // the client counts from the STARTED it is sent now
-        send(STARTED, started());
+        wire.send(STARTED, started());
     }
 
     /** A slot the client gives back: its batch goes back to the loader's pool, or, of a closed loader, the slot to the ring. */
@@ -481,114 +471,13 @@ final class Session {
 
     // ---- messages ------------------------------------------------------------------------------
 
-    /** Reads until a whole message is buffered; returns its type. */
-    private int nextMessage() throws IOException {
-        int type;
-        while ((type = buffered()) < 0) {
-            if (!readMore(true)) {
-                throw new ClientGone("the client went away");
-            }
-        }
-        return type;
-    }
-
-    /** The type of the next message when the whole of it is buffered, else -1. */
-    private int buffered() throws ProtocolException {
-        if (in.remaining() < 8) {
-            return -1;
-        }
-        int length = in.getInt(in.position() + 4);
-        if (length < 0 || length > MAX_MESSAGE) {
-            throw new ProtocolException("a message of " + length + " bytes from the client");
-        }
-        return in.remaining() >= 8 + length ? in.getInt(in.position()) : -1;
-    }
-
-    /** The payload of the buffered message, as a view; {@link #consume()} moves past it. */
-    private ByteBuffer payload() {
-        int length = in.getInt(in.position() + 4);
-        return in.slice(in.position() + 8, length).order(ByteOrder.LITTLE_ENDIAN);
-    }
-
-    private void consume() {
-        int length = in.getInt(in.position() + 4);
-        in.position(in.position() + 8 + length);
-    }
-
-    /**
-     * Reads what the socket has; with {@code block}, waits for at least one byte. False at the end
-     * of the stream. The channel is non-blocking, so a session running ahead can look for requests
-     * without stopping; it waits in a selector.
-     */
-    private boolean readMore(boolean block) throws IOException {
-        in.compact();
-        if (!in.hasRemaining()) {
-            in.flip();
-            throw new ProtocolException("a message larger than the session's buffer");
-        }
-        int n;
-        try {
-            while ((n = channel.read(in)) == 0 && block) {
-                await(SelectionKey.OP_READ);
-            }
-        } catch (ClientGone e) {
-            throw e;
-        } catch (IOException e) {
-            throw new ClientGone(message(e)); // reset or broken: the client is gone
-        } finally {
-            in.flip();
-        }
-        return n >= 0;
-    }
-
-    private void await(int op) throws IOException {
-        if (selector == null) {
-            selector = Selector.open();
-            key = channel.register(selector, op);
-        }
-        key.interestOps(op);
-        selector.select();
-        selector.selectedKeys().clear();
-    }
-
-    private void send(int type, ByteBuffer payload) throws IOException {
-        payload.flip();
-        writeFully(frame(type, payload.remaining()), payload);
-    }
-
-    private final ByteBuffer head = ByteBuffer.allocateDirect(8).order(ByteOrder.LITTLE_ENDIAN);
-
-    private ByteBuffer frame(int type, int length) {
-        head.clear();
-        head.putInt(type).putInt(length).flip();
-        return head;
-    }
-
-    private void writeFully(ByteBuffer... parts) throws IOException {
-        long left = 0;
-        for (ByteBuffer p : parts) {
-            left += p.remaining();
-        }
-        try {
-            while (left > 0) {
-                long n = channel.write(parts);
-                left -= n;
-                if (n == 0) {
-                    await(SelectionKey.OP_WRITE); // the client has not read yet: wait for room
-                }
-            }
-        } catch (IOException e) {
-            throw new ClientGone(message(e));
-        }
-    }
-
     private void sendSpilled(Batch b, ByteBuffer notice, long spill) throws IOException {
         notice.flip();
         if (8 + notice.remaining() + spill > Integer.MAX_VALUE) {
             throw new IOException("a batch's variable-length columns outgrew their slot by " + spill + " bytes");
         }
         List<ByteBuffer> parts = new ArrayList<>();
-        parts.add(frame(READY, (int) (notice.remaining() + spill)));
+        parts.add(wire.frame(READY, (int) (notice.remaining() + spill)));
         parts.add(notice);
         for (int i = 0; i < b.schema().size(); i++) {
             MemorySegment data = b.data(i);
@@ -598,44 +487,7 @@ final class Session {
             }
         }
         spilledBytes += spill;
-        writeFully(parts.toArray(ByteBuffer[]::new));
-    }
-
-    /** An ERROR message; {@code fatal}: the session ends after it, so the client raises it whatever it waits for. */
-    private void sendError(String kind, String message, String resource, long index, boolean fatal) throws IOException {
-        send(ERROR, object(g -> {
-            g.writeStringField("kind", kind);
-            g.writeStringField("message", message == null ? kind + " error" : Storage.redact(message));
-            if (resource != null) {
-                g.writeStringField("resource", Storage.redact(resource));
-            }
-            if (index >= 0) {
-                g.writeNumberField("index", index);
-            }
-            g.writeBooleanField("fatal", fatal);
-        }));
-    }
-
-    /** The fields a message's JSON object holds. */
-    @FunctionalInterface
-    private interface Fields {
-        void write(JsonGenerator g) throws IOException;
-    }
-
-    /** A message payload: one JSON object (a payload to be flipped by {@link #send}). */
-    private static ByteBuffer object(Fields fields) throws IOException {
-        StringWriter w = new StringWriter();
-        try (JsonGenerator g = JSON.createGenerator(w)) {
-            g.writeStartObject();
-            fields.write(g);
-            g.writeEndObject();
-        }
-        return utf8(w.toString());
-    }
-
-    private static ByteBuffer utf8(String text) {
-        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(bytes.length).put(bytes);
+        wire.writeFully(parts.toArray(ByteBuffer[]::new));
     }
 
     /** OPEN: the source and loader specs (kept as JSON, read by Specs), the ring's options, a state to resume. */
@@ -671,7 +523,7 @@ final class Session {
     }
 
     private ByteBuffer hello() throws IOException {
-        return object(g -> {
+        return Wire.object(g -> {
             g.writeNumberField("version", Protocol.VERSION);
             g.writeNumberField("pid", ProcessHandle.current().pid());
             g.writeStringField("ring", ring.path().toString());
@@ -700,7 +552,7 @@ final class Session {
     }
 
     private ByteBuffer started() throws IOException {
-        return object(this::startedFields);
+        return Wire.object(this::startedFields);
     }
 
     private void startedFields(JsonGenerator g) throws IOException {
@@ -716,7 +568,7 @@ final class Session {
 
     private ByteBuffer stats() throws IOException {
         LoaderStats s = loader.stats();
-        return object(g -> {
+        return Wire.object(g -> {
             g.writeNumberField("batches", s.batches());
             g.writeNumberField("samples", s.samples());
             g.writeNumberField("bytes", s.bytes());
