@@ -64,7 +64,7 @@ final class ChunkDecoder {
     private static final int DATA_PAGE = 0;
     private static final int DICTIONARY_PAGE = 2;
     private static final int DATA_PAGE_V2 = 3;
-    private static final int PLAIN = 0;
+    static final int PLAIN = 0;
     private static final int PLAIN_DICTIONARY = 2;
     private static final int RLE = 3;
     private static final int RLE_DICTIONARY = 8;
@@ -132,7 +132,7 @@ final class ChunkDecoder {
         this.valid = spec.maxDefinitionLevel() > 0 ? validScratch : null;
         this.nulls = false;
         this.dictionary = null;
-        Header h = new Header();
+        PageHeader h = new PageHeader();
         int p = from;
         int end = from + length;
         while (row < rows) {
@@ -148,7 +148,7 @@ final class ChunkDecoder {
             if (h.hasCrc) { // the page's bytes as stored, levels and values, against the CRC-32 its writer computed
                 crc.reset();
                 crc.update(buf, body, h.compressedSize);
-                check((int) crc.getValue() == h.crc, String.format("a page's bytes do not match its CRC-32 (stored %08x, "
+                Rle.check((int) crc.getValue() == h.crc, String.format("a page's bytes do not match its CRC-32 (stored %08x, "
                         + "computed %08x): the file is damaged", h.crc, (int) crc.getValue()));
             }
             switch (h.type) {
@@ -176,7 +176,7 @@ final class ChunkDecoder {
      */
     long decompressOnly(byte[] buf, int from, int length, Spec spec) throws IOException, Unsupported {
         this.spec = spec;
-        Header h = new Header();
+        PageHeader h = new PageHeader();
         long total = 0;
         for (int p = from; p < from + length; ) {
             p = h.read(buf, p, from + length);
@@ -192,7 +192,7 @@ final class ChunkDecoder {
 
     // ---- pages -----------------------------------------------------------------------------
 
-    private void dictionary(byte[] buf, int body, Header h) throws IOException, Unsupported {
+    private void dictionary(byte[] buf, int body, PageHeader h) throws IOException, Unsupported {
         if (h.encoding != PLAIN && h.encoding != PLAIN_DICTIONARY) {
             throw new Unsupported("a dictionary page in encoding " + h.encoding);
         }
@@ -211,9 +211,9 @@ final class ChunkDecoder {
             int end = at + h.uncompressedSize;
             int fixed = spec.fileWidth();
             for (int i = 0; i < n; i++) {
-                int len = fixed > 0 ? fixed : le32(b, p, end);
+                int len = fixed > 0 ? fixed : Rle.le32(b, p, end);
                 p += fixed > 0 ? 0 : 4;
-                check(p + len <= end, "a dictionary value runs past its page");
+                Rle.check(p + len <= end, "a dictionary value runs past its page");
                 System.arraycopy(b, p, data, off[i], len);
                 off[i + 1] = off[i] + len;
                 p += len;
@@ -222,7 +222,7 @@ final class ChunkDecoder {
         }
     }
 
-    private void dataPage(byte[] buf, int body, Header h) throws IOException, Unsupported {
+    private void dataPage(byte[] buf, int body, PageHeader h) throws IOException, Unsupported {
         if (inPlace(buf, body, h)) {
             return;
         }
@@ -240,7 +240,7 @@ final class ChunkDecoder {
      * is copied out of the group's memory and decoded the usual way. Returns false, having done
      * nothing, for a page of another kind or one that would not fit.
      */
-    private boolean inPlace(byte[] buf, int body, Header h) throws IOException, Unsupported {
+    private boolean inPlace(byte[] buf, int body, PageHeader h) throws IOException, Unsupported {
         int w = spec.width();
         int n = h.numValues;
         int plain = h.uncompressedSize;
@@ -297,13 +297,13 @@ final class ChunkDecoder {
         }
         MemorySegment.copy(region, ValueLayout.JAVA_BYTE, at, page, 0, copied);
         MemorySegment.copy(saved, 0, region, ValueLayout.JAVA_BYTE, at, g);
-        check(got == plain, "a page decompressed to " + got + " bytes, its header says " + plain);
+        Rle.check(got == plain, "a page decompressed to " + got + " bytes, its header says " + plain);
         decodePage(page, 0, h);
         return true;
     }
 
     /** A v1 page's levels and values, uncompressed in {@code b} from {@code p}. */
-    private void decodePage(byte[] b, int p, Header h) throws IOException, Unsupported {
+    private void decodePage(byte[] b, int p, PageHeader h) throws IOException, Unsupported {
         int end = p + h.uncompressedSize;
         int n = h.numValues;
         int present = n;
@@ -311,19 +311,19 @@ final class ChunkDecoder {
             if (h.definitionEncoding != RLE) {
                 throw new Unsupported("definition levels in encoding " + h.definitionEncoding);
             }
-            int len = le32(b, p, end);
+            int len = Rle.le32(b, p, end);
             p += 4;
-            check(p + len <= end, "definition levels run past their page");
+            Rle.check(p + len <= end, "definition levels run past their page");
             present = levels(b, p, p + len, n);
             p += len;
         }
         values(b, p, end, h.encoding, n, present);
     }
 
-    private void dataPageV2(byte[] buf, int body, Header h) throws IOException, Unsupported {
+    private void dataPageV2(byte[] buf, int body, PageHeader h) throws IOException, Unsupported {
         int levelsEnd = body + h.repetitionLength + h.definitionLength;
-        check(h.repetitionLength == 0, "repetition levels in a flat column");
-        check(h.definitionLength >= 0 && levelsEnd <= body + h.compressedSize, "levels run past their page");
+        Rle.check(h.repetitionLength == 0, "repetition levels in a flat column");
+        Rle.check(h.definitionLength >= 0 && levelsEnd <= body + h.compressedSize, "levels run past their page");
         int n = h.numValues;
         int present = n;
         if (spec.maxDefinitionLevel() > 0) {
@@ -341,7 +341,7 @@ final class ChunkDecoder {
         if (levels.length < n) {
             levels = new int[n];
         }
-        hybrid(b, p, end, bitWidth(spec.maxDefinitionLevel()), levels, n);
+        Rle.hybrid(b, p, end, Rle.bitWidth(spec.maxDefinitionLevel()), levels, n);
         int max = spec.maxDefinitionLevel();
         int present = 0;
         for (int i = 0; i < n; i++) {
@@ -352,7 +352,7 @@ final class ChunkDecoder {
 
     /** The page's {@code n} rows, {@code present} of them with a value in {@code b[p, end)}. */
     private void values(byte[] b, int p, int end, int encoding, int n, int present) throws IOException, Unsupported {
-        check(row + n <= rows, "pages hold more than the row group's " + rows + " rows");
+        Rle.check(row + n <= rows, "pages hold more than the row group's " + rows + " rows");
         int w = spec.width();
         if (w == 0) {
             variable(b, p, end, encoding, n, present);
@@ -363,7 +363,7 @@ final class ChunkDecoder {
         int at;
         int bytes = present * w;
         if (encoding == PLAIN && spec.type() != PhysicalType.BOOLEAN) {
-            check(p + bytes <= end, present + " values run past their page");
+            Rle.check(p + bytes <= end, present + " values run past their page");
             src = b;
             at = p;
         } else {
@@ -373,13 +373,13 @@ final class ChunkDecoder {
             switch (encoding) {
                 case PLAIN -> plainFixed(b, p, end, present, dense, 0);
                 case RLE -> {
-                    check(spec.type() == PhysicalType.BOOLEAN, "RLE values in a non-boolean column");
-                    int len = le32(b, p, end);
+                    Rle.check(spec.type() == PhysicalType.BOOLEAN, "RLE values in a non-boolean column");
+                    int len = Rle.le32(b, p, end);
                     toBytes(b, p + 4, Math.min(end, p + 4 + len), 1, present);
                 }
                 case PLAIN_DICTIONARY, RLE_DICTIONARY -> gatherFixed(b, p, end, present, w);
                 case BYTE_STREAM_SPLIT -> {
-                    check(p + bytes <= end, present + " values run past their page");
+                    Rle.check(p + bytes <= end, present + " values run past their page");
                     for (int i = 0; i < present; i++) {
                         for (int k = 0; k < w; k++) {
                             dense[i * w + k] = b[p + k * present + i];
@@ -444,9 +444,9 @@ final class ChunkDecoder {
                 int[] o = dictionary.offsets;
                 append(dictionary.bytes, o[k], o[k + 1] - o[k]);
             } else {
-                int len = fixed > 0 ? fixed : le32(b, p, end);
+                int len = fixed > 0 ? fixed : Rle.le32(b, p, end);
                 p += fixed > 0 ? 0 : 4;
-                check(len >= 0 && p + len <= end, "a value of " + len + " bytes runs past its page");
+                Rle.check(len >= 0 && p + len <= end, "a value of " + len + " bytes runs past its page");
                 append(b, p, len);
                 p += len;
             }
@@ -471,14 +471,14 @@ final class ChunkDecoder {
     /** {@code n} plain values of a fixed-width type from {@code b[p, end)} into {@code dst} at {@code at}. */
     private void plainFixed(byte[] b, int p, int end, int n, byte[] dst, int at) throws IOException {
         if (spec.type() == PhysicalType.BOOLEAN) {
-            check(p + (n + 7) / 8 <= end, n + " booleans run past their page");
+            Rle.check(p + (n + 7) / 8 <= end, n + " booleans run past their page");
             for (int i = 0; i < n; i++) {
                 dst[at + i] = (byte) ((b[p + (i >>> 3)] >>> (i & 7)) & 1);
             }
             return;
         }
         int bytes = n * spec.width();
-        check(p + bytes <= end, n + " values run past their page");
+        Rle.check(p + bytes <= end, n + " values run past their page");
         System.arraycopy(b, p, dst, at, bytes);
     }
 
@@ -508,8 +508,8 @@ final class ChunkDecoder {
 
     /** The dictionary indices of {@code n} values (a bit width byte, then the hybrid runs), checked against the dictionary. */
     private void indices(byte[] b, int p, int end, int n) throws IOException {
-        check(dictionary != null, "a dictionary-encoded page without a dictionary page");
-        check(p < end || n == 0, "dictionary indices missing");
+        Rle.check(dictionary != null, "a dictionary-encoded page without a dictionary page");
+        Rle.check(p < end || n == 0, "dictionary indices missing");
         if (indices.length < n) {
             indices = new int[n];
         }
@@ -517,8 +517,8 @@ final class ChunkDecoder {
             return;
         }
         int width = b[p] & 0xFF;
-        check(width <= 32, "a bit width of " + width);
-        hybrid(b, p + 1, end, width, indices, n);
+        Rle.check(width <= 32, "a bit width of " + width);
+        Rle.hybrid(b, p + 1, end, width, indices, n);
         int size = dictionary.rows;
         for (int i = 0; i < n; i++) {
             if (indices[i] >= size || indices[i] < 0) {
@@ -532,75 +532,19 @@ final class ChunkDecoder {
         if (indices.length < n) {
             indices = new int[n];
         }
-        hybrid(b, p, end, width, indices, n);
+        Rle.hybrid(b, p, end, width, indices, n);
         for (int i = 0; i < n; i++) {
             dense[i] = (byte) indices[i];
         }
-    }
-
-    /**
-     * The RLE / bit-packing hybrid: runs of one repeated value and groups of eight bit-packed
-     * values (least significant bit first), each behind a varint header.
-     */
-    static void hybrid(byte[] b, int p, int end, int width, int[] out, int n) throws IOException {
-        int bytesPerValue = (width + 7) >>> 3;
-        long mask = width == 32 ? 0xFFFF_FFFFL : (1L << width) - 1;
-        int i = 0;
-        while (i < n) {
-            int header = 0;
-            for (int shift = 0; ; shift += 7) {
-                check(p < end && shift < 32, "a run header runs past its data");
-                int x = b[p++];
-                header |= (x & 0x7F) << shift;
-                if (x >= 0) {
-                    break;
-                }
-            }
-            if ((header & 1) == 0) {
-                int count = header >>> 1;
-                check(p + bytesPerValue <= end, "a run's value runs past its data");
-                int v = 0;
-                for (int k = 0; k < bytesPerValue; k++) {
-                    v |= (b[p + k] & 0xFF) << (8 * k);
-                }
-                p += bytesPerValue;
-                int m = Math.min(count, n - i);
-                Arrays.fill(out, i, i + m, v);
-                i += m;
-            } else {
-                int groups = header >>> 1;
-                int bytes = groups * width;
-                check(bytes >= 0 && p + bytes <= end || width == 0, "bit-packed values run past their data");
-                int m = Math.min(groups * 8, n - i);
-                long acc = 0;
-                int bits = 0;
-                int q = p;
-                for (int k = 0; k < m; k++) {
-                    while (bits < width) {
-                        acc |= (long) (b[q++] & 0xFF) << bits;
-                        bits += 8;
-                    }
-                    out[i + k] = (int) (acc & mask);
-                    acc >>>= width;
-                    bits -= width;
-                }
-                i += m;
-                p += bytes;
-            }
-        }
-    }
-
-    static int bitWidth(int max) {
-        return 32 - Integer.numberOfLeadingZeros(max);
     }
 
     // ---- codecs ------------------------------------------------------------------------------
 
     /** The page's bytes uncompressed: {@code buf} itself if not compressed, else the decoder's page buffer. */
     private byte[] uncompressed(byte[] buf, int at, int compressed, int plain) throws IOException, Unsupported {
-        check(plain >= 0, "a page of " + plain + " bytes");
+        Rle.check(plain >= 0, "a page of " + plain + " bytes");
         if (spec.codec() == CompressionCodec.UNCOMPRESSED) {
-            check(compressed == plain, "an uncompressed page of " + compressed + " bytes says it holds " + plain);
+            Rle.check(compressed == plain, "an uncompressed page of " + compressed + " bytes says it holds " + plain);
             return buf;
         }
         if (page.length < plain) {
@@ -626,187 +570,9 @@ final class ChunkDecoder {
             }
             default -> throw new Unsupported("the codec " + spec.codec());
         };
-        check(n == plain, "a page decompressed to " + n + " bytes, its header says " + plain);
+        Rle.check(n == plain, "a page decompressed to " + n + " bytes, its header says " + plain);
         return page;
     }
 
     // ---- bytes -------------------------------------------------------------------------------
-
-    private static int le32(byte[] b, int p, int end) throws IOException {
-        check(p + 4 <= end, "a length runs past its page");
-        return (b[p] & 0xFF) | (b[p + 1] & 0xFF) << 8 | (b[p + 2] & 0xFF) << 16 | b[p + 3] << 24;
-    }
-
-    private static void check(boolean ok, String what) throws IOException {
-        if (!ok) {
-            throw new IOException(what);
-        }
-    }
-
-    /**
-     * A page header, read from its Thrift compact encoding: the fields a flat column's pages
-     * need, every other field skipped.
-     */
-    static final class Header {
-        int type;
-        int uncompressedSize;
-        int compressedSize;
-        int numValues;
-        int encoding;
-        int definitionEncoding;
-        int definitionLength;
-        int repetitionLength;
-        boolean compressed;
-        int crc;
-        boolean hasCrc;
-
-        private byte[] b;
-        private int p;
-        private int end;
-
-        /** Reads the header at {@code p}; returns where the page's body starts. */
-        int read(byte[] b, int p, int end) throws IOException {
-            this.b = b;
-            this.p = p;
-            this.end = end;
-            type = -1;
-            uncompressedSize = compressedSize = numValues = -1;
-            encoding = definitionEncoding = PLAIN;
-            definitionLength = repetitionLength = 0;
-            compressed = true;
-            hasCrc = false;
-            struct((id, t) -> {
-                switch (id) {
-                    case 1 -> type = i32(t);
-                    case 2 -> uncompressedSize = i32(t);
-                    case 3 -> compressedSize = i32(t);
-                    case 4 -> {
-                        crc = i32(t);
-                        hasCrc = true;
-                    }
-                    case 5 -> struct(t, (i, u) -> {
-                        switch (i) { // DataPageHeader
-                            case 1 -> numValues = i32(u);
-                            case 2 -> encoding = i32(u);
-                            case 3 -> definitionEncoding = i32(u);
-                            default -> skip(u);
-                        }
-                    });
-                    case 7 -> struct(t, (i, u) -> {
-                        switch (i) { // DictionaryPageHeader
-                            case 1 -> numValues = i32(u);
-                            case 2 -> encoding = i32(u);
-                            default -> skip(u);
-                        }
-                    });
-                    case 8 -> struct(t, (i, u) -> {
-                        switch (i) { // DataPageHeaderV2
-                            case 1 -> numValues = i32(u);
-                            case 4 -> encoding = i32(u);
-                            case 5 -> definitionLength = i32(u);
-                            case 6 -> repetitionLength = i32(u);
-                            case 7 -> compressed = u == 1;
-                            default -> skip(u);
-                        }
-                    });
-                    default -> skip(t);
-                }
-            });
-            check(type >= 0 && compressedSize >= 0 && uncompressedSize >= 0, "a page header without its type or sizes");
-            return this.p;
-        }
-
-        /** Reads one field of a struct: its id and its Thrift type. */
-        private interface FieldReader {
-            void read(int id, int type) throws IOException;
-        }
-
-        /** A nested struct's fields (a field of Thrift type {@code t}, which must be a struct). */
-        private void struct(int t, FieldReader fields) throws IOException {
-            expect(t, 12);
-            struct(fields);
-        }
-
-        /** The fields of a struct up to its stop byte, each to {@code fields}. */
-        private void struct(FieldReader fields) throws IOException {
-            int id = 0;
-            for (int f; (f = u8()) != 0; ) {
-                id = fieldId(f, id);
-                fields.read(id, f & 0x0F);
-            }
-        }
-
-        private int fieldId(int f, int last) throws IOException {
-            int delta = f >>> 4;
-            return delta != 0 ? last + delta : (short) zigzag(varint());
-        }
-
-        private int i32(int t) throws IOException {
-            expect(t, 5);
-            return (int) zigzag(varint());
-        }
-
-        private void expect(int t, int want) throws IOException {
-            check(t == want, "a page header field of Thrift type " + t + " where " + want + " was expected");
-        }
-
-        private void skip(int t) throws IOException {
-            switch (t) {
-                case 1, 2 -> {
-                    // a boolean: its value is the type
-                }
-                case 3 -> p++;
-                case 4, 5, 6 -> varint();
-                case 7 -> p += 8;
-                case 8 -> p += Math.toIntExact(varint());
-                case 9, 10 -> {
-                    int h = u8();
-                    long n = h >>> 4 == 15 ? varint() : h >>> 4;
-                    for (long i = 0; i < n; i++) {
-                        skipElement(h & 0x0F);
-                    }
-                }
-                case 11 -> {
-                    long n = varint();
-                    int kv = n > 0 ? u8() : 0;
-                    for (long i = 0; i < n; i++) {
-                        skipElement(kv >>> 4);
-                        skipElement(kv & 0x0F);
-                    }
-                }
-                case 12 -> struct((id, type) -> skip(type));
-                default -> throw new IOException("a page header field of unknown Thrift type " + t);
-            }
-            check(p <= end, "a page header runs past the chunk's end");
-        }
-
-        private void skipElement(int t) throws IOException {
-            if (t == 1 || t == 2) {
-                p++; // a boolean in a container is a byte
-            } else {
-                skip(t);
-            }
-        }
-
-        private int u8() throws IOException {
-            check(p < end, "a page header runs past the chunk's end");
-            return b[p++] & 0xFF;
-        }
-
-        private long varint() throws IOException {
-            long v = 0;
-            for (int shift = 0; shift < 64; shift += 7) {
-                int x = u8();
-                v |= (long) (x & 0x7F) << shift;
-                if ((x & 0x80) == 0) {
-                    return v;
-                }
-            }
-            throw new IOException("a varint of more than ten bytes in a page header");
-        }
-
-        private static long zigzag(long v) {
-            return (v >>> 1) ^ -(v & 1);
-        }
-    }
 }
