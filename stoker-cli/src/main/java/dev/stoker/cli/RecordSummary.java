@@ -2,6 +2,7 @@ package dev.stoker.cli;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.stoker.formats.arrow.ArrowFile;
+import dev.stoker.formats.arrow.ArrowFiles;
 import dev.stoker.formats.litdata.LitDataset;
 import dev.stoker.formats.mds.MdsColumn;
 import dev.stoker.formats.mds.MdsDataset;
@@ -63,7 +64,7 @@ final class RecordSummary {
             case "arrow" -> {
                 List<RecordSource> parts = new ArrayList<>();
                 try {
-                    for (Path f : ArrowFile.files(p)) {
+                    for (Path f : ArrowFiles.of(p)) {
                         parts.add(ArrowFile.open(f));
                     }
                 } catch (IOException | RuntimeException e) {
@@ -101,8 +102,8 @@ final class RecordSummary {
                 }
             }
             if (format.equals("arrow")) {
-                g.writeNumberField("files", ArrowFile.files(p).size());
-                try (ArrowFile first = ArrowFile.open(ArrowFile.files(p).get(0))) {
+                g.writeNumberField("files", ArrowFiles.of(p).size());
+                try (ArrowFile first = ArrowFile.open(ArrowFiles.of(p).get(0))) {
                     String hf = first.metadata().get("huggingface");
                     if (hf != null) {
                         g.writeFieldName("huggingface");

@@ -1,6 +1,7 @@
 package dev.stoker.sources;
 
 import dev.stoker.formats.arrow.ArrowFile;
+import dev.stoker.formats.arrow.ArrowFiles;
 import dev.stoker.formats.records.RecordSource;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -40,7 +41,7 @@ public record Arrow(List<String> paths, List<String> fields, String image, Image
             List<RecordSource> parts = new ArrayList<>();
             List<String> columns = null;
             for (Path local : r.hold(new LocalCopies(paths, cache)).paths()) {
-                for (Path file : ArrowFile.files(local)) {
+                for (Path file : ArrowFiles.of(local)) {
                     ArrowFile f = r.hold(ArrowFile.open(file));
                     if (columns == null) {
                         columns = f.columns();

@@ -23,7 +23,7 @@ class ArrowFileTest {
 
     private static RecordSource open(Path path) throws IOException {
         List<RecordSource> parts = new ArrayList<>();
-        for (Path p : ArrowFile.files(path)) {
+        for (Path p : ArrowFiles.of(path)) {
             parts.add(ArrowFile.open(p));
         }
         return RecordSource.concat(parts);
@@ -78,7 +78,7 @@ class ArrowFileTest {
     @Test
     void aDatasetDictFolderNamesItsSplits(@TempDir Path tmp) throws IOException {
         Files.writeString(tmp.resolve("dataset_dict.json"), "{\"splits\": [\"train\", \"test\"]}");
-        CorruptShardException e = assertThrows(CorruptShardException.class, () -> ArrowFile.files(tmp));
+        CorruptShardException e = assertThrows(CorruptShardException.class, () -> ArrowFiles.of(tmp));
         assertTrue(e.getMessage().contains("give one split's folder (train, test)"), e.getMessage());
     }
 }

@@ -8,6 +8,7 @@ import dev.stoker.Batch;
 import dev.stoker.Loader;
 import dev.stoker.LoaderException;
 import dev.stoker.formats.arrow.ArrowFile;
+import dev.stoker.formats.arrow.ArrowFiles;
 import dev.stoker.formats.mds.MdsDataset;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
@@ -80,7 +81,7 @@ class RecordDatasetTest {
     @Test
     void aRaggedListIsItsElementsBytes() throws IOException {
         List<RecordSource> parts = new ArrayList<>();
-        for (Path p : ArrowFile.files(Interop.DIR.resolve("arrow/saved"))) {
+        for (Path p : ArrowFiles.of(Interop.DIR.resolve("arrow/saved"))) {
             parts.add(ArrowFile.open(p));
         }
         RecordSource s = RecordSource.concat(parts);
@@ -148,7 +149,7 @@ class RecordDatasetTest {
     @ValueSource(booleans = {true, false})
     void columnByColumnGivesTheBatchesRecordByRecordGives(boolean shuffle) throws IOException {
         List<RecordSource> parts = new ArrayList<>();
-        for (Path p : ArrowFile.files(Interop.DIR.resolve("arrow/saved"))) {
+        for (Path p : ArrowFiles.of(Interop.DIR.resolve("arrow/saved"))) {
             parts.add(ArrowFile.open(p));
         }
         RecordSource s = RecordSource.concat(parts);
