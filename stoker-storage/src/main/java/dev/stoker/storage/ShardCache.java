@@ -276,7 +276,7 @@ public final class ShardCache implements AutoCloseable {
     public void evict(String location) throws IOException {
         String k = key(location);
         ledger(() -> {
-            if (Pins.evict(dir.resolve(k + ".pin"), dir.resolve(k))) {
+            if (ShardPins.evict(dir.resolve(k + ".pin"), dir.resolve(k))) {
                 synchronized (this) {
                     evictions++;
                 }
@@ -294,7 +294,7 @@ public final class ShardCache implements AutoCloseable {
             } else {
                 pins.put(k, n - 1);
             }
-            Pins.unpin(dir.resolve(k + ".pin"));
+            ShardPins.unpin(dir.resolve(k + ".pin"));
         }
     }
 
@@ -304,7 +304,7 @@ public final class ShardCache implements AutoCloseable {
 
     /** Pins shard {@code k} if it is present; false if it is not (caller holds this). */
     private boolean pinHere(String k) throws IOException {
-        if (!Pins.pin(dir.resolve(k + ".pin"), dir.resolve(k))) {
+        if (!ShardPins.pin(dir.resolve(k + ".pin"), dir.resolve(k))) {
             return false;
         }
         pins.merge(k, 1, Integer::sum);
@@ -397,7 +397,7 @@ public final class ShardCache implements AutoCloseable {
                         .thenComparingLong(x -> x.modified));
                 for (int i = 0; inUse + size > maxBytes && i < order.size(); i++) {
                     Scan.Shard victim = order.get(i);
-                    if (!victim.key.equals(k) && Pins.evict(dir.resolve(victim.key + ".pin"), dir.resolve(victim.key))) {
+                    if (!victim.key.equals(k) && ShardPins.evict(dir.resolve(victim.key + ".pin"), dir.resolve(victim.key))) {
                         inUse -= victim.size;
                         synchronized (this) {
                             evictions++;
@@ -529,73 +529,6 @@ public final class ShardCache implements AutoCloseable {
         }
     }
 
-    /**
-     * This process's pins: one channel and one shared lock per pin file, counted, so that no
-     * second descriptor of a pinned file is ever closed (that would drop the lock).
-     */
-    private static final class Pins {
-        private record Pin(FileChannel channel, FileLock lock, int[] count) {
-        }
-
-        private static final Map<Path, Pin> TABLE = new HashMap<>();
-
-        /** Pins {@code shard} through {@code pinFile} if the shard exists. */
-        static synchronized boolean pin(Path pinFile, Path shard) throws IOException {
-            Pin p = TABLE.get(pinFile);
-            if (p != null) {
-                p.count[0]++;
-                return true;
-            }
-            if (!Files.exists(shard)) {
-                return false; // not cached: no pin file for it (checked again once the lock is granted)
-            }
-            FileChannel ch = FileChannel.open(pinFile, StandardOpenOption.CREATE, StandardOpenOption.READ,
-                    StandardOpenOption.WRITE);
-            try {
-                FileLock lock = ch.lock(0, 1, true); // waits only while another process deletes the shard
-                if (!Files.exists(shard)) {
-                    ch.close();
-                    return false;
-                }
-                TABLE.put(pinFile, new Pin(ch, lock, new int[] {1}));
-                return true;
-            } catch (IOException | RuntimeException e) {
-                ch.close();
-                throw e;
-            }
-        }
-
-        static synchronized void unpin(Path pinFile) {
-            Pin p = TABLE.get(pinFile);
-            if (p != null && --p.count[0] == 0) {
-                TABLE.remove(pinFile);
-                try {
-                    p.channel.close(); // releases the lock
-                } catch (IOException e) {
-                    // the lock goes with the descriptor
-                }
-            }
-        }
-
-        /** Deletes {@code shard} unless some thread or process pins it; true if deleted. */
-        static synchronized boolean evict(Path pinFile, Path shard) throws IOException {
-            if (TABLE.containsKey(pinFile)) {
-                return false;
-            }
-            try (FileChannel ch = FileChannel.open(pinFile, StandardOpenOption.CREATE, StandardOpenOption.READ,
-                    StandardOpenOption.WRITE)) {
-                FileLock lock = ch.tryLock(0, 1, false);
-                if (lock == null) {
-                    return false;
-                }
-                Files.deleteIfExists(shard);
-                Files.deleteIfExists(shard.resolveSibling(shard.getFileName() + ".version"));
-                lock.release();
-                return true;
-            }
-        }
-    }
-
     /** The cache's file name for a location: a hash, then the original name. */
     static String key(String location) {
         try {
@@ -621,7 +554,7 @@ public final class ShardCache implements AutoCloseable {
         downloads.shutdownNow();
         pins.forEach((k, n) -> {
             for (int i = 0; i < n; i++) {
-                Pins.unpin(dir.resolve(k + ".pin"));
+                ShardPins.unpin(dir.resolve(k + ".pin"));
             }
         });
         pins.clear();
