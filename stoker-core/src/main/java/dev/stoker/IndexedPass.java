@@ -475,7 +475,7 @@ final class IndexedPass extends Pass {
                     m--;
                     continue;
                 }
-                if (o.errorPolicy() != ErrorPolicy.FAIL) {
+                if (!o.errorPolicy().raises(e)) {
                     batch.abandonRow();
                     batch.skipped++;
                 } else {

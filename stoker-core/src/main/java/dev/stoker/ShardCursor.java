@@ -55,10 +55,10 @@ final class ShardCursor {
                 } catch (CorruptRecordException e) {
                     // the reader is past the bad record: the policy decides whether to go on
                     times.fetch += System.nanoTime() - f0;
-                    if (policy == ErrorPolicy.FAIL) {
+                    if (policy.raises(e)) {
                         throw stream.shardError(shard, offset, e);
                     }
-                    if (leaveOut(policy)) {
+                    if (policy.leaveOut(counters, true)) {
                         break;
                     }
                     continue;
@@ -77,10 +77,10 @@ final class ShardCursor {
                 try {
                     item.set(stream.transform(raw, context), shard, at);
                 } catch (Exception e) {
-                    if (policy == ErrorPolicy.FAIL) {
+                    if (policy.raises(e)) {
                         throw stream.sampleError(shard, at, e);
                     }
-                    if (leaveOut(policy)) {
+                    if (policy.leaveOut(counters, true)) {
                         break;
                     }
                     continue;
@@ -93,27 +93,14 @@ final class ShardCursor {
         } catch (LoaderException e) {
             throw e;
         } catch (Exception e) {
-            if (policy == ErrorPolicy.FAIL) {
+            if (policy.raises(e)) {
                 throw stream.shardError(shard, offset, e);
             }
-            counters.skippedShards++;
+            counters.skippedShards++; // a broken stream can not go on, whatever the skip policy
             return false;
         } catch (Error e) {
             throw stream.shardError(shard, offset, e);
         }
-    }
-
-    /**
-     * Counts a sample (a malformed record or a failed transform) left out under a skip policy;
-     * true when the rest of the shard goes too ({@link ErrorPolicy#SKIP_SHARD}).
-     */
-    private boolean leaveOut(ErrorPolicy policy) {
-        counters.skipped++;
-        if (policy == ErrorPolicy.SKIP_SHARD) {
-            counters.skippedShards++;
-            return true;
-        }
-        return false;
     }
 
     /**

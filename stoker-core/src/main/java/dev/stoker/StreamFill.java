@@ -94,7 +94,7 @@ final class StreamFill implements ShuffleWindow.Stream {
                 stream.source().collate(item.value, row);
                 batch.commitRow();
             } catch (Exception e) {
-                if (o.errorPolicy() == ErrorPolicy.FAIL) {
+                if (o.errorPolicy().raises(e)) {
                     throw stream.sampleError(item.shard, item.offset, e);
                 }
                 batch.abandonRow();
@@ -189,12 +189,10 @@ final class StreamFill implements ShuffleWindow.Stream {
     private void failedTransform(ShardRing ring, StreamItem item) {
         Throwable e = item.error;
         item.error = null;
-        if (o.errorPolicy() == ErrorPolicy.FAIL || !(e instanceof Exception)) {
+        if (o.errorPolicy().raises(e)) {
             throw stream.sampleError(item.shard, item.offset, e);
         }
-        counters.skipped++;
-        if (o.errorPolicy() == ErrorPolicy.SKIP_SHARD && !ring.abandoned()) {
-            counters.skippedShards++;
+        if (o.errorPolicy().leaveOut(counters, !ring.abandoned())) {
             ring.abandon(); // its reader stops; what it read already is drained and dropped
         }
     }

@@ -1,5 +1,6 @@
 package dev.stoker.sources;
 
+import dev.stoker.ErrorPolicy;
 import dev.stoker.formats.tar.RemoteShards;
 import dev.stoker.formats.tar.TarDataset;
 import dev.stoker.formats.tar.TarReader;
@@ -54,9 +55,9 @@ public record Shards(List<String> paths, boolean stream, Images images, RemoteCa
             throw new SpecException("paths", "needs at least one shard or pattern");
         }
         boolean streamed = stream || loader.windowed();
-        boolean skipUnreadable = !loader.errors().equals("fail");
+        ErrorPolicy errors = loader.errorPolicy();
         if (paths.stream().anyMatch(Storage::isRemote)) {
-            return remote(streamed, skipUnreadable);
+            return remote(streamed, errors);
         }
         List<Path> shards = new ArrayList<>();
         for (String s : expand(paths)) {
@@ -67,7 +68,7 @@ public record Shards(List<String> paths, boolean stream, Images images, RemoteCa
                 try {
                     // opening stats every shard, and names one that is missing
                     TarDataset data = r.hold(new TarDataset(shards, shards.stream().map(Path::toString).toList(), true,
-                            skipUnreadable));
+                            errors));
                     images.serve(r, data);
                     return;
                 } catch (TarDataset.CompressedShardException e) {
@@ -83,7 +84,7 @@ public record Shards(List<String> paths, boolean stream, Images images, RemoteCa
         });
     }
 
-    private Recipe remote(boolean streamed, boolean skipUnreadable) throws IOException {
+    private Recipe remote(boolean streamed, ErrorPolicy errors) throws IOException {
         List<String> locations = new ArrayList<>();
         for (String p : paths) {
             locations.addAll(Storage.isListing(p) ? Storage.list(p) : expand(List.of(p)));
@@ -103,7 +104,7 @@ public record Shards(List<String> paths, boolean stream, Images images, RemoteCa
             if (streamed || !locations.stream().allMatch(l -> Storage.baseName(l).endsWith(".tar"))) {
                 images.serve(r, RemoteShards.tar(locations, shardCache, 2));
             } else {
-                throughIndex(r, locations, shardCache, skipUnreadable);
+                throughIndex(r, locations, shardCache, errors);
             }
         });
     }
@@ -113,7 +114,7 @@ public record Shards(List<String> paths, boolean stream, Images images, RemoteCa
      * every shard in the cache first, pinned while the recipe is open, then read as local shards
      * under their URLs.
      */
-    private void throughIndex(Recipe r, List<String> locations, ShardCache shardCache, boolean skipUnreadable)
+    private void throughIndex(Recipe r, List<String> locations, ShardCache shardCache, ErrorPolicy errors)
             throws IOException {
         long total = 0;
         for (String l : locations) {
@@ -132,7 +133,7 @@ public record Shards(List<String> paths, boolean stream, Images images, RemoteCa
             local.add(shardCache.acquire(l, TarReader::checkStart));
             r.hold(() -> shardCache.release(l));
         }
-        images.serve(r, r.hold(new TarDataset(local, locations, false, skipUnreadable)));
+        images.serve(r, r.hold(new TarDataset(local, locations, false, errors)));
     }
 
     private static List<String> expand(List<String> patterns) {

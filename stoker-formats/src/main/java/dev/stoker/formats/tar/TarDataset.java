@@ -1,6 +1,7 @@
 package dev.stoker.formats.tar;
 
 import dev.stoker.CorruptShardException;
+import dev.stoker.ErrorPolicy;
 import dev.stoker.Dataset;
 import dev.stoker.formats.io.MappedFile;
 import dev.stoker.formats.io.Parts;
@@ -71,19 +72,20 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
     }
 
     public TarDataset(List<Path> paths) throws IOException {
-        this(paths, paths.stream().map(Path::toString).toList(), true, false);
+        this(paths, paths.stream().map(Path::toString).toList(), true, ErrorPolicy.FAIL);
     }
 
     /**
      * Shards read from local copies ({@code paths}, e.g. a shard cache's files) under the names
      * they have elsewhere ({@code names}, e.g. their URLs), which samples and errors give. With
      * {@code storeIndex} false the index is built in memory and stored nowhere (a cache's
-     * directory holds its shards alone). With {@code skipUnreadable}, a shard that cannot be
-     * indexed (damaged, cut short, empty) is left out and counted ({@link #shardsLeftOut()});
-     * without it, it is an error; a dataset left with no shard at all is an error either way.
+     * directory holds its shards alone). Under a skip policy ({@code errors} other than
+     * {@link ErrorPolicy#FAIL}), a shard that cannot be indexed (damaged, cut short, empty) is left
+     * out and counted ({@link #shardsLeftOut()}); under {@code FAIL} it is an error; a dataset left
+     * with no shard at all is an error either way.
      */
-    public TarDataset(List<Path> paths, List<String> names, boolean storeIndex, boolean skipUnreadable) throws IOException {
-        this(paths, names, storeIndex, skipUnreadable, MAPPED_LIMIT);
+    public TarDataset(List<Path> paths, List<String> names, boolean storeIndex, ErrorPolicy errors) throws IOException {
+        this(paths, names, storeIndex, errors != ErrorPolicy.FAIL, MAPPED_LIMIT);
     }
 
     /** As above, mapping the shards only when there are at most {@code mappedLimit} of them. */
@@ -345,7 +347,7 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
         return keys.getValue() << 32 | fields.getValue();
     }
 
-    /** Shards left out as unreadable (with {@code skipUnreadable}). */
+    /** Shards left out as unreadable (under a skip policy). */
     @Override
     public long shardsLeftOut() {
         return leftOut;

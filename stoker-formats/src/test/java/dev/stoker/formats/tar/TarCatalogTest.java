@@ -272,7 +272,7 @@ class TarCatalogTest {
         shards.add(1, shards.remove(5)); // a shard of folder two among those of folder one
         Map<String, Map<String, byte[]>> want = streamed(shards);
         List<String> names = shards.stream().map(p -> "https://host/" + p.getFileName()).toList();
-        try (TarDataset d = new TarDataset(shards, names, false, false)) {
+        try (TarDataset d = new TarDataset(shards, names, false, dev.stoker.ErrorPolicy.FAIL)) {
             assertSame(want, d);
             assertEquals(names.get(1), d.get(streamed(shards.subList(0, 1)).size()).url(), "samples name a shard as its reader knows it");
         }
@@ -294,7 +294,7 @@ class TarCatalogTest {
             built = d.fingerprint();
         }
         try (TarDataset stored = new TarDataset(shards);
-                TarDataset memory = new TarDataset(shards, shards.stream().map(Path::toString).toList(), false, false)) {
+                TarDataset memory = new TarDataset(shards, shards.stream().map(Path::toString).toList(), false, dev.stoker.ErrorPolicy.FAIL)) {
             assertEquals(built, stored.fingerprint());
             assertEquals(built, memory.fingerprint());
         }

@@ -194,7 +194,7 @@ class TarTest {
             assertThrows(CorruptShardException.class, () -> new TarDataset(List.of(bad)));
         }
         List<Path> three = List.of(cut, good, empty);
-        try (TarDataset d = new TarDataset(three, three.stream().map(Path::toString).toList(), true, true)) {
+        try (TarDataset d = new TarDataset(three, three.stream().map(Path::toString).toList(), true, dev.stoker.ErrorPolicy.SKIP_SAMPLE)) {
             assertEquals(4, d.size(), "the good shard's samples only");
             assertEquals(2, d.shardsLeftOut());
             dev.stoker.Collator<TarSample> one = new dev.stoker.Collator<>() {
@@ -216,7 +216,7 @@ class TarTest {
             }
         }
         IOException none = assertThrows(IOException.class,
-                () -> new TarDataset(List.of(cut, empty), List.of(cut.toString(), empty.toString()), true, true));
+                () -> new TarDataset(List.of(cut, empty), List.of(cut.toString(), empty.toString()), true, dev.stoker.ErrorPolicy.SKIP_SAMPLE));
         assertTrue(none.getMessage().startsWith("every shard is unreadable (2)"), none.getMessage());
     }
 
@@ -255,7 +255,7 @@ class TarTest {
         IOException e = assertThrows(IOException.class, () -> new TarDataset(damaged));
         assertTrue(e.getMessage().startsWith(tmp.resolve("bad-007.tar") + ": "), "the first in the shards' order: " + e.getMessage());
         List<String> names = damaged.stream().map(p -> "s3://bucket/" + p.getFileName()).toList();
-        try (TarDataset d = new TarDataset(damaged, names, true, true)) {
+        try (TarDataset d = new TarDataset(damaged, names, true, dev.stoker.ErrorPolicy.SKIP_SAMPLE)) {
             assertEquals(3, d.shardsLeftOut());
             assertEquals(want.size() - 3 - 2 - 5, d.size(), "every sample of the other 37 shards");
         }
