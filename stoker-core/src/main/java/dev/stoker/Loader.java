@@ -281,7 +281,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     }
 
     /** Buffers in the pool that no one holds: all of them once the loader is idle. */
-    public int freeBuffers() {
+    int freeBuffers() {
         return free.free();
     }
 

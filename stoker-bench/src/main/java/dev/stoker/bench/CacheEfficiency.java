@@ -1,6 +1,6 @@
 package dev.stoker.bench;
 
-import dev.stoker.storage.CacheReplay;
+import dev.stoker.storage.testing.CacheReplay;
 import dev.stoker.storage.ShardCache;
 import java.nio.file.Files;
 import java.nio.file.Path;

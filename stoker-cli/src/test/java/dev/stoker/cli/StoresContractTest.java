@@ -1,12 +1,12 @@
 package dev.stoker.cli;
 
+import dev.stoker.storage.testing.MemoryStore;
 import static dev.stoker.cli.MainTest.field;
 import static dev.stoker.cli.MainTest.stoker;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.stoker.formats.tar.TarWriter;
-import dev.stoker.storage.MemoryStore;
 import dev.stoker.storage.testing.S3Fixture;
 import dev.stoker.storage.testing.TestServer;
 import java.io.IOException;

@@ -1,6 +1,6 @@
 package dev.stoker.hdf5;
 
-import dev.stoker.BlockCache;
+import dev.stoker.internal.BlockCache;
 import dev.stoker.CorruptShardException;
 import dev.stoker.DType;
 import dev.stoker.DirectDataset;

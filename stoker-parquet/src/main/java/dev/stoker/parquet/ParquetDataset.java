@@ -18,7 +18,7 @@ import dev.hardwood.metadata.RowGroup;
 import dev.hardwood.reader.ParquetFileReader;
 import dev.hardwood.schema.FileSchema;
 import dev.hardwood.schema.SchemaNode;
-import dev.stoker.BlockCache;
+import dev.stoker.internal.BlockCache;
 import dev.stoker.DType;
 import dev.stoker.DirectDataset;
 import dev.stoker.Field;

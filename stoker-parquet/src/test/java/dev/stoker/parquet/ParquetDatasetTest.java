@@ -1,5 +1,6 @@
 package dev.stoker.parquet;
 
+import dev.stoker.storage.testing.MemoryStore;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -215,7 +216,7 @@ class ParquetDatasetTest {
                     "a local file is not fetched");
         }
         try (dev.stoker.storage.testing.TestServer http = new dev.stoker.storage.testing.TestServer(local.getParent());
-             dev.stoker.storage.MemoryStore mem = dev.stoker.storage.MemoryStore.mount("parquet-test")) {
+             dev.stoker.storage.testing.MemoryStore mem = dev.stoker.storage.testing.MemoryStore.mount("parquet-test")) {
             mem.put("rows.parquet", Files.readAllBytes(local));
             mem.chunk(1_000).cutAfter(30_000); // every request fails after 30 kB and is resumed
             for (String location : List.of(http.url(local.getFileName().toString()), mem.location("rows.parquet"))) {

@@ -21,7 +21,7 @@ import java.util.stream.Stream;
  * One way to open, size, list and read ranges of data by location: a local path,
  * {@code file://}, {@code http://}, {@code https://}, {@code s3://bucket/key} (see
  * {@link S3Objects} for how S3 is configured), or a prefix another {@link Store} was mounted at
- * (an in-memory {@link MemoryStore} in tests). Every format reads its bytes through here, so none
+ * (an in-memory store in tests: the test-jar's {@code testing.MemoryStore}). Every format reads its bytes through here, so none
  * knows where they live.
  */
 public final class Storage {
@@ -343,7 +343,8 @@ public final class Storage {
         return n;
     }
 
-    static int firstWildcard(String s) {
+    /** Where the first wildcard of a glob is ({@code *} or {@code ?}), or -1: for {@link Store#list} implementations. */
+    public static int firstWildcard(String s) {
         for (int i = 0; i < s.length(); i++) {
             if (s.charAt(i) == '*' || s.charAt(i) == '?') {
                 return i;
@@ -353,7 +354,7 @@ public final class Storage {
     }
 
     /** A glob as a regular expression: {@code **} any characters, {@code *} any but {@code /}, {@code ?} one but {@code /}. */
-    static String globToRegex(String glob) {
+    public static String globToRegex(String glob) {
         StringBuilder re = new StringBuilder();
         for (int i = 0; i < glob.length(); i++) {
             char c = glob.charAt(i);

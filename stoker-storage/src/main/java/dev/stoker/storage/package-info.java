@@ -5,7 +5,7 @@
  * location, and {@link dev.stoker.storage.Store} is what it mounts under a prefix: what every
  * format reads through. Remote reads are {@link dev.stoker.storage.RetryingSource}s
  * ({@link dev.stoker.storage.HttpSource}, {@link dev.stoker.storage.S3Objects}) that retry and
- * resume where they were cut, and {@link dev.stoker.storage.MemoryStore} injects faults for tests.
+ * resume where they were cut, and the test-jar's {@code testing.MemoryStore} injects faults for tests.
  * {@link dev.stoker.storage.ShardCache} keeps downloaded shards within a byte limit shared by every
  * process, {@link dev.stoker.storage.Stager} copies a dataset to fast local storage, and
  * {@link dev.stoker.storage.ShardPattern} expands WebDataset's brace patterns. Checksums

@@ -1,5 +1,7 @@
 package dev.stoker.storage;
 
+import dev.stoker.storage.testing.CacheReplay;
+import dev.stoker.storage.testing.MemoryStore;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -23,7 +23,7 @@ import java.util.concurrent.ArrayBlockingQueue;
  * libjpeg-turbo's headers are, it reaches libjpeg's {@code jpeg_skip_scanlines} and
  * {@code jpeg_crop_scanline}, which TurboJPEG 2.x does not; without it, the image decodes whole.
  */
-public final class Jpeg {
+final class Jpeg {
     private static final System.Logger LOG = System.getLogger(Jpeg.class.getName());
     private static final int TJPF_RGBX = 2;
     private static final int TJPF_CMYK = 11;

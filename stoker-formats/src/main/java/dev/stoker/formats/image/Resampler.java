@@ -16,7 +16,7 @@ import java.nio.ByteOrder;
  * the collator runs on the consumer's thread, and an uint8 image in flight is a quarter of the
  * float32 one.
  */
-public final class Resampler {
+final class Resampler {
     /**
      * Pixels of room past a row's end, for whole-vector reads: two vectors of the widest any JVM
      * offers (2048 bits, 64 floats; 16 with AVX-512).

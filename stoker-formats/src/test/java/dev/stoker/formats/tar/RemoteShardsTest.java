@@ -1,5 +1,6 @@
 package dev.stoker.formats.tar;
 
+import dev.stoker.storage.testing.MemoryStore;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,7 +12,6 @@ import dev.stoker.Loader;
 import dev.stoker.LoaderException;
 import dev.stoker.Row;
 import dev.stoker.Schema;
-import dev.stoker.storage.MemoryStore;
 import dev.stoker.storage.ShardCache;
 import dev.stoker.storage.Storage;
 import java.io.IOException;

@@ -1,4 +1,6 @@
-package dev.stoker.storage;
+package dev.stoker.storage.testing;
+
+import dev.stoker.storage.*;
 
 import java.io.IOException;
 import java.util.List;

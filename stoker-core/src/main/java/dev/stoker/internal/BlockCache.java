@@ -1,4 +1,4 @@
-package dev.stoker;
+package dev.stoker.internal;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;

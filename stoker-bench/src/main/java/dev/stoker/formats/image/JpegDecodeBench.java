@@ -1,7 +1,5 @@
-package dev.stoker.bench;
+package dev.stoker.formats.image;
 
-import dev.stoker.formats.image.Image;
-import dev.stoker.formats.image.Jpeg;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

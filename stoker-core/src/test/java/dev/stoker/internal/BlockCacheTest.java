@@ -1,4 +1,4 @@
-package dev.stoker;
+package dev.stoker.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
