@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# JPEG decoders for a RandomResizedCrop(224) crop, one thread, from C (bench/jpeg_region.c):
+# JPEG decoders for a RandomResizedCrop(224) crop, one thread, from C (stoker-bench/src/tools/jpeg_region.c):
 # the whole image, a lossless crop then decode, Stoker's region decoder, entropy decoding alone.
 # The first 3,000 JPEGs of W5. Needs gcc, libjpeg62-turbo-dev, libturbojpeg0-dev and the data:
 #   /usr/bin/python3 bench/peers/gen_data.py /tmp/stoker-bench --only=W5
@@ -22,7 +22,7 @@ for shard in sorted(glob.glob(os.path.join(sys.argv[1], "large-*.tar")))[:3]:
                 n += 1
 print("%d JPEGs" % n)
 PY
-gcc -O2 -o "$work/jpeg_region" "$root/bench/jpeg_region.c" "$root/stoker-formats/src/main/c/stoker_jpeg.c" \
+gcc -O2 -o "$work/jpeg_region" "$root/stoker-bench/src/tools/jpeg_region.c" "$root/stoker-formats/src/main/c/stoker_jpeg.c" \
   -ljpeg -lturbojpeg -lm
 for r in $(seq "$repeats"); do
   "$work/jpeg_region" "$work" 3000

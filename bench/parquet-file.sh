@@ -8,7 +8,7 @@ parquet_file() {
   if [ ! -f "$file" ]; then
     mvn -B -q dependency:get -Dartifact=org.duckdb:duckdb_jdbc:1.4.2.0 -Dtransitive=false >&2
     "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp ~/.m2/repository/org/duckdb/duckdb_jdbc/1.4.2.0/duckdb_jdbc-1.4.2.0.jar \
-      bench/MakeParquetBench.java "$file" "$rows" >&2
+      stoker-bench/src/tools/MakeParquetBench.java "$file" "$rows" >&2
   fi
   echo "$file"
 }
