@@ -23,7 +23,7 @@ record BufferPool(int prefetch, int maxPrefetch, int buffers) {
         if (workers == 0) {
             prefetch = 1;
             maxPrefetch = 1;
-        } else if (b.stream != null) {
+        } else if (b.plan instanceof Plan.Streamed) {
             prefetch = b.shardsAhead > 0 ? b.shardsAhead : 2 * workers; // rings are not resized while running
             maxPrefetch = prefetch;
         } else if (autoPrefetch) {
@@ -41,7 +41,7 @@ record BufferPool(int prefetch, int maxPrefetch, int buffers) {
         // the consumer's buffers, plus: the prefetch window; for a streaming pass with workers,
         // which may collate on a thread of its own a few batches ahead (NOTE [Background
         // collation] in CollatorThread), one ready and one being collated, one within a tight budget
-        int buffers = b.stream == null ? maxPrefetch + b.holds
+        int buffers = b.plan instanceof Plan.Indexed ? maxPrefetch + b.holds
                 : workers == 0 ? b.holds
                 : (int) Math.clamp(b.memoryBudget / perBatch, 2, STREAM_BATCHES) - 1 + b.holds;
         // checked before anything is allocated: past the machine's memory, the kernel's OOM killer ends the process without a word

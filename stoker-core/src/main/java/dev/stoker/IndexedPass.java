@@ -89,10 +89,10 @@ final class IndexedPass extends Pass {
         this.buffers = buffers;
         this.free = free;
         this.held = new HeldBatches(o.holds(), b -> this.free.release(b.slot));
-        this.source = loader.source;
+        this.source = ((Plan.Indexed) loader.plan).source();
         this.stats = loader.statsSink();
         this.epoch = epoch;
-        this.order = o.sampler().order(loader.source.size(), o.seed(), epoch);
+        this.order = o.sampler().order(source.size(), o.seed(), epoch);
         this.partition = o.partition(at.segmentStart());
         this.batchSize = o.batchSize();
         this.inlineSamples = new long[batchSize];

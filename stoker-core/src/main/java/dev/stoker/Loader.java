@@ -50,10 +50,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     /** {@link Auto#AUTO}, for {@code .workers(Loader.AUTO)}. */
     public static final Auto AUTO = Auto.AUTO;
     private static final String THREAD_PREFIX = "stoker-worker-";
-    /** The random-access source, or null for a streaming one. */
-    final RowSource source;
-    /** The streaming source, or null for a random-access one. */
-    final StreamSource<?, ?> stream;
+    /** What the loader reads: a dataset by index, or a stream of shards. */
+    final Plan plan;
     /** What the loader was built with; its passes read nothing else of it. */
     final Options options;
     /** Chooses active workers and prefetch depth; null when both are fixed. */
@@ -87,17 +85,15 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     private final long dataFingerprint;
 
     Loader(LoaderBuilder b) {
-        this.source = b.source;
-        this.stream = b.stream;
-        if (b.source != null) {
-            stats.addSkipped(0, b.source.shardsLeftOut());
-        }
+        this.plan = b.plan;
+        stats.addSkipped(0, plan.shardsLeftOut());
+        boolean streams = plan instanceof Plan.Streamed;
         Sampler sampler = b.sampler;
         int workers = b.autoWorkers ? b.cores : b.workers;
-        long length = sampler.length(source != null ? source.size() : stream.shards());
+        long length = sampler.length(plan.positions());
         // a shuffled stream gets the default window unless one was set (NOTE [Default shuffle window])
         long shuffleBytes = b.shuffleBytes;
-        boolean defaultWindow = stream != null && b.shuffleWindow == 0 && !b.setBy.containsKey("shuffleWindowBytes")
+        boolean defaultWindow = streams && b.shuffleWindow == 0 && !b.setBy.containsKey("shuffleWindowBytes")
                 && sampler != Sampler.sequential();
         if (defaultWindow) {
             shuffleBytes = DEFAULT_SHUFFLE_WINDOW_BYTES;
@@ -105,7 +101,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         // a budget in bytes alone: as many samples as fit
         int shuffleWindow = b.shuffleWindow == 0 && shuffleBytes > 0 ? Integer.MAX_VALUE : b.shuffleWindow;
         this.allocator = b.allocator;
-        this.dataFingerprint = source != null ? source.fingerprint() : stream.dataset.fingerprint();
+        this.dataFingerprint = plan.fingerprint();
         long seed = b.seed;
         LoaderState s = b.resume;
         if (s == null) {
@@ -125,12 +121,12 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                 defaultWindow, b.tracer);
         this.tuner = workers > 0 && (b.autoWorkers || b.autoPrefetch)
                 ? new Tuner(b.autoWorkers ? 1 : workers, workers, b.autoWorkers, pool.prefetch(), pool.maxPrefetch(),
-                b.autoPrefetch && stream == null, Runtime.getRuntime().availableProcessors())
+                b.autoPrefetch && !streams, Runtime.getRuntime().availableProcessors())
                 : null;
         this.buffers = new Batch[pool.buffers()];
         this.free = new FreeList(pool.buffers(), 0);
         try {
-            ensureBuffers(stream != null ? pool.buffers() - b.holds + 1 : pool.prefetch() + 1); // NOTE [Holding batches]
+            ensureBuffers(streams ? pool.buffers() - b.holds + 1 : pool.prefetch() + 1); // NOTE [Holding batches]
         } catch (RuntimeException | Error e) {
             for (Batch batch : buffers) {
                 if (batch != null) {
@@ -143,7 +139,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
     /** The start of an epoch, in this loader's kind of position. */
     private LoaderState.Position start() {
-        return stream != null ? LoaderState.Streamed.START : LoaderState.Indexed.START;
+        return plan.start();
     }
 
     // NOTE [Holding batches]: a consumer that passes batches on (stoker serve hands them to a
@@ -169,18 +165,19 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
     /** A loader over objects: each sample is fetched with {@code get} and written by {@code collator}. */
     public static <T> LoaderBuilder builder(Dataset<T> dataset, Collator<? super T> collator) {
-        return new LoaderBuilder(RowSource.of(dataset, null, collator));
+        return new LoaderBuilder(new Plan.Indexed(RowSource.of(dataset, null, collator)));
     }
 
     /** A loader over objects with a per-sample transform between fetch and collate. */
     public static <T, R> LoaderBuilder builder(Dataset<T> dataset, Transform<? super T, ? extends R> transform,
                                          Collator<? super R> collator) {
-        return new LoaderBuilder(RowSource.of(dataset, Objects.requireNonNull(transform, "transform"), collator));
+        return new LoaderBuilder(new Plan.Indexed(RowSource.of(dataset, Objects.requireNonNull(transform, "transform"),
+                collator)));
     }
 
     /** A loader over a dataset that writes samples straight into batch rows. */
     public static LoaderBuilder builder(DirectDataset dataset) {
-        return new LoaderBuilder(RowSource.of(dataset));
+        return new LoaderBuilder(new Plan.Indexed(RowSource.of(dataset)));
     }
 
     /**
@@ -193,13 +190,14 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
      * transform.
      */
     public static <T> LoaderBuilder builder(StreamingDataset<T> dataset, Collator<? super T> collator) {
-        return new LoaderBuilder(new StreamSource<>(dataset, null, collator));
+        return new LoaderBuilder(new Plan.Streamed(new StreamSource<>(dataset, null, collator)));
     }
 
     /** A loader over a streaming dataset with a per-sample transform, run on the workers. */
     public static <T, R> LoaderBuilder builder(StreamingDataset<T> dataset, Transform<? super T, ? extends R> transform,
                                          Collator<? super R> collator) {
-        return new LoaderBuilder(new StreamSource<>(dataset, Objects.requireNonNull(transform, "transform"), collator));
+        return new LoaderBuilder(new Plan.Streamed(new StreamSource<>(dataset, Objects.requireNonNull(transform, "transform"),
+                collator)));
     }
 
     /**
@@ -213,7 +211,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         stopPass();
         Pass p = switch (position) {
             case LoaderState.Indexed i -> new IndexedPass(this, buffers, free, epoch, i, delivered);
-            case LoaderState.Streamed st -> new StreamPass(this, stream, buffers, free, epoch, st, delivered);
+            case LoaderState.Streamed st -> new StreamPass(this, ((Plan.Streamed) plan).stream(), buffers, free, epoch, st,
+                    delivered);
         };
         pass = p;
         p.start();
@@ -258,7 +257,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
      * {@link #batches()} is what is left of the current one.
      */
     public long batchesPerEpoch() {
-        return source != null ? IndexedPass.batchesFor(options, LoaderState.Indexed.START) : -1;
+        return plan instanceof Plan.Indexed ? IndexedPass.batchesFor(options, LoaderState.Indexed.START) : -1;
     }
 
     /** Measurements since this loader was built. */
@@ -272,7 +271,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
     /** The fields of every batch. */
     public Schema schema() {
-        return source != null ? source.schema() : stream.schema;
+        return plan.schema();
     }
 
     /** Buffers made so far (the tests' TestHooks): NOTE [Holding batches]. */

@@ -5,8 +5,7 @@ import java.util.Objects;
 
 /** Builds a {@link Loader}: each option is set at most once, checked as it is set, and refused by {@link #build()} where it does not apply. */
 public final class LoaderBuilder {
-    final RowSource source;
-    final StreamSource<?, ?> stream;
+    final Plan plan;
     /** The options set so far, each with the call that set it, in order. */
     final java.util.Map<String, String> setBy = new java.util.LinkedHashMap<>();
     Sampler sampler = Sampler.sequential();
@@ -38,14 +37,8 @@ public final class LoaderBuilder {
     long memoryLimit = defaultMemoryLimit();
     int holds = 1;
 
-    LoaderBuilder(RowSource source) {
-        this.source = source;
-        this.stream = null;
-    }
-
-    LoaderBuilder(StreamSource<?, ?> stream) {
-        this.source = null;
-        this.stream = stream;
+    LoaderBuilder(Plan plan) {
+        this.plan = plan;
     }
 
     /** Records that {@code call} sets {@code option}; refused if an earlier call set it. */
@@ -330,12 +323,12 @@ public final class LoaderBuilder {
 
     /** Whether the dataset is a {@link StreamingDataset}: read ahead by {@link #shardsAhead}, not {@link #prefetch}. */
     public boolean streams() {
-        return stream != null;
+        return plan instanceof Plan.Streamed;
     }
 
     /** The fields of every batch the loader will deliver. */
     public Schema schema() {
-        return source != null ? source.schema() : stream.schema;
+        return plan.schema();
     }
 
     /**
@@ -378,8 +371,8 @@ public final class LoaderBuilder {
         if (rank >= worldSize) {
             throw new IllegalArgumentException("rank " + rank + " is not in a world of " + worldSize);
         }
-        String name = source != null ? source.name() : stream.name();
-        if (stream == null) {
+        String name = plan.name();
+        if (plan instanceof Plan.Indexed) {
             for (String o : new String[] {"shardsAhead", "shardBuffer", "shuffleWindow", "shuffleWindowBytes"}) {
                 refuse(o, "is for streaming datasets; " + name + " is read by index, and a Sampler shuffles it whole");
             }

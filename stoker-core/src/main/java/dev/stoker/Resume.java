@@ -23,7 +23,7 @@ final class Resume {
             throw new ResumeException("cannot resume: seed " + b.seed + " was set, the state has seed " + s.seed());
         }
         boolean sameSplit = s.worldSize() == b.worldSize;
-        if (b.stream != null) {
+        if (b.plan instanceof Plan.Streamed) {
             LoaderState.Streamed p = s.streamed();
             checkData(s, dataFingerprint);
             if (s.rank() != b.rank) {
