@@ -41,8 +41,9 @@ import java.util.SplittableRandom;
  * writes those into the batch row and returns them (NOTE [Images]).
  */
 public final class ImagePipeline {
-    public static final float[] MEAN = {0.485f, 0.456f, 0.406f};
-    public static final float[] STD = {0.229f, 0.224f, 0.225f};
+    /** ImageNet's mean and std per channel (R, G, B): {@link Normalize#IMAGENET}'s, which hands out copies. */
+    static final float[] MEAN = {0.485f, 0.456f, 0.406f};
+    static final float[] STD = {0.229f, 0.224f, 0.225f};
 
     /**
      * What the transform hands the collator: the resampled image as uint8 planes R, G, B of size²
