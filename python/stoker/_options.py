@@ -60,7 +60,10 @@ _IMAGES = {"transform": _Opt(_STR, choices=("train", "eval", "none", "train224",
            "keys": _Opt(_FLAG),
            "members": _Opt(_LIST),
            "image_dtype": _Opt(_STR, choices=("float32", "uint8")),
-           "decode_on": _Opt(_PLACE)}
+           "decode_on": _Opt(_PLACE),
+           "cache": _Opt(_STR, choices=("ram",)),
+           "cache_max_side": _Opt(_INT, 1),
+           "cache_bytes": _Opt(_INT, 1)}
 _CACHE = {"cache_dir": _Opt(_STR), "cache_size": _Opt(_INT, 1)}
 GROUPS = {"images": _IMAGES, "cache": _CACHE}
 

@@ -14,6 +14,8 @@ module dev.stoker.formats {
     requires com.fasterxml.jackson.databind;
     requires com.github.luben.zstd_jni;
     requires java.desktop;
+    requires java.management;
+    requires jdk.management;
     requires jdk.incubator.vector;
     requires jtokkit;
     requires org.lz4.java;

@@ -55,7 +55,21 @@ class ImageOptions {
             + "them, for the GPU to decode (Python: decode_on=\"cuda\").")
     String decodeOn;
 
+    @Option(names = "--cache", paramLabel = "ram", description = "ram: keep the decoded images in memory between epochs "
+            + "(by sample; shards and folders read by index): later epochs only crop, flip and resample. Images decode "
+            + "whole, so the batches are those without the cache's contents, to the bit.")
+    String cache;
+
+    @Option(names = "--cache-max-side", paramLabel = "N", description = "With --cache: keep each image at the DCT scale whose "
+            + "longer side is the largest at most N (a change of the data, as FFCV's max_resolution).")
+    Integer cacheMaxSide;
+
+    @Option(names = "--cache-bytes", paramLabel = "BYTES", description = "With --cache: the bound of the kept pixels (default: "
+            + "half of this machine's memory); a cache estimated past it is refused.")
+    Long cacheBytes;
+
     Images spec() {
-        return new Images(transform, size, scale, ratio, flip, resize, label, keys, members, imageDtype, decodeOn);
+        return new Images(transform, size, scale, ratio, flip, resize, label, keys, members, imageDtype, decodeOn, cache,
+                cacheMaxSide, cacheBytes);
     }
 }

@@ -4,6 +4,7 @@ import dev.stoker.Collator;
 import dev.stoker.Dataset;
 import dev.stoker.Loader;
 import dev.stoker.StreamingDataset;
+import dev.stoker.formats.image.ImageCache;
 import dev.stoker.formats.image.ImagePipeline;
 import dev.stoker.formats.tar.TarSample;
 import java.io.IOException;
@@ -31,12 +32,21 @@ import java.util.List;
  * @param decodeOn   {@code cpu} (null): the workers decode; {@code device}: the batches carry each
  *                   JPEG's bytes with its crop and flip ({@link ImagePipeline.Encoded}), for the
  *                   GPU to decode (the Python package's {@code decode_on="cuda"})
+ * @param cache      {@code ram}: decoded images kept in memory between epochs, by sample
+ *                   ({@link ImageCache}); null: none. For shards and folders read by index
+ * @param cacheMaxSide with {@code cache}: images kept at the DCT scale whose longer side is the
+ *                   largest at most this (a change of the data, as FFCV's {@code max_resolution});
+ *                   null: as they decode, and the batches are those of the pipeline without a cache
+ * @param cacheBytes with {@code cache}: the bound of the kept pixels (default: half of this
+ *                   machine's memory); a cache estimated past it is refused with the numbers
  */
 public record Images(String transform, Integer size, List<Double> scale, List<Double> ratio, Double flip, Integer resize,
-                     String label, boolean keys, List<String> members, String imageDtype, String decodeOn) {
+                     String label, boolean keys, List<String> members, String imageDtype, String decodeOn, String cache,
+                     Integer cacheMaxSide, Long cacheBytes) {
 
     /** Training crops of 224 with torchvision's defaults: each option its default. */
-    public static final Images DEFAULT = new Images(null, null, null, null, null, null, null, false, null, null, null);
+    public static final Images DEFAULT = new Images(null, null, null, null, null, null, null, false, null, null, null, null, null,
+            null);
 
     public Images {
         transform = SpecException.oneOf("transform", transform == null ? "train" : transform,
@@ -59,9 +69,23 @@ public record Images(String transform, Integer size, List<Double> scale, List<Do
         if (decodeOn != null) {
             SpecException.oneOf("decode_on", decodeOn, "cpu", "device");
         }
+        if (cache != null) {
+            SpecException.oneOf("cache", cache, "ram");
+            if ("device".equals(decodeOn)) {
+                throw SpecException.naming("cache", "keeps decoded images; with {decode_on} device the workers decode none");
+            }
+        } else if (cacheMaxSide != null || cacheBytes != null) {
+            throw SpecException.naming(cacheMaxSide != null ? "cache_max_side" : "cache_bytes", "is for {cache} ram");
+        }
+        if (cacheMaxSide != null) {
+            SpecException.atLeast("cache_max_side", cacheMaxSide, 1);
+        }
+        if (cacheBytes != null && cacheBytes < 1) {
+            throw new SpecException("cache_bytes", "must be >= 1, got " + cacheBytes);
+        }
         if (transform.equals("none")) {
-            if (decodeOn != null) {
-                throw SpecException.naming("decode_on", "is for {transform} train or eval (none decodes nothing)");
+            if (decodeOn != null || cache != null) {
+                throw SpecException.naming(decodeOn != null ? "decode_on" : "cache", "is for {transform} train or eval (none decodes nothing)");
             }
             if (imageDtype != null || size != null || scale != null || ratio != null || flip != null || resize != null
                     || label != null) { // keys apply: the samples' keys beside their members
@@ -81,17 +105,17 @@ public record Images(String transform, Integer size, List<Double> scale, List<Do
 
     /** Training crops of {@code size}, flipped half the time, normalized: torchvision's ImageNet recipe. */
     public static Images train(int size) {
-        return new Images("train", size, null, null, null, null, null, false, null, null, null);
+        return new Images("train", size, null, null, null, null, null, false, null, null, null, null, null, null);
     }
 
     /** Resize to {@code size} × 8/7, center crop of {@code size}, normalized. */
     public static Images eval(int size) {
-        return new Images("eval", size, null, null, null, null, null, false, null, null, null);
+        return new Images("eval", size, null, null, null, null, null, false, null, null, null, null, null, null);
     }
 
     /** No decoding: each member a field of its own. */
     public static Images none() {
-        return new Images("none", null, null, null, null, null, null, false, null, null, null);
+        return new Images("none", null, null, null, null, null, null, false, null, null, null, null, null, null);
     }
 
     private static boolean train(String transform) {
@@ -115,12 +139,32 @@ public record Images(String transform, Integer size, List<Double> scale, List<Do
             r.base(() -> Loader.builder(data, raw));
             return;
         }
-        ImagePipeline p = pipeline();
+        ImagePipeline p = cached(pipeline(), data);
         r.base(() -> Loader.builder(data, p.transform(), p.collator()));
+    }
+
+    /** {@code p} with this spec's image cache over {@code data}, estimated first; {@code p} itself without one. */
+    ImagePipeline cached(ImagePipeline p, Dataset<TarSample> data) throws IOException {
+        if (cache == null) {
+            return p;
+        }
+        int maxSide = cacheMaxSide == null ? 0 : cacheMaxSide;
+        long bound = cacheBytes != null ? cacheBytes : ImageCache.defaultBytes();
+        long estimate = ImageCache.estimate(data, maxSide);
+        if (estimate > bound) {
+            throw SpecException.naming("cache", String.format(java.util.Locale.ROOT, "would keep about %,d bytes of decoded "
+                    + "images (%,d samples, estimated from their headers), more than its bound of %,d bytes ({cache_bytes}): "
+                    + "raise the bound, or keep smaller images with {cache_max_side}", estimate, data.size(), bound));
+        }
+        return p.cached(new ImageCache(data.size(), bound, maxSide));
     }
 
     /** The same over a stream of shards (compressed ones have no random access). */
     void serve(Recipe r, StreamingDataset<TarSample> data) throws IOException {
+        if (cache != null) {
+            throw SpecException.naming("cache", "keeps images by sample index: for shards read by index (without "
+                    + "{stream}, and not compressed)");
+        }
         if (transform.equals("none")) {
             Collator<TarSample> raw = members(() -> {
                 if (data.shards() == 0) {

@@ -1,6 +1,7 @@
 package dev.stoker.sources;
 
 import dev.stoker.Loader;
+import dev.stoker.formats.image.ImagePipeline;
 import dev.stoker.formats.records.RecordDataset;
 import dev.stoker.formats.records.RecordSource;
 import dev.stoker.formats.tfrecord.Examples;
@@ -58,9 +59,16 @@ final class RecordFormats {
                 throw SpecException.naming("image", "is decoded by {transform} train or eval, not none");
             }
             String label = images.label() == null || images.label().equals("none") ? null : images.label();
-            var pipeline = new Images(images.transform(), images.size(), images.scale(), images.ratio(), images.flip(),
-                    images.resize(), label == null ? "none" : "cls", images.keys(), null, images.imageDtype(), images.decodeOn()).pipeline();
+            Images own = new Images(images.transform(), images.size(), images.scale(), images.ratio(), images.flip(),
+                    images.resize(), label == null ? "none" : "cls", images.keys(), null, images.imageDtype(), images.decodeOn(),
+                    images.cache(), images.cacheMaxSide(), images.cacheBytes());
             RecordImages samples = new RecordImages(records, image, label);
+            ImagePipeline pipeline;
+            try {
+                pipeline = own.cached(own.pipeline(), samples);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
             r.base(() -> Loader.builder(samples, pipeline.transform(), pipeline.collator()));
             return;
         }

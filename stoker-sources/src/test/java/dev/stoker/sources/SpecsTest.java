@@ -23,7 +23,7 @@ class SpecsTest {
                         new RemoteCache("/tmp/c", 1000)),
                 new Jsonl(List.of("a.jsonl.gz"), "gpt2", 128, "body", 64, 32, "int64", RemoteCache.DEFAULT),
                 Shards.of("s-{000..009}.tar").withImages(new Images("eval", 160, null, null, 0.0, 180, "json:label", true,
-                        null, "uint8", "device")).withStream(true),
+                        null, "uint8", "device", null, null, null)).withStream(true),
                 new Folder("/data/train", Images.none()),
                 Hdf5.of("s3://b/x.h5", List.of("/x", "/y")),
                 new Parquet("https://h/t.parquet", List.of("a", "b"), "a >= 3", 64, 4));
@@ -99,6 +99,37 @@ class SpecsTest {
             assertEquals(11, first.size()); // (100 - 1) / 9 windows
             assertEquals(List.of(0L, 9L, 18L, 27L, 36L, 45L, 54L, 63L, 72L, 81L, 90L), first.stream().sorted().toList());
         }
+    }
+
+    @Test
+    void anImageCacheIsEstimatedFirstAndRefusedPastItsBoundWithTheNumbers(@TempDir Path dir) throws Exception {
+        Path shard = dir.resolve("img-000000.tar");
+        try (var w = new dev.stoker.formats.tar.TarWriter(shard)) {
+            for (int i = 0; i < 8; i++) {
+                var img = new java.awt.image.BufferedImage(64, 48, java.awt.image.BufferedImage.TYPE_INT_RGB);
+                img.setRGB(i, i, 0xff0000);
+                var out = new java.io.ByteArrayOutputStream();
+                javax.imageio.ImageIO.write(img, "jpg", out);
+                w.write("s" + i, java.util.Map.of("jpg", out.toByteArray(), "cls", ("" + i).getBytes()));
+            }
+        }
+        LoaderSpec loader = LoaderSpec.DEFAULT.withBatchSize(4).withWorkers(0, null);
+        Images tiny = new Images("train", 32, null, null, null, null, null, false, null, null, null, "ram", null, 1000L);
+        SpecException e = assertThrows(SpecException.class, () -> Shards.of(shard.toString()).withImages(tiny).open(loader).close());
+        assertEquals("cache", e.option());
+        assertTrue(e.getMessage().contains("98,304 bytes") && e.getMessage().contains("1,000 bytes"), e.getMessage());
+        Images room = new Images("train", 32, null, null, null, null, null, false, null, null, null, "ram", null, 1L << 20);
+        assertEquals("cache", assertThrows(SpecException.class,
+                () -> Shards.of(shard.toString()).withImages(room).withStream(true).open(loader).close()).option());
+        try (Recipe r = Shards.of(shard.toString()).withImages(room).open(loader); Loader l = r.builder(loader).build()) {
+            int rows = 0;
+            for (Batch b : l) {
+                rows += b.size();
+            }
+            assertEquals(8, rows);
+        }
+        assertEquals("cache_max_side", assertThrows(SpecException.class,
+                () -> new Images("train", 32, null, null, null, null, null, false, null, null, null, null, 64, null)).option());
     }
 
     /** The first token of each window of an epoch, in order. */

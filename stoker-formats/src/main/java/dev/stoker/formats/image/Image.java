@@ -19,6 +19,13 @@ public final class Image {
     private int width;
     private int height;
 
+    /** This image as a view of {@code pixels} (kept elsewhere: an {@link ImageCache} entry), {@code w} × {@code h}. */
+    void view(MemorySegment pixels, int w, int h) {
+        this.pixels = pixels;
+        this.width = w;
+        this.height = h;
+    }
+
     /** Makes room for {@code w} × {@code h} pixels. */
     void reset(int w, int h) {
         long need = (long) PIXEL_BYTES * w * h;

@@ -239,10 +239,19 @@ public final class ImagePipeline {
     // this pool; so none is reused while a sample still needs it, and the steady state allocates none.
     private final java.util.concurrent.ArrayBlockingQueue<byte[]> planes = new java.util.concurrent.ArrayBlockingQueue<>(4096);
     private final ThreadLocal<Image> images = ThreadLocal.withInitial(Image::new);
+    /** Decoded images kept between epochs, or null (NOTE [Image cache]). */
+    private final ImageCache cache;
+    /** A view of a cached image, per thread. */
+    private final ThreadLocal<Image> views = ThreadLocal.withInitial(Image::new);
     private final ThreadLocal<Resampler> resamplers = ThreadLocal.withInitial(Resampler::new);
     private final Schema schema;
 
     private ImagePipeline(Cropping cropping, HorizontalFlip flip, Output output, Label label, boolean keys) {
+        this(cropping, flip, output, label, keys, null);
+    }
+
+    private ImagePipeline(Cropping cropping, HorizontalFlip flip, Output output, Label label, boolean keys, ImageCache cache) {
+        this.cache = cache;
         this.keys = keys;
         this.cropping = java.util.Objects.requireNonNull(cropping, "cropping");
         this.flip = java.util.Objects.requireNonNull(flip, "flip");
@@ -278,12 +287,12 @@ public final class ImagePipeline {
 
     /** The same pipeline with labels from {@code label}. */
     public ImagePipeline label(Label label) {
-        return new ImagePipeline(cropping, flip, output, label, keys);
+        return new ImagePipeline(cropping, flip, output, label, keys, cache);
     }
 
     /** The same pipeline with each batch carrying its samples' keys, UTF-8, as the variable-length field {@value #KEY_FIELD}. */
     public ImagePipeline keys() {
-        return new ImagePipeline(cropping, flip, output, label, true);
+        return new ImagePipeline(cropping, flip, output, label, true, cache);
     }
 
     /** torchvision's ImageNet training transform: RandomResizedCrop(size), RandomHorizontalFlip(), Normalize. */
@@ -298,12 +307,30 @@ public final class ImagePipeline {
 
     /** The same pipeline with {@link Uint8} output: the GPU normalizes ({@code (x / 255 - MEAN) / STD}). */
     public ImagePipeline uint8() {
-        return new ImagePipeline(cropping, flip, new Uint8(), label, keys);
+        return new ImagePipeline(cropping, flip, new Uint8(), label, keys, cache);
     }
 
     /** The same pipeline with {@link Encoded} output: JPEG bytes with their crops, decoded on the GPU. */
     public ImagePipeline encoded() {
+        if (cache != null) {
+            throw new IllegalArgumentException("an image cache keeps decoded images; a pipeline that hands JPEGs over to "
+                    + "the device decodes none");
+        }
         return new ImagePipeline(cropping, flip, new Encoded(), label, keys);
+    }
+
+    /**
+     * The same pipeline keeping its decoded images in {@code cache} between epochs (NOTE [Image
+     * cache]): each image is decoded whole (or at the cache's reduced scale) once, and every
+     * epoch crops and resamples the kept pixels.
+     */
+    public ImagePipeline cached(ImageCache cache) {
+        java.util.Objects.requireNonNull(cache, "cache");
+        if (output instanceof Encoded) {
+            throw new IllegalArgumentException("an image cache keeps decoded images; a pipeline that hands JPEGs over to "
+                    + "the device decodes none");
+        }
+        return new ImagePipeline(cropping, flip, output, label, keys, cache);
     }
 
     public Cropping cropping() {
@@ -349,6 +376,9 @@ public final class ImagePipeline {
                 return new Prepared(bytes.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE), label(s), keys ? s.key() : null,
                         choose(header.width(), header.height(), ctx));
             }
+            if (cache != null) {
+                return new Prepared(resampleCached(bytes, name, ctx), label(s), keys ? s.key() : null);
+            }
             Image img = images.get();
             Crop crop;
             // by the bytes, not the field's name: a PNG named .jpg (ImageNet has one) decodes as Pillow decodes it
@@ -364,6 +394,28 @@ public final class ImagePipeline {
             resamplers.get().resize(img, crop, size, chw);
             return new Prepared(chw, label(s), keys ? s.key() : null);
         };
+    }
+
+    /** The cached path: the sample's kept image, or its whole decode (kept if there is room), cropped and resampled. */
+    private byte[] resampleCached(MemorySegment bytes, String name, SampleContext ctx) throws java.io.IOException {
+        Image img = views.get();
+        if (!cache.get(ctx.index(), img)) {
+            img = images.get();
+            if (Image.isJpeg(bytes)) {
+                Jpeg.Header header = Jpeg.header(bytes, name);
+                int k = cache.eighths(header.width(), header.height());
+                Jpeg.decode(bytes, (int) ((header.width() * (long) k + 7) / 8), (int) ((header.height() * (long) k + 7) / 8),
+                        img, name);
+            } else {
+                Jpeg.decodeImageIo(bytes, img, name);
+            }
+            cache.put(ctx.index(), img);
+        }
+        Crop crop = choose(img.width(), img.height(), ctx);
+        byte[] polled = planes.poll();
+        byte[] chw = polled != null ? polled : new byte[3 * size * size];
+        resamplers.get().resize(img, crop, size, chw);
+        return chw;
     }
 
     private Crop choose(int w, int h, SampleContext ctx) {

@@ -346,6 +346,85 @@ public class ImagePipelineTest {
         }
     }
 
+    /** Digests of epochs 0..epochs-1 of one loader over {@code d} with {@code pipe}. */
+    private static List<String> epochs(TarDataset d, ImagePipeline pipe, int workers, int epochs) throws Exception {
+        List<String> out = new ArrayList<>();
+        try (var l = dev.stoker.Loader.builder(d, pipe.transform(), pipe.collator()).batchSize(8).workers(workers).seed(3)
+                .shuffle(true).build()) {
+            for (int e = 0; e < epochs; e++) {
+                out.addAll(digests(l));
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void aCachedPipelineGivesTheBatchesOfTheSamePipelineWithNothingKept() throws Exception {
+        Path p = shard(40, -1);
+        try (TarDataset d = new TarDataset(List.of(p))) {
+            for (ImagePipeline base : new ImagePipeline[] {ImagePipeline.train(32), ImagePipeline.eval(32).uint8()}) {
+                ImageCache none = new ImageCache(d.size(), 1, 0); // room for no image: every epoch decodes
+                List<String> ref = epochs(d, base.cached(none), 2, 3);
+                assertEquals(0, none.entries());
+                assertEquals(40 * 3, none.refused());
+                ImageCache all = new ImageCache(d.size(), 1L << 30, 0);
+                assertEquals(ref, epochs(d, base.cached(all), 2, 3), "kept images give the batches decoding gives");
+                assertEquals(40, all.entries());
+                assertEquals(40 * 2, all.hits(), "epochs after the first read every image from the cache");
+                assertEquals(ref, epochs(d, base.cached(new ImageCache(d.size(), 1L << 30, 0)), 0, 3), "any worker count");
+                // a bound that holds some: those are kept, the rest decode each epoch, the batches the same
+                long one = (long) Image.PIXEL_BYTES * 64 * 48;
+                ImageCache some = new ImageCache(d.size(), 10 * one, 0);
+                assertEquals(ref, epochs(d, base.cached(some), 2, 3));
+                assertTrue(some.bytes() <= 10 * one && some.entries() > 0 && some.refused() > 0,
+                        some.bytes() + " bytes, " + some.entries() + " kept, " + some.refused() + " refused");
+            }
+            // an epoch cut short leaves whole entries, which the next epoch uses and completes
+            ImageCache cache = new ImageCache(d.size(), 1L << 30, 0);
+            ImagePipeline pipe = ImagePipeline.train(32).cached(cache);
+            List<String> ref = epochs(d, ImagePipeline.train(32).cached(new ImageCache(d.size(), 1, 0)), 2, 2);
+            try (var l = dev.stoker.Loader.builder(d, pipe.transform(), pipe.collator()).batchSize(8).seed(3)
+                    .shuffle(true).build()) { // no workers: only the batches asked for are made
+                var it = l.iterator();
+                it.next();
+                it.next();
+            }
+            assertEquals(16, cache.entries(), "kept after two batches of an epoch cut short");
+            assertEquals(ref, epochs(d, pipe, 2, 2));
+            assertEquals(40, cache.entries());
+        }
+    }
+
+    @Test
+    void aCappedCacheKeepsEachImageAtMostItsSideAndCropsThat() throws Exception {
+        Path p = tmp.resolve("big.tar");
+        try (TarWriter w = new TarWriter(p)) {
+            for (int i = 0; i < 6; i++) {
+                w.write("s" + i, Map.of("jpg", jpeg(400 + 16 * i, 300, i + 1), "cls", Integer.toString(i % 10).getBytes()));
+            }
+        }
+        try (TarDataset d = new TarDataset(List.of(p))) {
+            ImageCache capped = new ImageCache(d.size(), 1L << 30, 128);
+            assertEquals(List.of(8, 2, 2, 1), List.of(capped.eighths(100, 50), capped.eighths(500, 375), capped.eighths(300, 20),
+                    capped.eighths(4000, 10)));
+            List<String> first = epochs(d, ImagePipeline.train(32).cached(capped), 2, 2);
+            assertEquals(6, capped.entries());
+            long most = 0;
+            for (int i = 0; i < 6; i++) {
+                Image img = new Image();
+                assertTrue(capped.get(i, img));
+                assertTrue(Math.max(img.width(), img.height()) <= 128, img.width() + "x" + img.height());
+                most += (long) Image.PIXEL_BYTES * img.width() * img.height();
+            }
+            assertEquals(most, capped.bytes());
+            assertEquals(most * 1.0, ImageCache.estimate(d, 128), most * 0.01, "the estimate from the headers");
+            ImageCache whole = new ImageCache(d.size(), 1L << 30, 0);
+            assertTrue(!first.equals(epochs(d, ImagePipeline.train(32).cached(whole), 2, 2)),
+                    "capped images are other data than whole ones");
+            assertTrue(whole.bytes() > 10 * capped.bytes());
+        }
+    }
+
     @Test
     void aBrokenImageNamesTheShardAndSampleOrIsSkipped() throws Exception {
         Path p = shard(10, 4);
