@@ -88,3 +88,17 @@ def test_decode_on_is_checked(smooth):
         with pytest.raises(stoker.StokerError, match="CUDA was not found"):
             stoker.Loader("shards", *smooth, decode_on="cuda")
 
+
+
+def test_an_image_cache_gives_the_batches_stoker_bench_gives_with_it(smooth, tmp_path):
+    from conftest import bench_digests
+    expected = bench_digests(tmp_path, "shards", *smooth, "--size", "32", "--batch", "5", "--seed", "3", "--cache", "ram",
+                             "--epochs", "2")
+    got = []
+    with stoker.Loader("shards", *smooth, size=32, batch_size=5, seed=3, cache="ram") as loader:
+        for _ in range(2):
+            got += [stoker.batch_digest(b) for b in loader]
+    assert got == expected and len(got) == 10
+    with pytest.raises(ValueError, match="cache"):
+        with stoker.Loader("shards", *smooth, cache_max_side=64) as loader:  # the server checks the spec
+            next(iter(loader))
