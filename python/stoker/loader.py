@@ -76,7 +76,12 @@ class Loader:
     the first sample's, and a sample that differs is an error); ``image_dtype="uint8"`` leaves normalizing to the
     GPU; ``label=`` takes the label from ``"cls"`` (the default; -1 where a sample has none),
     another member (``"txt"``), a field of the ``.json`` member (``"json:label"``) or nowhere
-    (``"none"``); ``keys=True`` adds ``__key__``, the samples' keys as strings.
+    (``"none"``); ``keys=True`` adds ``__key__``, the samples' keys as strings. ``cache="ram"`` keeps
+    the decoded images in memory between epochs (shards and folders read by index), so later epochs
+    only crop, flip and resample; images then decode whole, and the batches equal those with nothing
+    kept. ``cache_max_side=N`` keeps each image at the DCT scale whose longer side is at most N (a
+    change of the data); ``cache_bytes`` bounds the cache (default: half the machine's memory), and a
+    cache estimated past it is refused before the first batch.
 
     Options of the Python side:
 
