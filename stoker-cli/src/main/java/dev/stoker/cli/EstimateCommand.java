@@ -26,12 +26,12 @@ final class EstimateCommand implements Callable<Integer> {
     @Option(names = "--samples", paramLabel = "N", description = "Samples to train on (instead of --tokens).")
     String samples;
 
-    @Option(names = {"--per-step", "--tokens-per-step", "--samples-per-step"}, required = true, paramLabel = "N",
+    @Option(names = {"--per-step", "--tokens-per-step", "--samples-per-step"}, paramLabel = "N",
             description = "Tokens (or samples) consumed by one step (e.g. 1M).")
     String perStep;
 
-    @Option(names = "--steps-per-sec", required = true, paramLabel = "R", description = "The accelerator's step rate.")
-    double stepsPerSec;
+    @Option(names = "--steps-per-sec", paramLabel = "R", description = "The accelerator's step rate.")
+    Double stepsPerSec;
 
     @Option(names = "--loader", paramLabel = "R", description = "The loader's throughput, tokens (or samples) per second (e.g. 500K).")
     String loader;
@@ -46,7 +46,11 @@ final class EstimateCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         if ((tokens == null) == (samples == null)) {
-            throw new Main.UsageException("give one of --tokens or --samples");
+            throw new Main.UsageException("give one of --tokens or --samples (or `stoker estimate cache SHARD...`: the "
+                    + "image cache's size and speed-up)");
+        }
+        if (perStep == null || stepsPerSec == null) {
+            throw new Main.UsageException("give --per-step and --steps-per-sec");
         }
         String unit = tokens != null ? "tokens" : "samples";
         double total = amount(tokens != null ? tokens : samples, tokens != null ? "--tokens" : "--samples");

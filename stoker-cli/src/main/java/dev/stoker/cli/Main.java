@@ -36,7 +36,8 @@ public final class Main implements Runnable {
             BenchCommand.class, SOURCES,
             CatCommand.class, SOURCES,
             ShowCommand.class, SOURCES,
-            PrepareCommand.class, java.util.List.of(PrepareCommand.Tokens.class, PrepareCommand.Shards.class));
+            PrepareCommand.class, java.util.List.of(PrepareCommand.Tokens.class, PrepareCommand.Shards.class),
+            EstimateCommand.class, java.util.List.of(EstimateCache.class));
 
     @Option(names = "--debug", description = "Print stack traces of errors.", scope = CommandLine.ScopeType.INHERIT)
     boolean debug;
