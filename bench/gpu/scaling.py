@@ -28,13 +28,16 @@ class TarIndex:
     """Map-style: sample i is the i-th (jpg, cls) of the shards, read by its offset."""
 
     def __init__(self, shards, transform):
+        from torch_peer import wds_split  # the peer's own grouping of members into samples
         self.transform = transform
         self.items = []
         for path in shards:
             members = {}
             with tarfile.open(path, "r:") as tf:
                 for m in tf:
-                    key, _, ext = m.name.rpartition(".")
+                    if not m.isfile():
+                        continue
+                    key, ext = wds_split(m.name)
                     members.setdefault(key, {})[ext] = (m.offset_data, m.size)
             self.items += [(path, v["jpg"], v.get("cls")) for v in members.values() if "jpg" in v]
 

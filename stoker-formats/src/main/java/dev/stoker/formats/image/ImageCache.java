@@ -148,12 +148,16 @@ public final class ImageCache {
      * without a {@link #maxSide}; else the largest whose longer side is at most it (1 if none is).
      */
     int eighths(int w, int h) {
+        return eighths(w, h, maxSide);
+    }
+
+    private static int eighths(int w, int h, int maxSide) {
         if (maxSide == 0) {
             return 8;
         }
         int longer = Math.max(w, h);
         for (int k = 8; k > 1; k /= 2) { // the decoder's scales: 8/8, 4/8, 2/8, 1/8
-            if ((longer * (long) k + 7) / 8 <= maxSide) {
+            if (Jpeg.scaled(longer, k) <= maxSide) {
                 return k;
             }
         }
@@ -176,23 +180,18 @@ public final class ImageCache {
         if (n == 0) {
             return 0;
         }
-        ImageCache scale = new ImageCache(0, 1, maxSide);
         int probes = (int) Math.min(n, 64);
         long sum = 0;
         for (int i = 0; i < probes; i++) {
             dev.stoker.formats.tar.TarSample s = data.get(i * n / probes);
-            MemorySegment bytes = null;
-            for (String k : ImagePipeline.IMAGE_FIELDS) {
-                if ((bytes = s.fields().get(k)) != null) {
-                    break;
-                }
-            }
+            String field = ImagePipeline.imageField(s);
+            MemorySegment bytes = field == null ? null : s.fields().get(field);
             if (bytes == null || !Image.isJpeg(bytes)) {
                 continue; // not an image the cache can size from its header: counted as none
             }
             Jpeg.Header h = Jpeg.header(bytes, s.url() + ":" + s.key());
-            int k = scale.eighths(h.width(), h.height());
-            sum += (long) Image.PIXEL_BYTES * ((h.width() * (long) k + 7) / 8) * ((h.height() * (long) k + 7) / 8);
+            int k = eighths(h.width(), h.height(), maxSide);
+            sum += (long) Image.PIXEL_BYTES * Jpeg.scaled(h.width(), k) * Jpeg.scaled(h.height(), k);
         }
         return (long) ((double) sum / probes * n);
     }

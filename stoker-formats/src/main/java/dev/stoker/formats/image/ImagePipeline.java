@@ -348,15 +348,8 @@ public final class ImagePipeline {
     /** Decode, and choose the crop. */
     public Transform<TarSample, Prepared> transform() {
         return (s, ctx) -> {
-            MemorySegment bytes = null;
-            String kind = null;
-            for (String k : IMAGE_FIELDS) {
-                bytes = s.fields().get(k);
-                if (bytes != null) {
-                    kind = k;
-                    break;
-                }
-            }
+            String kind = imageField(s);
+            MemorySegment bytes = kind == null ? null : s.fields().get(kind);
             if (bytes == null) {
                 throw new IllegalArgumentException(s.url() + ": sample '" + s.key() + "' has no image field (one of "
                         + String.join(", ", IMAGE_FIELDS) + "; it has " + s.fields().keySet() + ")");
@@ -389,11 +382,26 @@ public final class ImagePipeline {
                 Jpeg.Header header = Jpeg.header(bytes, name);
                 crop = Jpeg.decodeCrop(bytes, header, choose(header.width(), header.height(), ctx), size, img, name);
             }
-            byte[] polled = planes.poll();
-            byte[] chw = polled != null ? polled : new byte[3 * size * size];
-            resamplers.get().resize(img, crop, size, chw);
-            return new Prepared(chw, label(s), keys ? s.key() : null);
+            return new Prepared(resample(img, crop), label(s), keys ? s.key() : null);
         };
+    }
+
+    /** The first of {@link #IMAGE_FIELDS} that sample {@code s} has, or null. */
+    static String imageField(TarSample s) {
+        for (String k : IMAGE_FIELDS) {
+            if (s.fields().containsKey(k)) {
+                return k;
+            }
+        }
+        return null;
+    }
+
+    /** {@code crop} of {@code img} resampled to uint8 planes of size², in planes from the pool (NOTE [Images]). */
+    private byte[] resample(Image img, Crop crop) {
+        byte[] polled = planes.poll();
+        byte[] chw = polled != null ? polled : new byte[3 * size * size];
+        resamplers.get().resize(img, crop, size, chw);
+        return chw;
     }
 
     /** The cached path: the sample's kept image, or its whole decode (kept if there is room), cropped and resampled. */
@@ -404,18 +412,13 @@ public final class ImagePipeline {
             if (Image.isJpeg(bytes)) {
                 Jpeg.Header header = Jpeg.header(bytes, name);
                 int k = cache.eighths(header.width(), header.height());
-                Jpeg.decode(bytes, (int) ((header.width() * (long) k + 7) / 8), (int) ((header.height() * (long) k + 7) / 8),
-                        img, name);
+                Jpeg.decode(bytes, Jpeg.scaled(header.width(), k), Jpeg.scaled(header.height(), k), img, name);
             } else {
                 Jpeg.decodeImageIo(bytes, img, name);
             }
             cache.put(ctx.index(), img);
         }
-        Crop crop = choose(img.width(), img.height(), ctx);
-        byte[] polled = planes.poll();
-        byte[] chw = polled != null ? polled : new byte[3 * size * size];
-        resamplers.get().resize(img, crop, size, chw);
-        return chw;
+        return resample(img, choose(img.width(), img.height(), ctx));
     }
 
     private Crop choose(int w, int h, SampleContext ctx) {
