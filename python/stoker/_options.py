@@ -47,6 +47,7 @@ LOADER = {
     "errors": _Opt(_STR, choices=("fail", "skip-sample", "skip-shard")),
     "cores": _Opt(_INT, 1),
     "memory_limit": _Opt(_INT, 1),
+    "streams": _Opt(_INT, 1),
 }
 
 # Nested specs: Images (shards, folder) and RemoteCache (the sources that read remote files).

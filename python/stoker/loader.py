@@ -41,6 +41,11 @@ def _distributed():
     return int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
 
 
+
+def _check_state(state):
+    if not isinstance(state, dict) or state.get("version") != 1 or not isinstance(state.get("loader"), (dict, list)):
+        raise ValueError("stoker.Loader: load_state_dict takes what state_dict() returned, or a list of them")
+
 class Loader:
     """Loads batches with Stoker for a Python training loop.
 
@@ -466,15 +471,27 @@ class Loader:
         return {"version": 1, "loader": json.loads(bytes(p))}
 
     def load_state_dict(self, state):
-        """Continues from a state_dict(); rank and world size may differ (elastic resume)."""
-        if not isinstance(state, dict) or state.get("version") != 1 or not isinstance(state.get("loader"), dict):
-            raise ValueError("stoker.Loader: load_state_dict takes what state_dict() returned")
+        """Continues from a state_dict(); rank and world size may differ (elastic resume).
+
+        A streaming source resumed at another world size takes the list of every old rank's
+        state_dict() (``torch.distributed.all_gather_object`` gathers them), merged into one:
+        each stream continues where it stood (``streams=``)."""
+        if isinstance(state, (list, tuple)):
+            if not state:
+                raise ValueError("stoker.Loader: load_state_dict got an empty list of states")
+            for s in state:
+                _check_state(s)
+            loader = [s["loader"] for s in state]
+            loader = [x for part in loader for x in (part if isinstance(part, list) else [part])]
+        else:
+            _check_state(state)
+            loader = state["loader"]
         if self._conn is None:
-            self._pending_state = state["loader"]
+            self._pending_state = loader
             return
         self._stop_pass()
         self._report(force=True)
-        self._conn.send(P.LOAD, self._consumed.to_bytes(8, "little", signed=True) + json.dumps(state["loader"]).encode())
+        self._conn.send(P.LOAD, self._consumed.to_bytes(8, "little", signed=True) + json.dumps(loader).encode())
         self._started(json.loads(bytes(self._reply(P.STARTED, void_pass=True))))
         self._state_loaded = True
         self._info["midEpoch"] = True

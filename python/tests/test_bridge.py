@@ -255,6 +255,29 @@ def test_elastic_resume_delivers_the_rest_of_the_epoch_once(data):
     assert len(seen) - len(windows) < 3, "at most the padding of the last split repeats"
 
 
+def test_a_stream_resumes_at_another_world_size_from_every_old_ranks_state(data):
+    shards = [str(data / f"shard-{s:06d}.tar") for s in range(3)]
+    opts = dict(stream=True, transform="none", keys=True, batch=3, seed=4, streams=3, shuffle_window=5)
+    seen, states = [], []
+    for rank in range(3):
+        with stoker.Loader("shards", *shards, rank=rank, world_size=3, **opts) as loader:
+            for i, b in enumerate(loader):
+                seen += b["__key__"]
+                if i == rank + 1:
+                    states.append(loader.state_dict())
+                    break
+    for rank in range(2):
+        with stoker.Loader("shards", *shards, rank=rank, world_size=2, **opts) as loader:
+            if rank == 0:  # one rank's state holds one stream of the three: refused, naming them
+                loader.load_state_dict(states[0])
+                with pytest.raises(ValueError, match=r"reads streams \[0, 2\] of 3, and the state holds only \[0\]"):
+                    len(loader)
+            loader.load_state_dict(states)
+            for b in loader:
+                seen += b["__key__"]
+    assert sorted(seen) == sorted(f"s{s}i{i:03d}" for s in range(3) for i in range(20)), "each sample once"
+
+
 def test_a_bad_shard_raises_data_error_with_the_jvm_message(data):
     with stoker.Loader("shards", data / "bad-000000.tar", transform="none", batch=4, shuffle=False) as loader:
         with pytest.raises(stoker.DataError, match="bad-000000.tar") as e:

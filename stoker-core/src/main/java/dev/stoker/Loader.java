@@ -102,23 +102,21 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         int shuffleWindow = b.shuffleWindow == 0 && shuffleBytes > 0 ? Integer.MAX_VALUE : b.shuffleWindow;
         this.allocator = b.allocator;
         this.dataFingerprint = plan.fingerprint();
-        long seed = b.seed;
         LoaderState s = b.resume;
+        BufferPool pool = BufferPool.of(b);
+        this.options = new Options(sampler, b.batchSize, workers, pool.prefetch(), b.dropLast, s == null ? b.seed : s.seed(),
+                b.rank, b.worldSize, b.tail, length, b.timeout == null ? 0 : b.timeout.toNanos(), b.collatorThread,
+                b.errorPolicy, b.ordered, b.holds, b.shardBuffer > 0 ? b.shardBuffer : Math.max(64, 2 * b.batchSize),
+                shuffleWindow, shuffleBytes, defaultWindow, b.tracer, b.streams > 0 ? b.streams : b.worldSize);
         if (s == null) {
             this.epoch = b.epoch;
             this.position = start();
             this.delivered = 0;
         } else {
-            seed = s.seed();
             this.epoch = s.epoch();
             this.delivered = s.delivered();
             this.position = Resume.position(s, b, sampler, length, dataFingerprint);
         }
-        BufferPool pool = BufferPool.of(b);
-        this.options = new Options(sampler, b.batchSize, workers, pool.prefetch(), b.dropLast, seed, b.rank, b.worldSize,
-                b.tail, length, b.timeout == null ? 0 : b.timeout.toNanos(), b.collatorThread, b.errorPolicy, b.ordered,
-                b.holds, b.shardBuffer > 0 ? b.shardBuffer : Math.max(64, 2 * b.batchSize), shuffleWindow, shuffleBytes,
-                defaultWindow, b.tracer);
         this.tuner = workers > 0 && (b.autoWorkers || b.autoPrefetch)
                 ? new Tuner(b.autoWorkers ? 1 : workers, workers, b.autoWorkers, pool.prefetch(), pool.maxPrefetch(),
                 b.autoPrefetch && !streams, Runtime.getRuntime().availableProcessors())
@@ -137,9 +135,11 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         }
     }
 
-    /** The start of an epoch, in this loader's kind of position. */
+    /** The start of an epoch, in this loader's kind of position: a stream's split into {@code options.streams()}. */
     private LoaderState.Position start() {
-        return plan.start();
+        return plan instanceof Plan.Streamed
+                ? LoaderState.Streams.start(options.streams(), options.rank(), options.worldSize())
+                : LoaderState.Indexed.START;
     }
 
     // NOTE [Holding batches]: a consumer that passes batches on (stoker serve hands them to a
@@ -211,8 +211,9 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         stopPass();
         Pass p = switch (position) {
             case LoaderState.Indexed i -> new IndexedPass(this, buffers, free, epoch, i, delivered);
-            case LoaderState.Streamed st -> new StreamPass(this, ((Plan.Streamed) plan).stream(), buffers, free, epoch, st,
+            case LoaderState.Streams st -> new StreamPass(this, ((Plan.Streamed) plan).stream(), buffers, free, epoch, st,
                     delivered);
+            case LoaderState.Streamed st -> throw new AssertionError("a loader keeps a stream's position as Streams");
         };
         pass = p;
         p.start();
@@ -229,10 +230,13 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
      * after the last batch handed out. Call it from the consuming thread, between batches.
      */
     public synchronized LoaderState state() {
-        if (pass != null && !pass.finished()) {
-            return pass.state().withData(dataFingerprint);
+        LoaderState s = pass != null && !pass.finished() ? pass.state() : stateAt(epoch, position, delivered);
+        // one stream a rank (no streams set, no elastic resume): the position of JSON before streams
+        if (s.position() instanceof LoaderState.Streams st && st.count() == s.worldSize() && st.at().size() == 1
+                && st.at().containsKey(s.rank())) {
+            s = stateAt(s.epoch(), st.at().get(s.rank()), s.delivered());
         }
-        return stateAt(epoch, position, delivered);
+        return s.withData(dataFingerprint);
     }
 
     /** A state of this loader at {@code position} of {@code epoch}, after {@code delivered} batches of it. */

@@ -36,6 +36,7 @@ public final class LoaderBuilder {
     long memoryBudget = 512L << 20;
     long memoryLimit = defaultMemoryLimit();
     int holds = 1;
+    int streams;
 
     LoaderBuilder(Plan plan) {
         this.plan = plan;
@@ -349,9 +350,28 @@ public final class LoaderBuilder {
     }
 
     /**
+     * For a {@link StreamingDataset}: splits each epoch's shards into {@code count} streams
+     * (default: one a rank), stream {@code c} taking positions {@code c, c + count, ...} of the
+     * epoch's shard order; rank {@code r} of {@code W} reads streams {@code r, r + W, ...}, one
+     * after the other, each with its own shuffle window. A stream is the unit a state records, so
+     * the {@link LoaderState#merge} of every rank's states resumes mid-epoch at any world size up
+     * to {@code count} (NOTE [Elastic streams]): choose a count every world size the job may run
+     * at divides (48, say), so that ranks get equal shares. At least the world size.
+     */
+    public LoaderBuilder streams(int count) {
+        if (count < 1) {
+            throw new IllegalArgumentException("streams must be >= 1, got " + count);
+        }
+        set("streams", "streams(" + count + ")");
+        this.streams = count;
+        return this;
+    }
+
+    /**
      * Continue from a saved {@link LoaderState}. Seed and epoch come from the state; rank and
      * world size come from this builder and may differ from the saved run's (elastic resume:
-     * give every rank of the new run the state of any rank of the old one).
+     * for a dataset read by index, give every rank of the new run the state of any rank of the
+     * old one; for a streaming dataset, the {@link LoaderState#merge} of all the old ranks').
      */
     public LoaderBuilder resume(LoaderState state) {
         Objects.requireNonNull(state, "state");
@@ -373,7 +393,7 @@ public final class LoaderBuilder {
         }
         String name = plan.name();
         if (plan instanceof Plan.Indexed) {
-            for (String o : new String[] {"shardsAhead", "shardBuffer", "shuffleWindow", "shuffleWindowBytes"}) {
+            for (String o : new String[] {"shardsAhead", "shardBuffer", "shuffleWindow", "shuffleWindowBytes", "streams"}) {
                 refuse(o, "is for streaming datasets; " + name + " is read by index, and a Sampler shuffles it whole");
             }
         } else {
@@ -387,6 +407,10 @@ public final class LoaderBuilder {
             for (String o : new String[] {"prefetch", "shardsAhead", "shardBuffer"}) {
                 refuse(o, why);
             }
+        }
+        if (streams > 0 && streams < worldSize) {
+            throw new IllegalArgumentException(setBy.get("streams") + " gives fewer streams than the world's " + worldSize
+                    + " ranks: each rank reads at least one");
         }
         if (!autoWorkers && !autoPrefetch) {
             refuse("budget", "is what AUTO may use, and neither workers nor prefetch is AUTO");

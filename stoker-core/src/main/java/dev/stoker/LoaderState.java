@@ -41,7 +41,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
     }
 
     /** Where in the epoch: by index or in a stream. */
-    public sealed interface Position permits Indexed, Streamed {
+    public sealed interface Position permits Indexed, Streamed, Streams {
     }
 
     /**
@@ -92,6 +92,40 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
      */
     public record Streamed(long shards, long samples, long blockEmitted) implements Position {
         public static final Streamed START = new Streamed(0, 0, 0);
+
+        public Streamed {
+            if (shards < 0 || samples < 0 || blockEmitted < 0) {
+                throw new IllegalArgumentException("a stream position is never negative, got shard " + shards
+                        + ", sample " + samples + ", block emitted " + blockEmitted);
+            }
+        }
+    }
+
+    /**
+     * A streaming dataset's epoch split into {@code count} streams, and where each stream in
+     * {@code at} stands (NOTE [Elastic streams]). A rank's own state holds its streams; the
+     * {@link #merge} of every rank's states holds them all, and resumes at any world size up to
+     * {@code count}.
+     */
+    public record Streams(int count, java.util.SortedMap<Integer, Streamed> at) implements Position {
+        public Streams {
+            if (count < 1) {
+                throw new IllegalArgumentException("a stream-split epoch has at least one stream, got " + count);
+            }
+            at = java.util.Collections.unmodifiableSortedMap(new java.util.TreeMap<>(at));
+            if (!at.isEmpty() && (at.firstKey() < 0 || at.lastKey() >= count)) {
+                throw new IllegalArgumentException("streams " + at.keySet() + " are not all in [0, " + count + ")");
+            }
+        }
+
+        /** An epoch's start: {@code count} streams, those of {@code rank} of {@code worldSize} at their start. */
+        static Streams start(int count, int rank, int worldSize) {
+            java.util.TreeMap<Integer, Streamed> at = new java.util.TreeMap<>();
+            for (int c = rank; c < count; c += worldSize) {
+                at.put(c, Streamed.START);
+            }
+            return new Streams(count, at);
+        }
     }
 
     /**
@@ -104,17 +138,108 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
             case Streamed s when s.samples() == 0 && s.blockEmitted() == 0 -> new Indexed(0, s.shards(), new long[0]);
             case Streamed s -> throw new ResumeException("cannot resume: the state is a streaming dataset's (sample "
                     + s.samples() + " of shard " + s.shards() + "), this loader reads by index");
+            case Streams s -> throw new ResumeException("cannot resume: the state is a streaming dataset's (" + s.count()
+                    + " streams), this loader reads by index");
         };
     }
 
-    /** {@link #position()} as {@link Streamed}, the same way round. */
-    Streamed streamed() {
-        return switch (position) {
+    /**
+     * The states of every rank of one run, taken at one point of an epoch, as one state: for a
+     * streaming dataset, every stream's position, so that a run of any world size (up to the
+     * streams' count) resumes from it (NOTE [Elastic streams]); for a dataset read by index,
+     * where ranks move in lockstep, their common position.
+     *
+     * @throws IllegalArgumentException when the states are not of one run at one point: naming
+     *                                  what differs
+     */
+    public static LoaderState merge(java.util.Collection<LoaderState> states) {
+        if (states.isEmpty()) {
+            throw new IllegalArgumentException("loader states: nothing to merge");
+        }
+        LoaderState first = states.iterator().next();
+        long epoch = Long.MAX_VALUE;
+        for (LoaderState s : states) {
+            if (!s.sampler.equals(first.sampler) || s.size != first.size || s.seed != first.seed
+                    || s.batchSize != first.batchSize || s.data != first.data || s.worldSize != first.worldSize
+                    || s.position instanceof Indexed != first.position instanceof Indexed) {
+                throw new IllegalArgumentException("loader states: not of one run (rank " + first.rank + ": "
+                        + first.describe() + "; rank " + s.rank + ": " + s.describe() + ")");
+            }
+            epoch = Math.min(epoch, s.epoch);
+        }
+        java.util.TreeMap<Integer, Streamed> at = new java.util.TreeMap<>();
+        java.util.List<LoaderState> finished = new java.util.ArrayList<>();
+        LoaderState in = null;
+        int count = 0;
+        long delivered = 0;
+        for (LoaderState s : states) {
+            if (s.epoch != epoch) {
+                // a rank that finished the epoch (its share was smaller) is at the next one's start
+                if (s.epoch != epoch + 1 || s.delivered != 0 || s.position instanceof Indexed) {
+                    throw new IllegalArgumentException("loader states: not of one point of the run (rank " + s.rank
+                            + " delivered " + s.delivered + " batches of epoch " + s.epoch + ", another rank is in epoch "
+                            + epoch + ")");
+                }
+                finished.add(s);
+                continue;
+            }
+            in = s;
+            delivered = Math.max(delivered, s.delivered);
+            if (first.position instanceof Indexed i) {
+                if (!(s.position instanceof Indexed j) || j.segmentStart() != i.segmentStart()
+                        || j.rankOffset() != i.rankOffset() || j.done.length > 0 || i.done.length > 0) {
+                    throw new IllegalArgumentException("loader states: ranks of a dataset read by index move in lockstep,"
+                            + " but rank " + first.rank + " is at " + first.position + " and rank " + s.rank + " at "
+                            + s.position);
+                }
+                continue;
+            }
+            Streams own = s.streams();
+            if (count != 0 && own.count() != count) {
+                throw new IllegalArgumentException("loader states: rank " + s.rank + "'s epoch is split into " + own.count()
+                        + " streams, another rank's into " + count);
+            }
+            count = own.count();
+            for (var e : own.at().entrySet()) {
+                Streamed before = at.putIfAbsent(e.getKey(), e.getValue());
+                if (before != null && !before.equals(e.getValue())) {
+                    throw new IllegalArgumentException("loader states: stream " + e.getKey() + " is at " + before
+                            + " in one state and at " + e.getValue() + " in another (states of different points?)");
+                }
+            }
+        }
+        for (LoaderState s : finished) { // every stream it read is done ("size" shards is past any stream's end)
+            for (int c = s.rank; c < count; c += s.worldSize) {
+                at.put(c, new Streamed(s.size, 0, 0));
+            }
+        }
+        Position position = in.position instanceof Indexed ? in.position : new Streams(count, at);
+        return new LoaderState(first.sampler, first.size, first.seed, epoch, first.worldSize, 0, first.batchSize,
+                position, delivered, first.data);
+    }
+
+    private String describe() {
+        return "sampler " + sampler + ", " + size + " positions, seed " + seed + ", epoch " + epoch + ", world size "
+                + worldSize + ", batch size " + batchSize + ", data " + Long.toHexString(data);
+    }
+
+    /**
+     * {@link #position()} as {@link Streams}, the same way round: a {@link Streamed} position (or
+     * an indexed one at a shard boundary) is stream {@code rank} of {@code worldSize}, one stream
+     * a rank, the split of a run that did not set its streams.
+     */
+    Streams streams() {
+        if (position instanceof Streams s) {
+            return s;
+        }
+        Streamed one = switch (position) {
             case Streamed s -> s;
             case Indexed i when i.segmentStart() == 0 && i.done.length == 0 -> new Streamed(i.rankOffset(), 0, 0);
             case Indexed i -> throw new ResumeException("cannot resume: the state is of a dataset read by index ("
                     + i.rankOffset() + " samples a rank from " + i.segmentStart() + "), this loader streams");
+            case Streams s -> throw new AssertionError();
         };
+        return new Streams(worldSize, new java.util.TreeMap<>(java.util.Map.of(rank, one)));
     }
 
     /** This state, saved from data of fingerprint {@code data}. */
@@ -126,6 +251,8 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
     // position had kinds still load: a stream's shards are "rankOffset", its samples
     // "sampleInShard". "position" says the kind; a state without it is a stream's when it has
     // samples or block progress, and otherwise reads as either kind (the numbers are the same).
+    // A "streams" position (NOTE [Elastic streams]) keeps those numbers at 0, its count in
+    // "streams" and each stream it knows in "at" as [stream, shards, samples, blockEmitted].
 
     public String toJson() {
         StringWriter out = new StringWriter();
@@ -155,6 +282,20 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                     g.writeNumberField("rankOffset", s.shards());
                     g.writeNumberField("sampleInShard", s.samples());
                     g.writeNumberField("blockEmitted", s.blockEmitted());
+                }
+                case Streams s -> {
+                    g.writeStringField("position", "streams");
+                    g.writeNumberField("segmentStart", 0);
+                    g.writeNumberField("rankOffset", 0);
+                    g.writeNumberField("sampleInShard", 0);
+                    g.writeNumberField("blockEmitted", 0);
+                    g.writeNumberField("streams", s.count());
+                    g.writeArrayFieldStart("at");
+                    for (var e : s.at().entrySet()) {
+                        g.writeArray(new long[] {e.getKey(), e.getValue().shards(), e.getValue().samples(),
+                            e.getValue().blockEmitted()}, 0, 4);
+                    }
+                    g.writeEndArray();
                 }
             }
             g.writeArrayFieldStart("done");
@@ -209,6 +350,40 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
     }
 
     /**
+     * A state's JSON ({@link #fromJson}), or a JSON array of the states of every rank of a run,
+     * {@link #merge}d (what a streaming dataset resumed at another world size takes).
+     *
+     * @throws IllegalArgumentException naming what is malformed, or why the states do not merge
+     */
+    public static LoaderState fromJsonStates(String json) {
+        String t = json.strip();
+        if (!t.startsWith("[")) {
+            return fromJson(json);
+        }
+        List<LoaderState> states = new ArrayList<>();
+        try (JsonParser p = JSON.createParser(t)) {
+            p.nextToken();
+            while (p.nextToken() == JsonToken.START_OBJECT) {
+                int from = (int) p.currentTokenLocation().getCharOffset();
+                p.skipChildren();
+                int to = (int) p.currentTokenLocation().getCharOffset() + 1;
+                try {
+                    states.add(fromJson(t.substring(from, to)));
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("loader states: state " + states.size() + ": " + e.getMessage(), e);
+                }
+            }
+            if (p.currentToken() != JsonToken.END_ARRAY || p.nextToken() != null) {
+                throw new IllegalArgumentException("loader states: expected a JSON array of states, found "
+                        + p.currentToken() + " after state " + states.size());
+            }
+        } catch (IOException e) {
+            throw new IllegalArgumentException("loader states: malformed JSON: " + e.getMessage().lines().findFirst().orElse(""), e);
+        }
+        return merge(states);
+    }
+
+    /**
      * Reads a state written by {@link #toJson()}.
      *
      * @throws IllegalArgumentException naming what is missing or malformed
@@ -221,6 +396,8 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
         long[] v = new long[11];
         boolean[] seen = new boolean[11];
         List<Long> done = new ArrayList<>();
+        long streamCount = -1;
+        java.util.TreeMap<Integer, Streamed> at = new java.util.TreeMap<>();
         String[] names = {"size", "seed", "epoch", "worldSize", "rank", "batchSize", "segmentStart", "rankOffset", "delivered",
             "sampleInShard", "blockEmitted"};
         try (JsonParser p = JSON.createParser(json)) {
@@ -240,6 +417,34 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                         } catch (NumberFormatException e) {
                             throw new IllegalArgumentException("loader state: 'data' must be a hexadecimal fingerprint, got '"
                                     + p.getText() + "'");
+                        }
+                    }
+                    case "streams" -> {
+                        if (t != JsonToken.VALUE_NUMBER_INT) {
+                            throw new IllegalArgumentException("loader state: 'streams' must be an integer");
+                        }
+                        streamCount = p.getLongValue();
+                    }
+                    case "at" -> {
+                        if (t != JsonToken.START_ARRAY) {
+                            throw new IllegalArgumentException("loader state: 'at' must be an array");
+                        }
+                        while (p.nextToken() != JsonToken.END_ARRAY) {
+                            long[] e = new long[4];
+                            int n = 0;
+                            if (p.currentToken() == JsonToken.START_ARRAY) {
+                                while (p.nextToken() == JsonToken.VALUE_NUMBER_INT && n < 4) {
+                                    e[n++] = p.getLongValue();
+                                }
+                            }
+                            if (n != 4 || p.currentToken() != JsonToken.END_ARRAY || e[0] < 0 || e[0] > Integer.MAX_VALUE
+                                    || e[1] < 0 || e[2] < 0 || e[3] < 0) {
+                                throw new IllegalArgumentException("loader state: each of 'at' must be [stream, shards, "
+                                        + "samples, blockEmitted], integers >= 0 (entry " + at.size() + ")");
+                            }
+                            if (at.put((int) e[0], new Streamed(e[1], e[2], e[3])) != null) {
+                                throw new IllegalArgumentException("loader state: stream " + e[0] + " is twice in 'at'");
+                            }
                         }
                     }
                     case "done" -> {
@@ -299,11 +504,28 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
             throw new IllegalArgumentException("loader state: out of range (size " + v[0] + ", segmentStart " + v[6]
                     + ", rankOffset " + v[7] + ", worldSize " + v[3] + ", rank " + v[4] + ", batchSize " + v[5] + ")");
         }
+        if ("streams".equals(kind)) {
+            if (streamCount < 1 || streamCount > Integer.MAX_VALUE || !at.isEmpty() && at.lastKey() >= streamCount) {
+                throw new IllegalArgumentException("loader state: a 'streams' position needs 'streams' >= 1 and 'at' "
+                        + "entries of streams below it (streams " + streamCount + ", at " + at.keySet() + ")");
+            }
+            if (v[6] != 0 || v[7] != 0 || v[9] != 0 || v[10] != 0 || d.length > 0) {
+                throw new IllegalArgumentException("loader state: a 'streams' position keeps its streams in 'at', and"
+                        + " another kind's numbers at 0 (segmentStart " + v[6] + ", rankOffset " + v[7] + ", sampleInShard "
+                        + v[9] + ", blockEmitted " + v[10] + ", done " + done + ")");
+            }
+            return new LoaderState(sampler, v[0], v[1], v[2], Math.toIntExact(v[3]), Math.toIntExact(v[4]),
+                    Math.toIntExact(v[5]), new Streams((int) streamCount, at), v[8], data[0]);
+        }
+        if (streamCount >= 0 || !at.isEmpty()) {
+            throw new IllegalArgumentException("loader state: 'streams' and 'at' belong to a 'streams' position, not to "
+                    + (kind == null ? "one without a kind" : "a '" + kind + "' one"));
+        }
         boolean streamed = kind == null ? v[9] > 0 || v[10] > 0 : switch (kind) {
             case "streamed" -> true;
             case "indexed" -> false;
-            default -> throw new IllegalArgumentException("loader state: 'position' must be indexed or streamed, got '"
-                    + kind + "'");
+            default -> throw new IllegalArgumentException("loader state: 'position' must be indexed, streamed or streams,"
+                    + " got '" + kind + "'");
         };
         if (streamed && (v[6] != 0 || d.length > 0) || !streamed && (v[9] != 0 || v[10] != 0)) {
             throw new IllegalArgumentException("loader state: a " + (streamed ? "streamed" : "indexed")

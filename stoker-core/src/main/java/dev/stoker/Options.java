@@ -18,11 +18,12 @@ package dev.stoker;
  * @param defaultWindow  the window is the default one, where a sample that does not tell its size
  *                       counts as {@link Sized#UNSIZED}
  * @param tracer         receives spans, or null
+ * @param streams        streams a streaming dataset's epoch is split into (NOTE [Elastic streams])
  */
 record Options(Sampler sampler, int batchSize, int workers, int ahead, boolean dropLast, long seed, int rank,
                int worldSize, Partition.Tail tail, long length, long timeoutNanos, Boolean collatorThread,
                ErrorPolicy errorPolicy, boolean ordered, int holds, int shardBuffer, int shuffleWindow,
-               long shuffleBytes, boolean defaultWindow, Tracer tracer) {
+               long shuffleBytes, boolean defaultWindow, Tracer tracer, int streams) {
 
     /** This rank's part of the epoch from {@code segmentStart}. */
     Partition partition(long segmentStart) {

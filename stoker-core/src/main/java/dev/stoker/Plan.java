@@ -17,9 +17,6 @@ sealed interface Plan permits Plan.Indexed, Plan.Streamed {
     /** The data's content fingerprint ({@link Dataset#fingerprint}). */
     long fingerprint();
 
-    /** The start of an epoch, in this shape's kind of position. */
-    LoaderState.Position start();
-
     /** Shards left out when the dataset was opened (see {@link Dataset#shardsLeftOut}). */
     long shardsLeftOut();
 
@@ -42,11 +39,6 @@ sealed interface Plan permits Plan.Indexed, Plan.Streamed {
         @Override
         public long fingerprint() {
             return source.fingerprint();
-        }
-
-        @Override
-        public LoaderState.Position start() {
-            return LoaderState.Indexed.START;
         }
 
         @Override
@@ -74,11 +66,6 @@ sealed interface Plan permits Plan.Indexed, Plan.Streamed {
         @Override
         public long fingerprint() {
             return stream.dataset.fingerprint();
-        }
-
-        @Override
-        public LoaderState.Position start() {
-            return LoaderState.Streamed.START;
         }
 
         @Override

@@ -24,21 +24,9 @@ final class Resume {
         }
         boolean sameSplit = s.worldSize() == b.worldSize;
         if (b.plan instanceof Plan.Streamed) {
-            LoaderState.Streamed p = s.streamed();
+            LoaderState.Streams p = s.streams();
             checkData(s, dataFingerprint);
-            if (s.rank() != b.rank) {
-                throw new ResumeException("cannot resume: the state is rank " + s.rank() + "'s and this is rank " + b.rank
-                        + "; ranks of a streaming dataset progress independently, so each rank resumes its own state");
-            }
-            if (!sameSplit) {
-                throw new ResumeException("cannot resume: a streaming dataset resumes with the world size it was "
-                        + "saved with (" + s.worldSize() + "); elastic resume needs a random-access dataset");
-            }
-            if (p.shards() < 0 || p.samples() < 0 || p.blockEmitted() < 0 || p.shards() > length) {
-                throw new ResumeException("cannot resume: the state's position (shard " + p.shards()
-                        + ") lies past the end of an epoch of " + length);
-            }
-            return p;
+            return streams(p, b, length);
         }
         LoaderState.Indexed p = s.indexed();
         checkData(s, dataFingerprint);
@@ -66,6 +54,41 @@ final class Resume {
         long remaining = length - p.segmentStart();
         long consumed = Math.min(remaining, Math.multiplyExact(p.rankOffset(), (long) s.worldSize()));
         return new LoaderState.Indexed(p.segmentStart() + consumed, 0, new long[0]);
+    }
+
+    /**
+     * NOTE [Elastic streams]: a stream is the unit of a streaming dataset's state, so a run of
+     * any world size up to the streams' count resumes a state that holds the position of every
+     * stream its rank now reads ({@code c = rank, rank + W, ...}): its own state at the same
+     * world size, or the merge of every old rank's at another.
+     */
+    private static LoaderState.Streams streams(LoaderState.Streams p, LoaderBuilder b, long length) {
+        if (p.count() < b.worldSize) {
+            throw new ResumeException("cannot resume: the state's epoch is split into " + p.count() + " streams, fewer"
+                    + " than this run's " + b.worldSize + " ranks; a job that may grow sets streams(n) (--streams N) when"
+                    + " it starts");
+        }
+        java.util.List<Integer> missing = new java.util.ArrayList<>();
+        java.util.List<Integer> reads = new java.util.ArrayList<>();
+        for (int c = b.rank; c < p.count(); c += b.worldSize) {
+            reads.add(c);
+            LoaderState.Streamed at = p.at().get(c);
+            if (at == null) {
+                missing.add(c);
+                continue;
+            }
+            if (at.shards() > length) { // (a merge marks a finished rank's streams done with the epoch's length)
+                throw new ResumeException("cannot resume: the state's stream " + c + " is at shard " + at.shards()
+                        + ", past the end of an epoch of " + length + " shards");
+            }
+        }
+        if (!missing.isEmpty()) {
+            throw new ResumeException("cannot resume: rank " + b.rank + " of " + b.worldSize + " reads streams " + reads
+                    + " of " + p.count() + ", and the state holds " + (p.at().isEmpty() ? "none" : "only " + p.at().keySet())
+                    + " (not " + missing + "); resume a rank from its own state at the same world size, or every rank from the merge of all"
+                    + " the old ranks' states (LoaderState.merge; load_state_dict with the list of their state_dicts; --resume once per file)");
+        }
+        return p;
     }
 
     /** The state was saved from this dataset, as far as fingerprints tell (after its kind of position was checked). */

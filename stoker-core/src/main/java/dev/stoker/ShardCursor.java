@@ -43,8 +43,9 @@ final class ShardCursor {
         try {
             if (reader == null) {
                 reader = stream.source().dataset.open(shard);
-                if (position == stream.first() && stream.skipFirst() > 0) {
-                    offset = reader.skip(stream.skipFirst());
+                long skip = stream.skipAt(position);
+                if (skip > 0) {
+                    offset = reader.skip(skip);
                 }
             }
             while (!pass.cancelled()) {

@@ -8,7 +8,7 @@ package dev.stoker;
  * (already in the epoch's shuffled shard order: tier one) in blocks of {@code window} samples (or
  * fewer: a block also ends at the sample that brings it to {@code bytes}) and hands each block out
  * in a keyed random order (tier two). A block is a pure function of where it starts in the
- * stream, and its order of (seed, epoch, rank, that start), so a state holding the block's start
+ * stream, and its order of (seed, epoch, stream, that start), so a state holding the block's start
  * and how many of it were delivered resumes exactly.
  */
 final class ShuffleWindow {
@@ -45,16 +45,21 @@ final class ShuffleWindow {
     /** Sum of |place handed out - place in the stream| of the samples handed out, for the stats. */
     long displacement;
 
+    /** Added to a pass's shard position to give the stream's own, which keys a block's order. */
+    private final long shift;
+
     /**
-     * @param key  the block orders' key: a function of (seed, epoch, rank)
-     * @param at   where the first block starts
-     * @param skip how many of the first block's order the saved pass delivered
+     * @param key   the block orders' key: a function of (seed, epoch, stream)
+     * @param shift the stream's shard position less the pass's (resumed passes number from 0)
+     * @param at    where the first block starts
+     * @param skip  how many of the first block's order the saved pass delivered
      */
-    ShuffleWindow(int window, long bytes, boolean defaultWindow, long key, StreamPosition at, long skip) {
+    ShuffleWindow(int window, long bytes, boolean defaultWindow, long key, long shift, StreamPosition at, long skip) {
         this.window = window;
         this.bytes = bytes;
         this.defaultWindow = defaultWindow;
         this.key = key;
+        this.shift = shift;
         this.after = at;
         this.start = at;
         this.skipInFirst = skip;
@@ -128,7 +133,7 @@ final class ShuffleWindow {
         if (n == 0) {
             return false;
         }
-        order = new Permutation(n, Keys.key(key, start.shard(), start.offset()));
+        order = new Permutation(n, Keys.key(key, start.shard() + shift, start.offset()));
         // resuming inside the first block: the first `skipInFirst` of its order were delivered
         for (; emitted < Math.min(n, skipInFirst); emitted++) {
             values[(int) order.apply(emitted)] = null;

@@ -3,19 +3,60 @@ package dev.stoker;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One epoch of this rank's stream of shards, as every part of a {@link StreamPass} sees it: the
+ * One epoch of this rank's streams of shards, as every part of a {@link StreamPass} sees it: the
  * shard at each position, the transform under its seed, and failures that name the shard and
  * sample. Immutable.
  *
- * @param first     the first position of the pass (where it resumes)
- * @param skipFirst samples of the first position that the saved pass already delivered
+ * <p>The rank reads its streams (NOTE [Elastic streams]) one after the other, each from where the
+ * pass resumes it: the pass's positions {@code m = 0, 1, ...} run through {@link #segments} in
+ * turn.
  */
-record StreamEpoch(StreamSource<?, ?> source, Options options, long epoch, Order order, Partition partition,
-                   long first, long skipFirst) {
+record StreamEpoch(StreamSource<?, ?> source, Options options, long epoch, Order order, int streams, Segment[] segments) {
 
-    /** This rank's shard positions in the epoch. */
+    /**
+     * The part of stream {@code stream} this pass reads: its shards from {@code first} (the
+     * first {@code skip} samples of which the saved pass delivered, and {@code blockEmitted} of
+     * the shuffle block starting there), at the pass's positions from {@code base}.
+     */
+    record Segment(int stream, Partition partition, long first, long skip, long blockEmitted, long base) {
+        /** The pass's positions this segment covers. */
+        long length() {
+            return partition.length() - first;
+        }
+
+        long end() {
+            return base + length();
+        }
+    }
+
+    /** The epoch of {@code at}'s streams that {@code options.rank()} reads, from where {@code at} holds them. */
+    static StreamEpoch of(StreamSource<?, ?> source, Options o, long epoch, LoaderState.Streams at) {
+        java.util.List<Segment> segments = new java.util.ArrayList<>();
+        long base = 0;
+        for (int c = o.rank(); c < at.count(); c += o.worldSize()) {
+            Partition p = new Partition(0, o.length(), at.count(), c, o.tail());
+            LoaderState.Streamed s = at.at().get(c);
+            long first = Math.min(s.shards(), p.length());
+            Segment segment = new Segment(c, p, first, s.samples(), s.blockEmitted(), base);
+            segments.add(segment);
+            base = segment.end();
+        }
+        return new StreamEpoch(source, o, epoch, o.sampler().order(source.shards(), o.seed(), epoch), at.count(),
+                segments.toArray(Segment[]::new));
+    }
+
+    /** This rank's shard positions in the epoch, all its segments together. */
     long shards() {
-        return partition.length();
+        return segments.length == 0 ? 0 : segments[segments.length - 1].end();
+    }
+
+    /** The segment that holds position {@code m} (the last one for {@code m} at or past the end). */
+    int segmentOf(long m) {
+        int i = 0;
+        while (i < segments.length - 1 && m >= segments[i].end()) {
+            i++;
+        }
+        return i;
     }
 
     /** At most this many shard positions are announced to {@link StreamingDataset#plan} (endless streams). */
@@ -23,16 +64,55 @@ record StreamEpoch(StreamSource<?, ?> source, Options options, long epoch, Order
 
     /** Tells the dataset which shards the pass reads, in order, from its first position. */
     void announce() {
-        int[] upcoming = new int[(int) Math.min(shards() - first, PLAN_LIMIT)];
+        int[] upcoming = new int[(int) Math.min(shards(), PLAN_LIMIT)];
         for (int i = 0; i < upcoming.length; i++) {
-            upcoming[i] = shardAt(first + i);
+            upcoming[i] = shardAt(i);
         }
         source.dataset.plan(upcoming);
     }
 
-    /** The shard at position {@code m} of this rank's stream. */
+    /** The shard at position {@code m} of this rank's streams. */
     int shardAt(long m) {
-        return (int) order.index(partition.position(m));
+        Segment s = segments[segmentOf(m)];
+        return (int) order.index(s.partition.position(s.first + m - s.base));
+    }
+
+    /** Samples of the shard at position {@code m} the saved pass delivered (to skip when it opens). */
+    long skipAt(long m) {
+        Segment s = segments[segmentOf(m)];
+        return m == s.base && s.length() > 0 ? s.skip : 0;
+    }
+
+    /** Where this rank's streams stood when the pass started. */
+    LoaderState.Streams startPosition() {
+        java.util.TreeMap<Integer, LoaderState.Streamed> at = new java.util.TreeMap<>();
+        for (Segment s : segments) {
+            at.put(s.stream, new LoaderState.Streamed(s.first, s.skip, s.blockEmitted));
+        }
+        return new LoaderState.Streams(streams, at);
+    }
+
+    /**
+     * Where the streams stand at sample {@code offset} of position {@code m}, {@code emitted}
+     * samples of the shuffle block starting there delivered: those before {@code m}'s segment
+     * done, those after it where the pass found them.
+     */
+    LoaderState.Streams positionAt(long m, long offset, long emitted) {
+        java.util.TreeMap<Integer, LoaderState.Streamed> at = new java.util.TreeMap<>();
+        int k = segmentOf(m);
+        for (int i = 0; i < segments.length; i++) {
+            Segment s = segments[i];
+            LoaderState.Streamed p;
+            if (i < k || i == k && m >= s.end()) {
+                p = new LoaderState.Streamed(s.partition.length(), 0, 0);
+            } else if (i == k) {
+                p = new LoaderState.Streamed(s.first + m - s.base, offset, emitted);
+            } else {
+                p = new LoaderState.Streamed(s.first, s.skip, s.blockEmitted);
+            }
+            at.put(s.stream, p);
+        }
+        return new LoaderState.Streams(streams, at);
     }
 
     String name() {
@@ -46,6 +126,11 @@ record StreamEpoch(StreamSource<?, ?> source, Options options, long epoch, Order
 
     boolean transforms() {
         return source.transform != null;
+    }
+
+    /** The shuffle blocks' key of the segment {@code i}: a function of (seed, epoch, stream). */
+    long blockKey(int i) {
+        return Keys.key(options.seed(), epoch, segments[i].stream);
     }
 
     /** Sets {@code context} for sample {@code offset} of {@code shard}: the transform's seeded randomness. */

@@ -28,24 +28,43 @@ final class StreamFill implements ShuffleWindow.Stream {
     private long fillCount;
     /** The shard of each sample taken for the batch being filled (sorted in place to count them). */
     private int[] fillShards = new int[0];
-    /** The shuffle window's blocks, or null for stream order. */
-    private final ShuffleWindow block;
+    /** The shuffle window's blocks (of the current segment's stream), or null for stream order. */
+    private ShuffleWindow block;
+    /** The segment of the pass ({@link StreamEpoch#segments}) samples are taken from: a block ends with its stream. */
+    private int segment;
 
-    StreamFill(StreamPass pass, Options o, StreamEpoch stream, long epoch, long deliveredBase, LoaderState.Streamed at,
-               long first) {
+    StreamFill(StreamPass pass, Options o, StreamEpoch stream, long epoch, long deliveredBase) {
         this.pass = pass;
         this.o = o;
         this.stream = stream;
         this.epoch = epoch;
         this.deliveredBase = deliveredBase;
         this.shardCount = pass.shardCount();
-        this.fillShard = first;
-        this.fillOffset = at.samples();
-        this.block = o.shuffleWindow() > 0
-                ? new ShuffleWindow(o.shuffleWindow(), o.shuffleBytes(), o.defaultWindow(), Keys.key(o.seed(), epoch, o.rank()),
-                new StreamPosition(first, at.samples()), at.blockEmitted())
-                : null;
+        StreamEpoch.Segment first = stream.segments().length > 0 ? stream.segments()[0] : null;
+        this.fillShard = 0;
+        this.fillOffset = first != null ? first.skip() : 0;
+        this.block = o.shuffleWindow() > 0 && first != null ? window(0) : null;
         this.inline = new ShardCursor(stream, pass, counters, new StageTimes(), true);
+    }
+
+    /** The shuffle window of segment {@code i}'s stream, from where the pass resumes it. */
+    private ShuffleWindow window(int i) {
+        StreamEpoch.Segment s = stream.segments()[i];
+        return new ShuffleWindow(o.shuffleWindow(), o.shuffleBytes(), o.defaultWindow(), stream.blockKey(i),
+                s.first() - s.base(), new StreamPosition(s.base(), s.skip()), s.blockEmitted());
+    }
+
+    /** The next sample of the shuffled blocks into {@code item}, moving on to the next segment's window at a segment's end. */
+    private boolean nextShuffled(StreamItem item, long t0) {
+        while (!block.next(item, this, t0)) {
+            if (segment + 1 >= stream.segments().length) {
+                return false;
+            }
+            long displacement = block.displacement;
+            block = window(++segment);
+            block.displacement = displacement;
+        }
+        return true;
     }
 
     WorkerCounters counters() {
@@ -79,7 +98,7 @@ final class StreamFill implements ShuffleWindow.Stream {
         while (batch.rows < o.batchSize()) {
             pass.checkCurrent(); // a stopping collator takes no further sample
             // the stream's next sample, or the next of the shuffled block
-            if (block == null ? !take(item, t0, o.batchSize() - batch.rows) : !block.next(item, this, t0)) {
+            if (block == null ? !take(item, t0, o.batchSize() - batch.rows) : !nextShuffled(item, t0)) {
                 break;
             }
             if (taken == fillShards.length) {
@@ -159,7 +178,9 @@ final class StreamFill implements ShuffleWindow.Stream {
         // with a collator, the consumer's own wait is what the timeout bounds (FilledQueue.take):
         // the collator may start a batch a training step or two before the consumer asks for it
         long deadline = o.timeoutNanos() > 0 && !pass.collatorRunning() ? t0 + o.timeoutNanos() : Long.MAX_VALUE;
-        while (pass.current() < shardCount) {
+        // a shuffle block ends with its segment's stream
+        long end = block != null ? stream.segments()[segment].end() : shardCount;
+        while (pass.current() < end) {
             if (pass.workerCount() == 0) {
                 if (takeInline(item)) {
                     return true;

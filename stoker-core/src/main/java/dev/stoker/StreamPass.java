@@ -7,8 +7,9 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * One pass over (the rest of) an epoch of a {@link StreamingDataset}.
  *
- * <p>NOTE [Streaming]: this rank's shards are positions {@code m = 0, 1, ...} of its
- * {@link Partition} of the epoch's shard {@link Order}. Workers claim shard positions in order
+ * <p>NOTE [Streaming]: this rank's shards are positions {@code m = 0, 1, ...} of its streams
+ * (each a {@link Partition} of the epoch's shard {@link Order}, read one after another: NOTE
+ * [Elastic streams]). Workers claim shard positions in order
  * (at most {@code shardsAhead} ahead of the one the consumer reads) and read each shard's samples
  * into a bounded ring of its own; the transforms of a ring's samples are claimed one by one by
  * any worker with nothing better to do, earliest ring first (NOTE [Helping]), so one shard keeps
@@ -16,7 +17,8 @@ import java.util.concurrent.locks.LockSupport;
  * drains the rings in position order and collates the samples into batches. So batch contents
  * depend only on the shard order and the shards' contents, never on worker timing, and memory is
  * bounded by {@code shardsAhead × shardBuffer} samples. The position after a batch is (shard
- * position, sample offset in that shard); resuming reopens that shard and skips the offset.
+ * position, sample offset in that shard), told as each stream's; resuming reopens that shard and
+ * skips the offset.
  *
  * <p>The filling side is the caller's thread or a collator's ({@link CollatorThread}, NOTE
  * [Background collation]); the workers are {@link StreamWorker}s.
@@ -45,7 +47,7 @@ final class StreamPass extends Pass implements ShardRing.Owner, FilledQueue.Wait
     // consumer side
     private final StageTimes consumerTimes = new StageTimes();
     private final WorkerCounters[] allCounters;
-    /** The position after the last batch delivered; the prepared batch's is in its Filled. */
+    /** The position after the last batch delivered (once one was); the prepared batch's is in its Filled. */
     private long positionShard;
     private long positionOffset;
     private long positionEmitted;
@@ -67,7 +69,7 @@ final class StreamPass extends Pass implements ShardRing.Owner, FilledQueue.Wait
     private final StreamFill fill;
 
     StreamPass(Loader loader, StreamSource<?, ?> source, Batch[] buffers, FreeList free, long epoch,
-              LoaderState.Streamed at, long delivered) {
+              LoaderState.Streams at, long delivered) {
         this.loader = loader;
         this.o = loader.options;
         this.stats = loader.statsSink();
@@ -75,17 +77,11 @@ final class StreamPass extends Pass implements ShardRing.Owner, FilledQueue.Wait
         this.buffer = buffers[0];
         this.free = free;
         this.epoch = epoch;
-        Partition partition = o.partition(0);
-        long first = Math.min(at.shards(), partition.length());
-        this.stream = new StreamEpoch(source, o, epoch, o.sampler().order(source.shards(), o.seed(), epoch), partition,
-                first, at.samples());
-        this.shardCount = partition.length();
+        this.stream = StreamEpoch.of(source, o, epoch, at);
+        this.shardCount = stream.shards();
         this.window = o.ahead();
-        this.claim = new AtomicLong(first);
-        this.current = first;
-        this.positionShard = first;
-        this.positionOffset = at.samples();
-        this.positionEmitted = o.shuffleWindow() > 0 ? at.blockEmitted() : 0;
+        this.claim = new AtomicLong(0);
+        this.current = 0;
         this.held = new HeldBatches(o.holds(), this::giveBack);
         this.deliveredBase = delivered;
         this.rings = new ShardRing[o.workers() == 0 ? 0 : window];
@@ -100,7 +96,7 @@ final class StreamPass extends Pass implements ShardRing.Owner, FilledQueue.Wait
             loader.tuner.restart();
             this.active = loader.tuner.workers();
         }
-        this.fill = new StreamFill(this, o, stream, epoch, delivered, at, first);
+        this.fill = new StreamFill(this, o, stream, epoch, delivered);
         this.allCounters = java.util.Arrays.copyOf(workers, workers.length + 1, WorkerCounters[].class);
         allCounters[workers.length] = fill.counters();
         this.filled = new FilledQueue.Filled[pool.length];
@@ -150,8 +146,8 @@ final class StreamPass extends Pass implements ShardRing.Owner, FilledQueue.Wait
 
     @Override
     LoaderState state() {
-        return loader.stateAt(epoch, new LoaderState.Streamed(positionShard, positionOffset, positionEmitted),
-                deliveredBase + delivered);
+        return loader.stateAt(epoch, delivered == 0 ? stream.startPosition() : stream.positionAt(positionShard,
+                positionOffset, positionEmitted), deliveredBase + delivered);
     }
 
     // ---- ShardRing.Owner, FilledQueue.Waiting -------------------------------------------------

@@ -102,11 +102,11 @@ class HandOffStressTest {
             int n = 4_000;
             int helpers = 1 + round % 3;
             Options o = new Options(Sampler.sequential(), 8, helpers, 1, false, 1, 0, 1, Partition.Tail.PAD, 1, 0, null,
-                    ErrorPolicy.FAIL, true, 1, capacity, 0, 0, false, null);
+                    ErrorPolicy.FAIL, true, 1, capacity, 0, 0, false, null, 1);
             StreamingDataset<Long> none = new StreamingTest.Shards(1, 1, -1, -1);
             Transform<Long, Long> negate = (v, ctx) -> -v;
-            StreamEpoch epoch = new StreamEpoch(new StreamSource<>(none, negate, StreamingTest.VALUE), o, 0,
-                    o.sampler().order(1, 1, 0), o.partition(0), 0, 0);
+            StreamEpoch epoch = StreamEpoch.of(new StreamSource<>(none, negate, StreamingTest.VALUE), o, 0,
+                    LoaderState.Streams.start(1, 0, 1));
             Thread taker = Thread.currentThread();
             volatile_int needed = new volatile_int();
             ShardRing[] box = new ShardRing[1];

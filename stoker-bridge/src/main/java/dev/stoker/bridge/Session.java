@@ -210,7 +210,7 @@ final class Session {
             this.states = new LoaderState[2 * ahead + 4];
             this.stateCounters = new long[states.length];
             LoaderBuilder b = builder();
-            spec.start(b, initialState != null ? LoaderState.fromJson(initialState) : null);
+            spec.start(b, initialState != null ? LoaderState.fromJsonStates(initialState) : null);
             loader = b.build();
             remember();
             wire.send(HELLO, hello());
@@ -368,7 +368,7 @@ final class Session {
                 LoaderState previous = stateAt(consumed);
                 reclaim(consumed);
                 try {
-                    rebuild(LoaderState.fromJson(state), -1);
+                    rebuild(LoaderState.fromJsonStates(state), -1);
                 } catch (IllegalArgumentException e) {
                     rebuild(previous, -1); // where the client stood
                     wire.sendError("state", e.getMessage(), null, -1, false);

@@ -90,8 +90,15 @@ final class BenchOptions {
     @Option(names = "--save-state", paramLabel = "FILE", description = "Where --stop-after writes the loader state.")
     Path saveState;
 
-    @Option(names = "--resume", paramLabel = "FILE", description = "Continue from a saved state; --rank/--world-size may differ (elastic resume).")
-    Path resume;
+    @Option(names = "--resume", paramLabel = "FILE", description = "Continue from a saved state; --rank/--world-size may "
+            + "differ (elastic resume). A streaming source resumed at another world size takes every old rank's state: "
+            + "--resume once per file.")
+    java.util.List<Path> resume;
+
+    @Option(names = "--streams", paramLabel = "N", description = "Streaming sources: split each epoch's shards into N "
+            + "streams (default: one a rank), the unit a state records; a job that may resume at another world size "
+            + "sets N (a number each world size divides, such as 48).")
+    Integer streams;
 
     @Option(names = "--plot", paramLabel = "FILE.png", description = "Draw throughput and accelerator idle time per configuration.")
     Path plot;
@@ -109,6 +116,6 @@ final class BenchOptions {
      */
     dev.stoker.sources.LoaderSpec loader() {
         return new dev.stoker.sources.LoaderSpec(batch, null, null, seed, epoch, rank, worldSize, order, shuffleWindow,
-                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit);
+                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams);
     }
 }

@@ -132,7 +132,7 @@ final class BenchRunner {
                 throw new Main.UsageException(p + ": no such directory " + p.toAbsolutePath().getParent());
             }
         }
-        LoaderState resumeState = o.resume == null ? null : readState(o.resume);
+        LoaderState resumeState = o.resume == null ? null : readStates(o.resume);
         // a digest only when asked for: hashing every batch costs the consumer more than a W1 batch (CLI.md)
         boolean hashing = o.json && o.digest || o.digests != null;
 
@@ -187,7 +187,8 @@ final class BenchRunner {
             loader = b.build();
         } catch (IllegalArgumentException e) {
             if (e instanceof dev.stoker.ResumeException) {
-                throw new Main.BadDataException(o.resume + ": " + e.getMessage(), e);
+                throw new Main.BadDataException(String.join(", ", o.resume.stream().map(Path::toString).toList()) + ": "
+                        + e.getMessage(), e);
             }
             throw new Main.UsageException(e.getMessage());
         }
@@ -421,6 +422,23 @@ final class BenchRunner {
             }
         }
         return out;
+    }
+
+    /** One state file, or the {@link LoaderState#merge} of every old rank's (elastic resume of a stream). */
+    private static LoaderState readStates(java.util.List<Path> files) throws IOException {
+        java.util.List<LoaderState> states = new java.util.ArrayList<>();
+        for (Path f : files) {
+            states.add(readState(f));
+        }
+        if (states.size() == 1) {
+            return states.get(0);
+        }
+        try {
+            return LoaderState.merge(states);
+        } catch (IllegalArgumentException e) {
+            throw new Main.BadDataException(String.join(", ", files.stream().map(Path::toString).toList()) + ": "
+                    + e.getMessage(), e);
+        }
     }
 
     private static LoaderState readState(Path file) throws IOException {

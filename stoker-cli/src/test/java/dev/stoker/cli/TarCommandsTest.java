@@ -161,7 +161,7 @@ class TarCommandsTest {
         }
     }
 
-    static String[] concat(String[] a, String[] b) {
+    static String[] concat(String[] a, String... b) {
         String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);
         return out;
@@ -271,6 +271,51 @@ class TarCommandsTest {
         MainTest.Outcome refused = stoker(concat(new String[] {"bench", "shards", others.resolve("v-{0..2}.tar").toString(),
                 "--resume", state.toString()}, common));
         assertTrue(refused.code() != 0 && refused.err().contains("the state was saved from other data"), refused.err());
+    }
+
+    @Test
+    void aStreamOfStreamsResumesAtAnotherWorldSizeFromEveryOldRanksState() throws IOException {
+        for (int s = 0; s < 7; s++) {
+            shard("e-" + s + ".tar", 5 + 3 * s);
+        }
+        String[] common = {"bench", "shards", tmp.resolve("e-{0..6}.tar").toString(), "--stream", "--transform", "none",
+            "--batch", "3", "--seed", "5", "--workers", "2", "--streams", "6", "--shuffle-window", "7"};
+        Map<Long, Integer> whole = new java.util.HashMap<>();
+        for (int rank = 0; rank < 2; rank++) {
+            Path ids = tmp.resolve("whole-" + rank);
+            MainTest.Outcome o = stoker(concat(common, "--world-size", "2", "--rank", "" + rank, "--ids", ids.toString()));
+            assertEquals(0, o.code(), o.err());
+            count(ids, whole);
+        }
+        Map<Long, Integer> seen = new java.util.HashMap<>();
+        String[] states = new String[2];
+        for (int rank = 0; rank < 2; rank++) {
+            Path ids = tmp.resolve("before-" + rank);
+            states[rank] = tmp.resolve("state-" + rank + ".json").toString();
+            MainTest.Outcome o = stoker(concat(common, "--world-size", "2", "--rank", "" + rank, "--stop-after", "" + (3 + 4 * rank),
+                    "--save-state", states[rank], "--ids", ids.toString()));
+            assertEquals(0, o.code(), o.err());
+            count(ids, seen);
+        }
+        MainTest.Outcome one = stoker(concat(common, "--world-size", "3", "--rank", "0", "--resume", states[0]));
+        assertTrue(one.code() != 0 && one.err().contains("reads streams [0, 3] of 6, and the state holds only [0, 2, 4]"),
+                one.err());
+        for (int rank = 0; rank < 3; rank++) {
+            Path ids = tmp.resolve("after-" + rank);
+            MainTest.Outcome o = stoker(concat(common, "--world-size", "3", "--rank", "" + rank, "--resume", states[0],
+                    "--resume", states[1], "--ids", ids.toString()));
+            assertEquals(0, o.code(), o.err());
+            count(ids, seen);
+        }
+        assertEquals(whole, seen, "each sample of the epoch once, across the change from 2 ranks to 3");
+    }
+
+    private static void count(Path ids, Map<Long, Integer> seen) throws IOException {
+        for (String line : java.nio.file.Files.readAllLines(ids)) {
+            for (String id : line.split(" ")) {
+                seen.merge(Long.parseLong(id), 1, Integer::sum);
+            }
+        }
     }
 
     @Test

@@ -18,14 +18,16 @@ import java.time.Duration;
  * @param order        {@code shuffle} or {@code sequential} (a source with an order of its own, such
  *                     as random windows, replaces it)
  * @param errors       {@code fail}, {@code skip-sample} or {@code skip-shard}
+ * @param streams      the streams a streaming source's epoch is split into (null: one a rank), the
+ *                     unit its states record, so a job may resume at another world size
  */
 public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, long seed, Long epoch, int rank, int worldSize,
                          String order, int shuffleWindow, Long shuffleWindowBytes, Long timeoutMs, boolean dropLast,
-                         String errors, Integer cores, Long memoryLimit) {
+                         String errors, Integer cores, Long memoryLimit, Integer streams) {
 
     /** The defaults: batches of 32, workers and prefetch tuned, shuffled with seed 0, epoch 0, one rank, errors fail. */
     public static final LoaderSpec DEFAULT = new LoaderSpec(32, null, null, 0, null, 0, 1, "shuffle", 0, null, null, false,
-            "fail", null, null);
+            "fail", null, null, null);
 
     public LoaderSpec {
         SpecException.atLeast("batch_size", batchSize, 1);
@@ -58,24 +60,27 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, long 
         if (memoryLimit != null) {
             SpecException.atLeast("memory_limit", memoryLimit, 1);
         }
+        if (streams != null) {
+            SpecException.atLeast("streams", streams, worldSize);
+        }
     }
 
     /** The same with {@code batchSize} samples per batch. */
     public LoaderSpec withBatchSize(int batchSize) {
         return new LoaderSpec(batchSize, workers, prefetch, seed, epoch, rank, worldSize, order, shuffleWindow,
-                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit);
+                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams);
     }
 
     /** The same with these workers and prefetch (null: {@code auto}). */
     public LoaderSpec withWorkers(Integer workers, Integer prefetch) {
         return new LoaderSpec(batchSize, workers, prefetch, seed, epoch, rank, worldSize, order, shuffleWindow,
-                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit);
+                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams);
     }
 
     /** The same for {@code rank} of {@code worldSize}. */
     public LoaderSpec withRank(int rank, int worldSize) {
         return new LoaderSpec(batchSize, workers, prefetch, seed, epoch, rank, worldSize, order, shuffleWindow,
-                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit);
+                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams);
     }
 
     /** The error policy {@link #errors} names. */
@@ -143,6 +148,9 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, long 
         }
         if (shuffleWindowBytes != null) {
             b.shuffleWindowBytes(shuffleWindowBytes);
+        }
+        if (streams != null) {
+            b.streams(streams);
         }
         return b;
     }

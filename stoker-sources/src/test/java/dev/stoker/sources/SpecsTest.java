@@ -30,7 +30,7 @@ class SpecsTest {
         for (SourceSpec s : specs) {
             assertEquals(s, Specs.source(Specs.json(s)), Specs.json(s));
         }
-        LoaderSpec l = new LoaderSpec(8, 0, null, 7, 3L, 1, 4, "sequential", 100, 1L << 20, 5000L, true, "skip-shard", 2, 1L << 30);
+        LoaderSpec l = new LoaderSpec(8, 0, null, 7, 3L, 1, 4, "sequential", 100, 1L << 20, 5000L, true, "skip-shard", 2, 1L << 30, 8);
         assertEquals(l, Specs.loader(Specs.json(l)));
     }
 
