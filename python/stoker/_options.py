@@ -62,7 +62,7 @@ _IMAGES = {"transform": _Opt(_STR, choices=("train", "eval", "none", "train224",
            "members": _Opt(_LIST),
            "image_dtype": _Opt(_STR, choices=("float32", "uint8")),
            "decode_on": _Opt(_PLACE),
-           "cache": _Opt(_STR, choices=("ram",)),
+           "cache": _Opt(_STR),
            "cache_max_side": _Opt(_INT, 1),
            "cache_bytes": _Opt(_INT, 1)}
 _CACHE = {"cache_dir": _Opt(_STR), "cache_size": _Opt(_INT, 1)}

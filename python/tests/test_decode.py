@@ -102,3 +102,28 @@ def test_an_image_cache_gives_the_batches_stoker_bench_gives_with_it(smooth, tmp
     with pytest.raises(ValueError, match="cache"):
         with stoker.Loader("shards", *smooth, cache_max_side=64) as loader:  # the server checks the spec
             next(iter(loader))
+
+
+def test_two_processes_share_one_disk_cache_and_get_the_batches_of_none(smooth, tmp_path):
+    """NOTE [Image cache file]: `stoker bench` in one process and a Loader's server in another fill
+    one cache file at once; each gets the batches of the same pipeline with nothing kept, and a
+    later run reads every image from the file."""
+    import subprocess
+    from stoker._process import server_command
+    from conftest import bench_digests
+    opts = ["--size", "32", "--batch", "5", "--seed", "3", "--epochs", "2"]
+    expected = bench_digests(tmp_path, "shards", *smooth, *opts, "--cache", "ram")  # whole-image decodes, as any cache
+    folder = tmp_path / "images"
+    out = tmp_path / "other.txt"
+    other = subprocess.Popen(server_command() + ["bench", "shards", *map(str, smooth), *opts, "--cache", str(folder),
+                                                 "--digests", str(out)], stderr=subprocess.PIPE, text=True)
+    got = []
+    with stoker.Loader("shards", *smooth, size=32, batch_size=5, seed=3, cache=str(folder)) as loader:
+        for _ in range(2):
+            got += [stoker.batch_digest(b) for b in loader]
+    assert other.wait(timeout=120) == 0, other.stderr.read()
+    assert got == expected and out.read_text().split() == expected
+    files = sorted(p.name for p in folder.iterdir())
+    assert len(files) == 1 and files[0].startswith("stoker-images-") and files[0].endswith("-whole.cache"), files
+    with stoker.Loader("shards", *smooth, size=32, batch_size=5, seed=3, cache=str(folder)) as loader:
+        assert [stoker.batch_digest(b) for b in loader] == expected[:len(expected) // 2]

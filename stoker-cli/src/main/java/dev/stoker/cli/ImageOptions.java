@@ -55,9 +55,10 @@ class ImageOptions {
             + "them, for the GPU to decode (Python: decode_on=\"cuda\").")
     String decodeOn;
 
-    @Option(names = "--cache", paramLabel = "ram", description = "ram: keep the decoded images in memory between epochs "
-            + "(by sample; shards and folders read by index): later epochs only crop, flip and resample. Images decode "
-            + "whole, so the batches are those without the cache's contents, to the bit.")
+    @Option(names = "--cache", paramLabel = "ram|disk|DIR", description = "ram: keep the decoded images in memory between "
+            + "epochs (by sample; shards and folders read by index): later epochs only crop, flip and resample. Images decode "
+            + "whole, so the batches are those without the cache's contents, to the bit. disk: in one mapped file in "
+            + "~/.cache/stoker/images ($XDG_CACHE_HOME), shared by the node's processes and kept for later runs; DIR: in that folder.")
     String cache;
 
     @Option(names = "--cache-max-side", paramLabel = "N", description = "With --cache: keep each image at the DCT scale whose "
@@ -65,7 +66,8 @@ class ImageOptions {
     Integer cacheMaxSide;
 
     @Option(names = "--cache-bytes", paramLabel = "BYTES", description = "With --cache: the bound of the kept pixels (default: "
-            + "half of this machine's memory); a cache estimated past it is refused.")
+            + "in memory, half of this machine's memory; on disk, the estimate and a quarter more); a cache estimated past "
+            + "it, or past the disk's free space, is refused.")
     Long cacheBytes;
 
     Images spec() {

@@ -33,12 +33,16 @@ import java.util.List;
  *                   JPEG's bytes with its crop and flip ({@link ImagePipeline.Encoded}), for the
  *                   GPU to decode (the Python package's {@code decode_on="cuda"})
  * @param cache      {@code ram}: decoded images kept in memory between epochs, by sample
- *                   ({@link ImageCache}); null: none. For shards and folders read by index
+ *                   ({@link ImageCache}); {@code disk}: in one mapped file in
+ *                   {@code $XDG_CACHE_HOME/stoker/images} (default {@code ~/.cache/stoker/images}),
+ *                   shared by the node's processes and kept across runs; any other value: the
+ *                   file in that folder; null: none. For shards and folders read by index
  * @param cacheMaxSide with {@code cache}: images kept at the DCT scale whose longer side is the
  *                   largest at most this (a change of the data, as FFCV's {@code max_resolution});
  *                   null: as they decode, and the batches are those of the pipeline without a cache
- * @param cacheBytes with {@code cache}: the bound of the kept pixels (default: half of this
- *                   machine's memory); a cache estimated past it is refused with the numbers
+ * @param cacheBytes with {@code cache}: the bound of the kept pixels (default: in memory, half
+ *                   of this machine's memory; on disk, the estimate and a quarter more); a cache
+ *                   estimated past it, or past the disk's free space, is refused with the numbers
  */
 public record Images(String transform, Integer size, List<Double> scale, List<Double> ratio, Double flip, Integer resize,
                      String label, boolean keys, List<String> members, String imageDtype, String decodeOn, String cache,
@@ -70,12 +74,14 @@ public record Images(String transform, Integer size, List<Double> scale, List<Do
             SpecException.oneOf("decode_on", decodeOn, "cpu", "device");
         }
         if (cache != null) {
-            SpecException.oneOf("cache", cache, "ram");
+            if (cache.isBlank()) {
+                throw new SpecException("cache", "must be ram, disk or a folder, got ''");
+            }
             if ("device".equals(decodeOn)) {
                 throw SpecException.naming("cache", "keeps decoded images; with {decode_on} device the workers decode none");
             }
         } else if (cacheMaxSide != null || cacheBytes != null) {
-            throw SpecException.naming(cacheMaxSide != null ? "cache_max_side" : "cache_bytes", "is for {cache} ram");
+            throw SpecException.naming(cacheMaxSide != null ? "cache_max_side" : "cache_bytes", "is for {cache} (ram, disk or a folder)");
         }
         if (cacheMaxSide != null) {
             SpecException.atLeast("cache_max_side", cacheMaxSide, 1);
@@ -149,14 +155,37 @@ public record Images(String transform, Integer size, List<Double> scale, List<Do
             return p;
         }
         int maxSide = cacheMaxSide == null ? 0 : cacheMaxSide;
-        long bound = cacheBytes != null ? cacheBytes : ImageCache.defaultBytes();
         long estimate = ImageCache.estimate(data, maxSide);
+        java.nio.file.Path folder = cacheFolder();
+        long bound = cacheBytes != null ? cacheBytes : folder == null ? ImageCache.defaultBytes() : estimate + estimate / 4 + (64L << 20);
         if (estimate > bound) {
             throw SpecException.naming("cache", String.format(java.util.Locale.ROOT, "would keep about %,d bytes of decoded "
                     + "images (%,d samples, estimated from their headers), more than its bound of %,d bytes ({cache_bytes}): "
                     + "raise the bound, or keep smaller images with {cache_max_side}", estimate, data.size(), bound));
         }
-        return p.cached(new ImageCache(data.size(), bound, maxSide));
+        if (folder == null) {
+            return p.cached(new ImageCache(data.size(), bound, maxSide));
+        }
+        java.nio.file.Path existing = folder.resolve(ImageCache.fileName(data.fingerprint(), maxSide));
+        java.nio.file.Path store = java.nio.file.Files.isDirectory(folder) ? folder : folder.getParent();
+        long usable = store == null || !java.nio.file.Files.exists(store) ? Long.MAX_VALUE
+                : java.nio.file.Files.getFileStore(store).getUsableSpace();
+        if (!java.nio.file.Files.exists(existing) && estimate > usable) {
+            throw SpecException.naming("cache", String.format(java.util.Locale.ROOT, "would keep about %,d bytes of decoded "
+                    + "images (%,d samples, estimated from their headers) in %s, which has %,d bytes free: free some, give"
+                    + " another folder, or keep smaller images with {cache_max_side}", estimate, data.size(), folder, usable));
+        }
+        return p.cached(ImageCache.onDisk(folder, data.fingerprint(), data.size(), bound, maxSide));
+    }
+
+    /** The folder of a disk cache ({@code disk}: the user's cache, else the path given); null for {@code ram}. */
+    java.nio.file.Path cacheFolder() {
+        return switch (cache) {
+            case "ram" -> null;
+            case "disk" -> java.nio.file.Path.of(System.getenv().getOrDefault("XDG_CACHE_HOME",
+                    System.getProperty("user.home") + "/.cache"), "stoker", "images");
+            default -> java.nio.file.Path.of(cache);
+        };
     }
 
     /** The same over a stream of shards (compressed ones have no random access). */

@@ -32,6 +32,7 @@ public final class ImageCache {
 
     private final long maxBytes;
     private final int maxSide;
+    private final long samples;
     private final AtomicReferenceArray<Entry> entries;
     private final AtomicLong used = new AtomicLong();
     private final AtomicLong refused = new AtomicLong();
@@ -39,6 +40,8 @@ public final class ImageCache {
     private final Arena arena = Arena.ofAuto();
     private MemorySegment slab = MemorySegment.NULL;
     private long slabUsed;
+    /** The file the images are kept in, or null: in memory. */
+    private final ImageCacheFile file;
 
     /** A kept image: its pixels and size. */
     record Entry(MemorySegment pixels, int width, int height) {
@@ -61,8 +64,50 @@ public final class ImageCache {
             throw new IllegalArgumentException("cache max side must be >= 1 (or 0: none), got " + maxSide);
         }
         this.entries = new AtomicReferenceArray<>((int) samples);
+        this.samples = samples;
         this.maxBytes = maxBytes;
         this.maxSide = maxSide;
+        this.file = null;
+    }
+
+    private ImageCache(ImageCacheFile file, long samples, int maxSide) {
+        this.entries = new AtomicReferenceArray<>(0);
+        this.samples = samples;
+        this.maxBytes = file.capacity();
+        this.maxSide = maxSide;
+        this.file = file;
+    }
+
+    /**
+     * A cache of {@code samples} images kept in one file in {@code folder}, mapped, and shared by
+     * every process on the node that keeps the same data's images at the same scale (NOTE [Image
+     * cache file]): the file there for them, or a new one with room for {@code maxBytes} of pixels.
+     *
+     * @param fingerprint the data's content fingerprint ({@link dev.stoker.Dataset#fingerprint}), which names the file
+     * @throws IOException naming the file, when one there is not such a cache, or none can be made
+     */
+    public static ImageCache onDisk(java.nio.file.Path folder, long fingerprint, long samples, long maxBytes, int maxSide)
+            throws IOException {
+        if (samples < 0 || samples > Integer.MAX_VALUE - 8 || maxBytes < 1 || maxSide < 0) {
+            throw new IllegalArgumentException("an image cache of " + samples + " samples, " + maxBytes
+                    + " bytes, side " + maxSide);
+        }
+        return new ImageCache(ImageCacheFile.open(folder, fingerprint, samples, maxSide, maxBytes), samples, maxSide);
+    }
+
+    /** The name of the file {@link #onDisk} keeps the images of data of {@code fingerprint} in, at {@code maxSide}. */
+    public static String fileName(long fingerprint, int maxSide) {
+        return ImageCacheFile.name(fingerprint, maxSide);
+    }
+
+    /** The file the images are kept in, or null when they are kept in memory. */
+    public java.nio.file.Path file() {
+        return file != null ? file.path() : null;
+    }
+
+    /** Entries found damaged (in a file, after a crash of the machine) and decoded again. */
+    public long dropped() {
+        return file != null ? file.dropped.get() : 0;
     }
 
     /** 0, or the longest side an image is kept at. */
@@ -74,9 +119,9 @@ public final class ImageCache {
         return maxBytes;
     }
 
-    /** Bytes of pixels kept now. */
+    /** Bytes of pixels kept now (in a file: by every process that shares it). */
     public long bytes() {
-        return used.get();
+        return file != null ? file.bytes() : used.get();
     }
 
     /** Images not kept because the bound was reached. */
@@ -91,6 +136,9 @@ public final class ImageCache {
 
     /** Samples kept. */
     public long entries() {
+        if (file != null) {
+            return file.entries();
+        }
         long n = 0;
         for (int i = 0; i < entries.length(); i++) {
             n += entries.get(i) != null ? 1 : 0;
@@ -98,8 +146,18 @@ public final class ImageCache {
         return n;
     }
 
-    /** The kept image of sample {@code index} as a view in {@code into}; false if none is kept. */
-    boolean get(long index, Image into) {
+    /**
+     * The kept image of sample {@code index} (decoded from {@code encoded}) as a view in
+     * {@code into}; false if none is kept.
+     */
+    boolean get(long index, MemorySegment encoded, Image into) {
+        if (file != null) {
+            if (index < 0 || index >= samples || !file.get(index, ImageCacheFile.crc(encoded), into)) {
+                return false;
+            }
+            hits.incrementAndGet();
+            return true;
+        }
         if (index < 0 || index >= entries.length()) {
             return false;
         }
@@ -112,8 +170,14 @@ public final class ImageCache {
         return true;
     }
 
-    /** Keeps a copy of {@code img} as sample {@code index}'s, if the bound allows and none is kept yet. */
-    void put(long index, Image img) {
+    /** Keeps a copy of {@code img} (decoded from {@code encoded}) as sample {@code index}'s, if the bound allows and none is kept yet. */
+    void put(long index, MemorySegment encoded, Image img) {
+        if (file != null) {
+            if (index >= 0 && index < samples && file.put(index, ImageCacheFile.crc(encoded), img) < 0) {
+                refused.incrementAndGet();
+            }
+            return;
+        }
         if (index < 0 || index >= entries.length() || entries.get((int) index) != null) {
             return;
         }

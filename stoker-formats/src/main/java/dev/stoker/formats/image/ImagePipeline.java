@@ -407,7 +407,7 @@ public final class ImagePipeline {
     /** The cached path: the sample's kept image, or its whole decode (kept if there is room), cropped and resampled. */
     private byte[] resampleCached(MemorySegment bytes, String name, SampleContext ctx) throws java.io.IOException {
         Image img = views.get();
-        if (!cache.get(ctx.index(), img)) {
+        if (!cache.get(ctx.index(), bytes, img)) {
             img = images.get();
             if (Image.isJpeg(bytes)) {
                 Jpeg.Header header = Jpeg.header(bytes, name);
@@ -416,7 +416,7 @@ public final class ImagePipeline {
             } else {
                 Jpeg.decodeImageIo(bytes, img, name);
             }
-            cache.put(ctx.index(), img);
+            cache.put(ctx.index(), bytes, img);
         }
         return resample(img, choose(img.width(), img.height(), ctx));
     }

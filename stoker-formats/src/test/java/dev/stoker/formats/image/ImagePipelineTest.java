@@ -2,6 +2,7 @@ package dev.stoker.formats.image;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -395,6 +396,91 @@ public class ImagePipelineTest {
         }
     }
 
+    /**
+     * NOTE [Image cache file]: a disk cache gives the batches of the pipeline with nothing kept;
+     * a second mapping of the file (another process's, or a later run's) finds every image kept,
+     * also while the first fills it; a damaged entry is decoded again, and counted; an image
+     * decoded from other bytes is not served; a file that is not this cache is refused, named.
+     */
+    @Test
+    void aDiskCacheIsSharedByItsMappingsAndChecksWhatItServes() throws Exception {
+        Path p = shard(40, -1);
+        Path folder = tmp.resolve("images");
+        try (TarDataset d = new TarDataset(List.of(p))) {
+            ImagePipeline base = ImagePipeline.train(32);
+            List<String> ref = epochs(d, base.cached(new ImageCache(d.size(), 1, 0)), 2, 3);
+            // two mappings filling it at once, as two processes on a node
+            ImageCache a = ImageCache.onDisk(folder, d.fingerprint(), d.size(), 1L << 30, 0);
+            ImageCache b = ImageCache.onDisk(folder, d.fingerprint(), d.size(), 1L << 30, 0);
+            var other = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    return epochs(d, base.cached(b), 2, 3);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            assertEquals(ref, epochs(d, base.cached(a), 2, 3), "the batches with nothing kept");
+            assertEquals(ref, other.get(), "the other mapping's too");
+            assertEquals(40, a.entries());
+            assertEquals(a.bytes(), b.bytes(), "one file");
+            assertTrue(a.hits() + b.hits() >= 40 * 4, a.hits() + " + " + b.hits());
+            Path file = a.file();
+            assertEquals(folder.resolve(ImageCache.fileName(d.fingerprint(), 0)), file);
+            try (var names = java.nio.file.Files.list(folder)) {
+                assertEquals(List.of(file), names.toList(), "nothing but the cache in its folder");
+            }
+            // a later run finds every image kept
+            ImageCache later = ImageCache.onDisk(folder, d.fingerprint(), d.size(), 1L << 30, 0);
+            assertEquals(ref, epochs(d, base.cached(later), 2, 3));
+            assertEquals(40 * 3, later.hits());
+            // a damaged entry (pixels never flushed before a crash) is dropped, counted and decoded again
+            Image img = new Image();
+            var sample = d.get(7).fields().get("jpg");
+            assertTrue(later.get(7, sample, img));
+            byte[] all = java.nio.file.Files.readAllBytes(file);
+            byte[] first = new byte[64];
+            img.pixels().asSlice(0, 64).asByteBuffer().get(first);
+            int where = indexOf(all, first);
+            assertTrue(where > 0, "the entry's pixels are in the file");
+            try (var ch = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.WRITE)) {
+                ch.write(java.nio.ByteBuffer.wrap(new byte[] {(byte) ~first[5]}), where + 5);
+            }
+            ImageCache reopened = ImageCache.onDisk(folder, d.fingerprint(), d.size(), 1L << 30, 0);
+            assertEquals(ref, epochs(d, base.cached(reopened), 2, 3));
+            assertEquals(1, reopened.dropped());
+            assertEquals(40, reopened.entries(), "kept again");
+            // an image decoded from other bytes is not served from the cache
+            var otherBytes = d.get(8).fields().get("jpg");
+            assertFalse(reopened.get(7, otherBytes, img), "another sample's bytes under this index");
+            assertTrue(reopened.get(8, otherBytes, img));
+            // a small bound keeps some; the batches are the same
+            ImageCache small = ImageCache.onDisk(tmp.resolve("small"), d.fingerprint(), d.size(),
+                    10L * Image.PIXEL_BYTES * 64 * 48, 0);
+            assertEquals(ref, epochs(d, base.cached(small), 2, 3));
+            assertTrue(small.entries() > 0 && small.entries() < 40 && small.refused() > 0, small.entries() + " kept");
+            // not this cache: refused, named
+            try (var ch = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.WRITE)) {
+                ch.write(java.nio.ByteBuffer.wrap(new byte[] {'X'}), 0);
+            }
+            java.io.IOException e = assertThrows(java.io.IOException.class,
+                    () -> ImageCache.onDisk(folder, d.fingerprint(), d.size(), 1L << 30, 0));
+            assertTrue(e.getMessage().startsWith(file + ": not this image cache: its magic"), e.getMessage());
+        }
+    }
+
+    private static int indexOf(byte[] hay, byte[] needle) {
+        outer:
+        for (int i = 0; i + needle.length <= hay.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (hay[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        return -1;
+    }
+
     @Test
     void aCappedCacheKeepsEachImageAtMostItsSideAndCropsThat() throws Exception {
         Path p = tmp.resolve("big.tar");
@@ -412,7 +498,7 @@ public class ImagePipelineTest {
             long most = 0;
             for (int i = 0; i < 6; i++) {
                 Image img = new Image();
-                assertTrue(capped.get(i, img));
+                assertTrue(capped.get(i, java.lang.foreign.MemorySegment.NULL, img));
                 assertTrue(Math.max(img.width(), img.height()) <= 128, img.width() + "x" + img.height());
                 most += (long) Image.PIXEL_BYTES * img.width() * img.height();
             }

@@ -1,0 +1,271 @@
+package dev.stoker.formats.image;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+import java.nio.channels.FileChannel;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.zip.CRC32C;
+
+/**
+ * An {@link ImageCache} kept in one local file, mapped, which every process on the node that
+ * reads the same images with the same settings shares (NOTE [Image cache file]).
+ *
+ * <p>NOTE [Image cache file]: the file is named by the data's fingerprint and the kept scale,
+ * so two loaders find the same file exactly when they would keep the same images. It holds a
+ * header (its key and size, and the bytes allocated so far), an index of one offset a sample
+ * (0: not kept) and the entries, each a small header (the sample, its size, a CRC-32C of its
+ * pixels and one of the encoded image it was decoded from) and the pixels. Every read checks the
+ * encoded image's CRC against the sample's bytes, so data changed under the same fingerprint (a
+ * fingerprint of keys and sizes) is decoded again, never served from the cache. A process keeps an image by taking room with a compare-and-set on the
+ * header's allocation counter (past the file's bound: not kept, counted), writing the entry, and
+ * only then publishing its offset with a compare-and-set into the index (another process that
+ * kept the same sample first wins; the loser's bytes are left unused). So a reader, in this
+ * process or another, sees a whole entry or none, and an epoch or a process cut short leaves a
+ * cache of whole entries that the next one completes; nothing is ever taken as complete. What
+ * a crash of the machine may leave half-written (pages never flushed) fails the entry's check:
+ * each entry is checked (header, bounds, CRC) the first time a process reads it, and one that
+ * fails is dropped from the index, counted, and decoded again. The file is created whole under a
+ * temporary name and linked into place, so no reader sees a file without its header; it is
+ * sparse, so its bound costs disk space only as it fills.
+ */
+final class ImageCacheFile {
+    private static final long MAGIC = 0x3143474d494b5453L; // "STKIMGC1" in a little-endian file
+    private static final int ENTRY_MAGIC = 0x45474d49; // "IMGE"
+    private static final int VERSION = 1;
+    private static final long HEADER = 4096;
+    private static final long ENTRY_HEADER = 64;
+    // header fields
+    private static final long H_MAGIC = 0;
+    private static final long H_VERSION = 8;
+    private static final long H_MAX_SIDE = 12;
+    private static final long H_SAMPLES = 16;
+    private static final long H_DATA = 24;
+    private static final long H_CAPACITY = 32;
+    private static final long H_ALLOCATED = 40;
+    private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+    // the file is in this machine's byte order (a node's own cache; another order fails the magic)
+    private static final ValueLayout.OfLong NLONG = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final ValueLayout.OfInt NINT = ValueLayout.JAVA_INT_UNALIGNED;
+
+    private final Path path;
+    private final MemorySegment map;
+    private final long samples;
+    private final long dataStart;
+    private final long capacity;
+    /** Entries this process has checked, a bit a sample. */
+    private final AtomicLongArray checked;
+    final java.util.concurrent.atomic.AtomicLong dropped = new java.util.concurrent.atomic.AtomicLong();
+
+    private ImageCacheFile(Path path, MemorySegment map, long samples, long dataStart, long capacity) {
+        this.path = path;
+        this.map = map;
+        this.samples = samples;
+        this.dataStart = dataStart;
+        this.capacity = capacity;
+        this.checked = new AtomicLongArray((int) ((samples + 63) / 64));
+    }
+
+    /** The file's name in a folder: the data's fingerprint and the kept scale. */
+    static String name(long fingerprint, int maxSide) {
+        return "stoker-images-v" + VERSION + "-" + Long.toHexString(fingerprint) + "-" + (maxSide == 0 ? "whole" : "side" + maxSide)
+                + ".cache";
+    }
+
+    /**
+     * The cache file for these images in {@code folder}: the one there, checked, or a new one
+     * of {@code bytes} for pixels.
+     *
+     * @throws IOException naming the file and what does not match, or why it could not be made
+     */
+    static ImageCacheFile open(Path folder, long fingerprint, long samples, int maxSide, long bytes) throws IOException {
+        Files.createDirectories(folder);
+        Path path = folder.resolve(name(fingerprint, maxSide));
+        long dataStart = align(HEADER + 8 * samples, 4096);
+        if (!Files.exists(path)) {
+            create(path, samples, maxSide, dataStart, Math.addExact(dataStart, bytes));
+        }
+        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            long size = ch.size();
+            if (size < HEADER) {
+                throw new IOException(path + ": an image cache of " + size + " bytes, shorter than its " + HEADER
+                        + "-byte header (not Stoker's? delete it)");
+            }
+            MemorySegment map = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, Arena.ofAuto());
+            check(path, map, H_MAGIC, map.get(NLONG, H_MAGIC), MAGIC, "magic");
+            check(path, map, H_VERSION, map.get(NINT, H_VERSION), VERSION, "version");
+            check(path, map, H_MAX_SIDE, map.get(NINT, H_MAX_SIDE), maxSide, "kept side");
+            check(path, map, H_SAMPLES, map.get(NLONG, H_SAMPLES), samples, "samples");
+            check(path, map, H_DATA, map.get(NLONG, H_DATA), dataStart, "entries' start");
+            check(path, map, H_CAPACITY, map.get(NLONG, H_CAPACITY), size, "size");
+            return new ImageCacheFile(path, map, samples, dataStart, size);
+        }
+    }
+
+    private static void check(Path path, MemorySegment map, long at, long got, long expected, String what) throws IOException {
+        if (got != expected) {
+            throw new IOException(path + ": not this image cache: its " + what + " (at byte " + at + ") is " + got
+                    + ", expected " + expected + " (delete the file, or give another cache folder)");
+        }
+    }
+
+    /** Writes the file whole under a temporary name, then links it into place (another process's, if it won, stays). */
+    private static void create(Path path, long samples, int maxSide, long dataStart, long capacity) throws IOException {
+        long usable = Files.getFileStore(path.getParent()).getUsableSpace();
+        if (dataStart > usable) {
+            throw new IOException(path.getParent() + ": no room for an image cache's index of " + dataStart
+                    + " bytes (" + usable + " usable)");
+        }
+        Path tmp = Files.createTempFile(path.getParent(), "." + path.getFileName(), ".tmp");
+        try {
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                try (Arena arena = Arena.ofConfined()) {
+                    MemorySegment h = arena.allocate(HEADER);
+                    h.set(NLONG, H_MAGIC, MAGIC);
+                    h.set(NINT, H_VERSION, VERSION);
+                    h.set(NINT, H_MAX_SIDE, maxSide);
+                    h.set(NLONG, H_SAMPLES, samples);
+                    h.set(NLONG, H_DATA, dataStart);
+                    h.set(NLONG, H_CAPACITY, capacity);
+                    h.set(NLONG, H_ALLOCATED, dataStart);
+                    ch.write(h.asByteBuffer(), 0);
+                }
+                // sparse: the index and the entries take disk space as they are written
+                ch.write(java.nio.ByteBuffer.allocate(1), capacity - 1);
+                ch.force(true);
+            }
+            try {
+                Files.createLink(path, tmp);
+            } catch (FileAlreadyExistsException e) {
+                // another process made it first: use theirs
+            } catch (UnsupportedOperationException e) {
+                try {
+                    Files.move(tmp, path); // no hard links here
+                } catch (FileAlreadyExistsException again) {
+                    // as above
+                }
+            }
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+    }
+
+    private static long align(long n, long to) {
+        return (n + to - 1) / to * to;
+    }
+
+    Path path() {
+        return path;
+    }
+
+    /** Bytes of the file's entries so far (all processes'). */
+    long bytes() {
+        return (long) LONG.getAcquire(map, H_ALLOCATED) - dataStart;
+    }
+
+    /** Room for pixels in all. */
+    long capacity() {
+        return capacity - dataStart;
+    }
+
+    /** Samples kept in the file (all processes'). */
+    long entries() {
+        long n = 0;
+        for (long i = 0; i < samples; i++) {
+            n += (long) LONG.getAcquire(map, HEADER + 8 * i) != 0 ? 1 : 0;
+        }
+        return n;
+    }
+
+    /**
+     * Sample {@code index}'s kept image, as a view in {@code into}; false if none is kept, or
+     * its entry failed its check, or it was decoded from other bytes than {@code source}'s
+     * (CRC-32C {@code source}: the data changed under the same fingerprint; then it is dropped).
+     */
+    boolean get(long index, int source, Image into) {
+        long slot = HEADER + 8 * index;
+        long at = (long) LONG.getAcquire(map, slot);
+        if (at == 0) {
+            return false;
+        }
+        int word = (int) (index >>> 6);
+        long bit = 1L << (index & 63);
+        boolean known = (checked.get(word) & bit) != 0;
+        if (at < dataStart || at > capacity - ENTRY_HEADER || (at & 63) != 0
+                || map.get(NINT, at) != ENTRY_MAGIC || map.get(NLONG, at + 16) != index) {
+            drop(slot, at);
+            return false;
+        }
+        int w = map.get(NINT, at + 4);
+        int h = map.get(NINT, at + 8);
+        long n = (long) Image.PIXEL_BYTES * w * h;
+        if (w < 1 || h < 1 || n != map.get(NLONG, at + 24) || n > capacity - at - ENTRY_HEADER) {
+            drop(slot, at);
+            return false;
+        }
+        if (map.get(NINT, at + 32) != source) {
+            drop(slot, at);
+            return false;
+        }
+        MemorySegment pixels = map.asSlice(at + ENTRY_HEADER, n);
+        if (!known) {
+            if (crc(pixels) != map.get(NINT, at + 12)) {
+                drop(slot, at);
+                return false;
+            }
+            checked.getAndAccumulate(word, bit, (a, b) -> a | b);
+        }
+        into.view(pixels, w, h);
+        return true;
+    }
+
+    /** An entry that failed its check: out of the index (unless another process replaced it), counted. */
+    private void drop(long slot, long at) {
+        if (LONG.compareAndSet(map, slot, at, 0L)) {
+            dropped.incrementAndGet();
+        }
+    }
+
+    /**
+     * Keeps {@code img} as sample {@code index}'s: 1 kept, 0 already kept (by this process or
+     * another), -1 not kept (the file is full).
+     */
+    int put(long index, int source, Image img) {
+        long slot = HEADER + 8 * index;
+        if ((long) LONG.getAcquire(map, slot) != 0) {
+            return 0;
+        }
+        long n = (long) Image.PIXEL_BYTES * img.width() * img.height();
+        long need = align(ENTRY_HEADER + n, 64);
+        long at;
+        do {
+            at = (long) LONG.getAcquire(map, H_ALLOCATED);
+            if (at + need > capacity) {
+                return -1;
+            }
+        } while (!LONG.compareAndSet(map, H_ALLOCATED, at, at + need));
+        MemorySegment pixels = img.pixels().asSlice(0, n);
+        MemorySegment.copy(pixels, 0, map, at + ENTRY_HEADER, n);
+        map.set(NINT, at, ENTRY_MAGIC);
+        map.set(NINT, at + 4, img.width());
+        map.set(NINT, at + 8, img.height());
+        map.set(NINT, at + 12, crc(pixels));
+        map.set(NLONG, at + 16, index);
+        map.set(NLONG, at + 24, n);
+        map.set(NINT, at + 32, source);
+        return LONG.compareAndSet(map, slot, 0L, at) ? 1 : 0;
+    }
+
+    /** CRC-32C of {@code bytes}: an entry's pixels, or the encoded image it was decoded from. */
+    static int crc(MemorySegment pixels) {
+        CRC32C c = new CRC32C();
+        c.update(pixels.asByteBuffer());
+        return (int) c.getValue();
+    }
+}
