@@ -89,6 +89,7 @@ SOURCES = {
         "shard_kb": _Opt(_INT, 1),
         "shard_buffer": _Opt(_INT, 1),
         "out_dtype": _Opt(_STR, choices=("int64", "int32")),
+        "window_cache": _Opt(_STR),
     }, ("cache",)),
     "shards": ("paths", {"stream": _Opt(_FLAG)}, ("images", "cache")),
     "folder": ("path", {}, ("images",)),

@@ -278,6 +278,18 @@ def test_a_stream_resumes_at_another_world_size_from_every_old_ranks_state(data)
     assert sorted(seen) == sorted(f"s{s}i{i:03d}" for s in range(3) for i in range(20)), "each sample once"
 
 
+def test_kept_windows_give_the_batches_of_json_lines_tokenized_each_epoch(data, tmp_path):
+    expected = bench_digests(tmp_path, "jsonl", data / "docs.jsonl", "--seq-len", "64", "--batch", "5", "--epochs", "2",
+                             "--shard-kb", "4")
+    folder = tmp_path / "windows"
+    for run in range(2):  # filling the files, then a later run reading them
+        with stoker.Loader("jsonl", data / "docs.jsonl", seq_len=64, batch=5, shard_kb=4, window_cache=str(folder)) as loader:
+            got = [stoker.batch_digest(b) for _ in range(2) for b in loader]
+        assert got == expected, f"run {run}"
+    files = sorted(p.name for p in folder.iterdir())
+    assert files and all(f.startswith("stoker-windows-") and f.endswith(".win") for f in files), files
+
+
 def test_a_bad_shard_raises_data_error_with_the_jvm_message(data):
     with stoker.Loader("shards", data / "bad-000000.tar", transform="none", batch=4, shuffle=False) as loader:
         with pytest.raises(stoker.DataError, match="bad-000000.tar") as e:

@@ -126,6 +126,12 @@ final class BenchCommand implements Runnable {
         @Option(names = "--shard-kb", defaultValue = "1024", description = "Size of the ranges a plain file is read in (default ${DEFAULT-VALUE} KB).")
         long shardKb;
 
+        @Option(names = "--window-cache", paramLabel = "disk|DIR", description = "Keep each shard's packed windows in a file "
+                + "once a pass has packed it whole (disk: in ~/.cache/stoker/windows, $XDG_CACHE_HOME; DIR: in that folder); "
+                + "later epochs, processes and runs read them instead of tokenizing again. A file is used only while its "
+                + "shard's bytes are those it was made from.")
+        String windowCache;
+
         @Option(names = "--shard-buffer", defaultValue = "1024", description = "Windows each shard read ahead may hold (default ${DEFAULT-VALUE}).")
         int shardBuffer;
 
@@ -143,7 +149,7 @@ final class BenchCommand implements Runnable {
                 }
                 options.errors = "skip-sample";
             }
-            return new Jsonl(paths, tokenizer, seqLen, field, shardKb, shardBuffer, outDtype, cache.spec());
+            return new Jsonl(paths, tokenizer, seqLen, field, shardKb, shardBuffer, outDtype, windowCache, cache.spec());
         }
     }
 

@@ -7,6 +7,7 @@ import dev.stoker.formats.text.TextStream;
 import dev.stoker.formats.tokens.Pack;
 import dev.stoker.formats.tokens.Tokenize;
 import dev.stoker.formats.tokens.Tokenizer;
+import dev.stoker.formats.tokens.WindowCache;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -21,9 +22,14 @@ import java.util.List;
  *
  * @param tokenizer   {@code bytes}, {@code r50k_base} ({@code gpt2}), {@code p50k_base}, {@code cl100k_base} or {@code o200k_base}
  * @param shardBuffer windows each range read ahead may hold
+ * @param windowCache {@code disk}: each shard's packed windows kept in a file in
+ *                    {@code $XDG_CACHE_HOME/stoker/windows} (default {@code ~/.cache/stoker/windows})
+ *                    once a pass has packed it whole, and read from there by every later pass,
+ *                    process and run ({@link WindowCache}); any other value: the files in that
+ *                    folder; null: every epoch tokenizes again
  */
 public record Jsonl(List<String> paths, String tokenizer, int seqLen, String field, long shardKb, int shardBuffer,
-                    String outDtype, RemoteCache cache) implements SourceSpec {
+                    String outDtype, String windowCache, RemoteCache cache) implements SourceSpec {
     public Jsonl {
         paths = paths == null ? List.of() : List.copyOf(paths);
         try {
@@ -38,12 +44,15 @@ public record Jsonl(List<String> paths, String tokenizer, int seqLen, String fie
         SpecException.atLeast("shard_kb", shardKb, 1);
         SpecException.atLeast("shard_buffer", shardBuffer, 1);
         Tokens.outType(outDtype);
+        if (windowCache != null && windowCache.isBlank()) {
+            throw new SpecException("window_cache", "must be disk or a folder, got ''");
+        }
         cache = cache == null ? RemoteCache.DEFAULT : cache;
     }
 
     /** The field {@code text} as bytes, in windows of 1024 tokens, ranges of 1 MB. */
     public static Jsonl of(List<String> paths) {
-        return new Jsonl(paths, "bytes", 1024, "text", 1024, 1024, "int64", RemoteCache.DEFAULT);
+        return new Jsonl(paths, "bytes", 1024, "text", 1024, 1024, "int64", null, RemoteCache.DEFAULT);
     }
 
     @Override
@@ -61,10 +70,41 @@ public record Jsonl(List<String> paths, String tokenizer, int seqLen, String fie
             }
             // the documents, tokenized and packed as they stream
             Pack pack = new Pack(tok, seqLen);
-            StreamingDataset<Pack.Window> data = new TextStream(local, field, shardKb << 10)
-                    .through(new Tokenize(tok).andThen(pack));
+            TextStream text = new TextStream(local, field, shardKb << 10);
+            StreamingDataset<Pack.Window> data = text.through(new Tokenize(tok).andThen(pack));
+            if (windowCache != null) {
+                data = windowCache(r, text, data, pack, local);
+            }
             Collator<Pack.Window> collator = pack.collator(Tokens.outType(outDtype));
-            r.tokensPerSample(seqLen).shardBuffer(shardBuffer).base(() -> Loader.builder(data, collator));
+            StreamingDataset<Pack.Window> stream = data;
+            r.tokensPerSample(seqLen).shardBuffer(shardBuffer).base(() -> Loader.builder(stream, collator));
         });
+    }
+
+    /**
+     * {@code packed} with its windows kept in {@link #windowCache}'s folder: refused, with the
+     * numbers, when the folder's disk has no room for about as many bytes as the text (a
+     * window keeps a token in 4 bytes, a byte of the bytes tokenizer in 1).
+     */
+    private StreamingDataset<Pack.Window> windowCache(Recipe r, TextStream text, StreamingDataset<Pack.Window> packed,
+                                                      Pack pack, List<Path> local) throws IOException {
+        Path folder = windowCache.equals("disk") ? Path.of(System.getenv().getOrDefault("XDG_CACHE_HOME",
+                System.getProperty("user.home") + "/.cache"), "stoker", "windows") : Path.of(windowCache);
+        long bytes = 0;
+        for (Path p : local) {
+            bytes += Files.size(p);
+        }
+        Files.createDirectories(folder);
+        long usable = Files.getFileStore(folder).getUsableSpace();
+        long estimate = bytes + bytes / 4;
+        if (estimate > usable) {
+            throw SpecException.naming("window_cache", String.format(java.util.Locale.ROOT, "would keep about %,d bytes of "
+                    + "packed windows (%,d bytes of text) in %s, which has %,d bytes free: free some or give another folder",
+                    estimate, bytes, folder, usable));
+        }
+        WindowCache cache = new WindowCache(packed, pack, folder, text::digest);
+        r.report(() -> String.format(java.util.Locale.ROOT, "window cache %s: %d shards read back, %d kept, %d failed "
+                + "their check", folder, cache.hits(), cache.kept(), cache.dropped()));
+        return cache;
     }
 }

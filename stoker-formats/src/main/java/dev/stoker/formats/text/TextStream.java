@@ -72,6 +72,39 @@ public final class TextStream implements StreamingDataset<Document> {
         return fingerprint;
     }
 
+    /**
+     * A CRC-32C of shard {@code shard}'s bytes as they lie in its file (its range, or the whole
+     * compressed file), with the range: what a {@link dev.stoker.formats.tokens.WindowCache}
+     * checks its kept windows against. Read again only when the file's size or time changed.
+     */
+    public long digest(int shard) throws IOException {
+        TextRange r = shards.get(shard);
+        Path file = Path.of(r.location());
+        var a = java.nio.file.Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class);
+        long[] known = digests.get(shard);
+        long modified = a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS);
+        if (known != null && known[0] == a.size() && known[1] == modified) {
+            return known[2]; // the file has not changed since this stream read it
+        }
+        long d = digestOf(r, file);
+        digests.put(shard, new long[] {a.size(), modified, d});
+        return d;
+    }
+
+    private final java.util.concurrent.ConcurrentHashMap<Integer, long[]> digests = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private static long digestOf(TextRange r, Path file) throws IOException {
+        try (dev.stoker.formats.io.MappedFile f = dev.stoker.formats.io.MappedFile.open(file)) {
+            long from = r.isWhole() ? 0 : r.start();
+            long to = r.isWhole() ? f.size() : Math.min(r.end(), f.size());
+            java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+            for (long at = from; at < to; at += 1L << 30) {
+                crc.update(f.segment().asSlice(at, Math.min(1L << 30, to - at)).asByteBuffer());
+            }
+            return Fingerprints.and(Fingerprints.and(crc.getValue(), from), to - from);
+        }
+    }
+
     @Override
     public ShardReader<Document> open(int shard) throws IOException {
         TextDocuments docs = shards.get(shard).open(field, new AtomicLong());

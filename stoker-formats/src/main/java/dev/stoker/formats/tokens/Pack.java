@@ -253,6 +253,75 @@ public final class Pack implements ShardStage<Tokenized, Pack.Window> {
         }
     }
 
+    // ---- NOTE [Window cache]: a window as a record of a WindowCache file ---------------------
+
+    /** A window from the pool (or a new one), empty. */
+    Window window() {
+        Window w = windows.poll();
+        if (w == null) {
+            w = new Window(seqLen, asBytes, endOfText);
+        }
+        w.eotCount = 0;
+        return w;
+    }
+
+    /** The most bytes {@link #write} takes for one window. */
+    int recordBytesAtMost() {
+        return asBytes ? 4 + 5 * seqLen : 4 * seqLen;
+    }
+
+    /** Writes {@code w} as a record: the bytes tokenizer's as its end-of-text count, their positions and its bytes; others as int32 ids. */
+    void write(Window w, java.nio.ByteBuffer out) {
+        if (asBytes) {
+            out.putInt(w.eotCount);
+            for (int k = 0; k < w.eotCount; k++) {
+                out.putInt(w.eots[k]);
+            }
+            out.put(w.bytes, 0, seqLen);
+        } else {
+            for (int i = 0; i < seqLen; i++) {
+                out.putInt((int) w.tokens[i]); // a tokenizer's ids are ints
+            }
+        }
+    }
+
+    /**
+     * Reads the record at {@code at} of {@code s} (ending before {@code end}) into {@code w};
+     * the position after it.
+     *
+     * @param base {@code s}'s offset in {@code file}, for messages
+     * @throws IOException naming {@code file} and the byte offset, for a record that does not fit
+     */
+    long read(Window w, MemorySegment s, long at, long end, long base, java.nio.file.Path file) throws IOException {
+        if (asBytes) {
+            int n = at + 4 <= end ? s.get(RECORD_INT, at) : -1;
+            if (n < 0 || n > seqLen || at + 4 + 4L * n + seqLen > end) {
+                throw new IOException(file + ": window record at byte " + (base + at) + " holds " + n + " end-of-text positions, "
+                        + "expected 0 to " + seqLen + " within the file");
+            }
+            for (int k = 0; k < n; k++) {
+                int p = s.get(RECORD_INT, at + 4 + 4L * k);
+                if (p < 0 || p >= seqLen) {
+                    throw new IOException(file + ": window record at byte " + (base + at) + ": end-of-text position " + p
+                            + " outside a window of " + seqLen);
+                }
+                w.addEot(p);
+            }
+            MemorySegment.copy(s, java.lang.foreign.ValueLayout.JAVA_BYTE, at + 4 + 4L * n, w.bytes, 0, seqLen);
+            return at + 4 + 4L * n + seqLen;
+        }
+        if (at + 4L * seqLen > end) {
+            throw new IOException(file + ": window record at byte " + (base + at) + " runs past the windows' end at " + (base + end));
+        }
+        for (int i = 0; i < seqLen; i++) {
+            w.tokens[i] = s.get(RECORD_INT, at + 4L * i);
+        }
+        return at + 4L * seqLen;
+    }
+
+    private static final java.lang.foreign.ValueLayout.OfInt RECORD_INT =
+            java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
+
     @Override
     public String toString() {
         return "Pack(" + tokenizer + ", " + seqLen + ")";

@@ -1,0 +1,380 @@
+package dev.stoker.formats.tokens;
+
+import dev.stoker.CorruptRecordException;
+import dev.stoker.StreamingDataset;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.zip.CRC32C;
+
+/**
+ * A packed stream's windows kept in files between epochs, a file a shard: the first pass that
+ * reads a shard to its end tokenizes and packs it and keeps its windows; every later one (in this
+ * process, another on the node, or a later run) reads them back instead (NOTE [Window cache]).
+ *
+ * <p>NOTE [Window cache]: tokenizing and packing are deterministic, so a shard's windows are a
+ * function of the shard's bytes and the stages' settings, which the staged dataset's fingerprint
+ * covers; a file is named by that fingerprint, the shard count and the shard, so a loader finds
+ * the file exactly when it would make the same windows. A reader that packs a shard writes its
+ * windows as it hands them out into a temporary file beside the final one, and only a reader
+ * that reaches the shard's end with nothing left out (no malformed record skipped: a skip policy
+ * counts those, each epoch) seals it: a footer with the window count and a CRC-32C of the
+ * windows, flushed to disk, then renamed into place. A pass cut short, a failure or a skipped
+ * record leaves no file under the final name (the temporary one is deleted), so a cache written
+ * by an interrupted epoch is never taken as complete. A file is checked whole (header, size,
+ * count, CRC, and the digest of the shard's bytes it was made from) before its first window is
+ * handed out, once a process while neither it nor the shard's file changes; one that fails is
+ * deleted, counted, and its shard packed again. Two processes packing one shard write a file each and rename the same
+ * bytes into place.
+ */
+public final class WindowCache implements StreamingDataset<Pack.Window> {
+    private static final long MAGIC = 0x314e49574b5453L; // "STKWIN1"
+    private static final int VERSION = 1;
+    private static final int HEADER = 64;
+    private static final int FOOTER = 16;
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private final StreamingDataset<Pack.Window> packed;
+    private final Pack pack;
+    private final Path folder;
+    private final long fingerprint;
+    private final ShardDigest digest;
+    private final AtomicLong hits = new AtomicLong();
+    private final AtomicLong kept = new AtomicLong();
+    private final AtomicLong dropped = new AtomicLong();
+    /** Files this cache checked whole, by shard: the file (its identity, size, time) and the source digest it holds. */
+    private final java.util.concurrent.ConcurrentHashMap<Integer, Checked> checked = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private record Checked(Object file, long size, long modified, long source) {
+        static Checked of(Path f, long source) throws IOException {
+            var a = Files.readAttributes(f, java.nio.file.attribute.BasicFileAttributes.class);
+            return new Checked(a.fileKey(), a.size(), a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS), source);
+        }
+    }
+
+    /** A digest of a shard's source bytes: a kept file is used only while they are the same. */
+    public interface ShardDigest {
+        long of(int shard) throws IOException;
+    }
+
+    /**
+     * The windows of {@code packed} (a stream read through {@code pack}), kept in {@code folder};
+     * each file is used only while {@code digest} of its shard is the one it was made from.
+     *
+     * @throws IllegalArgumentException when {@code packed} gives no fingerprint to name its files by
+     */
+    public WindowCache(StreamingDataset<Pack.Window> packed, Pack pack, Path folder, ShardDigest digest) throws IOException {
+        this.packed = packed;
+        this.pack = pack;
+        this.folder = folder;
+        this.digest = digest;
+        this.fingerprint = packed.fingerprint();
+        if (fingerprint == 0) {
+            throw new IllegalArgumentException(packed.name() + ": gives no fingerprint, so a window cache could not tell "
+                    + "its files from other data's");
+        }
+        Files.createDirectories(folder);
+    }
+
+    /** The file shard {@code shard}'s windows are kept in. */
+    public Path file(int shard) {
+        return folder.resolve("stoker-windows-v" + VERSION + "-" + Long.toHexString(fingerprint) + "-" + packed.shards()
+                + "-" + shard + ".win");
+    }
+
+    /** Shards read from their files. */
+    public long hits() {
+        return hits.get();
+    }
+
+    /** Shards whose files this process wrote. */
+    public long kept() {
+        return kept.get();
+    }
+
+    /** Files that failed their check, deleted, their shards packed again. */
+    public long dropped() {
+        return dropped.get();
+    }
+
+    @Override
+    public int shards() {
+        return packed.shards();
+    }
+
+    @Override
+    public ShardReader<Pack.Window> open(int shard) throws IOException {
+        Path f = file(shard);
+        long source = digest.of(shard);
+        if (Files.exists(f)) {
+            FileChannel ch;
+            try {
+                ch = FileChannel.open(f, StandardOpenOption.READ);
+            } catch (java.nio.file.NoSuchFileException gone) { // replaced by another process just now
+                return new Recording(packed.open(shard), f, shard, source);
+            }
+            try {
+                // a file this cache checked whole and that has not changed since is not read twice
+                Checked now = Checked.of(f, source);
+                String wrong = now.equals(checked.get(shard)) ? null : check(ch, shard, source);
+                if (wrong == null) {
+                    checked.put(shard, now);
+                    hits.incrementAndGet();
+                    return new Replay(ch, f);
+                }
+            } catch (IOException | RuntimeException e) {
+                ch.close();
+                throw e;
+            }
+            checked.remove(shard);
+            ch.close();
+            Files.deleteIfExists(f);
+            dropped.incrementAndGet();
+        }
+        return new Recording(packed.open(shard), f, shard, source);
+    }
+
+    @Override
+    public void plan(int[] shards) {
+        packed.plan(shards);
+    }
+
+    @Override
+    public String shardName(int shard) {
+        return packed.shardName(shard);
+    }
+
+    @Override
+    public long fingerprint() {
+        return fingerprint;
+    }
+
+    @Override
+    public String name() {
+        return packed.name();
+    }
+
+    /** Why the file is not shard {@code shard}'s windows (of the bytes of digest {@code source}), or null when it is. */
+    private String check(FileChannel ch, int shard, long source) throws IOException {
+        long size = ch.size();
+        if (size < HEADER + FOOTER) {
+            return "not a window cache file";
+        }
+        ByteBuffer h = read(ch, 0, HEADER);
+        ByteBuffer t = read(ch, size - FOOTER, FOOTER);
+        if (h.getLong(0) != MAGIC || h.getInt(8) != VERSION) {
+            return "not a window cache file";
+        }
+        if (h.getLong(16) != fingerprint || h.getInt(24) != shard || h.getInt(28) != pack.seqLen()
+                || h.getInt(32) != packed.shards()) {
+            return "another shard's or other settings' windows";
+        }
+        if (h.getLong(40) != source) {
+            return "the windows of other bytes (the shard changed)";
+        }
+        if (t.getLong(0) < 0 || t.getInt(12) != (int) MAGIC) {
+            return "no footer";
+        }
+        CRC32C crc = new CRC32C();
+        ByteBuffer chunk = ByteBuffer.allocateDirect(1 << 20);
+        for (long at = HEADER, end = size - FOOTER; at < end; ) {
+            chunk.clear().limit((int) Math.min(chunk.capacity(), end - at));
+            while (chunk.hasRemaining()) {
+                if (ch.read(chunk, at + chunk.position()) < 0) {
+                    return "cut short";
+                }
+            }
+            at += chunk.flip().remaining();
+            crc.update(chunk);
+        }
+        return (int) crc.getValue() == t.getInt(8) ? null : "its windows fail their CRC";
+    }
+
+    private static ByteBuffer read(FileChannel ch, long at, int n) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(n).order(ByteOrder.LITTLE_ENDIAN);
+        while (b.hasRemaining()) {
+            if (ch.read(b, at + b.position()) < 0) {
+                throw new java.io.EOFException("cut short");
+            }
+        }
+        return b.flip();
+    }
+
+    /**
+     * Hands out a file's windows, read in large pieces into an array (a mapping would fault its
+     * pages in again on each open of the shard: each epoch).
+     */
+    private final class Replay implements ShardReader<Pack.Window> {
+        private final FileChannel channel;
+        private final Path path;
+        private final long end;
+        private final byte[] bytes = new byte[Math.max(1 << 18, 2 * pack.recordBytesAtMost())];
+        private final MemorySegment segment = MemorySegment.ofArray(bytes);
+        /** The records read and not yet handed out: [at, limit) of {@code bytes}, from the file's byte {@code base + at}. */
+        private int at;
+        private int limit;
+        private long base = HEADER;
+
+        Replay(FileChannel channel, Path path) throws IOException {
+            this.channel = channel;
+            this.path = path;
+            this.end = channel.size() - FOOTER;
+        }
+
+        @Override
+        public Pack.Window next() throws IOException {
+            long next = base + limit;
+            if (at == limit && next >= end) {
+                return null;
+            }
+            if (limit - at < pack.recordBytesAtMost() && next < end) {
+                System.arraycopy(bytes, at, bytes, 0, limit - at);
+                base += at;
+                limit -= at;
+                at = 0;
+                ByteBuffer into = ByteBuffer.wrap(bytes, limit, (int) Math.min(bytes.length - limit, end - next));
+                while (into.hasRemaining()) {
+                    if (channel.read(into, base + into.position()) < 0) {
+                        throw new IOException(path + ": cut short at byte " + (base + into.position()) + " of " + end);
+                    }
+                }
+                limit = into.position();
+            }
+            Pack.Window w = pack.window();
+            at = (int) pack.read(w, segment, at, limit, base, path);
+            return w;
+        }
+
+        @Override
+        public void close() throws IOException {
+            channel.close();
+        }
+    }
+
+    /** Packs the shard and keeps its windows; seals the file at the shard's end (NOTE [Window cache]). */
+    private final class Recording implements ShardReader<Pack.Window> {
+        private final ShardReader<Pack.Window> upstream;
+        private final Path file;
+        private final int shard;
+        private final long source;
+        private final Path tmp;
+        private final FileChannel channel;
+        private final ByteBuffer buffer;
+        private final CRC32C crc = new CRC32C();
+        private long count;
+        /** A record was left out (a skip policy counts it each epoch), or writing failed: nothing is sealed. */
+        private boolean spoiled;
+        private boolean closed;
+
+        Recording(ShardReader<Pack.Window> upstream, Path file, int shard, long source) {
+            this.upstream = upstream;
+            this.file = file;
+            this.shard = shard;
+            this.source = source;
+            Path t = null;
+            FileChannel ch = null;
+            try {
+                t = Files.createTempFile(folder, "." + file.getFileName(), ".tmp");
+                ch = FileChannel.open(t, StandardOpenOption.WRITE);
+            } catch (IOException e) {
+                spoiled = true; // the folder is not writable now: pack without keeping
+                if (t != null) {
+                    try {
+                        Files.deleteIfExists(t);
+                    } catch (IOException ignored) {
+                        // nothing was written to it
+                    }
+                }
+                t = null;
+            }
+            this.tmp = t;
+            this.channel = ch;
+            this.buffer = ByteBuffer.allocate(Math.max(1 << 16, 2 * pack.recordBytesAtMost())).order(ByteOrder.LITTLE_ENDIAN);
+            buffer.position(HEADER);
+        }
+
+        @Override
+        public Pack.Window next() throws IOException {
+            Pack.Window w;
+            try {
+                w = upstream.next();
+            } catch (CorruptRecordException e) {
+                spoiled = true;
+                throw e;
+            }
+            if (spoiled) {
+                return w;
+            }
+            try {
+                if (w == null) {
+                    seal();
+                } else {
+                    if (buffer.remaining() < pack.recordBytesAtMost()) {
+                        flush();
+                    }
+                    int from = buffer.position();
+                    pack.write(w, buffer);
+                    crc.update(buffer.array(), from, buffer.position() - from);
+                    count++;
+                }
+            } catch (IOException e) {
+                spoiled = true; // a full disk: the windows still go out, uncached
+            }
+            return w;
+        }
+
+        private void flush() throws IOException {
+            buffer.flip();
+            while (buffer.hasRemaining()) {
+                channel.write(buffer);
+            }
+            buffer.clear();
+        }
+
+        /** The shard's end: footer, flushed to disk, renamed into place. */
+        private void seal() throws IOException {
+            if (buffer.remaining() < FOOTER) {
+                flush();
+            }
+            buffer.putLong(count).putInt((int) crc.getValue()).putInt((int) MAGIC);
+            flush();
+            ByteBuffer header = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
+            header.putLong(0, MAGIC).putInt(8, VERSION).putLong(16, fingerprint).putInt(24, shard)
+                    .putInt(28, pack.seqLen()).putInt(32, packed.shards()).putLong(40, source);
+            channel.write(header, 0);
+            channel.force(true);
+            channel.close();
+            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            checked.put(shard, Checked.of(file, source)); // this process wrote it: no need to read it back to check it
+            kept.incrementAndGet();
+            spoiled = true; // sealed: nothing more to write
+        }
+
+        @Override
+        public void close() throws IOException {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            try {
+                upstream.close();
+            } finally {
+                if (channel != null) {
+                    channel.close();
+                }
+                if (tmp != null) {
+                    Files.deleteIfExists(tmp);
+                }
+            }
+        }
+    }
+}

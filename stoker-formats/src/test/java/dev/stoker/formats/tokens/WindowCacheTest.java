@@ -1,0 +1,194 @@
+package dev.stoker.formats.tokens;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.stoker.Batch;
+import dev.stoker.DType;
+import dev.stoker.ErrorPolicy;
+import dev.stoker.Loader;
+import dev.stoker.LoaderBuilder;
+import dev.stoker.StreamingDataset;
+import dev.stoker.formats.text.TextStream;
+import java.io.IOException;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * NOTE [Window cache]: a packed stream with its windows kept gives the batches of the stream
+ * without them, epoch after epoch, in this loader and a later one; only a shard packed to its
+ * end is kept; a damaged file or one of other bytes is not used.
+ */
+class WindowCacheTest {
+    @TempDir
+    Path tmp;
+
+    private Path text(String name, int docs, int salt) throws IOException {
+        Path p = tmp.resolve(name);
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < docs; i++) {
+            b.append("{\"text\": \"document ").append(i * 7 + salt).append(" says ").append("abc é ".repeat(i % 9))
+                    .append("\"}\n");
+        }
+        Files.writeString(p, b.toString(), StandardCharsets.UTF_8);
+        return p;
+    }
+
+    private record Setup(TextStream text, Pack pack, StreamingDataset<Pack.Window> packed) {
+        static Setup of(Path file, Tokenizer t) throws IOException {
+            return of(file, t, 700);
+        }
+
+        static Setup of(Path file, Tokenizer t, long shardBytes) throws IOException {
+            Pack pack = new Pack(t, 32);
+            TextStream text = new TextStream(List.of(file), "text", shardBytes);
+            return new Setup(text, pack, text.through(new Tokenize(t).andThen(pack)));
+        }
+
+        WindowCache cached(Path folder) throws IOException {
+            return new WindowCache(packed, pack, folder, text::digest);
+        }
+    }
+
+    /** Every epoch's batches as lists of tokens. */
+    private static List<List<Long>> epochs(StreamingDataset<Pack.Window> data, Pack pack, int epochs, int workers,
+                                           ErrorPolicy policy) {
+        List<List<Long>> out = new ArrayList<>();
+        LoaderBuilder b = Loader.builder(data, pack.collator(DType.INT64)).batchSize(3).seed(5).shuffle(true)
+                .shuffleWindow(5).errorPolicy(policy);
+        try (Loader l = (workers > 0 ? b.workers(workers) : b).build()) {
+            for (int e = 0; e < epochs; e++) {
+                for (Batch batch : l) {
+                    List<Long> v = new ArrayList<>();
+                    for (long i = 0; i < batch.size() * 32L; i++) {
+                        v.add(batch.data(0).getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i));
+                    }
+                    out.add(v);
+                }
+            }
+        }
+        return out;
+    }
+
+    private static List<Path> files(Path folder) throws IOException {
+        try (Stream<Path> s = Files.list(folder)) {
+            return s.sorted().toList();
+        }
+    }
+
+    @Test
+    void keptWindowsGiveTheBatchesOfTheStreamWithoutThemForEveryTokenizer() throws IOException {
+        Path file = text("docs.jsonl", 300, 0);
+        for (String name : new String[] {"bytes", "r50k_base"}) {
+            Setup s = Setup.of(file, Tokenizer.named(name));
+            List<List<Long>> ref = epochs(s.packed, s.pack, 3, 2, ErrorPolicy.FAIL);
+            assertTrue(ref.size() > 20, name + ": " + ref.size() + " batches");
+            Path folder = tmp.resolve("w-" + name);
+            WindowCache c = s.cached(folder);
+            assertEquals(ref, epochs(c, s.pack, 3, 2, ErrorPolicy.FAIL), name);
+            assertEquals(c.shards(), c.kept(), "each shard kept once");
+            assertEquals(2L * c.shards(), c.hits(), "read back by epochs 2 and 3");
+            assertEquals(c.shards(), files(folder).size(), "a file a shard, no temporary left");
+            // a later loader (a later run, another process) reads every shard back, with any worker count
+            WindowCache later = s.cached(folder);
+            assertEquals(ref, epochs(later, s.pack, 3, 0, ErrorPolicy.FAIL));
+            assertEquals(3L * c.shards(), later.hits());
+            assertEquals(0, later.kept());
+        }
+    }
+
+    @Test
+    void onlyAShardPackedToItsEndIsKept() throws IOException {
+        Path file = text("docs.jsonl", 300, 0);
+        Setup s = Setup.of(file, Tokenizer.named("bytes"));
+        List<List<Long>> ref = epochs(s.packed, s.pack, 2, 0, ErrorPolicy.FAIL);
+        Path folder = tmp.resolve("w");
+        WindowCache c = s.cached(folder);
+        try (Loader l = Loader.builder(c, s.pack.collator(DType.INT64)).batchSize(3).seed(5).shuffle(true)
+                .shuffleWindowBytes(0).build()) {
+            var it = l.iterator();
+            it.next(); // no workers, stream order: the first shard is open, partly read
+        }
+        assertEquals(0, c.kept());
+        assertEquals(List.of(), files(folder), "an epoch cut short keeps nothing, leaves nothing");
+        assertEquals(ref, epochs(c, s.pack, 2, 0, ErrorPolicy.FAIL));
+        assertEquals(c.shards(), c.kept());
+    }
+
+    @Test
+    void aShardWithASkippedRecordIsPackedAgainEachEpoch() throws IOException {
+        Path file = text("docs.jsonl", 200, 0);
+        String t = Files.readString(file);
+        int at = t.indexOf("{\"text\": \"document 490 ");
+        Files.writeString(file, t.substring(0, at) + "{oops\n" + t.substring(at));
+        Setup s = Setup.of(file, Tokenizer.named("bytes"));
+        List<List<Long>> ref = epochs(s.packed, s.pack, 2, 0, ErrorPolicy.SKIP_SAMPLE);
+        WindowCache c = s.cached(tmp.resolve("w"));
+        assertEquals(ref, epochs(c, s.pack, 2, 0, ErrorPolicy.SKIP_SAMPLE));
+        assertEquals(c.shards() - 1, c.kept(), "all but the shard with the bad line");
+        assertEquals(c.shards() - 1, files(tmp.resolve("w")).size());
+    }
+
+    @Test
+    void aDamagedFileOrOneOfOtherBytesIsNotUsed() throws IOException {
+        Path file = text("docs.jsonl", 3000, 0); // past the fingerprint's two 64 KiB ends
+        Setup s = Setup.of(file, Tokenizer.named("r50k_base"), 8192);
+        List<List<Long>> ref = epochs(s.packed, s.pack, 1, 0, ErrorPolicy.FAIL);
+        Path folder = tmp.resolve("w");
+        epochs(s.cached(folder), s.pack, 1, 0, ErrorPolicy.FAIL);
+        Path first = s.cached(folder).file(0);
+        byte[] b = Files.readAllBytes(first);
+        b[100] ^= 1; // a window's token
+        Files.write(first, b);
+        WindowCache again = s.cached(folder);
+        assertEquals(ref, epochs(again, s.pack, 1, 0, ErrorPolicy.FAIL));
+        assertEquals(1, again.dropped());
+        assertEquals(1, again.kept(), "packed and kept again");
+        // the text rewritten in place, its size, its ends and so its fingerprint the same: the
+        // windows of the old bytes are not served
+        String t = Files.readString(file);
+        int at = t.indexOf("document 10500 ");
+        Files.writeString(file, t.substring(0, at) + "document 10501 " + t.substring(at + 15));
+        Setup changed = Setup.of(file, Tokenizer.named("r50k_base"), 8192);
+        assertEquals(s.packed.fingerprint(), changed.packed.fingerprint(), "a fingerprint of the files' ends");
+        List<List<Long>> fresh = epochs(changed.packed, changed.pack, 1, 0, ErrorPolicy.FAIL);
+        assertNotEquals(ref, fresh);
+        WindowCache stale = changed.cached(folder);
+        assertEquals(fresh, epochs(stale, changed.pack, 1, 0, ErrorPolicy.FAIL));
+        assertEquals(1, stale.dropped(), "the changed shard's file");
+        // a file cut short is not this cache
+        Path f0 = stale.file(0);
+        Files.write(f0, java.util.Arrays.copyOf(Files.readAllBytes(f0), 40));
+        WindowCache cut = changed.cached(folder);
+        assertEquals(fresh, epochs(cut, changed.pack, 1, 0, ErrorPolicy.FAIL));
+        assertEquals(1, cut.dropped());
+    }
+
+    @Test
+    void aStreamWithoutAFingerprintIsRefused() {
+        Pack pack = new Pack(Tokenizer.named("bytes"), 8);
+        StreamingDataset<Pack.Window> none = new StreamingDataset<>() {
+            @Override
+            public int shards() {
+                return 0;
+            }
+
+            @Override
+            public ShardReader<Pack.Window> open(int shard) {
+                throw new UnsupportedOperationException();
+            }
+        };
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new WindowCache(none, pack, tmp.resolve("w"), shard -> 0));
+        assertTrue(e.getMessage().contains("gives no fingerprint"), e.getMessage());
+    }
+}
