@@ -8,7 +8,8 @@ import java.io.IOException;
  * its share of shards with a {@link Partition}, reads several shards ahead in parallel, and makes
  * batches from the rank's shards in order, so batches still depend only on
  * {@code (seed, epoch, rank, worldSize)}. Resuming reopens the current shard and skips the samples
- * already delivered; a different world size needs a random-access {@link Dataset}.
+ * already delivered; at a different world size, from the {@link LoaderState#merge} of every old
+ * rank's states (NOTE [Elastic streams]).
  */
 public interface StreamingDataset<T> {
 
