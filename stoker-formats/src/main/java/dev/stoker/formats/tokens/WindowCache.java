@@ -2,6 +2,7 @@ package dev.stoker.formats.tokens;
 
 import dev.stoker.CorruptRecordException;
 import dev.stoker.StreamingDataset;
+import dev.stoker.formats.io.PendingFile;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.lang.foreign.MemorySegment;
@@ -10,7 +11,6 @@ import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
@@ -24,7 +24,8 @@ import java.util.zip.CRC32C;
  * function of the shard's bytes and the stages' settings, which the staged dataset's fingerprint
  * covers; a file is named by that fingerprint, the shard count and the shard, so a loader finds
  * the file exactly when it would make the same windows. A reader that packs a shard writes its
- * windows as it hands them out into a temporary file beside the final one, and only a reader
+ * windows as it hands them out into a temporary file beside the final one ({@link PendingFile}:
+ * removed even if the process is stopped by a signal), and only a reader
  * that reaches the shard's end with nothing left out (no malformed record skipped: a skip policy
  * counts those, each epoch) seals it: a footer with the window count and a CRC-32C of the
  * windows, flushed to disk, then renamed into place. A pass cut short, a failure or a skipped
@@ -266,13 +267,11 @@ public final class WindowCache implements StreamingDataset<Pack.Window> {
         private final Path file;
         private final int shard;
         private final long source;
-        private final Path tmp;
-        private final FileChannel channel;
+        /** The file being written under a temporary name, or null once sealed or spoiled. */
+        private PendingFile out;
         private final ByteBuffer buffer;
         private final CRC32C crc = new CRC32C();
         private long count;
-        /** A record was left out (a skip policy counts it each epoch), or writing failed: nothing is sealed. */
-        private boolean spoiled;
         private boolean closed;
 
         Recording(ShardReader<Pack.Window> upstream, Path file, int shard, long source) {
@@ -280,24 +279,13 @@ public final class WindowCache implements StreamingDataset<Pack.Window> {
             this.file = file;
             this.shard = shard;
             this.source = source;
-            Path t = null;
-            FileChannel ch = null;
+            PendingFile f;
             try {
-                t = Files.createTempFile(folder, "." + file.getFileName(), ".tmp");
-                ch = FileChannel.open(t, StandardOpenOption.WRITE);
+                f = new PendingFile(file);
             } catch (IOException e) {
-                spoiled = true; // the folder is not writable now: pack without keeping
-                if (t != null) {
-                    try {
-                        Files.deleteIfExists(t);
-                    } catch (IOException ignored) {
-                        // nothing was written to it
-                    }
-                }
-                t = null;
+                f = null; // the folder is not writable now: pack without keeping
             }
-            this.tmp = t;
-            this.channel = ch;
+            this.out = f;
             this.buffer = ByteBuffer.allocate(Math.max(1 << 16, 2 * pack.recordBytesAtMost())).order(ByteOrder.LITTLE_ENDIAN);
             buffer.position(HEADER);
         }
@@ -308,10 +296,10 @@ public final class WindowCache implements StreamingDataset<Pack.Window> {
             try {
                 w = upstream.next();
             } catch (CorruptRecordException e) {
-                spoiled = true;
+                spoil(); // a record left out: a skip policy counts it each epoch, so nothing is kept
                 throw e;
             }
-            if (spoiled) {
+            if (out == null) {
                 return w;
             }
             try {
@@ -327,36 +315,40 @@ public final class WindowCache implements StreamingDataset<Pack.Window> {
                     count++;
                 }
             } catch (IOException e) {
-                spoiled = true; // a full disk: the windows still go out, uncached
+                spoil(); // a full disk: the windows still go out, uncached
             }
             return w;
         }
 
         private void flush() throws IOException {
-            buffer.flip();
-            while (buffer.hasRemaining()) {
-                channel.write(buffer);
-            }
+            out.out().write(buffer.array(), 0, buffer.position());
             buffer.clear();
         }
 
-        /** The shard's end: footer, flushed to disk, renamed into place. */
+        /** The shard's end: footer, header, flushed to disk, renamed into place (PendingFile). */
         private void seal() throws IOException {
             if (buffer.remaining() < FOOTER) {
                 flush();
             }
             buffer.putLong(count).putInt((int) crc.getValue()).putInt((int) MAGIC);
             flush();
+            out.out().flush();
             ByteBuffer header = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
             header.putLong(0, MAGIC).putInt(8, VERSION).putLong(16, fingerprint).putInt(24, shard)
                     .putInt(28, pack.seqLen()).putInt(32, packed.shards()).putLong(40, source);
-            channel.write(header, 0);
-            channel.force(true);
-            channel.close();
-            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            out.writeAt(header, 0);
+            out.commit();
+            out = null;
             checked.put(shard, Checked.of(file, source)); // this process wrote it: no need to read it back to check it
             kept.incrementAndGet();
-            spoiled = true; // sealed: nothing more to write
+        }
+
+        private void spoil() throws IOException {
+            if (out != null) {
+                PendingFile f = out;
+                out = null;
+                f.abandon();
+            }
         }
 
         @Override
@@ -368,12 +360,7 @@ public final class WindowCache implements StreamingDataset<Pack.Window> {
             try {
                 upstream.close();
             } finally {
-                if (channel != null) {
-                    channel.close();
-                }
-                if (tmp != null) {
-                    Files.deleteIfExists(tmp);
-                }
+                spoil();
             }
         }
     }
