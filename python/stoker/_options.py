@@ -48,6 +48,7 @@ LOADER = {
     "cores": _Opt(_INT, 1),
     "memory_limit": _Opt(_INT, 1),
     "streams": _Opt(_INT, 1),
+    "in_memory": _Opt(_FLAG),
 }
 
 # Nested specs: Images (shards, folder) and RemoteCache (the sources that read remote files).

@@ -290,6 +290,14 @@ def test_kept_windows_give_the_batches_of_json_lines_tokenized_each_epoch(data, 
     assert files and all(f.startswith("stoker-windows-") and f.endswith(".win") for f in files), files
 
 
+def test_a_source_in_memory_gives_the_batches_of_its_files_and_leaves_nothing(data, tmp_path):
+    shards = [str(data / f"shard-{s:06d}.tar") for s in range(3)]
+    expected = bench_digests(tmp_path, "shards", *shards, "--transform", "train224", "--batch", "8", "--seed", "2")
+    with stoker.Loader("shards", *shards, transform="train224", batch_size=8, seed=2, in_memory=True) as loader:
+        assert [stoker.batch_digest(b) for b in loader] == expected
+    assert not [n for n in os.listdir("/dev/shm") if n.startswith("stoker-memory-")], "a copy left in /dev/shm"
+
+
 def test_a_bad_shard_raises_data_error_with_the_jvm_message(data):
     with stoker.Loader("shards", data / "bad-000000.tar", transform="none", batch=4, shuffle=False) as loader:
         with pytest.raises(stoker.DataError, match="bad-000000.tar") as e:

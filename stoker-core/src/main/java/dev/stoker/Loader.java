@@ -83,6 +83,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     private boolean closed;
     /** The content fingerprint of the data ({@link Dataset#fingerprint}), recorded in states and checked on resume. */
     private final long dataFingerprint;
+    /** How a stream's epoch is split among its streams. */
+    private final Partition.Tail streamTail;
 
     Loader(LoaderBuilder b) {
         this.plan = b.plan;
@@ -104,10 +106,13 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         this.dataFingerprint = plan.fingerprint();
         LoaderState s = b.resume;
         BufferPool pool = BufferPool.of(b);
+        // one stream a rank: the ranks' shares of shards, as DistributedSampler's (padded or
+        // dropped); more streams than ranks: each shard once (NOTE [Elastic streams])
+        this.streamTail = streams(b) == b.worldSize || b.setBy.containsKey("tail") ? b.tail : Partition.Tail.NONE;
         this.options = new Options(sampler, b.batchSize, workers, pool.prefetch(), b.dropLast, s == null ? b.seed : s.seed(),
                 b.rank, b.worldSize, b.tail, length, b.timeout == null ? 0 : b.timeout.toNanos(), b.collatorThread,
                 b.errorPolicy, b.ordered, b.holds, b.shardBuffer > 0 ? b.shardBuffer : Math.max(64, 2 * b.batchSize),
-                shuffleWindow, shuffleBytes, defaultWindow, b.tracer, b.streams > 0 ? b.streams : b.worldSize);
+                shuffleWindow, shuffleBytes, defaultWindow, b.tracer, streams(b));
         if (s == null) {
             this.epoch = b.epoch;
             this.position = start();
@@ -138,8 +143,22 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     /** The start of an epoch, in this loader's kind of position: a stream's split into {@code options.streams()}. */
     private LoaderState.Position start() {
         return plan instanceof Plan.Streamed
-                ? LoaderState.Streams.start(options.streams(), options.rank(), options.worldSize())
+                ? LoaderState.Streams.start(options.streams(), streamTail, options.rank(), options.worldSize())
                 : LoaderState.Indexed.START;
+    }
+
+    /**
+     * The streams each epoch is split into: those set, else a resumed state's (a job keeps its
+     * streams across changes of world size), else one a rank.
+     */
+    private static int streams(LoaderBuilder b) {
+        if (b.streams > 0) {
+            return b.streams;
+        }
+        if (b.resume != null && b.resume.position() instanceof LoaderState.Streams s) {
+            return s.count();
+        }
+        return b.worldSize;
     }
 
     // NOTE [Holding batches]: a consumer that passes batches on (stoker serve hands them to a
@@ -233,7 +252,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         LoaderState s = pass != null && !pass.finished() ? pass.state() : stateAt(epoch, position, delivered);
         // one stream a rank (no streams set, no elastic resume): the position of JSON before streams
         if (s.position() instanceof LoaderState.Streams st && st.count() == s.worldSize() && st.at().size() == 1
-                && st.at().containsKey(s.rank())) {
+                && st.at().containsKey(s.rank()) && st.tail() == Partition.Tail.PAD) {
             s = stateAt(s.epoch(), st.at().get(s.rank()), s.delivered());
         }
         return s.withData(dataFingerprint);

@@ -351,9 +351,10 @@ public final class LoaderBuilder {
 
     /**
      * For a {@link StreamingDataset}: splits each epoch's shards into {@code count} streams
-     * (default: one a rank), stream {@code c} taking positions {@code c, c + count, ...} of the
-     * epoch's shard order; rank {@code r} of {@code W} reads streams {@code r, r + W, ...}, one
-     * after the other, each with its own shuffle window. A stream is the unit a state records, so
+     * (default: one a rank, or a resumed state's count), stream {@code c} taking positions
+     * {@code c, c + count, ...} of the epoch's shard order (with more streams than ranks, each
+     * shard once, unless {@link #tail} is set); rank {@code r} of {@code W} reads streams
+     * {@code r, r + W, ...}, one after the other, each with its own shuffle window. A stream is the unit a state records, so
      * the {@link LoaderState#merge} of every rank's states resumes mid-epoch at any world size up
      * to {@code count} (NOTE [Elastic streams]): choose a count every world size the job may run
      * at divides (48, say), so that ranks get equal shares. At least the world size.
@@ -395,6 +396,9 @@ public final class LoaderBuilder {
         if (plan instanceof Plan.Indexed) {
             for (String o : new String[] {"shardsAhead", "shardBuffer", "shuffleWindow", "shuffleWindowBytes", "streams"}) {
                 refuse(o, "is for streaming datasets; " + name + " is read by index, and a Sampler shuffles it whole");
+            }
+            if (tail == Partition.Tail.NONE) {
+                refuse("tail", "is for streaming datasets: ranks of " + name + " move in lockstep, so each takes as many samples");
             }
         } else {
             refuse("prefetch", "is batches ahead of a dataset read by index; " + name

@@ -107,8 +107,9 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
      * {@link #merge} of every rank's states holds them all, and resumes at any world size up to
      * {@code count}.
      */
-    public record Streams(int count, java.util.SortedMap<Integer, Streamed> at) implements Position {
+    public record Streams(int count, Partition.Tail tail, java.util.SortedMap<Integer, Streamed> at) implements Position {
         public Streams {
+            java.util.Objects.requireNonNull(tail, "tail");
             if (count < 1) {
                 throw new IllegalArgumentException("a stream-split epoch has at least one stream, got " + count);
             }
@@ -118,13 +119,24 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
             }
         }
 
-        /** An epoch's start: {@code count} streams, those of {@code rank} of {@code worldSize} at their start. */
-        static Streams start(int count, int rank, int worldSize) {
+        /** An epoch's start: {@code count} streams split with {@code tail}, those of {@code rank} of {@code worldSize} at their start. */
+        static Streams start(int count, Partition.Tail tail, int rank, int worldSize) {
             java.util.TreeMap<Integer, Streamed> at = new java.util.TreeMap<>();
             for (int c = rank; c < count; c += worldSize) {
                 at.put(c, Streamed.START);
             }
-            return new Streams(count, at);
+            return new Streams(count, tail, at);
+        }
+
+        /** The same split with only the streams {@code rank} of {@code worldSize} reads. */
+        Streams of(int rank, int worldSize) {
+            java.util.TreeMap<Integer, Streamed> own = new java.util.TreeMap<>();
+            for (int c = rank; c < count; c += worldSize) {
+                if (at.containsKey(c)) {
+                    own.put(c, at.get(c));
+                }
+            }
+            return new Streams(count, tail, own);
         }
     }
 
@@ -157,6 +169,9 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
             throw new IllegalArgumentException("loader states: nothing to merge");
         }
         LoaderState first = states.iterator().next();
+        if (states.size() == 1) {
+            return first;
+        }
         long epoch = Long.MAX_VALUE;
         for (LoaderState s : states) {
             if (!s.sampler.equals(first.sampler) || s.size != first.size || s.seed != first.seed
@@ -171,6 +186,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
         java.util.List<LoaderState> finished = new java.util.ArrayList<>();
         LoaderState in = null;
         int count = 0;
+        Partition.Tail tail = Partition.Tail.PAD;
         long delivered = 0;
         for (LoaderState s : states) {
             if (s.epoch != epoch) {
@@ -194,12 +210,13 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                 }
                 continue;
             }
-            Streams own = s.streams();
-            if (count != 0 && own.count() != count) {
+            Streams own = s.streams(Partition.Tail.PAD);
+            if (count != 0 && (own.count() != count || own.tail() != tail)) {
                 throw new IllegalArgumentException("loader states: rank " + s.rank + "'s epoch is split into " + own.count()
-                        + " streams, another rank's into " + count);
+                        + " streams (" + own.tail() + "), another rank's into " + count + " (" + tail + ")");
             }
             count = own.count();
+            tail = own.tail();
             for (var e : own.at().entrySet()) {
                 Streamed before = at.putIfAbsent(e.getKey(), e.getValue());
                 if (before != null && !before.equals(e.getValue())) {
@@ -213,7 +230,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                 at.put(c, new Streamed(s.size, 0, 0));
             }
         }
-        Position position = in.position instanceof Indexed ? in.position : new Streams(count, at);
+        Position position = in.position instanceof Indexed ? in.position : new Streams(count, tail, at);
         return new LoaderState(first.sampler, first.size, first.seed, epoch, first.worldSize, 0, first.batchSize,
                 position, delivered, first.data);
     }
@@ -226,9 +243,9 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
     /**
      * {@link #position()} as {@link Streams}, the same way round: a {@link Streamed} position (or
      * an indexed one at a shard boundary) is stream {@code rank} of {@code worldSize}, one stream
-     * a rank, the split of a run that did not set its streams.
+     * a rank split with {@code tail} (the loader's), the split of a run that did not set its streams.
      */
-    Streams streams() {
+    Streams streams(Partition.Tail tail) {
         if (position instanceof Streams s) {
             return s;
         }
@@ -239,7 +256,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                     + i.rankOffset() + " samples a rank from " + i.segmentStart() + "), this loader streams");
             case Streams s -> throw new AssertionError();
         };
-        return new Streams(worldSize, new java.util.TreeMap<>(java.util.Map.of(rank, one)));
+        return new Streams(worldSize, tail, new java.util.TreeMap<>(java.util.Map.of(rank, one)));
     }
 
     /** This state, saved from data of fingerprint {@code data}. */
@@ -252,7 +269,8 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
     // "sampleInShard". "position" says the kind; a state without it is a stream's when it has
     // samples or block progress, and otherwise reads as either kind (the numbers are the same).
     // A "streams" position (NOTE [Elastic streams]) keeps those numbers at 0, its count in
-    // "streams" and each stream it knows in "at" as [stream, shards, samples, blockEmitted].
+    // "streams", how the shards were split in "tail" and each stream it knows in "at" as
+    // [stream, shards, samples, blockEmitted].
 
     public String toJson() {
         StringWriter out = new StringWriter();
@@ -290,6 +308,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                     g.writeNumberField("sampleInShard", 0);
                     g.writeNumberField("blockEmitted", 0);
                     g.writeNumberField("streams", s.count());
+                    g.writeStringField("tail", s.tail().name().toLowerCase(java.util.Locale.ROOT));
                     g.writeArrayFieldStart("at");
                     for (var e : s.at().entrySet()) {
                         g.writeArray(new long[] {e.getKey(), e.getValue().shards(), e.getValue().samples(),
@@ -397,6 +416,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
         boolean[] seen = new boolean[11];
         List<Long> done = new ArrayList<>();
         long streamCount = -1;
+        String tailName = null;
         java.util.TreeMap<Integer, Streamed> at = new java.util.TreeMap<>();
         String[] names = {"size", "seed", "epoch", "worldSize", "rank", "batchSize", "segmentStart", "rankOffset", "delivered",
             "sampleInShard", "blockEmitted"};
@@ -419,6 +439,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                                     + p.getText() + "'");
                         }
                     }
+                    case "tail" -> tailName = p.getText();
                     case "streams" -> {
                         if (t != JsonToken.VALUE_NUMBER_INT) {
                             throw new IllegalArgumentException("loader state: 'streams' must be an integer");
@@ -514,10 +535,17 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                         + " another kind's numbers at 0 (segmentStart " + v[6] + ", rankOffset " + v[7] + ", sampleInShard "
                         + v[9] + ", blockEmitted " + v[10] + ", done " + done + ")");
             }
+            Partition.Tail tail;
+            try {
+                tail = Partition.Tail.valueOf(String.valueOf(tailName).toUpperCase(java.util.Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("loader state: a 'streams' position's 'tail' must be pad, drop or none, got "
+                        + (tailName == null ? "none" : "'" + tailName + "'"));
+            }
             return new LoaderState(sampler, v[0], v[1], v[2], Math.toIntExact(v[3]), Math.toIntExact(v[4]),
-                    Math.toIntExact(v[5]), new Streams((int) streamCount, at), v[8], data[0]);
+                    Math.toIntExact(v[5]), new Streams((int) streamCount, tail, at), v[8], data[0]);
         }
-        if (streamCount >= 0 || !at.isEmpty()) {
+        if (streamCount >= 0 || !at.isEmpty() || tailName != null) {
             throw new IllegalArgumentException("loader state: 'streams' and 'at' belong to a 'streams' position, not to "
                     + (kind == null ? "one without a kind" : "a '" + kind + "' one"));
         }

@@ -22,7 +22,12 @@ public final class Partition {
         /** Repeat positions from the start of the range (PyTorch's default). */
         PAD,
         /** Leave the last {@code n mod W} positions out. */
-        DROP
+        DROP,
+        /**
+         * Every position once: the first {@code n mod W} ranks take one more. For streaming
+         * datasets only (a stream split into more streams than ranks reads each shard once).
+         */
+        NONE
     }
 
     private final long start;
@@ -43,7 +48,11 @@ public final class Partition {
         this.worldSize = worldSize;
         this.rank = rank;
         long n = end - start;
-        this.perRank = tail == Tail.PAD ? (n + worldSize - 1) / worldSize : n / worldSize;
+        this.perRank = switch (tail) {
+            case PAD -> (n + worldSize - 1) / worldSize;
+            case DROP -> n / worldSize;
+            case NONE -> rank < n ? (n - rank + worldSize - 1) / worldSize : 0;
+        };
     }
 
     /** Samples this rank takes from the range. */

@@ -24,7 +24,7 @@ final class Resume {
         }
         boolean sameSplit = s.worldSize() == b.worldSize;
         if (b.plan instanceof Plan.Streamed) {
-            LoaderState.Streams p = s.streams();
+            LoaderState.Streams p = s.streams(b.tail);
             checkData(s, dataFingerprint);
             return streams(p, b, length);
         }
@@ -63,6 +63,10 @@ final class Resume {
      * world size, or the merge of every old rank's at another.
      */
     private static LoaderState.Streams streams(LoaderState.Streams p, LoaderBuilder b, long length) {
+        if (b.setBy.containsKey("streams") && b.streams != p.count()) {
+            throw new ResumeException("cannot resume: " + b.setBy.get("streams") + " was set, the state's epoch is split"
+                    + " into " + p.count() + " streams; a job keeps its streams (leave streams unset to take the state's)");
+        }
         if (p.count() < b.worldSize) {
             throw new ResumeException("cannot resume: the state's epoch is split into " + p.count() + " streams, fewer"
                     + " than this run's " + b.worldSize + " ranks; a job that may grow sets streams(n) (--streams N) when"
@@ -88,7 +92,7 @@ final class Resume {
                     + " (not " + missing + "); resume a rank from its own state at the same world size, or every rank from the merge of all"
                     + " the old ranks' states (LoaderState.merge; load_state_dict with the list of their state_dicts; --resume once per file)");
         }
-        return p;
+        return p.of(b.rank, b.worldSize); // this rank's streams: a state it gives before its first batch holds no others
     }
 
     /** The state was saved from this dataset, as far as fingerprints tell (after its kind of position was checked). */

@@ -11,7 +11,8 @@ import java.util.concurrent.TimeUnit;
  * pass resumes it: the pass's positions {@code m = 0, 1, ...} run through {@link #segments} in
  * turn.
  */
-record StreamEpoch(StreamSource<?, ?> source, Options options, long epoch, Order order, int streams, Segment[] segments) {
+record StreamEpoch(StreamSource<?, ?> source, Options options, long epoch, Order order, int streams, Partition.Tail tail,
+                   Segment[] segments) {
 
     /**
      * The part of stream {@code stream} this pass reads: its shards from {@code first} (the
@@ -34,14 +35,14 @@ record StreamEpoch(StreamSource<?, ?> source, Options options, long epoch, Order
         java.util.List<Segment> segments = new java.util.ArrayList<>();
         long base = 0;
         for (int c = o.rank(); c < at.count(); c += o.worldSize()) {
-            Partition p = new Partition(0, o.length(), at.count(), c, o.tail());
+            Partition p = new Partition(0, o.length(), at.count(), c, at.tail());
             LoaderState.Streamed s = at.at().get(c);
             long first = Math.min(s.shards(), p.length());
             Segment segment = new Segment(c, p, first, s.samples(), s.blockEmitted(), base);
             segments.add(segment);
             base = segment.end();
         }
-        return new StreamEpoch(source, o, epoch, o.sampler().order(source.shards(), o.seed(), epoch), at.count(),
+        return new StreamEpoch(source, o, epoch, o.sampler().order(source.shards(), o.seed(), epoch), at.count(), at.tail(),
                 segments.toArray(Segment[]::new));
     }
 
@@ -89,7 +90,7 @@ record StreamEpoch(StreamSource<?, ?> source, Options options, long epoch, Order
         for (Segment s : segments) {
             at.put(s.stream, new LoaderState.Streamed(s.first, s.skip, s.blockEmitted));
         }
-        return new LoaderState.Streams(streams, at);
+        return new LoaderState.Streams(streams, tail, at);
     }
 
     /**
@@ -112,7 +113,7 @@ record StreamEpoch(StreamSource<?, ?> source, Options options, long epoch, Order
             }
             at.put(s.stream, p);
         }
-        return new LoaderState.Streams(streams, at);
+        return new LoaderState.Streams(streams, tail, at);
     }
 
     String name() {

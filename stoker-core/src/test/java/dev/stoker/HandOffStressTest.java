@@ -106,7 +106,7 @@ class HandOffStressTest {
             StreamingDataset<Long> none = new StreamingTest.Shards(1, 1, -1, -1);
             Transform<Long, Long> negate = (v, ctx) -> -v;
             StreamEpoch epoch = StreamEpoch.of(new StreamSource<>(none, negate, StreamingTest.VALUE), o, 0,
-                    LoaderState.Streams.start(1, 0, 1));
+                    LoaderState.Streams.start(1, Partition.Tail.PAD, 0, 1));
             Thread taker = Thread.currentThread();
             volatile_int needed = new volatile_int();
             ShardRing[] box = new ShardRing[1];

@@ -151,7 +151,7 @@ final class Session {
             if (sourceJson == null) {
                 throw new SpecException("source", "is missing from OPEN");
             }
-            try (Recipe r = Specs.source(sourceJson).open(loaderSpec)) {
+            try (Recipe r = Specs.open(Specs.source(sourceJson), loaderSpec)) {
                 serve(r, loaderSpec);
             }
         } catch (LoaderException e) {

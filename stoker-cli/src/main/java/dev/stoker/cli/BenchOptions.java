@@ -95,6 +95,11 @@ final class BenchOptions {
             + "--resume once per file.")
     java.util.List<Path> resume;
 
+    @Option(names = "--in-memory", description = "Copy the source's local files into memory (/dev/shm, or $STOKER_SHM_DIR) "
+            + "before the first epoch, their size checked first against the free memory; no epoch reads the disk again. "
+            + "The copy is deleted when the run ends.")
+    boolean inMemory;
+
     @Option(names = "--streams", paramLabel = "N", description = "Streaming sources: split each epoch's shards into N "
             + "streams (default: one a rank), the unit a state records; a job that may resume at another world size "
             + "sets N (a number each world size divides, such as 48).")
@@ -116,6 +121,6 @@ final class BenchOptions {
      */
     dev.stoker.sources.LoaderSpec loader() {
         return new dev.stoker.sources.LoaderSpec(batch, null, null, seed, epoch, rank, worldSize, order, shuffleWindow,
-                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams);
+                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams, inMemory);
     }
 }

@@ -49,7 +49,7 @@ final class BenchRunner {
      */
     static int bench(SourceSpec source, BenchOptions options, CommandLine cl) throws IOException {
         LoaderSpec loader = options.loader();
-        try (Recipe recipe = source.open(loader)) {
+        try (Recipe recipe = dev.stoker.sources.Specs.open(source, loader)) {
             int rc = new BenchRunner(options, cl.getOut()).run(recipe, loader);
             recipe.report().forEach(cl.getErr()::println);
             return rc;

@@ -94,15 +94,14 @@ public record Jsonl(List<String> paths, String tokenizer, int seqLen, String fie
         for (Path p : local) {
             bytes += Files.size(p);
         }
-        Files.createDirectories(folder);
+        WindowCache cache = new WindowCache(packed, pack, folder, text::digest);
         long usable = Files.getFileStore(folder).getUsableSpace();
         long estimate = bytes + bytes / 4;
-        if (estimate > usable) {
+        if (estimate - cache.bytesKept() > usable) { // files kept already need no more room
             throw SpecException.naming("window_cache", String.format(java.util.Locale.ROOT, "would keep about %,d bytes of "
                     + "packed windows (%,d bytes of text) in %s, which has %,d bytes free: free some or give another folder",
                     estimate, bytes, folder, usable));
         }
-        WindowCache cache = new WindowCache(packed, pack, folder, text::digest);
         r.report(() -> String.format(java.util.Locale.ROOT, "window cache %s: %d shards read back, %d kept, %d failed "
                 + "their check", folder, cache.hits(), cache.kept(), cache.dropped()));
         return cache;

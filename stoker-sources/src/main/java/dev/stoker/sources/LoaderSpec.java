@@ -20,14 +20,16 @@ import java.time.Duration;
  * @param errors       {@code fail}, {@code skip-sample} or {@code skip-shard}
  * @param streams      the streams a streaming source's epoch is split into (null: one a rank), the
  *                     unit its states record, so a job may resume at another world size
+ * @param inMemory     the source's local files copied into memory before the first epoch, their
+ *                     size checked first ({@link Specs#open}; NOTE [In memory])
  */
 public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, long seed, Long epoch, int rank, int worldSize,
                          String order, int shuffleWindow, Long shuffleWindowBytes, Long timeoutMs, boolean dropLast,
-                         String errors, Integer cores, Long memoryLimit, Integer streams) {
+                         String errors, Integer cores, Long memoryLimit, Integer streams, boolean inMemory) {
 
     /** The defaults: batches of 32, workers and prefetch tuned, shuffled with seed 0, epoch 0, one rank, errors fail. */
     public static final LoaderSpec DEFAULT = new LoaderSpec(32, null, null, 0, null, 0, 1, "shuffle", 0, null, null, false,
-            "fail", null, null, null);
+            "fail", null, null, null, false);
 
     public LoaderSpec {
         SpecException.atLeast("batch_size", batchSize, 1);
@@ -68,19 +70,19 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, long 
     /** The same with {@code batchSize} samples per batch. */
     public LoaderSpec withBatchSize(int batchSize) {
         return new LoaderSpec(batchSize, workers, prefetch, seed, epoch, rank, worldSize, order, shuffleWindow,
-                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams);
+                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams, inMemory);
     }
 
     /** The same with these workers and prefetch (null: {@code auto}). */
     public LoaderSpec withWorkers(Integer workers, Integer prefetch) {
         return new LoaderSpec(batchSize, workers, prefetch, seed, epoch, rank, worldSize, order, shuffleWindow,
-                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams);
+                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams, inMemory);
     }
 
     /** The same for {@code rank} of {@code worldSize}. */
     public LoaderSpec withRank(int rank, int worldSize) {
         return new LoaderSpec(batchSize, workers, prefetch, seed, epoch, rank, worldSize, order, shuffleWindow,
-                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams);
+                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams, inMemory);
     }
 
     /** The error policy {@link #errors} names. */

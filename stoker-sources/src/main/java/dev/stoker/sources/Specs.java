@@ -93,6 +93,14 @@ public final class Specs {
         return read(defaults, given, "source '" + kind.asText() + "'");
     }
 
+    /**
+     * Opens {@code source} for {@code loader}: from a copy of its local files in memory when the
+     * loader spec says {@code in_memory} ({@link InMemory}), else where they are.
+     */
+    public static Recipe open(SourceSpec source, LoaderSpec loader) throws java.io.IOException {
+        return loader.inMemory() ? InMemory.open(source, loader) : source.open(loader);
+    }
+
     /** A loader spec from its JSON. */
     public static LoaderSpec loader(String json) {
         return read(LoaderSpec.DEFAULT, (ObjectNode) tree(json), "the loader");
@@ -147,7 +155,7 @@ public final class Specs {
         return PropertyNamingStrategies.SnakeCaseStrategy.INSTANCE.translate(camel);
     }
 
-    private static JsonNode tree(String json) {
+    static JsonNode tree(String json) {
         JsonNode node;
         try {
             node = JSON.readTree(json);

@@ -30,7 +30,7 @@ class SpecsTest {
         for (SourceSpec s : specs) {
             assertEquals(s, Specs.source(Specs.json(s)), Specs.json(s));
         }
-        LoaderSpec l = new LoaderSpec(8, 0, null, 7, 3L, 1, 4, "sequential", 100, 1L << 20, 5000L, true, "skip-shard", 2, 1L << 30, 8);
+        LoaderSpec l = new LoaderSpec(8, 0, null, 7, 3L, 1, 4, "sequential", 100, 1L << 20, 5000L, true, "skip-shard", 2, 1L << 30, 8, true);
         assertEquals(l, Specs.loader(Specs.json(l)));
     }
 
@@ -130,6 +130,79 @@ class SpecsTest {
         }
         assertEquals("cache_max_side", assertThrows(SpecException.class,
                 () -> new Images("train", 32, null, null, null, null, null, false, null, null, null, null, 64, null)).option());
+    }
+
+    /**
+     * NOTE [In memory]: a source opened in memory reads a copy of its files in the memory file
+     * system (a pattern's files, a Megatron pair, a folder), gives the batches of the originals,
+     * and leaves nothing behind when it closes; files that would not fit are refused first.
+     */
+    @Test
+    void aSourceInMemoryReadsACopyThatGoesWithItAndIsRefusedWhenItWouldNotFit(@TempDir Path dir) throws Exception {
+        Path shm = InMemory.shmRoot();
+        for (int s = 0; s < 3; s++) {
+            try (var w = new dev.stoker.formats.tar.TarWriter(dir.resolve("t-" + s + ".tar"))) {
+                for (int i = 0; i < 5; i++) {
+                    w.write("s" + s + "i" + i, java.util.Map.of("bin", new byte[] {(byte) s, (byte) i}));
+                }
+            }
+        }
+        Path file = dir.resolve("t.bin");
+        byte[] tokens = new byte[2 * 100];
+        for (int i = 0; i < 100; i++) {
+            tokens[2 * i] = (byte) i;
+        }
+        Files.write(file, tokens);
+        LoaderSpec disk = LoaderSpec.DEFAULT.withBatchSize(2).withWorkers(0, null);
+        LoaderSpec memory = new LoaderSpec(2, 0, null, 0, null, 0, 1, "shuffle", 0, null, null, false, "fail", null, null,
+                null, true);
+        Tokens spec = Tokens.of(List.of(file.toString())).withSeqLen(9);
+        List<Long> expected;
+        try (Recipe r = Specs.open(spec, disk)) {
+            expected = firstTokens(r.builder(disk).epoch(0));
+        }
+        List<Path> before = ours(shm);
+        try (Recipe r = Specs.open(spec, memory)) {
+            List<Path> copies = ours(shm);
+            assertEquals(before.size() + 1, copies.size(), "one folder of copies while it is open");
+            assertEquals(expected, firstTokens(r.builder(memory).epoch(0)));
+        }
+        assertEquals(before, ours(shm), "nothing left in " + shm);
+        Shards shards = Shards.of(dir.resolve("t-{0..2}.tar").toString()).withImages(new Images("none", null, null, null,
+                null, null, null, true, null, null, null, null, null, null));
+        try (Recipe a = Specs.open(shards, disk); Recipe b = Specs.open(shards, memory);
+             Loader la = a.builder(disk).seed(3).build(); Loader lb = b.builder(memory).seed(3).build()) {
+            assertEquals(keys(la), keys(lb));
+        }
+        assertEquals(before, ours(shm));
+        // a file that would not fit: refused with the numbers before anything is copied
+        Path huge = dir.resolve("huge.bin");
+        try (var f = new java.io.RandomAccessFile(huge.toFile(), "rw")) {
+            f.setLength(1L << 43); // sparse: 8 TiB that take no disk
+        }
+        SpecException e = assertThrows(SpecException.class,
+                () -> Specs.open(Tokens.of(List.of(huge.toString())).withSeqLen(9), memory).close());
+        assertEquals("in_memory", e.option());
+        assertTrue(e.getMessage().contains("8,796,093,022,208 bytes") && e.getMessage().contains("do not fit"),
+                e.getMessage());
+        assertEquals(before, ours(shm));
+    }
+
+    private static List<Path> ours(Path shm) throws java.io.IOException {
+        try (var s = Files.list(shm)) {
+            return s.filter(p -> p.getFileName().toString().startsWith("stoker-memory-" + ProcessHandle.current().pid()))
+                    .sorted().toList();
+        }
+    }
+
+    private static List<String> keys(Loader l) {
+        List<String> out = new java.util.ArrayList<>();
+        for (Batch b : l) {
+            for (int r = 0; r < b.size(); r++) {
+                out.add(b.index(r) + ":" + b.size());
+            }
+        }
+        return out;
     }
 
     /** The first token of each window of an epoch, in order. */

@@ -62,6 +62,8 @@ final class ImageCacheFile {
     /** Entries this process has checked, a bit a sample. */
     private final AtomicLongArray checked;
     final java.util.concurrent.atomic.AtomicLong dropped = new java.util.concurrent.atomic.AtomicLong();
+    /** The disk under the file filled up: nothing more is kept (the pixels kept stay good). */
+    private volatile boolean full;
 
     private ImageCacheFile(Path path, MemorySegment map, long samples, long dataStart, long capacity) {
         this.path = path;
@@ -104,7 +106,35 @@ final class ImageCacheFile {
             check(path, map, H_SAMPLES, map.get(NLONG, H_SAMPLES), samples, "samples");
             check(path, map, H_DATA, map.get(NLONG, H_DATA), dataStart, "entries' start");
             check(path, map, H_CAPACITY, map.get(NLONG, H_CAPACITY), size, "size");
-            return new ImageCacheFile(path, map, samples, dataStart, size);
+            ImageCacheFile f = new ImageCacheFile(path, map, samples, dataStart, size);
+            f.reconcile();
+            return f;
+        }
+    }
+
+    /**
+     * After a crash of the machine the index may have reached the disk and the header's
+     * allocation counter not: the counter is raised past the furthest entry the index holds (and
+     * brought back into the entries' area, aligned), so that no entry is allocated over another.
+     */
+    private void reconcile() {
+        long furthest = dataStart;
+        for (long i = 0; i < samples; i++) {
+            long at = (long) LONG.getAcquire(map, HEADER + 8 * i);
+            if (at >= dataStart && at <= capacity - ENTRY_HEADER && (at & 63) == 0) {
+                long n = map.get(NLONG, at + 24);
+                if (n >= 0 && n <= capacity - at - ENTRY_HEADER) {
+                    furthest = Math.max(furthest, at + align(ENTRY_HEADER + n, 64));
+                }
+            }
+        }
+        while (true) {
+            long now = (long) LONG.getAcquire(map, H_ALLOCATED);
+            boolean sane = now >= dataStart && now <= capacity && ((now - dataStart) & 63) == 0;
+            long want = sane ? Math.max(now, furthest) : Math.max(furthest, dataStart);
+            if (want == now || LONG.compareAndSet(map, H_ALLOCATED, now, want)) {
+                return;
+            }
         }
     }
 
@@ -122,7 +152,7 @@ final class ImageCacheFile {
             throw new IOException(path.getParent() + ": no room for an image cache's index of " + dataStart
                     + " bytes (" + usable + " usable)");
         }
-        Path tmp = Files.createTempFile(path.getParent(), "." + path.getFileName(), ".tmp");
+        Path tmp = dev.stoker.storage.Temporaries.create(path); // removed if the process is stopped first
         try {
             try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
                 try (Arena arena = Arena.ofConfined()) {
@@ -141,18 +171,17 @@ final class ImageCacheFile {
                 ch.force(true);
             }
             try {
-                Files.createLink(path, tmp);
+                Files.createLink(path, tmp); // never over another process's file, which may hold entries
             } catch (FileAlreadyExistsException e) {
                 // another process made it first: use theirs
-            } catch (UnsupportedOperationException e) {
-                try {
+            } catch (UnsupportedOperationException | java.nio.file.FileSystemException e) {
+                if (!Files.exists(path)) {
                     Files.move(tmp, path); // no hard links here
-                } catch (FileAlreadyExistsException again) {
-                    // as above
                 }
             }
         } finally {
             Files.deleteIfExists(tmp);
+            dev.stoker.storage.Temporaries.done(tmp);
         }
     }
 
@@ -205,7 +234,7 @@ final class ImageCacheFile {
         int w = map.get(NINT, at + 4);
         int h = map.get(NINT, at + 8);
         long n = (long) Image.PIXEL_BYTES * w * h;
-        if (w < 1 || h < 1 || n != map.get(NLONG, at + 24) || n > capacity - at - ENTRY_HEADER) {
+        if (w < 1 || h < 1 || w > 65535 || h > 65535 || n != map.get(NLONG, at + 24) || n > capacity - at - ENTRY_HEADER) {
             drop(slot, at);
             return false;
         }
@@ -238,8 +267,8 @@ final class ImageCacheFile {
      */
     int put(long index, int source, Image img) {
         long slot = HEADER + 8 * index;
-        if ((long) LONG.getAcquire(map, slot) != 0) {
-            return 0;
+        if (full || (long) LONG.getAcquire(map, slot) != 0) {
+            return full ? -1 : 0;
         }
         long n = (long) Image.PIXEL_BYTES * img.width() * img.height();
         long need = align(ENTRY_HEADER + n, 64);
@@ -251,7 +280,12 @@ final class ImageCacheFile {
             }
         } while (!LONG.compareAndSet(map, H_ALLOCATED, at, at + need));
         MemorySegment pixels = img.pixels().asSlice(0, n);
-        MemorySegment.copy(pixels, 0, map, at + ENTRY_HEADER, n);
+        try {
+            MemorySegment.copy(pixels, 0, map, at + ENTRY_HEADER, n);
+        } catch (InternalError e) { // SIGBUS: the disk is full under the sparse file
+            full = true;
+            return -1;
+        }
         map.set(NINT, at, ENTRY_MAGIC);
         map.set(NINT, at + 4, img.width());
         map.set(NINT, at + 8, img.height());

@@ -92,6 +92,18 @@ public final class WindowCache implements StreamingDataset<Pack.Window> {
                 + "-" + shard + ".win");
     }
 
+    /** Bytes of the files this cache finds kept now (this data's, every shard's). */
+    public long bytesKept() throws IOException {
+        long n = 0;
+        for (int s = 0; s < packed.shards(); s++) {
+            Path f = file(s);
+            if (Files.exists(f)) {
+                n += Files.size(f);
+            }
+        }
+        return n;
+    }
+
     /** Shards read from their files. */
     public long hits() {
         return hits.get();
@@ -125,12 +137,18 @@ public final class WindowCache implements StreamingDataset<Pack.Window> {
             }
             try {
                 // a file this cache checked whole and that has not changed since is not read twice
-                Checked now = Checked.of(f, source);
+                Checked now;
+                try {
+                    now = Checked.of(f, source);
+                } catch (java.nio.file.NoSuchFileException gone) { // deleted by another process just now
+                    ch.close();
+                    return new Recording(packed.open(shard), f, shard, source);
+                }
                 String wrong = now.equals(checked.get(shard)) ? null : check(ch, shard, source);
                 if (wrong == null) {
                     checked.put(shard, now);
                     hits.incrementAndGet();
-                    return new Replay(ch, f);
+                    return new Replay(ch, f, read(ch, ch.size() - FOOTER, FOOTER, f).getLong(0));
                 }
             } catch (IOException | RuntimeException e) {
                 ch.close();
@@ -170,8 +188,8 @@ public final class WindowCache implements StreamingDataset<Pack.Window> {
         if (size < HEADER + FOOTER) {
             return "not a window cache file";
         }
-        ByteBuffer h = read(ch, 0, HEADER);
-        ByteBuffer t = read(ch, size - FOOTER, FOOTER);
+        ByteBuffer h = read(ch, 0, HEADER, null);
+        ByteBuffer t = read(ch, size - FOOTER, FOOTER, null);
         if (h.getLong(0) != MAGIC || h.getInt(8) != VERSION) {
             return "not a window cache file";
         }
@@ -200,11 +218,11 @@ public final class WindowCache implements StreamingDataset<Pack.Window> {
         return (int) crc.getValue() == t.getInt(8) ? null : "its windows fail their CRC";
     }
 
-    private static ByteBuffer read(FileChannel ch, long at, int n) throws IOException {
+    private static ByteBuffer read(FileChannel ch, long at, int n, Path file) throws IOException {
         ByteBuffer b = ByteBuffer.allocate(n).order(ByteOrder.LITTLE_ENDIAN);
         while (b.hasRemaining()) {
             if (ch.read(b, at + b.position()) < 0) {
-                throw new java.io.EOFException("cut short");
+                throw new java.io.EOFException(file + ": cut short at byte " + (at + b.position()));
             }
         }
         return b.flip();
@@ -224,19 +242,27 @@ public final class WindowCache implements StreamingDataset<Pack.Window> {
         private int at;
         private int limit;
         private long base = HEADER;
+        /** The windows the footer says the file holds, and those handed out. */
+        private final long count;
+        private long read;
 
-        Replay(FileChannel channel, Path path) throws IOException {
+        Replay(FileChannel channel, Path path, long count) throws IOException {
             this.channel = channel;
             this.path = path;
             this.end = channel.size() - FOOTER;
+            this.count = count;
         }
 
         @Override
         public Pack.Window next() throws IOException {
             long next = base + limit;
             if (at == limit && next >= end) {
+                if (read != count) {
+                    throw new IOException(path + ": " + read + " windows, its footer says " + count);
+                }
                 return null;
             }
+            read++;
             if (limit - at < pack.recordBytesAtMost() && next < end) {
                 System.arraycopy(bytes, at, bytes, 0, limit - at);
                 base += at;

@@ -1,0 +1,266 @@
+package dev.stoker.sources;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+import dev.stoker.storage.ShardPattern;
+import dev.stoker.storage.Storage;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.stream.Stream;
+
+/**
+ * A source's local files loaded into memory before the first epoch ({@code in_memory},
+ * {@code --in-memory}): copied into a private folder of a memory file system ({@code /dev/shm},
+ * or {@code $STOKER_SHM_DIR}), which the source then reads in place of the originals (NOTE [In
+ * memory]).
+ *
+ * <p>NOTE [In memory]: the seeds' "whole dataset in RAM when it fits". Every format maps or
+ * reads its files, so a copy in a memory file system is the dataset in memory for every format at
+ * once: no epoch touches the disk again, and unlike the page cache the kernel does not drop it
+ * under pressure. The size is checked first: the files' total against the memory file system's
+ * free space and the memory the kernel says is available, refused with the numbers when it does
+ * not fit. Remote sources are left as they are (they read through the shard cache). The copy is
+ * the process's own: deleted when the source closes, by a shutdown hook when the process ends
+ * first, and, named by its pid, swept by the next process when a SIGKILL left it behind. Content
+ * fingerprints do not depend on where the bytes live, so a state saved from the copy resumes on
+ * the originals and back.
+ */
+final class InMemory implements AutoCloseable {
+    private static final String PREFIX = "stoker-memory-";
+
+    private final Path folder;
+    private final Thread hook;
+    private boolean closed;
+
+    private InMemory(Path folder) {
+        this.folder = folder;
+        this.hook = new Thread(this::delete, "stoker-in-memory");
+        Runtime.getRuntime().addShutdownHook(hook);
+    }
+
+    /**
+     * Opens {@code spec} from a copy of its local files in memory: the recipe holds the copy and
+     * deletes it when closed.
+     *
+     * @throws SpecException naming {@code in_memory}, with the numbers, when the files do not fit
+     */
+    static Recipe open(SourceSpec spec, LoaderSpec loader) throws IOException {
+        ObjectNode json = (ObjectNode) Specs.tree(Specs.json(spec));
+        List<Copy> copies = new ArrayList<>();
+        JsonNode paths = json.get("paths");
+        if (paths instanceof ArrayNode a) {
+            for (int i = 0; i < a.size(); i++) {
+                copies.add(plan(a.get(i).asText(), copies.size()));
+            }
+        } else if (json.get("path") instanceof TextNode t) {
+            copies.add(plan(t.asText(), 0));
+        }
+        long bytes = copies.stream().mapToLong(Copy::bytes).sum();
+        Path root = shmRoot();
+        sweep(root);
+        long free = Files.getFileStore(root).getUsableSpace();
+        long available = memAvailable();
+        if (bytes > free || bytes > available) {
+            throw new SpecException("in_memory", String.format(Locale.ROOT, "the source's files take %,d bytes; %s has "
+                    + "%,d bytes free and the kernel has %,d bytes of memory available: they do not fit (read them from "
+                    + "disk, or stage a part)", bytes, root, free, available));
+        }
+        InMemory memory = new InMemory(Files.createTempDirectory(root, PREFIX + ProcessHandle.current().pid() + "-"));
+        try {
+            long t0 = System.nanoTime();
+            ArrayNode rewritten = json.arrayNode();
+            for (Copy c : copies) {
+                rewritten.add(c.into(memory.folder));
+            }
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            if (paths instanceof ArrayNode) {
+                json.set("paths", rewritten);
+            } else if (!copies.isEmpty()) {
+                json.set("path", rewritten.get(0));
+            }
+            Recipe r = Specs.source(json.toString()).open(loader);
+            r.hold(memory);
+            r.report(() -> String.format(Locale.ROOT, "in memory: %,d bytes of the source's files copied into %s in %.2f s",
+                    bytes, memory.folder, seconds));
+            return r;
+        } catch (IOException | RuntimeException | Error e) {
+            memory.close();
+            throw e;
+        }
+    }
+
+    /** One path of the spec: a remote location (kept), a folder (copied whole) or files (a pattern's). */
+    private record Copy(String location, int index, Path folder, List<Path> files, long bytes) {
+        /** Copies into {@code root}; the location the spec then names. */
+        String into(Path root) throws IOException {
+            if (files == null && folder == null) {
+                return location;
+            }
+            Path to = Files.createDirectory(root.resolve(Integer.toString(index)));
+            if (folder != null) {
+                Path target = to.resolve(folder.getFileName() == null ? "data" : folder.getFileName().toString());
+                copyTree(folder, target);
+                return target.toString();
+            }
+            for (Path f : files) {
+                Files.copy(f, to.resolve(f.getFileName()), StandardCopyOption.COPY_ATTRIBUTES);
+            }
+            String name = Path.of(location).getFileName().toString(); // the pattern's own name, in the copy's folder
+            return to.resolve(name).toString();
+        }
+    }
+
+    private static Copy plan(String location, int index) throws IOException {
+        if (Storage.isRemote(location)) {
+            return new Copy(location, index, null, null, 0);
+        }
+        Path p = Path.of(location);
+        if (Files.isDirectory(p)) {
+            long[] size = {0};
+            Files.walkFileTree(p, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult visitFile(Path f, BasicFileAttributes a) {
+                    size[0] += a.size();
+                    return FileVisitResult.CONTINUE;
+                }
+            });
+            return new Copy(location, index, p, null, size[0]);
+        }
+        List<Path> files = new ArrayList<>();
+        List<String> names;
+        try {
+            names = ShardPattern.expand(location);
+        } catch (IllegalArgumentException e) {
+            throw new SpecException("paths", e.getMessage());
+        }
+        for (String n : names) {
+            Path f = Path.of(n);
+            if (!Files.isRegularFile(f)) {
+                throw new java.nio.file.NoSuchFileException(n);
+            }
+            files.add(f);
+            String partner = n.endsWith(".bin") ? n.substring(0, n.length() - 4) + ".idx"
+                    : n.endsWith(".idx") ? n.substring(0, n.length() - 4) + ".bin" : null;
+            if (partner != null && Files.isRegularFile(Path.of(partner)) && !names.contains(partner)) {
+                files.add(Path.of(partner)); // a Megatron pair travels together
+            }
+        }
+        long bytes = 0;
+        for (Path f : files) {
+            bytes += Files.size(f);
+        }
+        return new Copy(location, index, null, files, bytes);
+    }
+
+    private static void copyTree(Path from, Path to) throws IOException {
+        try (Stream<Path> all = Files.walk(from)) {
+            all.forEach(p -> {
+                try {
+                    Path target = to.resolve(from.relativize(p).toString());
+                    if (Files.isDirectory(p)) {
+                        Files.createDirectories(target);
+                    } else {
+                        Files.copy(p, target, StandardCopyOption.COPY_ATTRIBUTES);
+                    }
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+        } catch (UncheckedIOException e) {
+            throw e.getCause();
+        }
+    }
+
+    /** The memory file system: {@code $STOKER_SHM_DIR}, else {@code /dev/shm}. */
+    static Path shmRoot() throws IOException {
+        String dir = System.getenv("STOKER_SHM_DIR");
+        Path root = Path.of(dir != null && !dir.isBlank() ? dir : "/dev/shm");
+        if (!Files.isDirectory(root)) {
+            throw new SpecException("in_memory", root + " is no folder: in_memory copies into a memory file system "
+                    + "(set STOKER_SHM_DIR to a tmpfs)");
+        }
+        return root;
+    }
+
+    /** MemAvailable of {@code /proc/meminfo}, in bytes (unbounded where it cannot be read). */
+    static long memAvailable() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+                if (line.startsWith("MemAvailable:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // not Linux, or unreadable: the file system's free space is the bound
+        }
+        return Long.MAX_VALUE;
+    }
+
+    /** Deletes the copies of processes that are gone (a SIGKILL skips the shutdown hook). */
+    private static void sweep(Path root) {
+        try (Stream<Path> all = Files.list(root)) {
+            for (Path p : all.toList()) {
+                String n = p.getFileName().toString();
+                if (!n.startsWith(PREFIX)) {
+                    continue;
+                }
+                int dash = n.indexOf('-', PREFIX.length());
+                try {
+                    long pid = Long.parseLong(n.substring(PREFIX.length(), dash < 0 ? n.length() : dash));
+                    if (ProcessHandle.of(pid).isEmpty()) {
+                        deleteTree(p);
+                    }
+                } catch (NumberFormatException e) {
+                    // not one of ours
+                }
+            }
+        } catch (IOException e) {
+            // nothing to sweep
+        }
+    }
+
+    private static void deleteTree(Path p) throws IOException {
+        if (!Files.exists(p)) {
+            return;
+        }
+        try (Stream<Path> all = Files.walk(p)) {
+            for (Path f : all.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(f);
+            }
+        }
+    }
+
+    private void delete() {
+        try {
+            deleteTree(folder);
+        } catch (IOException e) {
+            // the next process's sweep removes it
+        }
+    }
+
+    /** Deletes the copy. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        delete();
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException e) {
+            // the process is ending: the hook runs anyway
+        }
+    }
+}
