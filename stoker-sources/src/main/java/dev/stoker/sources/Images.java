@@ -145,12 +145,12 @@ public record Images(String transform, Integer size, List<Double> scale, List<Do
             r.base(() -> Loader.builder(data, raw));
             return;
         }
-        ImagePipeline p = cached(pipeline(), data);
+        ImagePipeline p = cached(r, pipeline(), data);
         r.base(() -> Loader.builder(data, p.transform(), p.collator()));
     }
 
     /** {@code p} with this spec's image cache over {@code data}, estimated first; {@code p} itself without one. */
-    ImagePipeline cached(ImagePipeline p, Dataset<TarSample> data) throws IOException {
+    ImagePipeline cached(Recipe r, ImagePipeline p, Dataset<TarSample> data) throws IOException {
         if (cache == null) {
             return p;
         }
@@ -164,9 +164,13 @@ public record Images(String transform, Integer size, List<Double> scale, List<Do
                     + "raise the bound, or keep smaller images with {cache_max_side}", estimate, data.size(), bound));
         }
         if (folder == null) {
-            return p.cached(new ImageCache(data.size(), bound, maxSide));
+            return p.cached(report(r, new ImageCache(data.size(), bound, maxSide)));
         }
-        java.nio.file.Path existing = folder.resolve(ImageCache.fileName(data.fingerprint(), maxSide));
+        // the file is named by the data's content fingerprint; a source without one (an image
+        // folder) by its name and size (each entry is checked against its sample's bytes anyway)
+        long key = data.fingerprint() != 0 ? data.fingerprint()
+                : (31L * data.name().hashCode() + data.size()) * 0x9E3779B97F4A7C15L | 1;
+        java.nio.file.Path existing = folder.resolve(ImageCache.fileName(key, maxSide));
         java.nio.file.Path store = java.nio.file.Files.isDirectory(folder) ? folder : folder.getParent();
         long usable = store == null || !java.nio.file.Files.exists(store) ? Long.MAX_VALUE
                 : java.nio.file.Files.getFileStore(store).getUsableSpace();
@@ -175,7 +179,17 @@ public record Images(String transform, Integer size, List<Double> scale, List<Do
                     + "images (%,d samples, estimated from their headers) in %s, which has %,d bytes free: free some, give"
                     + " another folder, or keep smaller images with {cache_max_side}", estimate, data.size(), folder, usable));
         }
-        return p.cached(ImageCache.onDisk(folder, data.fingerprint(), data.size(), bound, maxSide));
+        return p.cached(report(r, ImageCache.onDisk(folder, key, data.size(), bound, maxSide)));
+    }
+
+    /** {@code cache}, its figures reported after a run: what it kept, read back, left out, and a cap's change of the data. */
+    private ImageCache report(Recipe r, ImageCache cache) {
+        r.report(() -> String.format(java.util.Locale.ROOT, "image cache %s: %,d images kept (%,d of %,d bytes), %,d read "
+                + "back, %,d not kept (past its bound)%s%s", cache.file() != null ? cache.file() : "in memory",
+                cache.entries(), cache.bytes(), cache.maxBytes(), cache.hits(), cache.refused(),
+                cache.dropped() > 0 ? ", " + cache.dropped() + " found damaged and decoded again" : "",
+                cache.maxSide() > 0 ? "; kept at a longer side of at most " + cache.maxSide() + " (a change of the data)" : ""));
+        return cache;
     }
 
     /** The folder of a disk cache ({@code disk}: the user's cache, else the path given); null for {@code ram}. */

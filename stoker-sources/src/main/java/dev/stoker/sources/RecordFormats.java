@@ -65,7 +65,7 @@ final class RecordFormats {
             RecordImages samples = new RecordImages(records, image, label);
             ImagePipeline pipeline;
             try {
-                pipeline = own.cached(own.pipeline(), samples);
+                pipeline = own.cached(r, own.pipeline(), samples);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
