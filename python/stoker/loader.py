@@ -86,7 +86,13 @@ class Loader:
     only crop, flip and resample; images then decode whole, and the batches equal those with nothing
     kept. ``cache_max_side=N`` keeps each image at the DCT scale whose longer side is at most N (a
     change of the data); ``cache_bytes`` bounds the cache (default: half the machine's memory), and a
-    cache estimated past it is refused before the first batch.
+    cache estimated past it is refused before the first batch. ``cache="disk"`` (or a folder) keeps
+    them in one file that every process on the node reading the same images shares, and the next
+    run finds. JSON lines: ``window_cache="disk"`` (or a folder) keeps each shard's packed windows,
+    so later epochs read them back instead of tokenizing again. Any source: ``in_memory=True``
+    copies its local files into memory first (their size checked). Streamed sources:
+    ``streams=N`` splits each epoch into N streams, so that ``load_state_dict`` of the list of every
+    old rank's ``state_dict()`` resumes at another world size.
 
     Options of the Python side:
 
