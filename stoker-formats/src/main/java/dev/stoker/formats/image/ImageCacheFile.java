@@ -33,7 +33,8 @@ import java.util.zip.CRC32C;
  * each entry is checked (header, bounds, CRC) the first time a process reads it, and one that
  * fails is dropped from the index, counted, and decoded again. The file is created whole under a
  * temporary name and linked into place, so no reader sees a file without its header; it is
- * sparse, so its bound costs disk space only as it fills.
+ * sparse, so its bound costs disk space only as it fills. It belongs on a local file system: the
+ * processes share it through one page cache, which a network file system does not give.
  */
 final class ImageCacheFile {
     private static final long MAGIC = 0x3143474d494b5453L; // "STKIMGC1" in a little-endian file
