@@ -196,8 +196,7 @@ public record Images(String transform, Integer size, List<Double> scale, List<Do
     java.nio.file.Path cacheFolder() {
         return switch (cache) {
             case "ram" -> null;
-            case "disk" -> java.nio.file.Path.of(System.getenv().getOrDefault("XDG_CACHE_HOME",
-                    System.getProperty("user.home") + "/.cache"), "stoker", "images");
+            case "disk" -> dev.stoker.storage.Storage.userCache("images");
             default -> java.nio.file.Path.of(cache);
         };
     }

@@ -8,6 +8,7 @@ import dev.stoker.formats.tokens.Pack;
 import dev.stoker.formats.tokens.Tokenize;
 import dev.stoker.formats.tokens.Tokenizer;
 import dev.stoker.formats.tokens.WindowCache;
+import dev.stoker.storage.Storage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -88,8 +89,7 @@ public record Jsonl(List<String> paths, String tokenizer, int seqLen, String fie
      */
     private StreamingDataset<Pack.Window> windowCache(Recipe r, TextStream text, StreamingDataset<Pack.Window> packed,
                                                       Pack pack, List<Path> local) throws IOException {
-        Path folder = windowCache.equals("disk") ? Path.of(System.getenv().getOrDefault("XDG_CACHE_HOME",
-                System.getProperty("user.home") + "/.cache"), "stoker", "windows") : Path.of(windowCache);
+        Path folder = windowCache.equals("disk") ? Storage.userCache("windows") : Path.of(windowCache);
         long bytes = 0;
         for (Path p : local) {
             bytes += Files.size(p);

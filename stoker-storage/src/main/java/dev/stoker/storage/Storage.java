@@ -87,6 +87,15 @@ public final class Storage {
         return Http.redact(text);
     }
 
+    /**
+     * Stoker's folder {@code part} in the user's cache: {@code $XDG_CACHE_HOME/stoker/PART},
+     * by default {@code ~/.cache/stoker/PART} (tar and line indexes, kept images, kept windows).
+     */
+    public static java.nio.file.Path userCache(String part) {
+        return java.nio.file.Path.of(System.getenv().getOrDefault("XDG_CACHE_HOME", System.getProperty("user.home") + "/.cache"),
+                "stoker", part);
+    }
+
     public static boolean isRemote(String location) {
         return location.startsWith("http://") || location.startsWith("https://") || location.startsWith("s3://")
                 || mounted(location) != null;

@@ -71,7 +71,7 @@ public final class Sidecar {
         Path abs = file.toAbsolutePath();
         String dir = System.getenv("STOKER_INDEX_DIR");
         Path indexes = dir != null && !dir.isBlank() ? Path.of(dir)
-                : Path.of(System.getenv().getOrDefault("XDG_CACHE_HOME", System.getProperty("user.home") + "/.cache"), "stoker", "index");
+                : dev.stoker.storage.Storage.userCache("index");
         String id = Integer.toHexString(abs.toString().hashCode()) + "-" + abs.getFileName();
         return List.of(Path.of(abs + "." + suffix), indexes.resolve(id + "." + suffix));
     }
