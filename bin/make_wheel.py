@@ -12,20 +12,14 @@ import stat
 import sys
 import zipfile
 
+import manylinux  # beside this file
+
 LIMIT = 60_000_000  # bytes: the wheel must stay small enough to carry anywhere
 
 
 def version(package):
     with open(os.path.join(package, "__init__.py")) as f:
         return re.search(r'^__version__ = "([^"]+)"', f.read(), re.M).group(1)
-
-
-def platform_tag():
-    libc, ver = os.confstr("CS_GNU_LIBC_VERSION").split()
-    if libc != "glibc" or os.uname().machine != "x86_64":
-        sys.exit(f"make_wheel: a wheel is built on Linux x86-64 with glibc, not {libc} on {os.uname().machine}")
-    major, minor = ver.split(".")[:2]
-    return f"manylinux_{major}_{minor}_x86_64"
 
 
 def files(package, runtime):
@@ -43,7 +37,10 @@ def files(package, runtime):
 def main():
     package, runtime, out = sys.argv[1:4]
     v = version(package)
-    tag = f"py3-none-{platform_tag()}"
+    try:  # the tag the runtime's own ELF files need (the highest glibc they import), not this machine's
+        tag = f"py3-none-{manylinux.platform_tag(runtime)}"
+    except ValueError as e:
+        sys.exit(f"make_wheel: {e}")
     wheel = os.path.join(out, f"stoker-{v}-{tag}.whl")
     info = f"stoker-{v}.dist-info"
     meta = {

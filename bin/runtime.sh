@@ -48,6 +48,10 @@ compress=zip-0
 jlink --add-modules "$mods" --strip-java-debug-attributes --strip-native-debug-symbols objcopy=/usr/bin/objcopy --no-header-files \
   --no-man-pages --compress "$compress" --output "$dest/jdk" 2>&1 | { grep -v '^WARNING: Using incubator modules' >&2 || true; }
 strip --strip-unneeded "$dest/jdk/lib/server/libjvm.so"   # its symbols: 5 MiB
+# headless: the X11 toolkit, the splash screen and sound are never loaded (the server starts with
+# java.awt.headless=true; charts and grids draw off-screen), and they link X and ALSA libraries
+# that manylinux does not promise a system has (bin/manylinux.py would refuse the wheel)
+rm -f "$dest"/jdk/lib/{libawt_xawt,libjawt,libsplashscreen,libjsound}.so
 for lib in libturbojpeg.so.0 libisal.so.2 libjpeg.so.62; do
   f=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ && !f {f = $NF} END {print f}')   # no early exit: ldconfig keeps its pipe
   [ -n "$f" ] || { echo "runtime: $lib is not installed here (Debian: libturbojpeg0, libisal2, libjpeg62-turbo)" >&2; exit 1; }

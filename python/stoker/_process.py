@@ -28,7 +28,8 @@ RUNTIME = os.path.join(_HERE, "_runtime")
 def _java(java, jar):
     opts = shlex.split(os.environ.get("STOKER_JAVA_OPTS", ""))  # as the launcher takes them
     gc = [] if any("GC" in o for o in opts) else ["-XX:+UseSerialGC"]
-    return [java, "--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector", *gc, *opts, "-jar", jar]
+    return [java, "--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector", "-Djava.awt.headless=true",
+            *gc, *opts, "-jar", jar]
 
 
 def server_env(env=None):

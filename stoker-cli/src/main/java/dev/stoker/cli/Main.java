@@ -31,7 +31,7 @@ public final class Main implements Runnable {
     private static final java.util.Map<Class<?>, java.util.List<Class<?>>> TREE = java.util.Map.of(
             Main.class, java.util.List.of(DemoCommand.class, BenchCommand.class, CatCommand.class, ShowCommand.class, InspectCommand.class,
                     LsCommand.class,
-                    PrepareCommand.class, EstimateCommand.class, StageCommand.class, ServeCommand.class,
+                    PrepareCommand.class, EstimateCommand.class, StageCommand.class, ServeCommand.class, WheelCommand.class,
                     CommandLine.HelpCommand.class),
             BenchCommand.class, SOURCES,
             CatCommand.class, SOURCES,
