@@ -56,7 +56,7 @@ final class EstimateCache implements Callable<Integer> {
         if (size < 1 || probe < 1 || (maxSide != null && maxSide < 1) || (bytes != null && bytes < 1)) {
             throw new Main.UsageException("--size, --probe, --cache-max-side and --cache-bytes take positive numbers");
         }
-        List<Path> paths = shards.stream().flatMap(s -> dev.stoker.storage.ShardPattern.expand(s).stream()).map(Path::of).toList();
+        List<Path> paths = Main.expand(shards).stream().map(Path::of).toList();
         int side = maxSide == null ? 0 : maxSide;
         long bound = bytes != null ? bytes : ImageCache.defaultBytes();
         PrintWriter o = spec.commandLine().getOut();

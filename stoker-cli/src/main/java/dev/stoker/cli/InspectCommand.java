@@ -29,9 +29,13 @@ import picocli.CommandLine;
 final class InspectCommand implements Callable<Integer> {
     private static final JsonFactory JSON = new JsonFactory();
 
-    @Parameters(paramLabel = "PATH", arity = "1..*", description = ".npy, .npz, raw token .bin, a Megatron dataset (PREFIX, "
-            + "PREFIX.bin or PREFIX.idx), or tar shards (.tar, .tar.gz, .tgz, .tar.zst, .tar.lz4); local paths or http(s):// "
-            + "and s3:// URLs (read through the cache).")
+    /** Every format inspect reads, as its help and its errors name them. */
+    static final String FORMATS = ".npy, .npz, a raw token .bin, a Megatron dataset (PREFIX, PREFIX.bin or PREFIX.idx), "
+            + "tar shards (.tar, .tar.gz, .tgz, .tar.zst, .tar.lz4), JSON lines (.jsonl, .ndjson, also .gz or .zst), HDF5 (.h5, .hdf5, .hdf), "
+            + "Parquet (.parquet, .pq), Arrow (.arrow or a datasets folder), TFRecord, ArrayRecord, an MDS or LitData folder";
+
+    @Parameters(paramLabel = "PATH", arity = "1..*", description = FORMATS + "; brace patterns (train-{000000..000009}.tar), "
+            + "local paths or http(s):// and s3:// URLs (read through the cache).")
     List<String> locations;
 
     @CommandLine.Mixin
@@ -52,6 +56,7 @@ final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
+        locations = Main.expand(locations); // brace patterns, as ls takes them
         // a remote Parquet file is described where it lives, from its footer alone (one ranged
         // read); any other remote file is fetched through the shard cache first
         List<String> fetched = locations.stream().filter(l -> !remoteParquet(l)).toList();
@@ -301,8 +306,7 @@ final class InspectCommand implements Callable<Integer> {
         } else if (!Files.exists(p)) {
             throw new NoSuchFileException(p.toString());
         } else {
-            throw new Main.BadDataException(p + ": unknown format (expected .npy, .npz, a token .bin, a Megatron .bin/.idx pair, "
-                    + "a tar shard or .jsonl)", null);
+            throw new Main.BadDataException(p + ": unknown format (expected " + FORMATS + ")", null);
         }
     }
 

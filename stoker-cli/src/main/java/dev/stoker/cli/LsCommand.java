@@ -1,7 +1,6 @@
 package dev.stoker.cli;
 
 import dev.stoker.sources.LocalCopies;
-import dev.stoker.storage.ShardPattern;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -34,14 +33,7 @@ final class LsCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         PrintWriter out = spec.commandLine().getOut();
-        List<String> expanded = new java.util.ArrayList<>();
-        for (String pattern : shards) {
-            try {
-                expanded.addAll(ShardPattern.expand(pattern));
-            } catch (IllegalArgumentException e) {
-                throw new Main.UsageException(e.getMessage());
-            }
-        }
+        List<String> expanded = Main.expand(shards);
         try (LocalCopies files = new LocalCopies(expanded, cache.spec())) {
             List<Path> local = files.paths();
             for (int i = 0; i < local.size(); i++) {

@@ -170,6 +170,15 @@ public final class Main implements Runnable {
         return m == null ? t.getClass().getSimpleName() : m;
     }
 
+    /** The paths brace patterns name ({@code train-{000000..000009}.tar}), as {@code ls} and {@code inspect} take them. */
+    static java.util.List<String> expand(java.util.List<String> patterns) {
+        try {
+            return dev.stoker.storage.ShardPattern.expand(patterns);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
+        }
+    }
+
     /** A spec's option as its flag: {@code seq_len} is {@code --seq-len}; the paths are the arguments. */
     static String flag(String option) {
         return option.equals("paths") || option.equals("path") ? "PATH" : "--" + option.replace('_', '-');

@@ -54,6 +54,31 @@ class TarCommandsTest {
     }
 
     @Test
+    void inspectTakesTheBracePatternsLsTakes() throws IOException {
+        shard("b-000.tar", 2);
+        shard("b-001.tar", 5);
+        MainTest.Outcome o = stoker("inspect", "--json", tmp.resolve("b-{000..001}.tar").toString());
+        assertEquals(0, o.code(), o.err());
+        List<String> lines = o.out().lines().toList();
+        assertEquals(2, lines.size(), o.out());
+        assertEquals(tmp.resolve("b-000.tar").toString(), field(lines.get(0), "path"));
+        assertEquals("5", field(lines.get(1), "samples"));
+        assertEquals(2, stoker("inspect", tmp.resolve("b-{000..001.tar").toString()).code(), "an unclosed brace is a usage error");
+    }
+
+    @Test
+    void inspectOfAnUnknownFileNamesEveryFormatItReads() throws IOException {
+        Path odd = tmp.resolve("notes.txt");
+        java.nio.file.Files.writeString(odd, "hello");
+        MainTest.Outcome o = stoker("inspect", odd.toString());
+        assertEquals(1, o.code());
+        for (String format : List.of("HDF5", "Parquet", "Arrow", "TFRecord", "ArrayRecord", "MDS", "LitData", "JSON lines", ".npy")) {
+            assertTrue(o.err().contains(format), format + " named: " + o.err());
+        }
+        assertEquals(1, o.err().lines().count(), o.err());
+    }
+
+    @Test
     void inspectPlotDrawsTheDistributionsAndJsonListsTheSameCounts() throws IOException {
         shard("p-0.tar", 10);
         shard("p-1.tar", 4);

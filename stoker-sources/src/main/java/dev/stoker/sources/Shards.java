@@ -137,14 +137,10 @@ public record Shards(List<String> paths, boolean stream, Images images, RemoteCa
     }
 
     private static List<String> expand(List<String> patterns) {
-        List<String> out = new ArrayList<>();
-        for (String p : patterns) {
-            try {
-                out.addAll(ShardPattern.expand(p));
-            } catch (IllegalArgumentException e) {
-                throw new SpecException(null, e.getMessage());
-            }
+        try {
+            return ShardPattern.expand(patterns);
+        } catch (IllegalArgumentException e) {
+            throw new SpecException(null, e.getMessage());
         }
-        return out;
     }
 }

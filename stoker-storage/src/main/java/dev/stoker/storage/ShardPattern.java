@@ -19,6 +19,15 @@ public final class ShardPattern {
         return out;
     }
 
+    /** Every pattern's expansion, in order: what a command's list of shards or paths names. */
+    public static List<String> expand(List<String> patterns) {
+        List<String> out = new ArrayList<>();
+        for (String p : patterns) {
+            expand(p, out);
+        }
+        return out;
+    }
+
     private static void expand(String p, List<String> out) {
         int open = -1;
         for (int i = 0; i < p.length(); i++) {
