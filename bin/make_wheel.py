@@ -22,10 +22,16 @@ def version(package):
         return re.search(r'^__version__ = "([^"]+)"', f.read(), re.M).group(1)
 
 
+def long_description(package):
+    """The package's README (python/README.md), the body of METADATA: what `pip show -v` and an index show."""
+    with open(os.path.join(os.path.dirname(package), "README.md"), encoding="utf-8") as f:
+        return f.read()
+
+
 def files(package, runtime):
     """(path in the wheel, file on disk), the package's Python files and the runtime."""
     for name in sorted(os.listdir(package)):
-        if name.endswith(".py"):
+        if name.endswith(".py") or name == "_reference.json":  # the options' help (stoker/_help.py)
             yield f"stoker/{name}", os.path.join(package, name)
     for top, dirs, names in os.walk(runtime):
         dirs.sort()
@@ -48,7 +54,7 @@ def main():
             "Metadata-Version: 2.1", "Name: stoker", f"Version: {v}",
             "Summary: Stoker's data loader for Python training loops: batches from the JVM through shared memory, no copy",
             "Requires-Python: >=3.9", "Requires-Dist: numpy", "Provides-Extra: torch", 'Requires-Dist: torch; extra == "torch"',
-            "", ""]),
+            "Description-Content-Type: text/markdown", "", long_description(package)]),
         f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: stoker make_wheel.py\nRoot-Is-Purelib: false\nTag: {tag}\n",
         f"{info}/entry_points.txt": "[console_scripts]\nstoker = stoker.__main__:main\n",
         f"{info}/top_level.txt": "stoker\n",

@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from . import _decode
+from . import _decode, _help
 from . import _device as _device_mod
 from . import _options
 from . import _protocol as P
@@ -52,9 +52,9 @@ class Loader:
     ``stoker.Loader(stoker.sources.tokens("train.bin", seq_len=1024), batch_size=32)`` takes a
     source (a value: ``stoker.sources``) and the loader's options, as ``DataLoader(dataset, ...)``
     does; ``stoker.Loader("tokens", "train.bin", seq_len=1024, batch_size=32)`` is the same, the
-    source's kind, paths and options given in one call. The options are the specs' (README.md,
-    "Python", has the table), the flags of ``stoker bench`` without their dashes: the same options
-    give the same batches as ``stoker bench``. PyTorch's names ``batch_size``, ``num_workers``,
+    source's kind, paths and options given in one call. The options are the specs' (listed
+    below, and each source's in ``help(stoker.sources.KIND)``), the flags of ``stoker bench``
+    without their dashes: the same options give the same batches as ``stoker bench``. PyTorch's names ``batch_size``, ``num_workers``,
     ``shuffle``, ``drop_last`` and ``timeout`` work as in a ``DataLoader``.
 
     Batches are yours. Each batch is a dict, field name -> tensor (numpy arrays with
@@ -742,3 +742,6 @@ def _bytes(a):
             a = a.view({1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()])
         return memoryview(a.numpy()).cast("B")
     return memoryview(np.ascontiguousarray(a)).cast("B")
+
+
+Loader.__doc__ = _help.loader_doc(Loader.__doc__)  # every loader option, its default and meaning

@@ -7,14 +7,14 @@
     loader = stoker.Loader(train, batch_size=256, fields=("image", "label"))
 
 Each function checks its options at once (the keywords ``stoker.Loader("shards", ...)`` takes for
-the source, README.md's table) and returns a ``Source``: plain data, equal to another with the same
+the source, each with its default and meaning in the function's ``help()``) and returns a ``Source``: plain data, equal to another with the same
 options, whose ``spec`` is the JSON the server's ``dev.stoker.sources`` reads. The loader's options
 (``batch_size``, ``shuffle``, ``num_workers``, ...) go to ``stoker.Loader``.
 """
 
 import json
 
-from . import _options
+from . import _help, _options
 
 
 class Source:
@@ -100,3 +100,7 @@ def arrow(*paths, **options):
 def litdata(path, **options):
     """A LitData optimized dataset as it is: PyTree items, or a TokensLoader dataset's blocks of ``block_size`` tokens."""
     return Source("litdata", path, **options)
+
+
+for _kind in _options.SOURCES:  # every option, its default and meaning, in help(stoker.sources.KIND)
+    globals()[_kind].__doc__ = _help.source_doc(_kind, globals()[_kind].__doc__)

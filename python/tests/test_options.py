@@ -91,3 +91,18 @@ def test_rank_and_world_size_come_from_the_environment_unless_given(no_server, m
     assert (loader["rank"], loader["world_size"]) == (1, 3)
     loader = stoker.Loader("tokens", "a.bin", rank=0, world_size=2)._spec["loader"]
     assert (loader["rank"], loader["world_size"]) == (0, 2)
+
+
+def test_help_holds_every_option_with_its_meaning():
+    """help(stoker.sources.KIND) and help(stoker.Loader) name every option the specs take, each
+    with the command line's meaning (_reference.json), so an installed wheel's help is complete."""
+    import stoker
+    from stoker import _help, _options
+    schema = _options.schema()
+    for kind, options in schema["sources"].items():
+        doc = getattr(stoker.sources, kind).__doc__
+        for name in options:
+            assert f"- ``{name}``: " in doc, f"help(stoker.sources.{kind}) says nothing of {name}"
+            assert _help.REFERENCE["sources"][kind]["options"][name].split()[0] in doc
+    for name in schema["loader"]:
+        assert f"- ``{name}``: " in stoker.Loader.__doc__, f"help(stoker.Loader) says nothing of {name}"

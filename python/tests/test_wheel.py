@@ -115,3 +115,13 @@ def test_pip_takes_the_wheel_on_the_clusters_systems(glibc, tmp_path):
     import json
     chosen = [i["download_info"]["url"].rsplit("/", 1)[-1] for i in json.loads(r.stdout)["install"]]
     assert chosen == [os.path.basename(wheel)]
+
+
+def test_the_installed_package_carries_its_description_and_help():
+    metadata = glob.glob(os.path.join(PACKAGE_PARENT, f"stoker-{stoker.__version__}.dist-info", "METADATA"))
+    if not metadata or not os.path.isdir(os.path.join(os.path.dirname(stoker.__file__), "_runtime")):
+        pytest.skip("not an installed wheel")
+    with open(metadata[0], encoding="utf-8") as f:
+        text = f.read()
+    assert "Description-Content-Type: text/markdown" in text and "help(stoker.Loader)" in text
+    assert os.path.isfile(os.path.join(os.path.dirname(stoker.__file__), "_reference.json"))
