@@ -24,6 +24,16 @@ public final class Npy {
     private Npy() {
     }
 
+    /** Whether {@code path} is a file that begins with the {@code .npy} magic, whatever its name. */
+    public static boolean isNpy(Path path) throws IOException {
+        if (!java.nio.file.Files.isRegularFile(path)) {
+            return false;
+        }
+        try (java.io.InputStream in = java.nio.file.Files.newInputStream(path)) {
+            return java.util.Arrays.equals(in.readNBytes(NpyHeader.MAGIC.length), NpyHeader.MAGIC);
+        }
+    }
+
     /** Maps a {@code .npy} file. */
     public static NpyArray read(Path path) throws IOException {
         MappedFile f = MappedFile.open(path);

@@ -96,6 +96,7 @@ public final class Megatron implements Tokens, AutoCloseable {
         };
     }
 
+    /** The dataset of {@code path}: its prefix, or either file of the pair (the other must be there too). */
     public static Megatron open(Path path) throws IOException {
         Path prefix = prefixOf(path);
         Path idxPath = Path.of(prefix + ".idx");
@@ -103,6 +104,10 @@ public final class Megatron implements Tokens, AutoCloseable {
         MappedFile idx = MappedFile.open(idxPath);
         MappedFile bin = null;
         try {
+            if (!Files.exists(binPath)) {
+                throw new java.nio.file.NoSuchFileException(binPath.toString(), null,
+                        "no such file: the data of the Megatron index " + idxPath);
+            }
             bin = MappedFile.open(binPath);
             return read(prefix, idx, bin);
         } catch (IOException | RuntimeException e) {
