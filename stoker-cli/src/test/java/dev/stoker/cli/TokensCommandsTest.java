@@ -148,6 +148,16 @@ class TokensCommandsTest {
     }
 
     @Test
+    void aServedPageInPlaceOfATokenFileIsRefusedNamingItsUrl() throws IOException {
+        Path served = Files.createDirectories(tmp.resolve("served"));
+        Files.writeString(served.resolve("train.bin"), "<html><body>Sign in to continue</body></html>\n".repeat(40));
+        MainTest.Outcome o = TarCommandsTest.overHttp(served, url -> stoker("bench", "tokens", url + "train.bin",
+                "--seq-len", "8", "--cache-dir", tmp.resolve("cache").toString()));
+        assertEquals(1, o.code(), o.err());
+        assertTrue(o.err().startsWith("stoker: http://") && o.err().contains("/train.bin: an HTML page"), o.err());
+    }
+
+    @Test
     void benchTokensReadsANumpyArrayByItsMagicWhateverItsName() throws IOException {
         Path renamed = Files.copy(fixture("npy/tokens_u2.npy"), tmp.resolve("tokens.bin"));
         MainTest.Outcome asNpy = stoker("bench", "tokens", fixture("npy/tokens_u2.npy").toString(), "--seq-len", "8", "--json", "--digest");

@@ -97,8 +97,13 @@ public record Tokens(List<String> paths, int seqLen, String dtype, String outDty
         DType out = outType(outDtype);
         return Recipe.open(kind(), r -> {
             List<DirectDataset> datasets = new ArrayList<>();
-            for (Path p : r.hold(new LocalCopies(paths, cache)).paths()) {
-                datasets.add(windows(r, p, random, out));
+            List<Path> local = r.hold(new LocalCopies(paths, cache)).paths();
+            for (int i = 0; i < local.size(); i++) {
+                try {
+                    datasets.add(windows(r, local.get(i), random, out));
+                } catch (IOException e) {
+                    throw named(e, local.get(i), paths.get(i));
+                }
             }
             DirectDataset data;
             if (weights != null) {
@@ -112,6 +117,20 @@ public record Tokens(List<String> paths, int seqLen, String dtype, String outDty
             }
             r.tokensPerSample(seqLen).base(() -> Loader.builder(data));
         });
+    }
+
+    /**
+     * The same error naming the file as it was given: a URL's, not its local copy's folder (a
+     * Megatron pair's other file is beside it in both).
+     */
+    private static IOException named(IOException e, Path local, String location) {
+        String m = e.getMessage();
+        String folder = local.getParent() == null ? null : local.getParent() + java.io.File.separator;
+        String name = local.getFileName().toString();
+        if (m == null || local.toString().equals(location) || folder == null || !m.contains(folder) || !location.endsWith(name)) {
+            return e;
+        }
+        return new IOException(m.replace(folder, location.substring(0, location.length() - name.length())), e);
     }
 
     /** One file's windows, or for Megatron data its documents packed. */
