@@ -30,8 +30,14 @@ public final class Npy {
             return false;
         }
         try (java.io.InputStream in = java.nio.file.Files.newInputStream(path)) {
-            return java.util.Arrays.equals(in.readNBytes(NpyHeader.MAGIC.length), NpyHeader.MAGIC);
+            return isNpy(in.readNBytes(NpyHeader.MAGIC.length));
         }
+    }
+
+    /** Whether {@code head}, a file's first bytes, begins with the {@code .npy} magic. */
+    public static boolean isNpy(byte[] head) {
+        int n = NpyHeader.MAGIC.length;
+        return head.length >= n && java.util.Arrays.equals(head, 0, n, NpyHeader.MAGIC, 0, n);
     }
 
     /** Maps a {@code .npy} file. */

@@ -216,7 +216,7 @@ final class TarCatalog implements AutoCloseable {
                 Map<String, Object> unix = Files.readAttributes(p, "unix:ctime,ino");
                 ctime = ((java.nio.file.attribute.FileTime) unix.get("ctime")).to(java.util.concurrent.TimeUnit.NANOSECONDS);
                 inode = (Long) unix.get("ino");
-            } catch (UnsupportedOperationException | IllegalArgumentException | ClassCastException | NullPointerException e) {
+            } catch (UnsupportedOperationException | IllegalArgumentException e) {
                 // no unix attributes here: size and mtime, and the content fingerprint on first read
             }
             return new Stat(a.size(), a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS), ctime, inode);

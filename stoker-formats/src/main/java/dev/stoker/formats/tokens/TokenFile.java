@@ -4,6 +4,7 @@ import dev.stoker.CorruptShardException;
 import dev.stoker.DType;
 import dev.stoker.formats.io.Compression;
 import dev.stoker.formats.io.MappedFile;
+import dev.stoker.formats.npy.Npy;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -69,7 +70,6 @@ public final class TokenFile implements Tokens, AutoCloseable {
     private static final int TEXT_PREFIX = 1024;
     private static final int TEXT_MINIMUM = 64;
 
-    private static final byte[] NPY = {(byte) 0x93, 'N', 'U', 'M', 'P', 'Y'};
     private static final byte[] ZIP = {'P', 'K', 3, 4};
     private static final byte[] ZIP_EMPTY = {'P', 'K', 5, 6};
     /** Pickle protocol 2 and the long torch.save wrote first before its zip format (its "magic number"). */
@@ -87,7 +87,7 @@ public final class TokenFile implements Tokens, AutoCloseable {
         if (startsWith(head, 0, Megatron.MAGIC)) {
             return "a Megatron index (give its .bin, or the prefix without .bin/.idx)";
         }
-        if (startsWith(head, 0, NPY)) {
+        if (Npy.isNpy(head)) {
             return "a numpy .npy array (give it a .npy name)";
         }
         if (startsWith(head, 0, ZIP) || startsWith(head, 0, ZIP_EMPTY)) {
