@@ -82,6 +82,7 @@ SOURCES = {
         "windows": _Opt(_STR, choices=("disjoint", "random")),
         "weights": _Opt(_LIST, floats=True),
         "separator": _Opt(_INT, -1),
+        "raw": _Opt(_FLAG),
     }, ("cache",)),
     "jsonl": ("paths", {
         "tokenizer": _Opt(_STR, choices=("bytes", "r50k_base", "gpt2", "p50k_base", "cl100k_base", "o200k_base")),

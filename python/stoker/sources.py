@@ -48,7 +48,11 @@ def synthetic(**options):
 
 
 def tokens(*paths, **options):
-    """Windows of ``seq_len`` + 1 tokens from token files (raw ``.bin`` of ``dtype``, ``.npy``, Megatron ``.bin/.idx``)."""
+    """Windows of ``seq_len`` + 1 tokens from token files (raw ``.bin`` of ``dtype``, ``.npy``, Megatron ``.bin/.idx``).
+
+    A file whose first bytes show another format (a zip archive such as ``torch.save``'s, a
+    compressed file, an HTML page, text) is refused, naming it; ``raw=True`` reads every file as
+    raw tokens as it is."""
     return Source("tokens", *paths, **options)
 
 

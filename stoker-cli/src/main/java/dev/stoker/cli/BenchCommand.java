@@ -98,9 +98,13 @@ final class BenchCommand implements Runnable {
         @Option(names = "--separator", defaultValue = "-1", description = "For Megatron data: the token put between packed documents (default: none, as when documents end with one).")
         long separator;
 
+        @Option(names = "--raw", description = "Read every file as raw token ids of --dtype, as it is: also one whose "
+                + "first bytes look like another format (a .npy array, a zip archive, text), which is otherwise refused.")
+        boolean raw;
+
         @Override
         SourceSpec source() {
-            return new Tokens(paths, seqLen, dtype, outDtype, windows, weights, separator, cache.spec());
+            return new Tokens(paths, seqLen, dtype, outDtype, windows, weights, separator, raw, cache.spec());
         }
     }
 

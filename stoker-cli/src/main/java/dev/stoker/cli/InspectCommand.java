@@ -47,6 +47,10 @@ final class InspectCommand implements Callable<Integer> {
     @Option(names = "--dtype", defaultValue = "uint16", description = "Token type of a raw .bin (default ${DEFAULT-VALUE}).")
     String dtype;
 
+    @Option(names = "--raw", description = "Read a .bin as raw tokens as it is, also one whose first bytes look like "
+            + "another format (a zip archive, text), which is otherwise refused.")
+    boolean raw;
+
     @Option(names = "--plot", paramLabel = "FILE.png", description = "Draw the distributions (tar shards: sample sizes, labels, "
             + "samples per shard; Megatron datasets: document lengths) into a PNG; --json then lists the same counts.")
     Path plot;
@@ -122,7 +126,7 @@ final class InspectCommand implements Callable<Integer> {
                 } else if (p == null) {
                     parquet(dev.stoker.parquet.ParquetInfo.of(locations.get(i)), g);
                 } else {
-                    describe(p, rawType, g, found);
+                    describe(p, rawType, raw, g, found);
                 }
                 if (found != null) {
                     g.writeObjectFieldStart("distributions");
@@ -206,7 +210,7 @@ final class InspectCommand implements Callable<Integer> {
         g.writeEndArray();
     }
 
-    private static void describe(Path p, DType rawType, JsonGenerator g, List<Distribution> found) throws IOException {
+    private static void describe(Path p, DType rawType, boolean raw, JsonGenerator g, List<Distribution> found) throws IOException {
         String name = p.getFileName() == null ? p.toString() : p.getFileName().toString();
         String records = RecordSummary.format(p);
         if (records != null) {
@@ -272,7 +276,7 @@ final class InspectCommand implements Callable<Integer> {
             if (j.errorCount > j.errors.size()) {
                 g.writeNumberField("moreErrors", j.errorCount - j.errors.size());
             }
-        } else if (Megatron.exists(p)) {
+        } else if (Megatron.exists(p) || name.endsWith(".idx")) { // an index without its .bin: the .bin named
             try (Megatron m = Megatron.open(p)) {
                 g.writeStringField("format", "megatron");
                 g.writeStringField("dtype", numpy(m.dtype()));
@@ -293,7 +297,7 @@ final class InspectCommand implements Callable<Integer> {
             if (!Files.exists(p)) {
                 throw new NoSuchFileException(p.toString());
             }
-            try (TokenFile t = TokenFile.open(p, rawType)) {
+            try (TokenFile t = TokenFile.open(p, rawType, raw)) {
                 g.writeStringField("format", "tokens");
                 g.writeStringField("dtype", numpy(rawType));
                 g.writeNumberField("tokens", t.length());

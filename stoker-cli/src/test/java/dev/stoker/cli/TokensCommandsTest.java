@@ -120,6 +120,63 @@ class TokensCommandsTest {
     }
 
     @Test
+    void benchTokensRefusesAFileOfAnotherFormatNamingWhatItIsInOneLine() throws IOException {
+        java.io.ByteArrayOutputStream zip = new java.io.ByteArrayOutputStream();
+        try (var z = new java.util.zip.ZipOutputStream(zip)) {
+            z.putNextEntry(new java.util.zip.ZipEntry("archive/data.pkl"));
+            z.write(new byte[4096]);
+        }
+        java.io.ByteArrayOutputStream gz = new java.io.ByteArrayOutputStream();
+        try (var out = new java.util.zip.GZIPOutputStream(gz)) {
+            out.write(new byte[100_000]);
+        }
+        Path pt = Files.write(tmp.resolve("model.pt"), java.util.Arrays.copyOf(zip.toByteArray(), zip.size() + zip.size() % 2));
+        Path html = Files.writeString(tmp.resolve("train.bin"), "<!DOCTYPE html>\n<html><head><title>404 Not Found</title>"
+                + "</head><body><h1>Not Found</h1></body></html>\n".repeat(20));
+        Path gzipped = Files.write(tmp.resolve("val.bin"), java.util.Arrays.copyOf(gz.toByteArray(), gz.size() + gz.size() % 2));
+        Path idx = Files.copy(fixture("megatron/docs.idx"), tmp.resolve("docs.idx"));
+        String[][] cases = {{pt.toString(), pt + ": a zip archive"}, {html.toString(), html + ": an HTML page"},
+            {gzipped.toString(), gzipped + ": gzip-compressed"},
+            {idx.toString(), tmp.resolve("docs.bin") + ": no such file: the data of the Megatron index " + idx}};
+        for (String[] c : cases) {
+            MainTest.Outcome o = stoker("bench", "tokens", c[0], "--seq-len", "4", "--batch", "2");
+            assertEquals(1, o.code(), c[0] + ": " + o.err());
+            assertTrue(o.err().startsWith("stoker: " + c[1]), o.err());
+            assertEquals(1, o.err().strip().lines().count(), o.err());
+        }
+        assertTrue(stoker("bench", "tokens", pt.toString()).err().contains("--raw"), "how to read it as raw tokens all the same");
+    }
+
+    @Test
+    void aServedPageInPlaceOfATokenFileIsRefusedNamingItsUrl() throws IOException {
+        Path served = Files.createDirectories(tmp.resolve("served"));
+        Files.writeString(served.resolve("train.bin"), "<html><body>Sign in to continue</body></html>\n".repeat(40));
+        MainTest.Outcome o = TarCommandsTest.overHttp(served, url -> stoker("bench", "tokens", url + "train.bin",
+                "--seq-len", "8", "--cache-dir", tmp.resolve("cache").toString()));
+        assertEquals(1, o.code(), o.err());
+        assertTrue(o.err().startsWith("stoker: http://") && o.err().contains("/train.bin: an HTML page"), o.err());
+    }
+
+    @Test
+    void benchTokensReadsANumpyArrayByItsMagicWhateverItsName() throws IOException {
+        Path renamed = Files.copy(fixture("npy/tokens_u2.npy"), tmp.resolve("tokens.bin"));
+        MainTest.Outcome asNpy = stoker("bench", "tokens", fixture("npy/tokens_u2.npy").toString(), "--seq-len", "8", "--json", "--digest");
+        MainTest.Outcome asBin = stoker("bench", "tokens", renamed.toString(), "--seq-len", "8", "--json", "--digest");
+        assertEquals(0, asBin.code(), asBin.err());
+        assertEquals(field(asNpy.out().strip(), "samples"), field(asBin.out().strip(), "samples"));
+        assertEquals(field(asNpy.out().strip(), "digest"), field(asBin.out().strip(), "digest"));
+    }
+
+    @Test
+    void benchTokensWithRawReadsAFileAsItIsWhateverItsFirstBytes() throws IOException {
+        Path page = Files.writeString(tmp.resolve("page.bin"), "<html>" + "x".repeat(2000));
+        assertEquals(1, stoker("bench", "tokens", page.toString(), "--seq-len", "8").code());
+        MainTest.Outcome o = stoker("bench", "tokens", page.toString(), "--seq-len", "8", "--raw", "--json");
+        assertEquals(0, o.code(), o.err());
+        assertEquals(String.valueOf((1003 - 1) / 8), field(o.out().strip(), "samples"));
+    }
+
+    @Test
     void inspectAndBenchHdf5() {
         MainTest.Outcome o = stoker("inspect", "--json", fixture("hdf5/latest.h5").toString());
         assertEquals(0, o.code(), o.err());

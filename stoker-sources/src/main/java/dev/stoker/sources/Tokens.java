@@ -22,15 +22,19 @@ import java.util.List;
  * raw {@code .bin} files of {@code dtype}, {@code .npy} arrays, or Megatron {@code .bin/.idx}
  * pairs, whose documents are packed (with {@code separator} between them when it is not -1).
  * Several files are concatenated, or mixed in the proportions {@code weights}. Local paths, or
- * http(s):// and s3:// URLs read through {@code cache}.
+ * http(s):// and s3:// URLs read through {@code cache}. A file is read as raw tokens only when its
+ * first bytes show no other format: a {@code .npy} array under another name is read as one, a
+ * Megatron {@code .idx} as its pair, and a zip archive ({@code torch.save}), compressed file, HTML
+ * page or text is refused, naming what it is.
  *
  * @param windows {@code disjoint}: non-overlapping windows, each token once per epoch;
  *                {@code random}: windows at random offsets with replacement (nanoGPT's get_batch),
  *                as many per epoch as disjoint windows would give
  * @param outDtype {@code x} and {@code y} as {@code int64} or {@code int32}
+ * @param raw      every file read as raw tokens of {@code dtype}, as it is, whatever its name and first bytes
  */
 public record Tokens(List<String> paths, int seqLen, String dtype, String outDtype, String windows, List<Double> weights,
-                     long separator, RemoteCache cache) implements SourceSpec {
+                     long separator, boolean raw, RemoteCache cache) implements SourceSpec {
     public Tokens {
         paths = paths == null ? List.of() : List.copyOf(paths);
         SpecException.atLeast("seq_len", seqLen, 1);
@@ -53,12 +57,12 @@ public record Tokens(List<String> paths, int seqLen, String dtype, String outDty
 
     /** Disjoint windows of 1024 tokens from uint16 files, concatenated, as int64. */
     public static Tokens of(List<String> paths) {
-        return new Tokens(paths, 1024, "uint16", "int64", "disjoint", null, -1, RemoteCache.DEFAULT);
+        return new Tokens(paths, 1024, "uint16", "int64", "disjoint", null, -1, false, RemoteCache.DEFAULT);
     }
 
     /** The same with windows of {@code seqLen} tokens. */
     public Tokens withSeqLen(int seqLen) {
-        return new Tokens(paths, seqLen, dtype, outDtype, windows, weights, separator, cache);
+        return new Tokens(paths, seqLen, dtype, outDtype, windows, weights, separator, raw, cache);
     }
 
     /** The token type {@code name} gives a raw file ({@code uint16} or {@code u2}, ...). */
@@ -93,8 +97,13 @@ public record Tokens(List<String> paths, int seqLen, String dtype, String outDty
         DType out = outType(outDtype);
         return Recipe.open(kind(), r -> {
             List<DirectDataset> datasets = new ArrayList<>();
-            for (Path p : r.hold(new LocalCopies(paths, cache)).paths()) {
-                datasets.add(windows(r, p, random, out));
+            List<Path> local = r.hold(new LocalCopies(paths, cache)).paths();
+            for (int i = 0; i < local.size(); i++) {
+                try {
+                    datasets.add(windows(r, local.get(i), random, out));
+                } catch (IOException e) {
+                    throw named(e, local.get(i), paths.get(i));
+                }
             }
             DirectDataset data;
             if (weights != null) {
@@ -110,17 +119,31 @@ public record Tokens(List<String> paths, int seqLen, String dtype, String outDty
         });
     }
 
+    /**
+     * The same error naming the file as it was given: a URL's, not its local copy's folder (a
+     * Megatron pair's other file is beside it in both).
+     */
+    private static IOException named(IOException e, Path local, String location) {
+        String m = e.getMessage();
+        String folder = local.getParent() == null ? null : local.getParent() + java.io.File.separator;
+        String name = local.getFileName().toString();
+        if (m == null || local.toString().equals(location) || folder == null || !m.contains(folder) || !location.endsWith(name)) {
+            return e;
+        }
+        return new IOException(m.replace(folder, location.substring(0, location.length() - name.length())), e);
+    }
+
     /** One file's windows, or for Megatron data its documents packed. */
     private DirectDataset windows(Recipe r, Path p, boolean random, DType out) throws IOException {
         String name = p.toString();
-        if (Megatron.exists(p)) {
-            return new PackedSequences(r.hold(Megatron.open(p)), seqLen, separator, -1, out);
-        }
-        if (!Files.exists(p)) {
-            throw new NoSuchFileException(name);
-        }
         dev.stoker.formats.tokens.Tokens t;
-        if (name.endsWith(".npy")) {
+        if (raw) {
+            t = r.hold(TokenFile.open(p, tokenType(dtype), true));
+        } else if (Megatron.exists(p) || name.endsWith(".idx")) { // an index without its .bin: the .bin named
+            return new PackedSequences(r.hold(Megatron.open(p)), seqLen, separator, -1, out);
+        } else if (!Files.exists(p)) {
+            throw new NoSuchFileException(name);
+        } else if (name.endsWith(".npy") || Npy.isNpy(p)) {
             NpyArray a = r.hold(Npy.read(p));
             try {
                 t = dev.stoker.formats.tokens.Tokens.of(a);
@@ -128,7 +151,7 @@ public record Tokens(List<String> paths, int seqLen, String dtype, String outDty
                 throw new IOException(e.getMessage(), e); // an array that is no token ids: bad data, named
             }
         } else {
-            t = r.hold(TokenFile.open(p, tokenType(dtype)));
+            t = r.hold(TokenFile.open(p, tokenType(dtype))); // refuses a file that shows another format
         }
         return random ? TokenWindows.overlapping(t, seqLen, out) : TokenWindows.disjoint(t, seqLen, out);
     }

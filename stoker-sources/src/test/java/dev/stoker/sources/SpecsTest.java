@@ -19,7 +19,7 @@ class SpecsTest {
     @Test
     void everyKindRoundTripsThroughJsonEqual() {
         List<SourceSpec> specs = List.of(new Synthetic(10, 8, 1.5),
-                new Tokens(List.of("a.bin", "b.npy"), 64, "uint32", "int32", "random", List.of(0.25, 0.75), 50256,
+                new Tokens(List.of("a.bin", "b.npy"), 64, "uint32", "int32", "random", List.of(0.25, 0.75), 50256, true,
                         new RemoteCache("/tmp/c", 1000)),
                 new Jsonl(List.of("a.jsonl.gz"), "gpt2", 128, "body", 64, 32, "int64", "disk", RemoteCache.DEFAULT),
                 Shards.of("s-{000..009}.tar").withImages(new Images("eval", 160, null, null, 0.0, 180, "json:label", true,

@@ -24,6 +24,22 @@ public final class Npy {
     private Npy() {
     }
 
+    /** Whether {@code path} is a file that begins with the {@code .npy} magic, whatever its name. */
+    public static boolean isNpy(Path path) throws IOException {
+        if (!java.nio.file.Files.isRegularFile(path)) {
+            return false;
+        }
+        try (java.io.InputStream in = java.nio.file.Files.newInputStream(path)) {
+            return isNpy(in.readNBytes(NpyHeader.MAGIC.length));
+        }
+    }
+
+    /** Whether {@code head}, a file's first bytes, begins with the {@code .npy} magic. */
+    public static boolean isNpy(byte[] head) {
+        int n = NpyHeader.MAGIC.length;
+        return head.length >= n && java.util.Arrays.equals(head, 0, n, NpyHeader.MAGIC, 0, n);
+    }
+
     /** Maps a {@code .npy} file. */
     public static NpyArray read(Path path) throws IOException {
         MappedFile f = MappedFile.open(path);

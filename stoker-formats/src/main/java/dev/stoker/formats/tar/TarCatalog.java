@@ -21,7 +21,7 @@ import java.util.zip.CRC32C;
 
 /**
  * The index of every tar shard in one folder, in one file that is mapped and read in place: for
- * each shard (by file name) its size, mtime and content fingerprint, and for each of its samples
+ * each shard (by file name) its {@link Stat} and content fingerprint, and for each of its samples
  * the key and, per field, the name, byte offset and size. A dataset of many shards opens by one
  * map and a stat per shard, and holds no per-sample object (NOTE [Folder index] in
  * {@link TarDataset}).
@@ -38,10 +38,10 @@ import java.util.zip.CRC32C;
  * </pre>
  */
 final class TarCatalog implements AutoCloseable {
-    // "STKCAT02", little-endian: 02 since sparse members are refused (an 01 catalog may index one as a sample)
-    private static final long MAGIC = 0x32305441434b5453L;
+    // "STKCAT03", little-endian: 03 since a shard's ctime and inode are kept (02: since sparse members are refused)
+    private static final long MAGIC = 0x33305441434b5453L;
     private static final int HEADER = 48;
-    private static final int RECORD = 40; // name offset, name length, (pad), mtime, entry offset, entry length
+    private static final int RECORD = 56; // name offset, name length, (pad), mtime, ctime, inode, entry offset, entry length
     private static final int ENTRY = 32;
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -197,22 +197,50 @@ final class TarCatalog implements AutoCloseable {
     }
 
     /**
-     * The entry of shard {@code name} when one is stored for a file of this size and mtime and
-     * its bytes are whole; null otherwise (the shard is then indexed again).
+     * What a shard's stat says, the key its stored index is trusted by: its size and mtime and,
+     * where the file system keeps them, its ctime and inode (0 where not). A write sets the ctime,
+     * and no user can set it back as {@code touch} does the mtime; a file replaced by another (a
+     * rename over it) has another inode. So a shard rewritten in place with its size and mtime
+     * kept is indexed again, not read at its old offsets (NOTE [Folder index] in {@link TarDataset}).
      */
-    Entry find(String name, long size, long mtime) {
+    record Stat(long size, long mtime, long ctime, long inode) {
+        /** The stat of {@code p}, a regular file (an {@link IOException} naming it otherwise). */
+        static Stat of(Path p) throws IOException {
+            java.nio.file.attribute.BasicFileAttributes a = Files.readAttributes(p, java.nio.file.attribute.BasicFileAttributes.class);
+            if (!a.isRegularFile()) {
+                throw new IOException(p + ": not a regular file (a directory, device or pipe)");
+            }
+            long ctime = 0;
+            long inode = 0;
+            try {
+                Map<String, Object> unix = Files.readAttributes(p, "unix:ctime,ino");
+                ctime = ((java.nio.file.attribute.FileTime) unix.get("ctime")).to(java.util.concurrent.TimeUnit.NANOSECONDS);
+                inode = (Long) unix.get("ino");
+            } catch (UnsupportedOperationException | IllegalArgumentException e) {
+                // no unix attributes here: size and mtime, and the content fingerprint on first read
+            }
+            return new Stat(a.size(), a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS), ctime, inode);
+        }
+    }
+
+    /**
+     * The entry of shard {@code name} when one is stored for a file of this {@link Stat} and its
+     * bytes are whole; null otherwise (the shard is then indexed again).
+     */
+    Entry find(String name, Stat stat) {
         Integer e = byName.get(name);
         if (e == null) {
             return null;
         }
         long r = directory + (long) e * RECORD;
-        long at = bytes.get(LONG, r + 24);
-        long length = bytes.get(LONG, r + 32);
-        if (bytes.get(LONG, r + 16) != mtime || at < HEADER || length < ENTRY || at + length > directory) {
+        long at = bytes.get(LONG, r + 40);
+        long length = bytes.get(LONG, r + 48);
+        if (bytes.get(LONG, r + 16) != stat.mtime() || bytes.get(LONG, r + 24) != stat.ctime() || bytes.get(LONG, r + 32) != stat.inode()
+                || at < HEADER || length < ENTRY || at + length > directory) {
             return null;
         }
         Entry x = new Entry(bytes.asSlice(at, length), fieldNames);
-        if (x.samples() < 0 || x.fields() < 0 || x.shardSize() != size || x.length() != length
+        if (x.samples() < 0 || x.fields() < 0 || x.shardSize() != stat.size() || x.length() != length
                 || crc(x.bytes, ENTRY, length) != x.bytes.get(INT, 28)) {
             return null;
         }
@@ -224,8 +252,8 @@ final class TarCatalog implements AutoCloseable {
         return path;
     }
 
-    /** A shard indexed afresh: its file name, mtime and index. */
-    record Fresh(String name, long mtime, Entry entry) {
+    /** A shard indexed afresh: its file name, stat and index. */
+    record Fresh(String name, Stat stat, Entry entry) {
     }
 
     /**
@@ -242,23 +270,24 @@ final class TarCatalog implements AutoCloseable {
             ids.put(names.get(i), i);
         }
         Map<String, MemorySegment> entries = new LinkedHashMap<>();
-        Map<String, Long> mtimes = new HashMap<>();
+        Map<String, Stat> stats = new HashMap<>();
         for (int e = 0; e < byName.size(); e++) { // in the stored order: a shard indexed again keeps its place
             long r = directory + (long) e * RECORD;
             String name = string(bytes, bytes.get(LONG, r), bytes.get(INT, r + 8));
-            entries.put(name, bytes.asSlice(bytes.get(LONG, r + 24), bytes.get(LONG, r + 32)));
-            mtimes.put(name, bytes.get(LONG, r + 16));
+            MemorySegment entry = bytes.asSlice(bytes.get(LONG, r + 40), bytes.get(LONG, r + 48));
+            entries.put(name, entry);
+            stats.put(name, new Stat(entry.get(LONG, 8), bytes.get(LONG, r + 16), bytes.get(LONG, r + 24), bytes.get(LONG, r + 32)));
         }
         for (Fresh f : fresh) {
             entries.put(f.name(), f.entry().renumbered(names, ids));
-            mtimes.put(f.name(), f.mtime());
+            stats.put(f.name(), f.stat());
         }
         for (Path p : places) {
             PendingFile out = null;
             try {
                 Files.createDirectories(p.toAbsolutePath().getParent());
                 out = new PendingFile(p);
-                write(out.out(), entries, mtimes, names);
+                write(out.out(), entries, stats, names);
                 out.commit();
             } catch (IOException e) {
                 continue; // not writable here: the next place
@@ -273,7 +302,7 @@ final class TarCatalog implements AutoCloseable {
             }
         }
         ByteArrayOutputStream mem = new ByteArrayOutputStream();
-        write(mem, entries, mtimes, names);
+        write(mem, entries, stats, names);
         MemorySegment s = MemorySegment.ofArray(mem.toByteArray());
         TarCatalog c = read(null, null, s);
         if (c == null) {
@@ -282,7 +311,7 @@ final class TarCatalog implements AutoCloseable {
         return c;
     }
 
-    private static void write(OutputStream out, Map<String, MemorySegment> entries, Map<String, Long> mtimes, List<String> names)
+    private static void write(OutputStream out, Map<String, MemorySegment> entries, Map<String, Stat> stats, List<String> names)
             throws IOException {
         long at = HEADER;
         byte[][] fileNames = new byte[entries.size()][];
@@ -303,8 +332,9 @@ final class TarCatalog implements AutoCloseable {
         long pool = directory + tail.capacity() - fileNameBytes;
         e = 0;
         for (Map.Entry<String, MemorySegment> x : entries.entrySet()) {
-            tail.putLong(pool).putInt(fileNames[e].length).putInt(0).putLong(mtimes.get(x.getKey())).putLong(where[e])
-                    .putLong(x.getValue().byteSize());
+            Stat st = stats.get(x.getKey());
+            tail.putLong(pool).putInt(fileNames[e].length).putInt(0).putLong(st.mtime()).putLong(st.ctime()).putLong(st.inode())
+                    .putLong(where[e]).putLong(x.getValue().byteSize());
             pool += fileNames[e++].length;
         }
         for (String n : names) {

@@ -12,7 +12,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -136,14 +135,14 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
                     }
                     TarCatalog c = current.get(folder);
                     List<Integer> left = e.getValue().stream()
-                            .filter(i -> c.find(files[i], found[i].size(), found[i].mtime()) == null).toList();
+                            .filter(i -> c.find(files[i], found[i].stat()) == null).toList();
                     Found[] built = inParallel(left.size(), j -> index(paths.get(left.get(j)), found[left.get(j)]));
                     List<TarCatalog.Fresh> fresh = new ArrayList<>();
                     for (int j = 0; j < left.size(); j++) {
                         int i = left.get(j);
                         found[i] = built[j];
                         if (built[j].error() == null) {
-                            fresh.add(new TarCatalog.Fresh(files[i], built[j].mtime(), built[j].fresh()));
+                            fresh.add(new TarCatalog.Fresh(files[i], built[j].stat(), built[j].fresh()));
                         }
                     }
                     indexed += fresh.size();
@@ -181,7 +180,7 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
                 Found f = found[i];
                 if (f.error() == null) {
                     TarCatalog c = current.get(folders[i]);
-                    TarCatalog.Entry x = c == stored.get(folders[i]) ? f.entry() : c.find(files[i], f.size(), f.mtime());
+                    TarCatalog.Entry x = c == stored.get(folders[i]) ? f.entry() : c.find(files[i], f.stat());
                     if (x == null) {
                         throw new IllegalStateException(paths.get(i) + ": not found in the index just written");
                     }
@@ -213,7 +212,7 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
      * its headers ({@code fresh}); or the exception (an {@link IOException} or a runtime one) it
      * failed with.
      */
-    private record Found(TarCatalog.Entry entry, TarCatalog.Entry fresh, long size, long mtime, Exception error) {
+    private record Found(TarCatalog.Entry entry, TarCatalog.Entry fresh, TarCatalog.Stat stat, Exception error) {
     }
 
     /** Shards indexed from their headers when this dataset opened (the others' indexes were stored). */
@@ -223,24 +222,19 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
 
     private static Found stat(Path p, String file, TarCatalog catalog) {
         try {
-            BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
-            if (!a.isRegularFile()) {
-                throw new IOException(p + ": not a regular file (a directory, device or pipe)");
-            }
-            long size = a.size();
-            long mtime = a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS);
-            return new Found(catalog.find(file, size, mtime), null, size, mtime, null);
+            TarCatalog.Stat stat = TarCatalog.Stat.of(p);
+            return new Found(catalog.find(file, stat), null, stat, null);
         } catch (IOException | RuntimeException e) {
-            return new Found(null, null, 0, 0, e);
+            return new Found(null, null, null, e);
         }
     }
 
     /** A shard stat'ed ({@code f}) indexed from its headers. */
     private static Found index(Path p, Found f) {
         try {
-            return new Found(null, TarCatalog.Entry.of(TarIndex.build(p)), f.size(), f.mtime(), null);
+            return new Found(null, TarCatalog.Entry.of(TarIndex.build(p)), f.stat(), null);
         } catch (IOException | RuntimeException e) {
-            return new Found(null, null, 0, 0, e);
+            return new Found(null, null, null, e);
         }
     }
 
@@ -296,18 +290,19 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
     // samples, reading 100,000 index files took seconds, and 100,000 mappings pass the kernel's
     // vm.max_map_count (the JVM then dies: "os::commit_memory failed"). So the indexes of a
     // folder's shards live in one file, TarCatalog, kept in the folder (or the user's cache) and
-    // mapped: opening reads it in place and stats each shard (in parallel); a shard whose size or
-    // mtime differs from its entry, or that has none, is indexed from its headers and the catalog
+    // mapped: opening reads it in place and stats each shard (in parallel); a shard whose size,
+    // mtime, ctime or inode differs from its entry (TarCatalog.Stat: a write in place with the
+    // size and mtime kept still sets the ctime), or that has none, is indexed from its headers and the catalog
     // written again with it, so adding shards to a folder indexes the new ones only. That is done
     // holding the folder's lock (a file lock, TarCatalog.lock), and the catalog read again once it
     // is held: ranks that open the same shards cold at once index each shard once, the others
     // waiting and then reading the catalog, instead of every rank indexing all of them. The heap
     // holds an object per shard and nothing per sample. A shard is opened on its first read: its
-    // content fingerprint is checked then (the catalog's word is its size and mtime; the first
+    // content fingerprint is checked then (the catalog's word is its stat at open; the first
     // read proves the rest) and, past MAPPED_LIMIT shards, each sample is read by position, one
-    // read of its members' span, instead of mapping the shard. A shard rewritten with its size
-    // and mtime kept is indexed again when its fingerprint differs, and its folder's catalog
-    // removed, so the next open indexes the folder again.
+    // read of its members' span, instead of mapping the shard. A shard rewritten since the open
+    // (or on a file system without ctimes) is indexed again when its fingerprint differs, and its
+    // folder's catalog removed, so the next open indexes the folder again.
 
     /**
      * A hash of every sample's key and of its fields' names and sizes, shard by shard: the same for

@@ -21,10 +21,11 @@ import java.util.zip.CRC32C;
  * Where every sample of an uncompressed tar shard lies: for each sample its key and, per field,
  * the byte offset and size of the member's data. Built by one pass over the headers (the data
  * is skipped) and kept in its folder's {@link TarCatalog}, which trusts a stored index only for a
- * shard of the same size and mtime; a shard's {@link #fingerprint} (its first and last 4 KiB and
- * the headers of sixteen of the members the index lists) is checked when it is first read, so
- * that a shard rewritten with the same size and mtime is indexed again instead of read at stale
- * offsets.
+ * shard of the same {@link TarCatalog.Stat} (size, mtime, and where the file system keeps them,
+ * ctime and inode); a shard's {@link #fingerprint} (its first and last 4 KiB and the headers of
+ * sixteen of the members the index lists) is checked when it is first read, so that a shard
+ * rewritten since the dataset opened, or where there is no ctime, is indexed again instead of
+ * read at stale offsets.
  */
 final class TarIndex {
     /** The members whose header blocks the fingerprint covers, spread evenly over the index. */

@@ -96,6 +96,7 @@ public final class Megatron implements Tokens, AutoCloseable {
         };
     }
 
+    /** The dataset of {@code path}: its prefix, or either file of the pair (the other must be there too). */
     public static Megatron open(Path path) throws IOException {
         Path prefix = prefixOf(path);
         Path idxPath = Path.of(prefix + ".idx");
@@ -103,6 +104,10 @@ public final class Megatron implements Tokens, AutoCloseable {
         MappedFile idx = MappedFile.open(idxPath);
         MappedFile bin = null;
         try {
+            if (!Files.exists(binPath)) {
+                throw new java.nio.file.NoSuchFileException(binPath.toString(), null,
+                        "no such file: the data of the Megatron index " + idxPath);
+            }
             bin = MappedFile.open(binPath);
             return read(prefix, idx, bin);
         } catch (IOException | RuntimeException e) {
@@ -148,16 +153,32 @@ public final class Megatron implements Tokens, AutoCloseable {
             throw new CorruptShardException(name, s.byteSize(), "truncated index: " + seqs + " sequences and " + docs
                     + " document boundaries need more than the file's " + s.byteSize() + " bytes");
         }
+        // the sequences lie back to back from byte 0 and fill the .bin, as Megatron-LM writes them:
+        // pointers that overlap, leave gaps or disagree with the lengths would be read as other tokens
         long size = dtype.byteSize();
         long total = 0;
+        long expected = 0;
         for (long i = 0; i < seqs; i++) {
             int len = s.get(I32, lengthsAt + 4 * i);
             long ptr = s.get(I64, pointersAt + 8 * i);
-            if (len < 0 || ptr < 0 || ptr % size != 0 || ptr > bin.size() || len * size > bin.size() - ptr) {
+            if (len < 0) {
+                throw new CorruptShardException(name, lengthsAt + 4 * i, "sequence " + i + " has a negative length " + len);
+            }
+            if (ptr != expected) {
+                throw new CorruptShardException(name, pointersAt + 8 * i, "sequence " + i + " starts at byte " + ptr
+                        + ", expected " + expected + (i == 0 ? "" : " (where sequence " + (i - 1) + " ends)")
+                        + ": pointers must run back to back from 0 with the sequences' lengths");
+            }
+            if (len * size > bin.size() - ptr) {
                 throw new CorruptShardException(name, pointersAt + 8 * i, "sequence " + i + " (" + len + " tokens at byte "
                         + ptr + ") does not fit " + bin.path() + " (" + bin.size() + " bytes)");
             }
+            expected = ptr + len * size;
             total += len;
+        }
+        if (expected != bin.size()) {
+            throw new CorruptShardException(name, 18, "the " + seqs + " sequences end at byte " + expected + " but "
+                    + bin.path() + " has " + bin.size() + " bytes: the index and the data do not belong together");
         }
         long prev = -1;
         for (long d = 0; d < docs; d++) {

@@ -144,26 +144,55 @@ class TarCatalogTest {
             assertEquals(0, d.shardsIndexed(), "every index stored");
         }
         assertTrue(Files.isRegularFile(catalog), "the folder's index is kept in the folder");
-        // shard 3 replaced by bytes that are no tar at all, its size and mtime kept: indexing it would fail,
-        // so a dataset that opens has taken its stored index (and indexed only shards 5-7)
-        Path three = all.get(3);
-        FileTime mtime = Files.getLastModifiedTime(three);
-        byte[] noise = new byte[(int) Files.size(three)];
-        new SplittableRandom(3).nextBytes(noise);
-        Files.write(three, noise);
-        Files.setLastModifiedTime(three, mtime);
         try (TarDataset d = new TarDataset(all)) {
+            assertSame(streamed(all), d);
             assertEquals(3, d.shardsIndexed(), "the new shards only");
-            assertEquals(streamed(all.subList(0, 3)).size() + 4 + streamed(all.subList(4, 8)).size(), d.size());
-            long first = streamed(all.subList(0, 3)).size();
+        }
+    }
+
+    /** {@code p} written over in place with noise of its size, its mtime set back as it was. */
+    private static void noiseWithSizeAndMtimeKept(Path p) throws IOException {
+        FileTime mtime = Files.getLastModifiedTime(p);
+        byte[] noise = new byte[(int) Files.size(p)];
+        new SplittableRandom(3).nextBytes(noise);
+        Files.write(p, noise);
+        Files.setLastModifiedTime(p, mtime);
+    }
+
+    @Test
+    void aShardWrittenOverWithItsSizeAndMtimeKeptIsIndexedAgainAndNamed() throws IOException {
+        Path dir = tmp.resolve("over");
+        List<Path> all = shards(dir, "o", 5);
+        try (TarDataset d = new TarDataset(all)) {
+            assertEquals(5, d.shardsIndexed());
+        }
+        Path three = all.get(3);
+        noiseWithSizeAndMtimeKept(three);
+        // its stat says the file was written (ctime, where the file system keeps one); else its first read finds it out
+        IOException e = assertThrows(IOException.class, () -> {
+            try (TarDataset d = new TarDataset(all)) {
+                d.get(streamed(all.subList(0, 3)).size());
+            }
+        });
+        assertTrue(e.getMessage().startsWith(three + ": "), e.getMessage());
+    }
+
+    @Test
+    void aShardWrittenOverAfterTheDatasetOpenedIsCheckedOnItsFirstReadAndItsFolderIndexRemoved() throws IOException {
+        Path dir = tmp.resolve("late");
+        List<Path> all = shards(dir, "l", 5);
+        Path catalog = dir.resolve(".stoker.stkidx");
+        try (TarDataset d = new TarDataset(all)) {
+            Path three = all.get(3);
+            noiseWithSizeAndMtimeKept(three);
             // its first read checks its content against the index, finds it changed, and says which shard
-            IOException e = assertThrows(IOException.class, () -> d.get(first));
+            IOException e = assertThrows(IOException.class, () -> d.get(streamed(all.subList(0, 3)).size()));
             assertTrue(e.getMessage().startsWith(three + ": "), e.getMessage());
             assertFalse(Files.exists(catalog), "the folder's index, wrong about shard 3, is removed");
         }
         // the next open indexes the folder again and meets shard 3 as it is
         CorruptShardException e = assertThrows(CorruptShardException.class, () -> new TarDataset(all).close());
-        assertTrue(e.getMessage().startsWith(three + ": ") && e.offset() < 512, "in its first header: " + e.getMessage());
+        assertTrue(e.getMessage().startsWith(all.get(3) + ": ") && e.offset() < 512, "in its first header: " + e.getMessage());
     }
 
     @Test

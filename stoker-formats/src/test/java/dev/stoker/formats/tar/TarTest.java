@@ -161,6 +161,45 @@ class TarTest {
         }
     }
 
+    @Test
+    void aShardRewrittenInPlaceWithItsSizeAndMtimeKeptIsReadAsItIsNow() throws IOException {
+        // 40 samples of 100 bytes; samples 8 and 9 rewritten as 50 and 150 bytes: every member stays where it was, but
+        // their headers and sizes change, and neither is a header the content fingerprint samples
+        int[] before = new int[40];
+        java.util.Arrays.fill(before, 100);
+        int[] after = before.clone();
+        after[8] = 50;
+        after[9] = 150;
+        Path other = tmp.resolve("other.tar");
+        writeSized(other, after);
+        Path shard = tmp.resolve("inplace.tar");
+        writeSized(shard, before);
+        java.nio.file.attribute.FileTime mtime = Files.getLastModifiedTime(shard);
+        try (TarDataset d = new TarDataset(List.of(shard))) {
+            assertEquals(100, d.get(8).fields().get("bin").byteSize());
+        }
+        Object changed = ctime(shard);
+        Files.write(shard, Files.readAllBytes(other)); // in place: the same file, written over
+        Files.setLastModifiedTime(shard, mtime);
+        while (changed != null && changed.equals(ctime(shard))) { // a file system clock coarser than two writes
+            Files.setLastModifiedTime(shard, mtime);
+        }
+        assertEquals(Files.size(other), Files.size(shard));
+        try (TarDataset d = new TarDataset(List.of(shard))) {
+            assertEquals(50, d.get(8).fields().get("bin").byteSize());
+            assertEquals(150, d.get(9).fields().get("bin").byteSize());
+        }
+    }
+
+    /** The file's status change time, where the file system keeps one; null where not. */
+    private static Object ctime(Path p) throws IOException {
+        try {
+            return Files.getAttribute(p, "unix:ctime");
+        } catch (UnsupportedOperationException | IllegalArgumentException e) {
+            return null;
+        }
+    }
+
     /** Samples k0, k1, ... with a {@code bin} field of the given sizes. */
     private static void writeSized(Path shard, int[] sizes) throws IOException {
         try (TarWriter w = new TarWriter(shard)) {

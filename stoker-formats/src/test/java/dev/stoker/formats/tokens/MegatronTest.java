@@ -96,6 +96,73 @@ class MegatronTest {
         }
     }
 
+    /** Three documents of 3, 2 and 4 uint16 tokens: sizes at byte 34, pointers at byte 46 (0, 6, 10), .bin of 18 bytes. */
+    private Path threeDocuments() throws IOException {
+        Path prefix = tmp.resolve("three");
+        try (MegatronWriter w = new MegatronWriter(prefix, DType.UINT16)) {
+            w.add(new int[] {1, 2, 3}, 3);
+            w.add(new int[] {4, 5}, 2);
+            w.add(new int[] {6, 7, 8, 9}, 4);
+        }
+        return prefix;
+    }
+
+    /** The index of {@code prefix} with the little-endian long at {@code at} set to {@code value}. */
+    private static void patchLong(Path prefix, int at, long value) throws IOException {
+        Path idx = Path.of(prefix + ".idx");
+        byte[] b = Files.readAllBytes(idx);
+        java.nio.ByteBuffer.wrap(b).order(java.nio.ByteOrder.LITTLE_ENDIAN).putLong(at, value);
+        Files.write(idx, b);
+    }
+
+    @Test
+    void overlappingSequencePointersAreRefusedNamingTheEntryAndItsOffset() throws IOException {
+        Path prefix = threeDocuments();
+        patchLong(prefix, 46 + 8, 2); // sequence 1 inside sequence 0
+        CorruptShardException e = assertThrows(CorruptShardException.class, () -> Megatron.open(prefix));
+        assertTrue(e.getMessage().startsWith(prefix + ".idx: ") && e.getMessage().contains("sequence 1 starts at byte 2")
+                && e.getMessage().contains("expected 6"), e.getMessage());
+        assertEquals(46 + 8, e.offset());
+    }
+
+    @Test
+    void aGapBetweenSequencesIsRefused() throws IOException {
+        Path prefix = threeDocuments();
+        patchLong(prefix, 46 + 16, 12); // sequence 2 two bytes past the end of sequence 1
+        Files.write(Path.of(prefix + ".bin"), new byte[2], java.nio.file.StandardOpenOption.APPEND);
+        CorruptShardException e = assertThrows(CorruptShardException.class, () -> Megatron.open(prefix));
+        assertTrue(e.getMessage().contains("sequence 2 starts at byte 12") && e.getMessage().contains("expected 10"), e.getMessage());
+        assertEquals(46 + 16, e.offset());
+    }
+
+    @Test
+    void aFirstPointerOtherThanZeroIsRefused() throws IOException {
+        Path prefix = threeDocuments();
+        patchLong(prefix, 46, 2);
+        CorruptShardException e = assertThrows(CorruptShardException.class, () -> Megatron.open(prefix));
+        assertTrue(e.getMessage().contains("sequence 0 starts at byte 2") && e.getMessage().contains("expected 0"), e.getMessage());
+    }
+
+    @Test
+    void sequenceLengthsThatDisagreeWithThePointersAreRefused() throws IOException {
+        Path prefix = threeDocuments();
+        Path idx = Path.of(prefix + ".idx");
+        byte[] b = Files.readAllBytes(idx);
+        b[34] = 2; // sequence 0: 2 tokens, but sequence 1 still starts 3 tokens in
+        Files.write(idx, b);
+        CorruptShardException e = assertThrows(CorruptShardException.class, () -> Megatron.open(prefix));
+        assertTrue(e.getMessage().contains("sequence 1 starts at byte 6") && e.getMessage().contains("expected 4"), e.getMessage());
+    }
+
+    @Test
+    void dataPastTheLastSequenceIsRefused() throws IOException {
+        Path prefix = threeDocuments();
+        Files.write(Path.of(prefix + ".bin"), new byte[4], java.nio.file.StandardOpenOption.APPEND);
+        CorruptShardException e = assertThrows(CorruptShardException.class, () -> Megatron.open(prefix));
+        assertTrue(e.getMessage().startsWith(prefix + ".idx: ") && e.getMessage().contains("end at byte 18")
+                && e.getMessage().contains("22 bytes"), e.getMessage());
+    }
+
     @Test
     void corruptIndexesAreNamed() throws IOException {
         Path prefix = tmp.resolve("bad");
