@@ -10,12 +10,14 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Every file a command writes replaces a regular file or nothing: a FIFO or a folder at an output
  * path (as a device such as /dev/null would be) is refused in one line, exit 1, and left as it was.
  */
+@Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // opening a FIFO to write waits for a reader
 class OutputFilesTest {
     @TempDir
     Path tmp;
