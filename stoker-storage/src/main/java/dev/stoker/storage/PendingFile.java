@@ -26,7 +26,7 @@ import java.nio.file.attribute.BasicFileAttributes;
  * link to one of those is refused ({@link #check}), naming it; a link to a regular file is
  * followed, and the file it leads to is replaced. A writer stopped by a signal removes its
  * temporary on the way out, and one killed outright leaves a hidden {@code .NAME.PID.*.partial}
- * file that the next writer there sweeps ({@link Temporaries}). A failed write (a full disk, an
+ * file that the next writer there sweeps (Temporaries). A failed write (a full disk, an
  * I/O error) names the target: the system's own message ("No space left on device") names nothing.
  */
 public final class PendingFile {
@@ -51,12 +51,18 @@ public final class PendingFile {
             throw named(e);
         }
         try {
-            // a temporary file is created private (0600); the finished file is an ordinary one
-            Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
-        } catch (UnsupportedOperationException e) {
-            // not a POSIX file system: its defaults apply
+            try {
+                // a temporary file is created private (0600); the finished file is an ordinary one
+                Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+            } catch (UnsupportedOperationException e) {
+                // not a POSIX file system: its defaults apply
+            }
+            this.channel = FileChannel.open(tmp, StandardOpenOption.WRITE);
+        } catch (IOException | RuntimeException e) {
+            Files.deleteIfExists(tmp);
+            Temporaries.done(tmp);
+            throw e;
         }
-        this.channel = FileChannel.open(tmp, StandardOpenOption.WRITE);
         this.out = new BufferedOutputStream(new Named(Channels.newOutputStream(channel)), 1 << 16);
         this.view = new View();
     }

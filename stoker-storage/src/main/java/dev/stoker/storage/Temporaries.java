@@ -14,7 +14,7 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * leave one behind; the names carry the writer's pid, so that the next writer in that folder
  * sweeps those of dead processes ({@link #sweep}).
  */
-public final class Temporaries {
+final class Temporaries {
     private static final Set<Path> LIVE = ConcurrentHashMap.newKeySet();
     private static final Set<Path> SWEPT = ConcurrentHashMap.newKeySet();
     private static final long PID = ProcessHandle.current().pid();
@@ -73,7 +73,7 @@ public final class Temporaries {
     }
 
     /** Removes, once per folder and process, the temporaries there whose writer's process is gone. */
-    public static void sweep(Path dir) {
+    static void sweep(Path dir) {
         if (!SWEPT.add(dir)) {
             return;
         }
