@@ -133,7 +133,7 @@ final class BenchRunner {
                 throw new Main.UsageException(p + ": no such directory " + p.toAbsolutePath().getParent());
             }
             if (p != null) {
-                dev.stoker.storage.PendingFile.check(p); // before the run: a device, a FIFO or a folder is refused
+                PendingFile.check(p); // before the run: a device, a FIFO or a folder is refused
             }
         }
         LoaderState resumeState = o.resume == null ? null : readStates(o.resume);
