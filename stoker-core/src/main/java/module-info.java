@@ -5,6 +5,7 @@
  */
 module dev.stoker.core {
     requires com.fasterxml.jackson.core;
+    requires dev.stoker.storage;
     requires java.management;
     requires jdk.management;
 

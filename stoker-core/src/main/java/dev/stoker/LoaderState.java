@@ -10,7 +10,6 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -335,22 +334,16 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
 
     /**
      * Writes {@link #toJson()} (and a newline) to {@code file}, whole or not at all: into a hidden
-     * temporary file beside it, renamed into place, so that no reader sees half a state.
+     * temporary file beside it, flushed to disk and renamed into place, so that no reader sees
+     * half a state ({@link dev.stoker.storage.PendingFile}).
      *
      * @throws NoSuchFileException when {@code file}'s folder does not exist, naming it
+     * @throws java.nio.file.FileSystemException when {@code file} is not a regular file (a device,
+     *                                           a FIFO, a folder), naming it
      */
     public void write(Path file) throws IOException {
-        Path abs = file.toAbsolutePath();
-        if (!Files.isDirectory(abs.getParent())) {
-            throw new NoSuchFileException(file + ": cannot write: no such directory " + abs.getParent());
-        }
-        Path tmp = Files.createTempFile(abs.getParent(), "." + abs.getFileName(), ".tmp");
-        try {
-            Files.writeString(tmp, toJson() + "\n");
-            Files.move(tmp, abs, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
+        byte[] json = (toJson() + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        dev.stoker.storage.PendingFile.write(file, out -> out.write(json));
     }
 
     /**

@@ -561,6 +561,29 @@ class LoaderBehaviourTest {
     }
 
     @Test
+    void aStateIsNotWrittenOverAFifoAndTheFifoStays(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        LoaderState s = new LoaderState("shuffle", 1000, -5, 3, 4, 1, 32, new LoaderState.Indexed(128, 64, new long[] {2, 5}), 9, 0xfeed);
+        java.nio.file.Path pipe = dir.resolve("state.json"); // a FIFO stands for a device such as /dev/null
+        assertEquals(0, new ProcessBuilder("mkfifo", pipe.toString()).start().waitFor());
+        IOException e = assertThrows(IOException.class, () -> s.write(pipe));
+        assertEquals(pipe + ": not a regular file; refusing to replace it", e.getMessage());
+        assertTrue(java.nio.file.Files.readAttributes(pipe, java.nio.file.attribute.BasicFileAttributes.class,
+                java.nio.file.LinkOption.NOFOLLOW_LINKS).isOther(), "still a FIFO");
+    }
+
+    @Test
+    void aStateIsWrittenAsEveryFileIsSoADeadWritersTemporaryIsSwept(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        LoaderState s = new LoaderState("shuffle", 1000, -5, 3, 4, 1, 32, new LoaderState.Indexed(128, 64, new long[] {2, 5}), 9, 0xfeed);
+        Process gone = new ProcessBuilder("true").start();
+        gone.waitFor();
+        java.nio.file.Path left = java.nio.file.Files.createFile(dir.resolve(".state.json." + gone.pid() + ".1234.partial"));
+        s.write(dir.resolve("state.json"));
+        assertFalse(java.nio.file.Files.exists(left), "a checkpoint killed half-way leaves nothing for long");
+        assertEquals(s, LoaderState.read(dir.resolve("state.json")));
+    }
+
+    @Test
     void stateFilesAreWrittenWholeAndBadOnesNamed(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws IOException {
         LoaderState s = new LoaderState("shuffle", 1000, -5, 3, 4, 1, 32, new LoaderState.Indexed(128, 64, new long[] {2, 5}), 9, 0xfeed);
         java.nio.file.Path file = dir.resolve("state.json");

@@ -10,6 +10,7 @@ import dev.stoker.LoaderStats;
 import dev.stoker.sources.LoaderSpec;
 import dev.stoker.sources.Recipe;
 import dev.stoker.sources.SourceSpec;
+import dev.stoker.storage.PendingFile;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -131,6 +132,9 @@ final class BenchRunner {
             if (p != null && !Files.isDirectory(p.toAbsolutePath().getParent())) {
                 throw new Main.UsageException(p + ": no such directory " + p.toAbsolutePath().getParent());
             }
+            if (p != null) {
+                PendingFile.check(p); // before the run: a device, a FIFO or a folder is refused
+            }
         }
         LoaderState resumeState = o.resume == null ? null : readStates(o.resume);
         // a digest only when asked for: hashing every batch costs the consumer more than a W1 batch (CLI.md)
@@ -202,9 +206,11 @@ final class BenchRunner {
         long epochEndedAt = 0; // when the first epoch ended, and its samples
         long epochSamples = 0;
         long startedAt = System.nanoTime();
+        PendingFile digestsFile = o.digests == null ? null : new PendingFile(o.digests);
+        PendingFile idsFile = o.ids == null ? null : new PendingFile(o.ids);
         try (loader;
-             BufferedWriter digests = o.digests == null ? null : Files.newBufferedWriter(o.digests, StandardCharsets.UTF_8);
-             BufferedWriter ids = o.ids == null ? null : Files.newBufferedWriter(o.ids, StandardCharsets.UTF_8)) {
+             BufferedWriter digests = text(digestsFile);
+             BufferedWriter ids = text(idsFile)) {
             long before = loader.state().delivered();
             long stepNanos = Math.round(o.stepMs * 1e6);
             long perEpoch = loader.batches();
@@ -262,6 +268,16 @@ final class BenchRunner {
             if (bar != null) {
                 bar.close();
             }
+            for (BufferedWriter w : new BufferedWriter[] {digests, ids}) {
+                if (w != null) {
+                    w.flush();
+                }
+            }
+            for (PendingFile f : new PendingFile[] {digestsFile, idsFile}) {
+                if (f != null) {
+                    f.commit();
+                }
+            }
             if (o.saveState != null) {
                 loader.state().write(o.saveState);
             }
@@ -281,7 +297,18 @@ final class BenchRunner {
             return new Result(loader.workers(), loader.prefetch(), workers == null,
                     prefetch == null && !Integer.valueOf(0).equals(workers), loader.tuningHistory(), delivered, s, seconds,
                     hashing ? hex.formatHex(all.digest()) : null, first);
+        } finally {
+            for (PendingFile f : new PendingFile[] {digestsFile, idsFile}) {
+                if (f != null) {
+                    f.abandon(); // a run that failed leaves neither
+                }
+            }
         }
+    }
+
+    /** A text file's writer over {@code file}'s stream, or null for none. */
+    private static BufferedWriter text(PendingFile file) {
+        return file == null ? null : new BufferedWriter(new java.io.OutputStreamWriter(file.out(), StandardCharsets.UTF_8));
     }
 
     /**

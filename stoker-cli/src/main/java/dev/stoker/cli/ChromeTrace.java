@@ -5,7 +5,6 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import dev.stoker.Tracer;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -40,9 +39,12 @@ final class ChromeTrace implements Tracer {
     }
 
     synchronized void write(Path file) throws IOException {
+        dev.stoker.storage.PendingFile.write(file, this::writeTo);
+    }
+
+    private void writeTo(OutputStream out) throws IOException {
         Map<String, Integer> tids = new HashMap<>();
-        try (OutputStream out = Files.newOutputStream(file);
-             JsonGenerator g = new JsonFactory().createGenerator(out)) {
+        try (JsonGenerator g = new JsonFactory().createGenerator(out)) {
             g.writeStartObject();
             g.writeArrayFieldStart("traceEvents");
             for (Span s : spans) {

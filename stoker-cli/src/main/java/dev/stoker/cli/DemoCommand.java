@@ -218,9 +218,7 @@ final class DemoCommand implements Callable<Integer> {
         if (Files.exists(file) && Files.size(file) == (long) n * RECORD) {
             return;
         }
-        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                StandardOpenOption.WRITE)) {
+        dev.stoker.storage.PendingFile.write(file, out -> {
             ByteBuffer rec = ByteBuffer.allocate(RECORD).order(ByteOrder.LITTLE_ENDIAN);
             CRC32C crc = new CRC32C();
             java.util.SplittableRandom r = new java.util.SplittableRandom(42);
@@ -237,13 +235,9 @@ final class DemoCommand implements Callable<Integer> {
                 crc.reset();
                 crc.update(rec.array(), 12, RECORD - 12);
                 rec.putInt(8, (int) crc.getValue());
-                rec.flip();
-                while (rec.hasRemaining()) {
-                    ch.write(rec);
-                }
+                out.write(rec.array(), 0, RECORD);
             }
-        }
-        Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        });
     }
 
     /** The demo's record file, memory-mapped; a sample is a checked, "decoded" record. */

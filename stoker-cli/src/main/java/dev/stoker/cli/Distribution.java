@@ -112,6 +112,6 @@ record Distribution(String name, String title, String x, List<String> labels, lo
             y += i.getHeight();
         }
         g.dispose();
-        javax.imageio.ImageIO.write(page, "png", file.toFile());
+        PngFile.write(file, page);
     }
 }

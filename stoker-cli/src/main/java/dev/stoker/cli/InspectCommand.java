@@ -61,6 +61,9 @@ final class InspectCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         locations = Main.expand(locations); // brace patterns, as ls takes them
+        if (plot != null) {
+            dev.stoker.storage.PendingFile.check(plot); // before the work: a device, a FIFO or a folder is refused
+        }
         // a remote Parquet file is described where it lives, from its footer alone (one ranged
         // read); any other remote file is fetched through the shard cache first
         List<String> fetched = locations.stream().filter(l -> !remoteParquet(l)).toList();

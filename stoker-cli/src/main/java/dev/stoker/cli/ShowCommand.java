@@ -18,9 +18,7 @@ import java.io.PrintWriter;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -64,6 +62,7 @@ final class ShowCommand implements Runnable {
         if (limit < 1 || limit > 1024) {
             throw new Main.UsageException("--limit takes 1 to 1024 samples, got " + limit);
         }
+        dev.stoker.storage.PendingFile.check(out); // before the work: a device, a FIFO or a folder is refused
         LoaderSpec sequential = CatCommand.storageOrder(Math.min(limit, 64));
         List<BufferedImage> tiles = new ArrayList<>();
         List<String> labels = new ArrayList<>();
@@ -173,7 +172,7 @@ final class ShowCommand implements Runnable {
         return "";
     }
 
-    /** The grid, written whole under a temporary name and then moved to {@link #out}. */
+    /** The grid, written to {@link #out} whole or not at all. */
     private void write(List<BufferedImage> tiles, List<String> labels) throws IOException {
         int cols = (int) Math.ceil(Math.sqrt(tiles.size()));
         int rows = (tiles.size() + cols - 1) / cols;
@@ -194,16 +193,7 @@ final class ShowCommand implements Runnable {
             Digits.draw(grid, labels.get(i), x, y);
         }
         g.dispose();
-        Path abs = out.toAbsolutePath();
-        Path tmp = Files.createTempFile(abs.getParent(), "." + abs.getFileName(), ".part");
-        try {
-            if (!ImageIO.write(grid, "png", tmp.toFile())) {
-                throw new IOException("no PNG writer in this JVM");
-            }
-            Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
+        PngFile.write(out, grid);
     }
 
     /** Labels drawn with a 3 x 5 bitmap font (digits and '-'), so that no font need be installed. */

@@ -34,8 +34,6 @@ final class SweepPlot {
         chart.addSeries("samples/s", labels, rates);
         CategorySeries wait = chart.addSeries("accelerator idle %", labels, idle);
         wait.setYAxisGroup(1);
-        String name = file.toString();
-        String base = name.toLowerCase(java.util.Locale.ROOT).endsWith(".png") ? name.substring(0, name.length() - 4) : name;
-        BitmapEncoder.saveBitmap(chart, base, BitmapEncoder.BitmapFormat.PNG);
+        PngFile.write(file, BitmapEncoder.getBufferedImage(chart));
     }
 }

@@ -282,7 +282,7 @@ class MainTest {
         }
     }
 
-    private static String[] concat(String[] a, String... b) {
+    static String[] concat(String[] a, String... b) {
         String[] out = Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);
         return out;

@@ -105,6 +105,81 @@ class PrepareCommandTest {
     }
 
     @Test
+    void aSigintDuringPrepareShardsLeavesNoTemporaryRunAfterRun() throws Exception {
+        // small shards, so that the writer starts new ones while the shutdown hook removes the old
+        Path src = tmp.resolve("images");
+        java.util.Random random = new java.util.Random(7);
+        for (int c = 0; c < 2; c++) {
+            Path d = Files.createDirectories(src.resolve("class" + c));
+            for (int i = 0; i < 2_000; i++) {
+                byte[] b = new byte[2_000];
+                random.nextBytes(b);
+                Files.write(d.resolve(i + ".jpg"), b);
+            }
+        }
+        String javaBin = ProcessHandle.current().info().command().orElse("java");
+        for (int run = 0; run < 6; run++) {
+            Path out = Files.createDirectories(tmp.resolve("out" + run));
+            Process p = new ProcessBuilder(javaBin, "--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector",
+                    "-cp", System.getProperty("java.class.path"), "dev.stoker.cli.Main", "prepare", "shards", src.toString(),
+                    "--out", out.resolve("s-%06d.tar").toString(), "--maxcount", "2").redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            try {
+                long deadline = System.nanoTime() + 60_000_000_000L;
+                while (partials(out).size() < 1 + 10 * run && p.isAlive() && System.nanoTime() < deadline) {
+                    Thread.sleep(1);
+                }
+                assertTrue(p.isAlive(), "the run was writing its shards when signalled");
+                assertEquals(0, new ProcessBuilder("kill", "-INT", Long.toString(p.pid())).start().waitFor());
+                assertTrue(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS));
+            } finally {
+                p.destroyForcibly();
+            }
+            try (var left = Files.list(out)) {
+                assertEquals(java.util.List.of(), left.map(f -> f.getFileName().toString()).toList(),
+                        "run " + run + ": no temporary left, no shard of a set not finished");
+            }
+        }
+    }
+
+    @Test
+    void theRunAfterASigkillSweepsTheKilledRunsTemporaries() throws Exception {
+        Path src = tmp.resolve("images");
+        Path d = Files.createDirectories(src.resolve("class0"));
+        java.util.Random random = new java.util.Random(9);
+        for (int i = 0; i < 2_000; i++) {
+            byte[] b = new byte[2_000];
+            random.nextBytes(b);
+            Files.write(d.resolve(i + ".jpg"), b);
+        }
+        Path out = Files.createDirectories(tmp.resolve("out"));
+        String pattern = out.resolve("s-%06d.tar").toString();
+        String javaBin = ProcessHandle.current().info().command().orElse("java");
+        Process p = new ProcessBuilder(javaBin, "--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector",
+                "-cp", System.getProperty("java.class.path"), "dev.stoker.cli.Main", "prepare", "shards", src.toString(),
+                "--out", pattern, "--maxcount", "2").redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while (partials(out).size() < 5 && p.isAlive() && System.nanoTime() < deadline) {
+                Thread.sleep(1);
+            }
+            assertTrue(p.isAlive(), "the run was writing its shards when killed");
+            p.destroyForcibly(); // SIGKILL: no shutdown hook runs
+            assertTrue(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS));
+        } finally {
+            p.destroyForcibly();
+        }
+        assertTrue(!partials(out).isEmpty(), "a killed run leaves its temporaries");
+        MainTest.Outcome o = stoker("prepare", "shards", src.toString(), "--out", pattern, "--maxcount", "1000");
+        assertEquals(0, o.code(), o.err());
+        try (var left = Files.list(out)) {
+            assertEquals(java.util.List.of("s-000000.tar", "s-000001.tar"),
+                    left.map(f -> f.getFileName().toString()).sorted().toList(), "the dead run's temporaries swept");
+        }
+    }
+
+    @Test
     void aWriteThatFailsNamesTheFileInOneLineAndLeavesNothing() throws Exception {
         // a file-size limit (ulimit -f) fails writes past 64 KiB as a full disk would: the
         // system's message alone ("File too large", "No space left on device") names no file

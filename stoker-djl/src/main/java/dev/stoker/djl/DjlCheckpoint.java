@@ -4,11 +4,11 @@ import ai.djl.MalformedModelException;
 import ai.djl.Model;
 import ai.djl.util.Utils;
 import dev.stoker.LoaderState;
+import dev.stoker.storage.PendingFile;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.Locale;
 import java.util.Optional;
 
@@ -62,8 +62,7 @@ public final class DjlCheckpoint {
                     model.getProperties().remove("Epoch");
                 }
             }
-            Files.move(staging.resolve(params.getFileName()), params, StandardCopyOption.ATOMIC_MOVE,
-                    StandardCopyOption.REPLACE_EXISTING);
+            PendingFile.publish(staging.resolve(params.getFileName()), params); // flushed to disk, then renamed
         } finally {
             try (var left = Files.list(staging)) {
                 for (Path p : left.toList()) {

@@ -2,14 +2,13 @@ package dev.stoker.spark;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
-import dev.stoker.formats.io.PendingFile;
+import dev.stoker.storage.PendingFile;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
@@ -186,7 +185,7 @@ public final class TaskCommit {
             for (Part p : ordered) {
                 for (File f : p.files()) {
                     Path target = dir.resolve(namer.name(p, f));
-                    Files.move(Path.of(f.path()), target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                    PendingFile.publish(Path.of(f.path()), target);
                     shards.add(target);
                     Map<String, Object> e = new java.util.LinkedHashMap<>();
                     e.put("name", target.getFileName().toString());

@@ -6,7 +6,6 @@ import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -331,17 +330,18 @@ public final class ShardCache implements AutoCloseable {
                 return target; // another process downloaded it while we waited for the lock
             }
             removePartials(k); // left by a process that died: we hold the shard's lock
-            Path tmp = Files.createTempFile(dir, "." + k + ".", ".partial");
-            Temporaries.track(tmp); // removed if the process is stopped mid-download
             Path reserve = dir.resolve(k + ".reserve");
             long[] reserved = {-1};
+            PendingFile copied = null; // abandoned unless committed
             try {
-                long size = Storage.copy(location, tmp, n -> { }, announced -> {
+                Storage.Copy copy = Storage.copy(location, target, n -> { }, announced -> {
                     if (announced >= 0 && reserved[0] != announced) {
                         reserve(k, announced, reserve);
                         reserved[0] = announced;
                     }
                 });
+                copied = copy.file();
+                long size = copy.bytes();
                 if (reserved[0] != size) {
                     reserve(k, size, reserve); // the source announced no size: reserved once it is known
                 }
@@ -349,13 +349,11 @@ public final class ShardCache implements AutoCloseable {
                 ledger(() -> {
                     Path versionFile = dir.resolve(k + ".version");
                     if (version != null) { // beside the copy before it is in place: whoever sees the copy sees its version
-                        Path v = Files.createTempFile(dir, "." + k + ".", ".partial");
-                        Files.writeString(v, version, StandardCharsets.UTF_8);
-                        Files.move(v, versionFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                        PendingFile.write(versionFile, out -> out.write(version.getBytes(StandardCharsets.UTF_8)));
                     } else {
                         Files.deleteIfExists(versionFile);
                     }
-                    Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                    copy.file().commit();
                     Files.deleteIfExists(reserve);
                     return null;
                 });
@@ -365,8 +363,9 @@ public final class ShardCache implements AutoCloseable {
                 }
                 return target;
             } finally {
-                Files.deleteIfExists(tmp);
-                Temporaries.done(tmp);
+                if (copied != null) {
+                    copied.abandon();
+                }
                 if (Files.deleteIfExists(reserve)) {
                     ledger(() -> scan(null)); // refresh the stats after giving the reservation back
                 }
@@ -407,7 +406,7 @@ public final class ShardCache implements AutoCloseable {
                 if (inUse + size > maxBytes) {
                     return false;
                 }
-                Files.writeString(reserve, Long.toString(size), StandardCharsets.US_ASCII);
+                PendingFile.write(reserve, out -> out.write(Long.toString(size).getBytes(StandardCharsets.US_ASCII)));
                 synchronized (this) {
                     used = inUse + size;
                 }

@@ -5,7 +5,6 @@ import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.LongConsumer;
@@ -109,17 +108,15 @@ public final class Stager {
                 continue;
             }
             Files.createDirectories(target.getParent());
-            Path tmp = Temporaries.create(target); // removed even if the process is stopped by a signal
-            long n;
+            Storage.Copy copy = Storage.copy(it.location(), target, progress);
+            long n = copy.bytes();
             try {
-                n = Storage.copy(it.location(), tmp, progress);
                 if (n != it.size()) {
                     throw new IOException(it.location() + ": copied " + n + " bytes but expected " + it.size());
                 }
-                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+                copy.file().commit();
             } finally {
-                Files.deleteIfExists(tmp);
-                Temporaries.done(tmp);
+                copy.file().abandon();
             }
             copied++;
             bytes += n;

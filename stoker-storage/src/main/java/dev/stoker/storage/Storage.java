@@ -288,14 +288,19 @@ public final class Storage {
     }
 
     /**
-     * Copies the object at {@code location} to {@code target} (replaced), calling {@code progress}
-     * with each chunk; returns the bytes copied, checked against the length the server announced
+     * Copies the object at {@code location} into a {@link PendingFile} for {@code target}, calling
+     * {@code progress} with each chunk, and returns it finished (on disk, not yet in place: the
+     * caller commits it) with the bytes copied, checked against the length the server announced
      * and, where it announced one, the object's digest (computed as the bytes are written, see
      * {@link RetryingSource}). A copy whose digest does not match is made once more from the start;
-     * if that fails too, the target is deleted and the mismatch thrown.
+     * if that fails too, the mismatch is thrown and nothing is left.
      */
-    static long copy(String location, Path target, java.util.function.LongConsumer progress) throws IOException {
+    static Copy copy(String location, Path target, java.util.function.LongConsumer progress) throws IOException {
         return copy(location, target, progress, n -> { });
+    }
+
+    /** A copy, finished under its temporary name, and its length. */
+    record Copy(PendingFile file, long bytes) {
     }
 
     /** Told the object's size once the source has announced it, before any byte is written. */
@@ -305,7 +310,7 @@ public final class Storage {
     }
 
     /** {@link #copy}, telling {@code sizeKnown} the object's size before the first byte is written. */
-    static long copy(String location, Path target, java.util.function.LongConsumer progress, SizeKnown sizeKnown)
+    static Copy copy(String location, Path target, java.util.function.LongConsumer progress, SizeKnown sizeKnown)
             throws IOException {
         try {
             return copyOnce(location, target, progress, sizeKnown);
@@ -314,30 +319,28 @@ public final class Storage {
                 // the first copy reported every byte before its end showed the mismatch
                 return copyOnce(location, target, n -> { }, sizeKnown);
             } catch (RetryingSource.DigestMismatch again) {
-                Files.deleteIfExists(target);
                 again.addSuppressed(first);
                 throw again;
             }
         }
     }
 
-    private static long copyOnce(String location, Path target, java.util.function.LongConsumer progress,
+    private static Copy copyOnce(String location, Path target, java.util.function.LongConsumer progress,
                                  SizeKnown sizeKnown) throws IOException {
         long n = 0;
         byte[] buf = new byte[1 << 16];
         boolean told = false;
-        try (InputStream in = open(location); java.io.OutputStream out = Files.newOutputStream(target)) {
+        PendingFile file = new PendingFile(target);
+        boolean copied = false;
+        try (InputStream in = open(location)) {
+            java.io.OutputStream out = file.out();
             for (int r; (r = in.read(buf)) > 0; ) {
                 if (!told) {
                     // the first response has told the length (remote), or the file has one (local)
                     told = true;
                     sizeKnown.accept(in instanceof RetryingSource s ? s.length() : Files.size(localPath(location)));
                 }
-                try {
-                    out.write(buf, 0, r);
-                } catch (IOException e) { // a full disk: the system's message names no file
-                    throw named(target.toAbsolutePath().getParent().toString(), e, "copying " + location);
-                }
+                out.write(buf, 0, r); // a full disk: the error names the target
                 n += r;
                 progress.accept(r);
             }
@@ -348,8 +351,14 @@ public final class Storage {
             if (announced >= 0 && announced != n) {
                 throw new IOException(location + ": copied " + n + " bytes, the server announced " + announced);
             }
+            file.finish();
+            copied = true;
+            return new Copy(file, n);
+        } finally {
+            if (!copied) {
+                file.abandon();
+            }
         }
-        return n;
     }
 
     /** Where the first wildcard of a glob is ({@code *} or {@code ?}), or -1: for {@link Store#list} implementations. */
@@ -405,12 +414,6 @@ public final class Storage {
             return e;
         }
         return new IOException(location + ": " + inWords(e), e);
-    }
-
-    /** {@link #named(String, IOException)}, saying what was being done in parentheses. */
-    static IOException named(String location, IOException e, String doing) {
-        IOException n = named(location, e);
-        return n == e ? e : new IOException(n.getMessage() + " (" + doing + ")", e);
     }
 
     /** What a network or I/O failure was, in words: a bare host name becomes "unknown host HOST". */

@@ -6,7 +6,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 import java.nio.channels.FileChannel;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -153,36 +152,24 @@ final class ImageCacheFile {
             throw new IOException(path.getParent() + ": no room for an image cache's index of " + dataStart
                     + " bytes (" + usable + " usable)");
         }
-        Path tmp = dev.stoker.storage.Temporaries.create(path); // removed if the process is stopped first
+        dev.stoker.storage.PendingFile f = new dev.stoker.storage.PendingFile(path); // removed if the process is stopped first
         try {
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-                try (Arena arena = Arena.ofConfined()) {
-                    MemorySegment h = arena.allocate(HEADER);
-                    h.set(NLONG, H_MAGIC, MAGIC);
-                    h.set(NINT, H_VERSION, VERSION);
-                    h.set(NINT, H_MAX_SIDE, maxSide);
-                    h.set(NLONG, H_SAMPLES, samples);
-                    h.set(NLONG, H_DATA, dataStart);
-                    h.set(NLONG, H_CAPACITY, capacity);
-                    h.set(NLONG, H_ALLOCATED, dataStart);
-                    ch.write(h.asByteBuffer(), 0);
-                }
-                // sparse: the index and the entries take disk space as they are written
-                ch.write(java.nio.ByteBuffer.allocate(1), capacity - 1);
-                ch.force(true);
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment h = arena.allocate(HEADER);
+                h.set(NLONG, H_MAGIC, MAGIC);
+                h.set(NINT, H_VERSION, VERSION);
+                h.set(NINT, H_MAX_SIDE, maxSide);
+                h.set(NLONG, H_SAMPLES, samples);
+                h.set(NLONG, H_DATA, dataStart);
+                h.set(NLONG, H_CAPACITY, capacity);
+                h.set(NLONG, H_ALLOCATED, dataStart);
+                f.writeAt(h.asByteBuffer(), 0);
             }
-            try {
-                Files.createLink(path, tmp); // never over another process's file, which may hold entries
-            } catch (FileAlreadyExistsException e) {
-                // another process made it first: use theirs
-            } catch (UnsupportedOperationException | java.nio.file.FileSystemException e) {
-                if (!Files.exists(path)) {
-                    Files.move(tmp, path); // no hard links here
-                }
-            }
+            // sparse: the index and the entries take disk space as they are written
+            f.writeAt(java.nio.ByteBuffer.allocate(1), capacity - 1);
+            f.commitNew(); // never over another process's file, which may hold entries: theirs is used
         } finally {
-            Files.deleteIfExists(tmp);
-            dev.stoker.storage.Temporaries.done(tmp);
+            f.abandon();
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.stoker.formats.io;
 
+import dev.stoker.storage.PendingFile;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
@@ -54,7 +55,7 @@ public final class Sidecar {
         for (Path p : places) {
             try {
                 Files.createDirectories(p.toAbsolutePath().getParent());
-                AtomicFile.write(p, out -> store.store(built, out));
+                PendingFile.write(p, out -> store.store(built, out));
                 break;
             } catch (IOException e) {
                 // not writable here: try the next place

@@ -2,8 +2,8 @@ package dev.stoker.formats.npy;
 
 import dev.stoker.CorruptShardException;
 import dev.stoker.DType;
-import dev.stoker.formats.io.AtomicFile;
 import dev.stoker.formats.io.MappedFile;
+import dev.stoker.storage.PendingFile;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.lang.foreign.Arena;
@@ -121,7 +121,7 @@ public final class Npy {
                     + " needs " + need + " bytes, got " + data.byteSize());
         }
         byte[] header = header(dtype, shape);
-        AtomicFile.write(path, out -> {
+        PendingFile.write(path, out -> {
             out.write(header);
             writeSegment(out, data);
         });

@@ -1,8 +1,7 @@
 package dev.stoker.formats.tokens;
 
 import dev.stoker.DType;
-import dev.stoker.formats.io.AtomicFile;
-import dev.stoker.formats.io.PendingFile;
+import dev.stoker.storage.PendingFile;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
@@ -88,7 +87,7 @@ public final class MegatronWriter implements AutoCloseable {
             // one comes last, once its .bin is in place
             java.nio.file.Files.deleteIfExists(Path.of(prefix + ".idx"));
             binFile.commit();
-            AtomicFile.write(Path.of(prefix + ".idx"), this::writeIndex);
+            PendingFile.write(Path.of(prefix + ".idx"), this::writeIndex);
         } finally {
             binFile.abandon();
         }
