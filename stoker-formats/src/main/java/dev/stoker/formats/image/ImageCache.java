@@ -20,8 +20,9 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * sample would change the data. A crop finds the image at the scale the pipeline without a
  * cache decodes it at, or decodes it whole at that scale and keeps it: eval's crop, the same
  * each epoch, keeps one image a sample; train's random crops of an image larger than twice the
- * crop keep it at two scales (the second a quarter of the first's bytes, or less), of images of
- * ImageNet's sizes almost always one.
+ * crop keep it at each scale they decode it at (most often two, the second a quarter of the
+ * first's bytes), of images of ImageNet's sizes almost always one (measured on 500×375 and
+ * 640×480 JPEGs, train 224 over three epochs: 101 images kept for 96 samples, 2% more bytes).
  * Entries are written once, by the worker that decodes the sample, and published only when
  * whole (a release store into the index), so a reader sees a whole image or none; an epoch cut
  * short leaves a cache of whole entries, which the next epoch completes. The bytes are bounded:
@@ -286,7 +287,9 @@ public final class ImageCache {
 
     /**
      * The bytes a cache of {@code data}'s images would keep, estimated from the headers of up to
-     * 64 of them spread over the dataset (their sizes at the scale {@code maxSide} keeps).
+     * 64 of them spread over the dataset (their sizes at the scale {@code maxSide} keeps; without
+     * one, whole: eval's crops of images over twice the crop keep less, train's random crops of
+     * them up to a quarter more, NOTE [Image cache]).
      */
     public static long estimate(dev.stoker.Dataset<dev.stoker.formats.tar.TarSample> data, int maxSide) throws IOException {
         long n = data.size();

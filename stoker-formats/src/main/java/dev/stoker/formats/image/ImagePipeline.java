@@ -321,8 +321,9 @@ public final class ImagePipeline {
 
     /**
      * The same pipeline keeping its decoded images in {@code cache} between epochs (NOTE [Image
-     * cache]): each image is decoded whole (or at the cache's reduced scale) once, and every
-     * epoch crops and resamples the kept pixels.
+     * cache]): each image is decoded whole once, at the DCT scale its crop decodes at without a
+     * cache (or at the cache's capped scale), and every later epoch crops and resamples the kept
+     * pixels: the batches are those without a cache, to the bit (capped: other data).
      */
     public ImagePipeline cached(ImageCache cache) {
         java.util.Objects.requireNonNull(cache, "cache");
