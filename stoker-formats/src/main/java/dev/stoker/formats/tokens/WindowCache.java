@@ -262,16 +262,21 @@ public final class WindowCache implements StreamingDataset<Pack.Window> {
             this.crc = crc;
         }
 
+        /** True when every window has been read. */
+        boolean atEnd() {
+            return at == limit && base + limit >= end;
+        }
+
         /**
          * The next window, into {@code w}; false at the windows' end.
          *
          * @throws IOException naming the file and the byte, when a record does not fit or the file is cut short
          */
         boolean next(Pack.Window w) throws IOException {
-            long next = base + limit;
-            if (at == limit && next >= end) {
+            if (atEnd()) {
                 return false;
             }
+            long next = base + limit;
             if (limit - at < pack.recordBytesAtMost() && next < end) {
                 System.arraycopy(bytes, at, bytes, 0, limit - at);
                 base += at;
@@ -325,15 +330,16 @@ public final class WindowCache implements StreamingDataset<Pack.Window> {
             if (again != null) {
                 return again.next();
             }
-            Pack.Window w = pack.window();
             try {
-                if (windows.next(w)) {
-                    if (read < count) {
-                        read++;
-                        return w;
+                if (windows.atEnd()) {
+                    if (read == count) {
+                        return null;
                     }
-                } else if (read == count) {
-                    return null;
+                } else if (read < count) {
+                    Pack.Window w = pack.window();
+                    windows.next(w);
+                    read++;
+                    return w;
                 }
             } catch (IOException e) {
                 // the file changed since its check: below
