@@ -259,7 +259,7 @@ final class ImageCacheFile {
      * The image kept under {@code key} (a sample at a scale), as a view in {@code into}; false if
      * none is kept, or its entry failed its check, or it was decoded from other bytes than
      * {@code source}'s (CRC-32C {@code source}: the data changed under the same fingerprint;
-     * then it is dropped), or the file was cut short under this process ({@link #lost}).
+     * then it is dropped), or the file was cut short under this process ({@link #lose}).
      */
     boolean get(long key, int source, Image into) {
         if (lost) {

@@ -412,10 +412,11 @@ public final class ImagePipeline {
      * scale of that side, and the crop chosen in its pixels.
      */
     private byte[] resampleCached(MemorySegment bytes, String name, SampleContext ctx) throws java.io.IOException {
-        boolean jpeg = Image.isJpeg(bytes);
-        Jpeg.Header header = jpeg ? Jpeg.header(bytes, name) : null;
-        Crop crop = jpeg && cache.maxSide() == 0 ? choose(header.width(), header.height(), ctx) : null;
-        int eighths = !jpeg ? 8 : crop != null ? Jpeg.cropEighths(header, crop, size) : cache.eighths(header.width(),
+        // a JPEG decodes at a DCT scale through libjpeg-turbo; anything else, and without it any image, whole
+        boolean scaled = Image.isJpeg(bytes) && Jpeg.native_();
+        Jpeg.Header header = scaled ? Jpeg.header(bytes, name) : null;
+        Crop crop = scaled && cache.maxSide() == 0 ? choose(header.width(), header.height(), ctx) : null;
+        int eighths = !scaled ? 8 : crop != null ? Jpeg.cropEighths(header, crop, size) : cache.eighths(header.width(),
                 header.height());
         Image img = views.get();
         if (cache.get(ctx.index(), eighths, bytes, img)) {
@@ -426,10 +427,10 @@ public final class ImagePipeline {
             }
         }
         img = images.get();
-        if (jpeg) {
+        if (Image.isJpeg(bytes)) {
             Jpeg.decodeWhole(bytes, eighths, img, name);
         } else {
-            Jpeg.decodeImageIo(bytes, img, name); // whole, as without a cache
+            Jpeg.decodeImageIo(bytes, img, name);
         }
         cache.put(ctx.index(), eighths, bytes, img);
         return resample(img, cropIn(img, header, crop, ctx));
