@@ -83,13 +83,14 @@ class Loader:
     another member (``"txt"``), a field of the ``.json`` member (``"json:label"``) or nowhere
     (``"none"``); ``keys=True`` adds ``__key__``, the samples' keys as strings. ``cache="ram"`` keeps
     the decoded images in memory between epochs (shards and folders read by index), so later epochs
-    only crop, flip and resample; images then decode whole, and the batches equal those with nothing
-    kept. ``cache_max_side=N`` keeps each image at the DCT scale whose longer side is at most N (a
+    only crop, flip and resample; each image is kept at the DCT scale its crop decodes at without a
+    cache, and the batches equal those with nothing kept, to the bit. ``cache_max_side=N`` keeps each image at the DCT scale whose longer side is at most N (a
     change of the data); ``cache_bytes`` bounds the cache (default: half the machine's memory), and a
     cache estimated past it is refused before the first batch. ``cache="disk"`` (or a folder) keeps
     them in one file that every process on the node reading the same images shares, and the next
-    run finds. JSON lines: ``window_cache="disk"`` (or a folder) keeps each shard's packed windows,
-    so later epochs read them back instead of tokenizing again. Any source: ``in_memory=True``
+    run finds (a file that fails its check is made again). JSON lines: ``window_cache="disk"`` (or a
+    folder) keeps each shard's packed windows, so later epochs read them back instead of tokenizing
+    again (a file that fails its check is packed again). Any source: ``in_memory=True``
     copies its local files into memory first (their size checked). Streamed sources:
     ``streams=N`` splits each epoch into N streams, so that ``load_state_dict`` of the list of every
     old rank's ``state_dict()`` resumes at another world size.

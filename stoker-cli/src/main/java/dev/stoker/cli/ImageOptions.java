@@ -56,8 +56,9 @@ class ImageOptions {
     String decodeOn;
 
     @Option(names = "--cache", paramLabel = "ram|disk|DIR", description = "ram: keep the decoded images in memory between "
-            + "epochs (by sample; shards and folders read by index): later epochs only crop, flip and resample. Images decode "
-            + "whole, so the batches are those without the cache's contents, to the bit. disk: in one mapped file in "
+            + "epochs (by sample; shards and folders read by index): later epochs only crop, flip and resample. Each image is "
+            + "kept at the DCT scale its crop decodes at without a cache, so the batches are those without one, to the bit. "
+            + "disk: in one mapped file in "
             + "~/.cache/stoker/images ($XDG_CACHE_HOME), shared by the node's processes and kept for later runs; DIR: in that folder.")
     String cache;
 

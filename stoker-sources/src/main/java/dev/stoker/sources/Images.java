@@ -39,7 +39,9 @@ import java.util.List;
  *                   file in that folder; null: none. For shards and folders read by index
  * @param cacheMaxSide with {@code cache}: images kept at the DCT scale whose longer side is the
  *                   largest at most this (a change of the data, as FFCV's {@code max_resolution});
- *                   null: as they decode, and the batches are those of the pipeline without a cache
+ *                   null: each at the DCT scale its crop decodes at without a cache (a large
+ *                   image's train crops may keep it at two), and the batches are those of the
+ *                   pipeline without a cache, to the bit
  * @param cacheBytes with {@code cache}: the bound of the kept pixels (default: in memory, half
  *                   of this machine's memory; on disk, the estimate and a quarter more); a cache
  *                   estimated past it, or past the disk's free space, is refused with the numbers
@@ -188,7 +190,10 @@ public record Images(String transform, Integer size, List<Double> scale, List<Do
                 + "back, %,d not kept (past its bound)%s%s", cache.file() != null ? cache.file() : "in memory",
                 cache.entries(), cache.bytes(), cache.maxBytes(), cache.hits(), cache.refused(),
                 cache.dropped() > 0 ? ", " + cache.dropped() + " found damaged and decoded again" : "",
-                cache.maxSide() > 0 ? "; kept at a longer side of at most " + cache.maxSide() + " (a change of the data)" : ""));
+                cache.maxSide() > 0 ? "; kept at a longer side of at most " + cache.maxSide() + " (a change of the data)" : "")
+                + (cache.replaced() != null ? "; the file there failed its check (" + cache.replaced() + ") and was made again" : "")
+                + (cache.lostAt() >= -1 ? "; its file was cut short under this process" + (cache.lostAt() >= 0 ? " to "
+                + cache.lostAt() + " bytes" : "") + " and used no more (its images decoded)" : ""));
         return cache;
     }
 

@@ -14,21 +14,34 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *
  * <p>NOTE [Image cache]: an entry is the decoded image as the resampler reads it (4 bytes a
  * pixel, {@link Image#PIXEL_BYTES}), so an epoch that finds it reads it in place, with no copy.
+ * Entries are kept by sample and DCT scale: without a cache, a JPEG decodes at the scale its
+ * crop needs ({@link Jpeg#decodeCrop}: a crop of a large image at half its size, or less), and
+ * the pixels at one scale are not those of another resampled, so a cache that kept one scale a
+ * sample would change the data. A crop finds the image at the scale the pipeline without a
+ * cache decodes it at, or decodes it whole at that scale and keeps it: eval's crop, the same
+ * each epoch, keeps one image a sample; train's random crops of an image larger than twice the
+ * crop keep it at each scale they decode it at (most often two, the second a quarter of the
+ * first's bytes), of images of ImageNet's sizes almost always one (measured on 500×375 and
+ * 640×480 JPEGs, train 224 over three epochs: 101 images kept for 96 samples, 2% more bytes).
  * Entries are written once, by the worker that decodes the sample, and published only when
  * whole (a release store into the index), so a reader sees a whole image or none; an epoch cut
  * short leaves a cache of whole entries, which the next epoch completes. The bytes are bounded:
  * an image that would take the cache past its bound is not kept (it is decoded again each epoch,
  * and counted in {@link #refused()}), so the cache never grows past the bound. The memory is an
- * automatic arena's: it goes when the pipeline does. With a cache, decoding is whole-image
- * (never the crop's region at a reduced scale), cached or not, so the batches with the cache
- * equal those of the same pipeline without one, to the bit ({@code exact}); a {@code maxSide}
- * keeps each image at the DCT scale whose longer side is the largest at most {@code maxSide}
- * (the decoder's scales, 1, 1/2, 1/4 or 1/8, decoded that small directly), a documented change of the data
- * that makes the cache smaller and every epoch's crops cheaper.
+ * automatic arena's: it goes when the pipeline does. The pixels of a crop of the whole image
+ * decoded at a scale are those of the crop's region decoded at that scale, so the batches with
+ * the cache equal those of the same pipeline without one, to the bit. A {@code maxSide} keeps
+ * each image at one DCT scale, the one whose longer side is the largest at most {@code maxSide}
+ * (the decoder's scales, 1, 1/2, 1/4 or 1/8, decoded that small directly), and crops that: a
+ * documented change of the data that makes the cache smaller and every epoch's crops cheaper.
  */
 public final class ImageCache {
     /** Entries are carved from slabs of this size (or an image's own size, if larger). */
     private static final long SLAB_BYTES = 64L << 20;
+    /** The DCT scales a sample may be kept at, 8/8, 4/8, 2/8 and 1/8: an entry's key is {@code SCALES * sample + log2(eighths)}. */
+    static final int SCALES = 4;
+    /** The most samples a cache holds. */
+    private static final long MAX_SAMPLES = (Integer.MAX_VALUE - 8) / SCALES;
 
     private final long maxBytes;
     private final int maxSide;
@@ -53,9 +66,8 @@ public final class ImageCache {
      * @param maxSide  0: images as they decode; else the longest side kept at most this
      */
     public ImageCache(long samples, long maxBytes, int maxSide) {
-        if (samples < 0 || samples > Integer.MAX_VALUE - 8) {
-            throw new IllegalArgumentException("an image cache holds at most " + (Integer.MAX_VALUE - 8) + " samples, got "
-                    + samples);
+        if (samples < 0 || samples > MAX_SAMPLES) {
+            throw new IllegalArgumentException("an image cache holds at most " + MAX_SAMPLES + " samples, got " + samples);
         }
         if (maxBytes < 1) {
             throw new IllegalArgumentException("an image cache needs a bound of at least one byte, got " + maxBytes);
@@ -63,7 +75,7 @@ public final class ImageCache {
         if (maxSide < 0) {
             throw new IllegalArgumentException("cache max side must be >= 1 (or 0: none), got " + maxSide);
         }
-        this.entries = new AtomicReferenceArray<>((int) samples);
+        this.entries = new AtomicReferenceArray<>((int) (SCALES * samples));
         this.samples = samples;
         this.maxBytes = maxBytes;
         this.maxSide = maxSide;
@@ -88,7 +100,7 @@ public final class ImageCache {
      */
     public static ImageCache onDisk(java.nio.file.Path folder, long fingerprint, long samples, long maxBytes, int maxSide)
             throws IOException {
-        if (samples < 0 || samples > Integer.MAX_VALUE - 8 || maxBytes < 1 || maxSide < 0) {
+        if (samples < 0 || samples > MAX_SAMPLES || maxBytes < 1 || maxSide < 0) {
             throw new IllegalArgumentException("an image cache of " + samples + " samples, " + maxBytes
                     + " bytes, side " + maxSide);
         }
@@ -108,6 +120,31 @@ public final class ImageCache {
     /** Entries found damaged (in a file, after a crash of the machine) and decoded again. */
     public long dropped() {
         return file != null ? file.dropped.get() : 0;
+    }
+
+    /** Why the file found in its place failed its check and was made again when this cache opened, or null. */
+    public String replaced() {
+        return file != null ? file.replaced() : null;
+    }
+
+    /**
+     * The size its file was found cut to by another program, when this process stopped using it
+     * (its images decoded since, as without a cache; NOTE [Cut short while mapped]); -1: it was
+     * gone; -2: in use (or kept in memory).
+     */
+    public long lostAt() {
+        return file != null ? file.lostAt() : -2;
+    }
+
+    /**
+     * A read of a kept image's pixels failed with {@code e}: with a file, a fault of its mapping,
+     * and the file is used no more (NOTE [Cut short while mapped]); in memory, not the cache's: thrown.
+     */
+    void readFailed(InternalError e) {
+        if (file == null) {
+            throw e;
+        }
+        file.lose();
     }
 
     /** 0, or the longest side an image is kept at. */
@@ -134,7 +171,7 @@ public final class ImageCache {
         return hits.get();
     }
 
-    /** Samples kept. */
+    /** Images kept (a sample's at each DCT scale its crops decoded it at). */
     public long entries() {
         if (file != null) {
             return file.entries();
@@ -147,21 +184,22 @@ public final class ImageCache {
     }
 
     /**
-     * The kept image of sample {@code index} (decoded from {@code encoded}) as a view in
-     * {@code into}; false if none is kept.
+     * The kept image of sample {@code index} at {@code eighths}/8 of its size (decoded from
+     * {@code encoded}) as a view in {@code into}; false if none is kept.
      */
-    boolean get(long index, MemorySegment encoded, Image into) {
+    boolean get(long index, int eighths, MemorySegment encoded, Image into) {
+        long key = key(index, eighths);
         if (file != null) {
-            if (index < 0 || index >= samples || !file.get(index, ImageCacheFile.crc(encoded), into)) {
+            if (key < 0 || !file.get(key, ImageCacheFile.crc(encoded), into)) {
                 return false;
             }
             hits.incrementAndGet();
             return true;
         }
-        if (index < 0 || index >= entries.length()) {
+        if (key < 0) {
             return false;
         }
-        Entry e = entries.get((int) index);
+        Entry e = entries.get((int) key);
         if (e == null) {
             return false;
         }
@@ -170,15 +208,19 @@ public final class ImageCache {
         return true;
     }
 
-    /** Keeps a copy of {@code img} (decoded from {@code encoded}) as sample {@code index}'s, if the bound allows and none is kept yet. */
-    void put(long index, MemorySegment encoded, Image img) {
+    /**
+     * Keeps a copy of {@code img} (decoded from {@code encoded} at {@code eighths}/8 of its size)
+     * as sample {@code index}'s, if the bound allows and none is kept yet.
+     */
+    void put(long index, int eighths, MemorySegment encoded, Image img) {
+        long key = key(index, eighths);
         if (file != null) {
-            if (index >= 0 && index < samples && file.put(index, ImageCacheFile.crc(encoded), img) < 0) {
+            if (key >= 0 && file.put(key, ImageCacheFile.crc(encoded), img) < 0) {
                 refused.incrementAndGet();
             }
             return;
         }
-        if (index < 0 || index >= entries.length() || entries.get((int) index) != null) {
+        if (key < 0 || entries.get((int) key) != null) {
             return;
         }
         long n = (long) Image.PIXEL_BYTES * img.width() * img.height();
@@ -189,9 +231,17 @@ public final class ImageCache {
         }
         MemorySegment to = carve(n);
         MemorySegment.copy(img.pixels(), 0, to, 0, n);
-        if (!entries.compareAndSet((int) index, null, new Entry(to, img.width(), img.height()))) {
+        if (!entries.compareAndSet((int) key, null, new Entry(to, img.width(), img.height()))) {
             used.addAndGet(-n); // another worker kept it first; this copy's bytes stay carved, uncounted
         }
+    }
+
+    /** The entry of sample {@code index} at {@code eighths}/8 of its size, or -1: none of this cache's. */
+    private long key(long index, int eighths) {
+        if (index < 0 || index >= samples || (eighths != 8 && eighths != 4 && eighths != 2 && eighths != 1)) {
+            return -1;
+        }
+        return SCALES * index + Integer.numberOfTrailingZeros(eighths);
     }
 
     private synchronized MemorySegment carve(long n) {
@@ -237,7 +287,9 @@ public final class ImageCache {
 
     /**
      * The bytes a cache of {@code data}'s images would keep, estimated from the headers of up to
-     * 64 of them spread over the dataset (their sizes at the scale {@code maxSide} keeps).
+     * 64 of them spread over the dataset (their sizes at the scale {@code maxSide} keeps; without
+     * one, whole: eval's crops of images over twice the crop keep less, train's random crops of
+     * them up to a quarter more, NOTE [Image cache]).
      */
     public static long estimate(dev.stoker.Dataset<dev.stoker.formats.tar.TarSample> data, int maxSide) throws IOException {
         long n = data.size();

@@ -321,8 +321,9 @@ public final class ImagePipeline {
 
     /**
      * The same pipeline keeping its decoded images in {@code cache} between epochs (NOTE [Image
-     * cache]): each image is decoded whole (or at the cache's reduced scale) once, and every
-     * epoch crops and resamples the kept pixels.
+     * cache]): each image is decoded whole once, at the DCT scale its crop decodes at without a
+     * cache (or at the cache's capped scale), and every later epoch crops and resamples the kept
+     * pixels: the batches are those without a cache, to the bit (capped: other data).
      */
     public ImagePipeline cached(ImageCache cache) {
         java.util.Objects.requireNonNull(cache, "cache");
@@ -404,21 +405,40 @@ public final class ImagePipeline {
         return chw;
     }
 
-    /** The cached path: the sample's kept image, or its whole decode (kept if there is room), cropped and resampled. */
+    /**
+     * The cached path (NOTE [Image cache]): the sample's image kept at the DCT scale the pipeline
+     * without a cache decodes its crop at, or its whole decode at that scale (kept if there is
+     * room), cropped and resampled; with a {@link ImageCache#maxSide}, the image kept at the
+     * scale of that side, and the crop chosen in its pixels.
+     */
     private byte[] resampleCached(MemorySegment bytes, String name, SampleContext ctx) throws java.io.IOException {
+        // a JPEG decodes at a DCT scale through libjpeg-turbo; anything else, and without it any image, whole
+        boolean scaled = Image.isJpeg(bytes) && Jpeg.native_();
+        Jpeg.Header header = scaled ? Jpeg.header(bytes, name) : null;
+        Crop crop = scaled && cache.maxSide() == 0 ? choose(header.width(), header.height(), ctx) : null;
+        int eighths = !scaled ? 8 : crop != null ? Jpeg.cropEighths(header, crop, size) : cache.eighths(header.width(),
+                header.height());
         Image img = views.get();
-        if (!cache.get(ctx.index(), bytes, img)) {
-            img = images.get();
-            if (Image.isJpeg(bytes)) {
-                Jpeg.Header header = Jpeg.header(bytes, name);
-                int k = cache.eighths(header.width(), header.height());
-                Jpeg.decode(bytes, Jpeg.scaled(header.width(), k), Jpeg.scaled(header.height(), k), img, name);
-            } else {
-                Jpeg.decodeImageIo(bytes, img, name);
+        if (cache.get(ctx.index(), eighths, bytes, img)) {
+            try {
+                return resample(img, cropIn(img, header, crop, ctx));
+            } catch (InternalError e) {
+                cache.readFailed(e); // NOTE [Cut short while mapped]: then decoded, below
             }
-            cache.put(ctx.index(), bytes, img);
         }
-        return resample(img, choose(img.width(), img.height(), ctx));
+        img = images.get();
+        if (Image.isJpeg(bytes)) {
+            Jpeg.decodeWhole(bytes, eighths, img, name);
+        } else {
+            Jpeg.decodeImageIo(bytes, img, name);
+        }
+        cache.put(ctx.index(), eighths, bytes, img);
+        return resample(img, cropIn(img, header, crop, ctx));
+    }
+
+    /** In {@code img}'s pixels: {@code crop} (of the image {@code header} describes), or, if null, a crop chosen in them. */
+    private Crop cropIn(Image img, Jpeg.Header header, Crop crop, SampleContext ctx) {
+        return crop != null ? Jpeg.inDecoded(header, crop, img) : choose(img.width(), img.height(), ctx);
     }
 
     private Crop choose(int w, int h, SampleContext ctx) {

@@ -100,13 +100,31 @@ final class Jpeg {
     /** {@link #decodeCrop} without the region decoder: the whole image, at the same DCT scale. */
     static Crop decodeCropWhole(MemorySegment jpeg, Header header, Crop crop, int size, Image into, String name)
             throws IOException {
+        decodeWhole(jpeg, cropEighths(header, crop, size), into, name);
+        return inDecoded(header, crop, into);
+    }
+
+    /**
+     * The DCT scale, in eighths, {@link #decodeCrop} decodes {@code crop} at: {@link
+     * #eighths(Header, Crop, int)}, or 8 without libjpeg-turbo (javax.imageio decodes whole).
+     */
+    static int cropEighths(Header header, Crop crop, int size) {
+        return NATIVE == null ? 8 : eighths(header, crop, size);
+    }
+
+    /** The whole image at {@code eighths}/8 of its size (without libjpeg-turbo: whole). */
+    static void decodeWhole(MemorySegment jpeg, int eighths, Image into, String name) throws IOException {
         if (NATIVE == null) {
             decode(jpeg, 0, 0, into, name);
         } else {
-            NATIVE.decode(jpeg, 0, 0, eighths(header, crop, size), into, name);
+            NATIVE.decode(jpeg, 0, 0, eighths, into, name);
         }
-        return into.width() == header.width() && into.height() == header.height() ? crop
-                : crop.scaled((double) into.width() / header.width(), (double) into.height() / header.height());
+    }
+
+    /** {@code crop}, in the pixels of the image {@code header} describes, in those of {@code img}: that image decoded at a DCT scale. */
+    static Crop inDecoded(Header header, Crop crop, Image img) {
+        return img.width() == header.width() && img.height() == header.height() ? crop
+                : crop.scaled((double) img.width() / header.width(), (double) img.height() / header.height());
     }
 
     /**

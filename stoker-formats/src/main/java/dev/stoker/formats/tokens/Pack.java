@@ -294,6 +294,7 @@ public final class Pack implements ShardStage<Tokenized, Pack.Window> {
      */
     long read(Window w, MemorySegment s, long at, long end, long base, java.nio.file.Path file) throws IOException {
         if (asBytes) {
+            w.eotCount = 0;
             int n = at + 4 <= end ? s.get(RECORD_INT, at) : -1;
             if (n < 0 || n > seqLen || at + 4 + 4L * n + seqLen > end) {
                 throw new IOException(file + ": window record at byte " + (base + at) + " holds " + n + " end-of-text positions, "

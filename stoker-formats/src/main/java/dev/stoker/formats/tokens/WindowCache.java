@@ -31,10 +31,13 @@ import java.util.zip.CRC32C;
  * windows, flushed to disk, then renamed into place. A pass cut short, a failure or a skipped
  * record leaves no file under the final name (the temporary one is deleted), so a cache written
  * by an interrupted epoch is never taken as complete. A file is checked whole (header, size,
- * count, CRC, and the digest of the shard's bytes it was made from) before its first window is
- * handed out, once a process while neither it nor the shard's file changes; one that fails is
- * deleted, counted, and its shard packed again. Two processes packing one shard write a file each and rename the same
- * bytes into place.
+ * every window record read as a replay reads it, their count against the footer's, their CRC,
+ * and the digest of the shard's bytes it was made from) before its first window is handed out,
+ * once a process while neither it nor the shard's file changes; one that fails is deleted,
+ * counted, and its shard packed again. One that changes after its check (cut short while a pass
+ * reads it: another program's doing) is dropped the same way, and the shard packed again from
+ * its source past the windows already handed out, which are the same ones: never a failed run.
+ * Two processes packing one shard write a file each and rename the same bytes into place.
  */
 public final class WindowCache implements StreamingDataset<Pack.Window> {
     private static final long MAGIC = 0x314e49574b5453L; // "STKWIN1"
@@ -144,11 +147,11 @@ public final class WindowCache implements StreamingDataset<Pack.Window> {
                     ch.close();
                     return new Recording(packed.open(shard), f, shard, source);
                 }
-                String wrong = now.equals(checked.get(shard)) ? null : check(ch, shard, source);
+                String wrong = now.equals(checked.get(shard)) ? null : check(ch, f, shard, source);
                 if (wrong == null) {
                     checked.put(shard, now);
                     hits.incrementAndGet();
-                    return new Replay(ch, f, read(ch, ch.size() - FOOTER, FOOTER, f).getLong(0));
+                    return new Replay(ch, f, shard, source, read(ch, ch.size() - FOOTER, FOOTER, f).getLong(0));
                 }
             } catch (IOException | RuntimeException e) {
                 ch.close();
@@ -182,8 +185,12 @@ public final class WindowCache implements StreamingDataset<Pack.Window> {
         return packed.name();
     }
 
-    /** Why the file is not shard {@code shard}'s windows (of the bytes of digest {@code source}), or null when it is. */
-    private String check(FileChannel ch, int shard, long source) throws IOException {
+    /**
+     * Why file {@code f} is not shard {@code shard}'s windows (of the bytes of digest {@code
+     * source}), or null when it is: its header, its footer, and every window record, their
+     * count and CRC.
+     */
+    private String check(FileChannel ch, Path f, int shard, long source) throws IOException {
         long size = ch.size();
         if (size < HEADER + FOOTER) {
             return "not a window cache file";
@@ -200,22 +207,25 @@ public final class WindowCache implements StreamingDataset<Pack.Window> {
         if (h.getLong(40) != source) {
             return "the windows of other bytes (the shard changed)";
         }
-        if (t.getLong(0) < 0 || t.getInt(12) != (int) MAGIC) {
+        long count = t.getLong(0);
+        if (count < 0 || t.getInt(12) != (int) MAGIC) {
             return "no footer";
         }
-        CRC32C crc = new CRC32C();
-        ByteBuffer chunk = ByteBuffer.allocateDirect(1 << 20);
-        for (long at = HEADER, end = size - FOOTER; at < end; ) {
-            chunk.clear().limit((int) Math.min(chunk.capacity(), end - at));
-            while (chunk.hasRemaining()) {
-                if (ch.read(chunk, at + chunk.position()) < 0) {
-                    return "cut short";
-                }
+        // every record read as a replay reads it, so a file that passes hands out its windows to the last
+        Windows windows = new Windows(ch, f, size - FOOTER, new CRC32C());
+        Pack.Window w = pack.window();
+        long n = 0;
+        try {
+            while (windows.next(w)) {
+                n++;
             }
-            at += chunk.flip().remaining();
-            crc.update(chunk);
+        } catch (IOException e) {
+            return e.getMessage();
         }
-        return (int) crc.getValue() == t.getInt(8) ? null : "its windows fail their CRC";
+        if ((int) windows.crc.getValue() != t.getInt(8)) {
+            return "its windows fail their CRC";
+        }
+        return n == count ? null : n + " windows, its footer says " + count;
     }
 
     private static ByteBuffer read(FileChannel ch, long at, int n, Path file) throws IOException {
@@ -229,40 +239,44 @@ public final class WindowCache implements StreamingDataset<Pack.Window> {
     }
 
     /**
-     * Hands out a file's windows, read in large pieces into an array (a mapping would fault its
-     * pages in again on each open of the shard: each epoch).
+     * A kept file's window records in order, read in large pieces into an array (a mapping would
+     * fault its pages in again on each open of the shard: each epoch), each checked as it is read
+     * ({@link Pack#read}), the bytes summed into {@code crc} when one is given.
      */
-    private final class Replay implements ShardReader<Pack.Window> {
+    private final class Windows {
         private final FileChannel channel;
         private final Path path;
         private final long end;
+        private final CRC32C crc;
         private final byte[] bytes = new byte[Math.max(1 << 18, 2 * pack.recordBytesAtMost())];
         private final MemorySegment segment = MemorySegment.ofArray(bytes);
         /** The records read and not yet handed out: [at, limit) of {@code bytes}, from the file's byte {@code base + at}. */
         private int at;
         private int limit;
         private long base = HEADER;
-        /** The windows the footer says the file holds, and those handed out. */
-        private final long count;
-        private long read;
 
-        Replay(FileChannel channel, Path path, long count) throws IOException {
+        Windows(FileChannel channel, Path path, long end, CRC32C crc) {
             this.channel = channel;
             this.path = path;
-            this.end = channel.size() - FOOTER;
-            this.count = count;
+            this.end = end;
+            this.crc = crc;
         }
 
-        @Override
-        public Pack.Window next() throws IOException {
-            long next = base + limit;
-            if (at == limit && next >= end) {
-                if (read != count) {
-                    throw new IOException(path + ": " + read + " windows, its footer says " + count);
-                }
-                return null;
+        /** True when every window has been read. */
+        boolean atEnd() {
+            return at == limit && base + limit >= end;
+        }
+
+        /**
+         * The next window, into {@code w}; false at the windows' end.
+         *
+         * @throws IOException naming the file and the byte, when a record does not fit or the file is cut short
+         */
+        boolean next(Pack.Window w) throws IOException {
+            if (atEnd()) {
+                return false;
             }
-            read++;
+            long next = base + limit;
             if (limit - at < pack.recordBytesAtMost() && next < end) {
                 System.arraycopy(bytes, at, bytes, 0, limit - at);
                 base += at;
@@ -274,16 +288,95 @@ public final class WindowCache implements StreamingDataset<Pack.Window> {
                         throw new IOException(path + ": cut short at byte " + (base + into.position()) + " of " + end);
                     }
                 }
+                if (crc != null) {
+                    crc.update(bytes, limit, into.position() - limit);
+                }
                 limit = into.position();
             }
-            Pack.Window w = pack.window();
             at = (int) pack.read(w, segment, at, limit, base, path);
-            return w;
+            return true;
+        }
+    }
+
+    /**
+     * Hands out a checked file's windows. A file that changes after its check (cut short, or
+     * other bytes: another program's doing) is dropped, and the shard packed again from its
+     * source past the windows already handed out, which are the same, packing being
+     * deterministic (NOTE [Window cache]): never a failed run.
+     */
+    private final class Replay implements ShardReader<Pack.Window> {
+        private final FileChannel channel;
+        private final Path path;
+        private final int shard;
+        private final long source;
+        private final Windows windows;
+        /** The windows the footer says the file holds, and those handed out. */
+        private final long count;
+        private long read;
+        /** The shard packed again, once the file failed. */
+        private ShardReader<Pack.Window> again;
+
+        Replay(FileChannel channel, Path path, int shard, long source, long count) throws IOException {
+            this.channel = channel;
+            this.path = path;
+            this.shard = shard;
+            this.source = source;
+            this.windows = new Windows(channel, path, channel.size() - FOOTER, null);
+            this.count = count;
+        }
+
+        @Override
+        public Pack.Window next() throws IOException {
+            if (again != null) {
+                return again.next();
+            }
+            try {
+                if (windows.atEnd()) {
+                    if (read == count) {
+                        return null;
+                    }
+                } else if (read < count) {
+                    Pack.Window w = pack.window();
+                    windows.next(w);
+                    read++;
+                    return w;
+                }
+            } catch (IOException e) {
+                // the file changed since its check: below
+            }
+            again = packAgain();
+            return again.next();
+        }
+
+        /** The file dropped, the shard packed again (and kept), the windows handed out already passed over. */
+        private ShardReader<Pack.Window> packAgain() throws IOException {
+            channel.close();
+            checked.remove(shard);
+            Files.deleteIfExists(path);
+            dropped.incrementAndGet();
+            ShardReader<Pack.Window> r = new Recording(packed.open(shard), path, shard, source);
+            try {
+                for (long i = 0; i < read; i++) {
+                    if (r.next() == null) {
+                        break;
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                r.close();
+                throw e;
+            }
+            return r;
         }
 
         @Override
         public void close() throws IOException {
-            channel.close();
+            try {
+                channel.close();
+            } finally {
+                if (again != null) {
+                    again.close();
+                }
+            }
         }
     }
 

@@ -14,6 +14,8 @@ import dev.stoker.StreamingDataset;
 import dev.stoker.formats.text.TextStream;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -68,15 +70,19 @@ class WindowCacheTest {
         try (Loader l = (workers > 0 ? b.workers(workers) : b).build()) {
             for (int e = 0; e < epochs; e++) {
                 for (Batch batch : l) {
-                    List<Long> v = new ArrayList<>();
-                    for (long i = 0; i < batch.size() * 32L; i++) {
-                        v.add(batch.data(0).getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i));
-                    }
-                    out.add(v);
+                    out.add(tokens(batch));
                 }
             }
         }
         return out;
+    }
+
+    private static List<Long> tokens(Batch batch) {
+        List<Long> v = new ArrayList<>();
+        for (long i = 0; i < batch.size() * 32L; i++) {
+            v.add(batch.data(0).getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i));
+        }
+        return v;
     }
 
     private static List<Path> files(Path folder) throws IOException {
@@ -171,6 +177,78 @@ class WindowCacheTest {
         WindowCache cut = changed.cached(folder);
         assertEquals(fresh, epochs(cut, changed.pack, 1, 0, ErrorPolicy.FAIL));
         assertEquals(1, cut.dropped());
+    }
+
+    /** Every check is made when a file is opened, before its first window: a file that fails one is packed again, never a failed run. */
+    @Test
+    void aFileWhoseFooterMiscountsItsWindowsOrWhoseRecordsDoNotParseIsPackedAgain() throws IOException {
+        Path file = text("docs.jsonl", 300, 0);
+        for (String name : new String[] {"bytes", "r50k_base"}) {
+            Setup s = Setup.of(file, Tokenizer.named(name));
+            List<List<Long>> ref = epochs(s.packed, s.pack, 1, 0, ErrorPolicy.FAIL);
+            Path folder = tmp.resolve("count-" + name);
+            epochs(s.cached(folder), s.pack, 1, 0, ErrorPolicy.FAIL);
+            Path f0 = s.cached(folder).file(0);
+            byte[] good = Files.readAllBytes(f0);
+            ByteBuffer footer = ByteBuffer.wrap(good).order(ByteOrder.LITTLE_ENDIAN);
+            long count = footer.getLong(good.length - 16);
+            for (long wrong : new long[] {count + 1, count - 1}) { // the windows' CRC still right
+                byte[] b = good.clone();
+                ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).putLong(b.length - 16, wrong);
+                Files.write(f0, b);
+                WindowCache again = s.cached(folder);
+                assertEquals(ref, epochs(again, s.pack, 1, 0, ErrorPolicy.FAIL), name + ", a footer of " + wrong);
+                assertEquals(1, again.dropped());
+                assertEquals(1, again.kept(), "packed and kept again");
+                assertTrue(java.util.Arrays.equals(good, Files.readAllBytes(f0)), "the same file again");
+            }
+            if (name.equals("bytes")) { // a record of more end-of-text positions than a window holds, under a right CRC
+                byte[] b = good.clone();
+                ByteBuffer bb = ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN);
+                bb.putInt(64, 33);
+                java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+                crc.update(b, 64, b.length - 64 - 16);
+                bb.putInt(b.length - 8, (int) crc.getValue());
+                Files.write(f0, b);
+                WindowCache again = s.cached(folder);
+                assertEquals(ref, epochs(again, s.pack, 1, 0, ErrorPolicy.FAIL), name + ", a record that does not parse");
+                assertEquals(1, again.dropped());
+            }
+        }
+    }
+
+    /**
+     * A file cut short while a pass reads it (another program's doing: Stoker writes a file whole
+     * and renames it into place) is dropped, and its shard packed again from the source past the
+     * windows handed out: the batches are those of the stream without a cache.
+     */
+    @Test
+    void aFileCutShortWhileReadIsPackedAgainFromItsShard() throws IOException {
+        Path file = text("docs.jsonl", 8000, 0);
+        Setup s = Setup.of(file, Tokenizer.named("bytes"), 1L << 30); // one shard, of more than a read's piece
+        List<List<Long>> ref = epochs(s.packed, s.pack, 1, 0, ErrorPolicy.FAIL);
+        Path folder = tmp.resolve("w");
+        epochs(s.cached(folder), s.pack, 1, 0, ErrorPolicy.FAIL);
+        WindowCache c = s.cached(folder);
+        Path f0 = c.file(0);
+        assertTrue(Files.size(f0) > 1 << 18, Files.size(f0) + " bytes");
+        List<List<Long>> got = new ArrayList<>();
+        try (Loader l = Loader.builder(c, s.pack.collator(DType.INT64)).batchSize(3).seed(5).shuffle(true)
+                .shuffleWindow(5).build()) { // no workers: only the batches asked for are made
+            var it = l.iterator();
+            got.add(tokens(it.next()));
+            try (var ch = java.nio.channels.FileChannel.open(f0, java.nio.file.StandardOpenOption.WRITE)) {
+                ch.truncate(100_000);
+            }
+            while (it.hasNext()) {
+                got.add(tokens(it.next()));
+            }
+        }
+        assertEquals(ref, got);
+        assertEquals(1, c.hits());
+        assertEquals(1, c.dropped());
+        assertEquals(1, c.kept(), "packed and kept again");
+        assertEquals(ref, epochs(s.cached(folder), s.pack, 1, 0, ErrorPolicy.FAIL), "read back");
     }
 
     @Test
