@@ -86,7 +86,7 @@ class Loader:
     only crop, flip and resample; images then decode whole, and the batches equal those with nothing
     kept. ``cache_max_side=N`` keeps each image at the DCT scale whose longer side is at most N (a
     change of the data); ``cache_bytes`` bounds the cache (default: half the machine's memory), and a
-    cache estimated past it is refused before the first batch. ``cache="disk"`` (or a folder) keeps
+    cache estimated past it is refused before the first batch. ``cache="disk"`` (or a folder: a ``pathlib.Path``, or a path with a ``/``, so a misspelt word is an error) keeps
     them in one file that every process on the node reading the same images shares, and the next
     run finds. JSON lines: ``window_cache="disk"`` (or a folder) keeps each shard's packed windows,
     so later epochs read them back instead of tokenizing again. Any source: ``in_memory=True``
@@ -111,6 +111,9 @@ class Loader:
     - ``ahead``: batches the server may hand over ahead of the loop (default: as many as fit
       64 MiB, between 2 and 8).
     - ``server``: the socket path of a running ``stoker serve`` to use instead of starting one.
+      Paths and folders are the caller's: relative ones (data, ``cache``, ``window_cache``,
+      ``cache_dir``) are made absolute against this process's working folder before a server sees
+      them; URLs stay as given.
     - ``device``: ``"cuda"`` (or ``"cuda:N"``, a ``torch.device``) yields the batches on that GPU,
       each copied from the ring on a side stream a few ahead of the loop (``stoker._device``);
       without CUDA it fails at once, saying where it looked.

@@ -464,6 +464,29 @@ def test_one_server_serves_the_ranks_of_a_node_and_exits_after_the_last(data, tm
             server.wait()
 
 
+def test_a_node_server_opens_relative_paths_and_folders_in_the_callers_folder(data, tmp_path, monkeypatch):
+    from stoker._process import server_command
+    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
+    for folder, first in ((mine, 5000), (theirs, 0)):
+        (folder / "d/tok").mkdir(parents=True)
+        np.arange(first, first + 10_000, dtype=np.uint16).tofile(folder / "d/tok/t10k.bin")
+        (folder / "d/docs.jsonl").write_text((data / "docs.jsonl").read_text())
+    sock = str(tmp_path / "node.sock")
+    server = subprocess.Popen(server_command() + ["serve", "--socket", sock], cwd=theirs, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert server.stdout.readline().startswith("stoker serve: listening on")
+        monkeypatch.chdir(mine)
+        with stoker.Loader("tokens", "d/tok/t10k.bin", seq_len=10, batch=4, server=sock) as tokens, \
+                stoker.Loader("jsonl", "d/docs.jsonl", seq_len=64, batch=5, window_cache="./w", server=sock) as text:
+            assert min(t for b in tokens for t in first_tokens(b)) >= 5000, "the caller's file, not the server's"
+            assert len(list(text)) > 0
+        assert os.listdir(mine / "w") and not os.path.exists(theirs / "w"), "the folder is made where the caller is"
+    finally:
+        server.kill()
+        server.wait()
+
+
 def test_a_request_is_answered_while_the_server_runs_ahead():
     # a batch takes 0.2 s of one worker; the server may run 8 batches ahead, 1.6 s
     with stoker.Loader("synthetic", samples=400, sample_bytes=8, work_us=50_000, batch=4, workers=1, ahead=8) as loader:
