@@ -451,7 +451,10 @@ class Loader:
 
     def __len__(self):
         self._session()
-        fresh = self._epoch_request >= 0 or (self._info.get("midEpoch") and not self._state_loaded)
+        if self._state_loaded:  # the loaded state is continued, unless another epoch was asked for
+            fresh = self._epoch_request not in (-1, self._info["epoch"])
+        else:
+            fresh = self._epoch_request >= 0 or self._info.get("midEpoch")
         n = self._info["epochBatches"] if fresh else self._info["batches"]
         if n < 0:
             raise TypeError("a streaming source does not know its length in batches before it is read")
@@ -480,7 +483,9 @@ class Loader:
         return {"version": 1, "loader": json.loads(bytes(p))}
 
     def load_state_dict(self, state):
-        """Continues from a state_dict(); rank and world size may differ (elastic resume).
+        """Continues from a state_dict(); rank and world size may differ (elastic resume). A state
+        that does not fit this loader (another seed, other data, or not all the parts it needs) is
+        refused here, with a ValueError saying what differs.
 
         A streaming source resumed at another world size takes the list of every old rank's
         state_dict() (``torch.distributed.all_gather_object`` gathers them), merged into one:
@@ -495,8 +500,14 @@ class Loader:
         else:
             _check_state(state)
             loader = state["loader"]
-        if self._conn is None:
-            self._pending_state = loader
+        if self._conn is None:  # the session opens with it now, so that a state that does not fit is refused here
+            before, self._pending_state = self._pending_state, loader
+            try:
+                self._session()
+            except BaseException:
+                if self._conn is None:
+                    self._pending_state = before
+                raise
             return
         self._stop_pass()
         self._report(force=True)

@@ -212,6 +212,23 @@ def test_len_is_the_next_epoch_after_a_resumed_pass_ends(data):
         assert len(loader) == full
 
 
+@pytest.mark.parametrize("connected", [False, True])
+def test_len_after_a_loaded_state_and_set_epoch_of_its_epoch_is_what_the_loop_delivers(data, connected):
+    opts = dict(seq_len=50, batch=16, seed=5)
+    with stoker.Loader("tokens", data / "tokens.bin", **opts) as loader:
+        digests(loader, limit=10)
+        state = loader.state_dict()
+    with stoker.Loader("tokens", data / "tokens.bin", **opts) as loader:
+        if connected:
+            len(loader)
+        loader.load_state_dict(state)
+        loader.set_epoch(state["loader"]["epoch"])  # as Lightning and accelerate call it: the state is continued
+        expected = len(loader)
+        assert expected == len(digests(loader))
+        loader.set_epoch(1)
+        assert len(loader) == len(digests(loader)), "another epoch is a whole one"
+
+
 @pytest.mark.parametrize("as_numpy", [True, False] if torch is not None else [True])
 def test_each_batch_is_a_tensor_object_of_its_own(data, as_numpy):
     with stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=16, ahead=2, as_numpy=as_numpy) as loader:
@@ -268,10 +285,9 @@ def test_a_stream_resumes_at_another_world_size_from_every_old_ranks_state(data)
                     break
     for rank in range(2):
         with stoker.Loader("shards", *shards, rank=rank, world_size=2, **opts) as loader:
-            if rank == 0:  # one rank's state holds one stream of the three: refused, naming them
-                loader.load_state_dict(states[0])
+            if rank == 0:  # one rank's state holds one stream of the three: refused at once, naming them
                 with pytest.raises(ValueError, match=r"reads streams \[0, 2\] of 3, and the state holds only \[0\]"):
-                    len(loader)
+                    loader.load_state_dict(states[0])
             loader.load_state_dict(states)
             for b in loader:
                 seen += b["__key__"]
@@ -313,9 +329,9 @@ def test_a_missing_file_or_a_bad_state_is_a_clear_error(data):
     with stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=16) as a:
         state = a.state_dict()
     with stoker.Loader("tokens", data / "tokens.bin", seq_len=60, batch=16) as b:
-        b.load_state_dict(state)
         with pytest.raises(ValueError, match="cannot resume"):
-            len(b)
+            b.load_state_dict(state)  # refused at once, not at the loader's next use
+        assert len(b) == len(digests(b)), "a refused state leaves the loader at its start"
 
 
 def test_a_ring_too_large_for_dev_shm_says_how_much_is_needed_and_how_to_get_it():
