@@ -200,6 +200,32 @@ def test_a_refused_state_leaves_a_running_loader_as_it_was(data):
         assert digests(loader) == whole[3:]
 
 
+@pytest.mark.parametrize("connected", [False, True])
+def test_a_seed_that_differs_from_the_loaded_states_is_refused_naming_both(data, connected):
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=16, seed=3) as loader:
+        digests(loader, limit=4)
+        state = loader.state_dict()
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=16, seed=7) as loader:
+        if connected:
+            len(loader)
+        with pytest.raises(ValueError, match="seed 7 was set, the state has seed 3"):
+            loader.load_state_dict(state)
+
+
+def test_a_state_loaded_without_a_seed_keeps_its_seed_in_later_epochs(data):
+    opts = dict(seq_len=50, batch=16)
+    with stoker.Loader("tokens", data / "tokens.bin", seed=3, **opts) as loader:
+        digests(loader, limit=4)
+        state = loader.state_dict()
+        loader.set_epoch(2)
+        third = digests(loader)
+    with stoker.Loader("tokens", data / "tokens.bin", **opts) as loader:
+        loader.load_state_dict(state)
+        digests(loader, limit=2)
+        loader.set_epoch(2)
+        assert digests(loader) == third
+
+
 def test_len_is_the_next_epoch_after_a_resumed_pass_ends(data):
     with stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=16) as loader:
         full = len(loader)

@@ -437,8 +437,13 @@ final class Session {
         return taken > 0;
     }
 
-    /** A new loader on the same ring: from {@code state}, or at the start of {@code epoch}. */
+    /**
+     * A new loader on the same ring: from {@code state} (a seed the client set must be its seed),
+     * or at the start of {@code epoch} with the seed of the loader it replaces (a state's, once
+     * one was loaded).
+     */
     private void rebuild(LoaderState state, long epoch) throws IOException {
+        long seed = loader != null ? loader.state().seed() : spec.orderSeed();
         if (loader != null) {
             loader.close(); // the slots the client holds stay its own (ShmRing.clientFree)
             loader = null;
@@ -447,9 +452,9 @@ final class Session {
         taken = 0;
         LoaderBuilder b = builder();
         if (state != null) {
-            b.resume(state);
+            spec.start(b, state);
         } else {
-            b.seed(spec.seed()).epoch(epoch >= 0 ? epoch : spec.firstEpoch());
+            b.seed(seed).epoch(epoch >= 0 ? epoch : spec.firstEpoch());
         }
         loader = b.build();
         remember();

@@ -19,8 +19,8 @@ final class BenchOptions {
             description = "Batches prepared ahead; a list runs a sweep (default auto: chosen while running, within 512 MiB of batches).")
     String prefetch;
 
-    @Option(names = "--seed", defaultValue = "0", description = "Seed of the order (default ${DEFAULT-VALUE}).")
-    long seed;
+    @Option(names = "--seed", description = "Seed of the order (default 0; with --resume, the state's, and no other).")
+    Long seed;
 
     @Option(names = "--epoch", description = "Epoch (default 0; not with --resume, whose state holds it).")
     Long epoch;

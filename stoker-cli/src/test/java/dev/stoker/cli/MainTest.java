@@ -208,6 +208,18 @@ class MainTest {
     }
 
     @Test
+    void aSeedThatDiffersFromTheResumedStatesIsRefusedNamingBoth() throws IOException {
+        Path state = tmp.resolve("s.json");
+        String[] common = {"bench", "synthetic", "--samples", "300", "--batch", "10", "--workers", "1"};
+        assertEquals(0, stoker(concat(common, "--seed", "3", "--stop-after", "5", "--save-state", state.toString())).code);
+        Outcome o = stoker(concat(common, "--resume", state.toString(), "--seed", "7"));
+        assertEquals(1, o.code, o.err);
+        assertTrue(o.err.startsWith("stoker: " + state + ": cannot resume: seed 7 was set, the state has seed 3"), o.err);
+        assertEquals(0, stoker(concat(common, "--resume", state.toString(), "--seed", "3")).code, "the state's own seed");
+        assertEquals(0, stoker(concat(common, "--resume", state.toString())).code, "no seed: the state's");
+    }
+
+    @Test
     void anEpochWithAResumeIsBadUsageNotIgnored() throws IOException {
         Path state = tmp.resolve("s.json");
         String[] common = {"bench", "synthetic", "--samples", "300", "--batch", "10", "--workers", "1"};

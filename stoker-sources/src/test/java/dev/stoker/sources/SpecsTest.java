@@ -30,7 +30,7 @@ class SpecsTest {
         for (SourceSpec s : specs) {
             assertEquals(s, Specs.source(Specs.json(s)), Specs.json(s));
         }
-        LoaderSpec l = new LoaderSpec(8, 0, null, 7, 3L, 1, 4, "sequential", 100, 1L << 20, 5000L, true, "skip-shard", 2, 1L << 30, 8, true);
+        LoaderSpec l = new LoaderSpec(8, 0, null, 7L, 3L, 1, 4, "sequential", 100, 1L << 20, 5000L, true, "skip-shard", 2, 1L << 30, 8, true);
         assertEquals(l, Specs.loader(Specs.json(l)));
     }
 
@@ -154,7 +154,7 @@ class SpecsTest {
         }
         Files.write(file, tokens);
         LoaderSpec disk = LoaderSpec.DEFAULT.withBatchSize(2).withWorkers(0, null);
-        LoaderSpec memory = new LoaderSpec(2, 0, null, 0, null, 0, 1, "shuffle", 0, null, null, false, "fail", null, null,
+        LoaderSpec memory = new LoaderSpec(2, 0, null, null, null, 0, 1, "shuffle", 0, null, null, false, "fail", null, null,
                 null, true);
         Tokens spec = Tokens.of(List.of(file.toString())).withSeqLen(9);
         List<Long> expected;
