@@ -348,6 +348,36 @@ def test_a_bad_shard_raises_data_error_with_the_jvm_message(data):
         assert "byte" in str(e.value) or "offset" in str(e.value), str(e.value)
 
 
+def _tfrecord(payloads):
+    """TFRecord framing (length, masked CRC-32C of it, data, masked CRC-32C of that) around ``payloads``."""
+    import struct
+
+    def crc32c(data):
+        crc = 0xFFFFFFFF
+        for b in data:
+            crc ^= b
+            for _ in range(8):
+                crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+        crc ^= 0xFFFFFFFF
+        return struct.pack("<I", ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF)
+
+    out = b""
+    for p in payloads:
+        head = struct.pack("<Q", len(p))
+        out += head + crc32c(head) + p + crc32c(p)
+    return out
+
+
+def test_a_corrupt_record_read_when_the_loader_is_made_is_a_data_error_in_words(tmp_path):
+    path = tmp_path / "bad.tfrecord"
+    path.write_bytes(_tfrecord([b"\x0a\xff\xff\xff\x0fgarbage"] * 3))  # a field longer than its message
+    with pytest.raises(stoker.DataError) as e:
+        with stoker.Loader("tfrecord", path, decode="example", batch=2) as loader:
+            len(loader)
+    assert str(e.value).startswith(f"{path}: record 0 is not a tf.train.Example"), str(e.value)
+    assert "dev.stoker" not in str(e.value) and "Exception" not in str(e.value), str(e.value)
+
+
 def test_a_missing_file_or_a_bad_state_is_a_clear_error(data):
     with pytest.raises(stoker.DataError, match="nope.bin"):
         with stoker.Loader("tokens", data / "nope.bin", seq_len=8) as loader:
