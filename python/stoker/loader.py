@@ -487,9 +487,11 @@ class Loader:
         that does not fit this loader (another seed, other data, or not all the parts it needs) is
         refused here, with a ValueError saying what differs.
 
-        A streaming source resumed at another world size takes the list of every old rank's
-        state_dict() (``torch.distributed.all_gather_object`` gathers them), merged into one:
-        each stream continues where it stood (``streams=``)."""
+        One rank's state resumes that rank at its world size (any rank, at an epoch's start).
+        Another rank or world size mid-epoch takes the list of every old rank's state_dict()
+        (``torch.distributed.all_gather_object`` gathers them), merged into one: ranks read by
+        index must have stood together; each stream of a streaming source continues where it
+        stood (``streams=``)."""
         if isinstance(state, (list, tuple)):
             if not state:
                 raise ValueError("stoker.Loader: load_state_dict got an empty list of states")

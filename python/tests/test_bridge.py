@@ -290,12 +290,26 @@ def test_elastic_resume_delivers_the_rest_of_the_epoch_once(data):
                     break
     for rank in range(3):
         with stoker.Loader("tokens", data / "tokens.bin", rank=rank, world_size=3, **opts) as loader:
-            loader.load_state_dict(states[0])
+            loader.load_state_dict(states)  # every old rank's: the merge of ranks that stood together
             for b in loader:
                 seen += first_tokens(b)
     windows = {w * 100 for w in range((60_000 - 1) // 100)}
     assert set(seen) == windows
     assert len(seen) - len(windows) < 3, "at most the padding of the last split repeats"
+
+
+def test_one_ranks_state_of_ranks_stopped_apart_is_refused_by_a_run_of_another_world_size(data):
+    opts = dict(seq_len=100, batch=4, seed=3)
+    states = []
+    for rank, stop in ((0, 20), (1, 23)):
+        with stoker.Loader("tokens", data / "tokens.bin", rank=rank, world_size=2, **opts) as loader:
+            digests(loader, limit=stop)
+            states.append(loader.state_dict())
+    with stoker.Loader("tokens", data / "tokens.bin", rank=0, world_size=1, **opts) as loader:
+        with pytest.raises(ValueError, match="rank 0's of 2 ranks, and holds nothing of where rank 1 stood"):
+            loader.load_state_dict(states[0])
+        with pytest.raises(ValueError, match="move in lockstep"):
+            loader.load_state_dict(states)
 
 
 def test_a_stream_resumes_at_another_world_size_from_every_old_ranks_state(data):

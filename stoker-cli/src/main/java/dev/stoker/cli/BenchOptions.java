@@ -91,8 +91,8 @@ final class BenchOptions {
     Path saveState;
 
     @Option(names = "--resume", paramLabel = "FILE", description = "Continue from a saved state; --rank/--world-size may "
-            + "differ (elastic resume). A streaming source resumed at another world size takes every old rank's state: "
-            + "--resume once per file.")
+            + "differ (elastic resume) when it holds every old rank's part: mid-epoch, another rank or world size takes "
+            + "every old rank's state, --resume once per file.")
     java.util.List<Path> resume;
 
     @Option(names = "--in-memory", description = "Copy the source's local files into memory (/dev/shm, or $STOKER_SHM_DIR) "

@@ -243,20 +243,22 @@ class MainTest {
     void elasticResumeFromTwoRanksToThreeCoversTheRestExactlyOnce() throws IOException {
         String[] common = {"bench", "synthetic", "--samples", "999", "--batch", "8", "--workers", "2", "--seed", "11"};
         Map<Long, Integer> seen = new HashMap<>();
-        Path state = tmp.resolve("state.json");
+        Path[] state = {tmp.resolve("state0.json"), tmp.resolve("state1.json")};
         for (int rank = 0; rank < 2; rank++) {
             Path ids = tmp.resolve("ids-a" + rank);
-            Path st = rank == 0 ? state : tmp.resolve("ignored.json");
             Outcome o = stoker(concat(common, "--world-size", "2", "--rank", "" + rank, "--stop-after", "20",
-                    "--save-state", st.toString(), "--ids", ids.toString()));
+                    "--save-state", state[rank].toString(), "--ids", ids.toString()));
             assertEquals(0, o.code, o.err);
             count(ids, seen);
         }
         assertEquals(320, seen.size());
+        Outcome alone = stoker(concat(common, "--world-size", "3", "--resume", state[0].toString()));
+        assertEquals(1, alone.code, "one rank's state holds nothing of where the other stood");
+        assertTrue(alone.err.contains("holds nothing of where rank 1 stood"), alone.err);
         for (int rank = 0; rank < 3; rank++) {
             Path ids = tmp.resolve("ids-b" + rank);
-            Outcome o = stoker(concat(common, "--world-size", "3", "--rank", "" + rank, "--resume", state.toString(),
-                    "--ids", ids.toString()));
+            Outcome o = stoker(concat(common, "--world-size", "3", "--rank", "" + rank, "--resume", state[0].toString(),
+                    "--resume", state[1].toString(), "--ids", ids.toString()));
             assertEquals(0, o.code, o.err);
             count(ids, seen);
         }
