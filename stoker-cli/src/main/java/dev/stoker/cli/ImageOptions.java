@@ -58,7 +58,7 @@ class ImageOptions {
     @Option(names = "--cache", paramLabel = "ram|disk|DIR", description = "ram: keep the decoded images in memory between "
             + "epochs (by sample; shards and folders read by index): later epochs only crop, flip and resample. Images decode "
             + "whole, so the batches are those without the cache's contents, to the bit. disk: in one mapped file in "
-            + "~/.cache/stoker/images ($XDG_CACHE_HOME), shared by the node's processes and kept for later runs; DIR: in that folder.")
+            + "~/.cache/stoker/images ($XDG_CACHE_HOME), shared by the node's processes and kept for later runs; DIR: in that folder (a path with a /, ./kept; another word is refused).")
     String cache;
 
     @Option(names = "--cache-max-side", paramLabel = "N", description = "With --cache: keep each image at the DCT scale whose "

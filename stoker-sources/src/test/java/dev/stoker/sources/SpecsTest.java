@@ -66,6 +66,19 @@ class SpecsTest {
     }
 
     @Test
+    void aFolderOptionTakesItsWordsOrAPathAndRefusesAnotherWord() {
+        SpecException e = assertThrows(SpecException.class,
+                () -> Specs.source("{\"kind\": \"shards\", \"paths\": [\"a\"], \"images\": {\"cache\": \"bogus\"}}"));
+        assertEquals("cache", e.option());
+        assertEquals("--cache must be ram or disk, or a folder: a path with a '/' (./bogus), got 'bogus'", e.message(o -> "--" + o));
+        assertEquals("window_cache", option("{\"kind\": \"jsonl\", \"paths\": [\"a\"], \"window_cache\": \"ram\"}"));
+        for (String ok : List.of("ram", "disk", "./kept", "/tmp/kept")) {
+            Specs.source("{\"kind\": \"shards\", \"paths\": [\"a\"], \"images\": {\"cache\": \"" + ok + "\"}}");
+        }
+        Specs.source("{\"kind\": \"jsonl\", \"paths\": [\"a\"], \"window_cache\": \"w/\"}");
+    }
+
+    @Test
     void aRequiredOptionIsCheckedWhenTheSourceOpens() {
         SpecException e = assertThrows(SpecException.class, () -> Tokens.of(List.of()).open(LoaderSpec.DEFAULT));
         assertEquals("paths", e.option());
