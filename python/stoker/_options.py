@@ -240,7 +240,7 @@ def spec(source, paths, options):
     if paths_key is not None and not paths:
         raise ValueError(f"stoker.Loader: source {source!r} needs at least one path")
     if paths_key is None and paths:
-        raise ValueError(f"stoker.Loader: source {source!r} takes no paths, got {list(paths)!r}")
+        raise ValueError(redact(f"stoker.Loader: source {source!r} takes no paths, got {[str(p) for p in paths]!r}"))
     if paths_key == "path" and len(paths) != 1:
         raise ValueError(f"stoker.Loader: source {source!r} takes one path, got {len(paths)}")
     checked = []

@@ -177,7 +177,8 @@ class Loader:
             raise ValueError("stoker.Loader: 'map' runs on host batches; it does not go with device=")
         if isinstance(source, Source):
             if paths:
-                raise ValueError(f"stoker.Loader: a Source holds its paths; got {list(paths)!r} as well")
+                raise ValueError(_options.redact(f"stoker.Loader: a Source holds its paths; got "
+                                                 f"{[str(p) for p in paths]!r} as well"))
             own = _options.schema()["sources"][source.kind]
             for name in options:
                 canonical = _options.ALIASES.get(name, name)

@@ -131,3 +131,8 @@ def test_a_source_prints_without_the_secrets_of_its_urls(no_server):
     text = repr(train) + str(train)
     assert "s3cr3t" not in text and "f00d" not in text and "t0k" not in text, text
     assert "alice:***@host" in text and "X-Amz-Signature=***" in text and "X-Amz-Date=1" in text, text
+    for call in (lambda: stoker.Loader("synthetic", "https://alice:s3cr3t@host/x.tar"),
+                 lambda: stoker.Loader(train, "https://alice:s3cr3t@host/x.tar")):
+        with pytest.raises(ValueError) as e:
+            call()
+        assert "s3cr3t" not in str(e.value) and "alice:***@host" in str(e.value), str(e.value)
