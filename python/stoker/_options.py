@@ -12,6 +12,7 @@ checked here, before any JVM work starts; the server checks them again. The brid
 import difflib
 import numbers
 import os
+import re
 
 _INT = "int"
 _FLOAT = "float"
@@ -19,15 +20,17 @@ _STR = "str"
 _FLAG = "flag"
 _LIST = "list"
 _PLACE = "place"  # decode_on: "cpu", or where the batches' JPEGs are decoded ("cuda", "cuda:N", "torchvision")
+_FOLDER = "folder"  # a folder, made absolute here: a server opens it where the caller meant it
 
 
 class _Opt:
-    def __init__(self, kind, minimum=None, choices=None, auto=False, floats=False):
+    def __init__(self, kind, minimum=None, choices=None, auto=False, floats=False, modes=()):
         self.kind = kind
         self.minimum = minimum
         self.choices = choices
         self.auto = auto
         self.floats = floats
+        self.modes = modes  # a folder option's words that are not folders ("ram", "disk")
 
 
 # The loader spec (LoaderSpec).
@@ -63,10 +66,10 @@ _IMAGES = {"transform": _Opt(_STR, choices=("train", "eval", "none", "train224",
            "members": _Opt(_LIST),
            "image_dtype": _Opt(_STR, choices=("float32", "uint8")),
            "decode_on": _Opt(_PLACE),
-           "cache": _Opt(_STR),
+           "cache": _Opt(_FOLDER, modes=("ram", "disk")),
            "cache_max_side": _Opt(_INT, 1),
            "cache_bytes": _Opt(_INT, 1)}
-_CACHE = {"cache_dir": _Opt(_STR), "cache_size": _Opt(_INT, 1)}
+_CACHE = {"cache_dir": _Opt(_FOLDER), "cache_size": _Opt(_INT, 1)}
 GROUPS = {"images": _IMAGES, "cache": _CACHE}
 
 _DECODE = ("example", "sequence_example", "raw")
@@ -91,7 +94,7 @@ SOURCES = {
         "shard_kb": _Opt(_INT, 1),
         "shard_buffer": _Opt(_INT, 1),
         "out_dtype": _Opt(_STR, choices=("int64", "int32")),
-        "window_cache": _Opt(_STR),
+        "window_cache": _Opt(_FOLDER, modes=("disk",)),
     }, ("cache",)),
     "shards": ("paths", {"stream": _Opt(_FLAG)}, ("images", "cache")),
     "folder": ("path", {}, ("images",)),
@@ -166,6 +169,8 @@ def _check(name, opt, value):
         if opt.choices and value not in opt.choices:
             raise _bad(name, value, "must be one of " + ", ".join(opt.choices))
         return value
+    if opt.kind == _FOLDER:
+        return _folder(name, opt.modes, value)
     if opt.kind == _LIST:
         items = [value] if isinstance(value, (str, numbers.Real)) else list(value)
         if not items:
@@ -178,6 +183,45 @@ def _check(name, opt, value):
             raise _bad(name, value, "must be names (strings without commas)")
         return items
     raise AssertionError(opt.kind)
+
+
+# NOTE [Paths are the caller's]: a server (``server=``, one ``stoker serve`` a node) runs in a
+# working folder of its own, so every local path and folder is made absolute here, against this
+# process's working folder, before a spec leaves it. URLs stay as they are. A folder option that
+# also takes words ("ram", "disk") takes a folder only as something that reads as a path (a
+# ``os.PathLike``, or a string with a "/"), so that a misspelt word is refused, not made a folder.
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def local_path(path):
+    """``path`` made absolute against this process's working folder, unless it is a URL."""
+    return path if _URL.match(path) else os.path.abspath(path)
+
+
+# as stoker-storage's Storage.redact: a URL's password, and the signatures, credentials and tokens
+# of presigned and token URLs
+_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/:@\s]*):[^/@\s]*@")
+_SECRET_PARAMETER = re.compile(r"(?i)([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|X-Goog-Signature"
+                               r"|X-Goog-Credential|Signature|sig|token|access_token|AWSAccessKeyId)=)[^&#\s]*")
+
+
+def redact(text):
+    """``text`` (a URL, or words holding URLs) with its secrets replaced by ``***``."""
+    return _SECRET_PARAMETER.sub(r"\1***", _PASSWORD.sub(r"\1:***@", text))
+
+
+def _folder(name, modes, value):
+    pathlike = isinstance(value, os.PathLike)
+    if pathlike:
+        value = os.fspath(value)
+    if not isinstance(value, str) or not value:
+        raise _bad(name, value, "must be a non-empty string or path")
+    if value in modes and not pathlike:
+        return value
+    if modes and not pathlike and "/" not in value:
+        raise _bad(name, value, "must be " + " or ".join(repr(m) for m in modes) + ", or a folder: a path with a '/' "
+                                "(for example './" + value + "') or a pathlib.Path")
+    return local_path(value)
 
 
 def check_option(name, value):
@@ -197,15 +241,18 @@ def spec(source, paths, options):
     if paths_key is not None and not paths:
         raise ValueError(f"stoker.Loader: source {source!r} needs at least one path")
     if paths_key is None and paths:
-        raise ValueError(f"stoker.Loader: source {source!r} takes no paths, got {list(paths)!r}")
+        raise ValueError(redact(f"stoker.Loader: source {source!r} takes no paths, got {[str(p) for p in paths]!r}"))
     if paths_key == "path" and len(paths) != 1:
         raise ValueError(f"stoker.Loader: source {source!r} takes one path, got {len(paths)}")
     checked = []
     for p in paths:
+        if not isinstance(p, (str, os.PathLike)):
+            raise ValueError(f"stoker.Loader: source {source!r} takes paths or URLs (strings or os.PathLike), "
+                             f"got {p!r} ({type(p).__name__})")
         p = os.fspath(p)
         if not isinstance(p, str) or not p:
             raise ValueError(f"stoker.Loader: paths must be non-empty strings, got {p!r}")
-        checked.append(p)
+        checked.append(local_path(p))
     src = {"kind": source}
     if paths_key is not None:
         src[paths_key] = checked if paths_key == "paths" else checked[0]

@@ -86,7 +86,7 @@ class Loader:
     only crop, flip and resample; each image is kept at the DCT scale its crop decodes at without a
     cache, and the batches equal those with nothing kept, to the bit. ``cache_max_side=N`` keeps each image at the DCT scale whose longer side is at most N (a
     change of the data); ``cache_bytes`` bounds the cache (default: half the machine's memory), and a
-    cache estimated past it is refused before the first batch. ``cache="disk"`` (or a folder) keeps
+    cache estimated past it is refused before the first batch. ``cache="disk"`` (or a folder: a ``pathlib.Path``, or a path with a ``/``, so a misspelt word is an error) keeps
     them in one file that every process on the node reading the same images shares, and the next
     run finds (a file that fails its check is made again). JSON lines: ``window_cache="disk"`` (or a
     folder) keeps each shard's packed windows, so later epochs read them back instead of tokenizing
@@ -112,6 +112,9 @@ class Loader:
     - ``ahead``: batches the server may hand over ahead of the loop (default: as many as fit
       64 MiB, between 2 and 8).
     - ``server``: the socket path of a running ``stoker serve`` to use instead of starting one.
+      Paths and folders are the caller's: relative ones (data, ``cache``, ``window_cache``,
+      ``cache_dir``) are made absolute against this process's working folder before a server sees
+      them; URLs stay as given.
     - ``device``: ``"cuda"`` (or ``"cuda:N"``, a ``torch.device``) yields the batches on that GPU,
       each copied from the ring on a side stream a few ahead of the loop (``stoker._device``);
       without CUDA it fails at once, saying where it looked.
@@ -175,7 +178,8 @@ class Loader:
             raise ValueError("stoker.Loader: 'map' runs on host batches; it does not go with device=")
         if isinstance(source, Source):
             if paths:
-                raise ValueError(f"stoker.Loader: a Source holds its paths; got {list(paths)!r} as well")
+                raise ValueError(_options.redact(f"stoker.Loader: a Source holds its paths; got "
+                                                 f"{[str(p) for p in paths]!r} as well"))
             own = _options.schema()["sources"][source.kind]
             for name in options:
                 canonical = _options.ALIASES.get(name, name)
@@ -449,7 +453,10 @@ class Loader:
 
     def __len__(self):
         self._session()
-        fresh = self._epoch_request >= 0 or (self._info.get("midEpoch") and not self._state_loaded)
+        if self._state_loaded:  # the loaded state is continued, unless another epoch was asked for
+            fresh = self._epoch_request not in (-1, self._info["epoch"])
+        else:
+            fresh = self._epoch_request >= 0 or self._info.get("midEpoch")
         n = self._info["epochBatches"] if fresh else self._info["batches"]
         if n < 0:
             raise TypeError("a streaming source does not know its length in batches before it is read")
@@ -478,11 +485,15 @@ class Loader:
         return {"version": 1, "loader": json.loads(bytes(p))}
 
     def load_state_dict(self, state):
-        """Continues from a state_dict(); rank and world size may differ (elastic resume).
+        """Continues from a state_dict(); rank and world size may differ (elastic resume). A state
+        that does not fit this loader (another seed, other data, or not all the parts it needs) is
+        refused here, with a ValueError saying what differs.
 
-        A streaming source resumed at another world size takes the list of every old rank's
-        state_dict() (``torch.distributed.all_gather_object`` gathers them), merged into one:
-        each stream continues where it stood (``streams=``)."""
+        One rank's state resumes that rank at its world size (any rank, at an epoch's start).
+        Another rank or world size mid-epoch takes the list of every old rank's state_dict()
+        (``torch.distributed.all_gather_object`` gathers them), merged into one: ranks read by
+        index must have stood together; each stream of a streaming source continues where it
+        stood (``streams=``)."""
         if isinstance(state, (list, tuple)):
             if not state:
                 raise ValueError("stoker.Loader: load_state_dict got an empty list of states")
@@ -493,8 +504,14 @@ class Loader:
         else:
             _check_state(state)
             loader = state["loader"]
-        if self._conn is None:
-            self._pending_state = loader
+        if self._conn is None:  # the session opens with it now, so that a state that does not fit is refused here
+            before, self._pending_state = self._pending_state, loader
+            try:
+                self._session()
+            except BaseException:
+                if self._conn is None:
+                    self._pending_state = before
+                raise
             return
         self._stop_pass()
         self._report(force=True)

@@ -21,7 +21,10 @@ class Source:
     """A source spec: ``kind`` (``"tokens"``, ``"shards"``, ...), its paths and its options."""
 
     def __init__(self, kind, *paths, **options):
-        spec = _options.spec(kind, paths, options)
+        try:
+            spec = _options.spec(kind, paths, options)
+        except ValueError as e:
+            raise ValueError(str(e).replace("stoker.Loader:", f"stoker.sources.{kind}:", 1)) from None
         if spec["loader"]:
             name = next(n for n in options if _options.ALIASES.get(n, n) in spec["loader"] or n == "skip_bad")
             raise ValueError(f"stoker.sources.{kind}: option '{name}' is the loader's, not the source's: "
@@ -38,8 +41,9 @@ class Source:
         return hash(json.dumps(self.spec, sort_keys=True))
 
     def __repr__(self):
+        """The call that makes this source, with the secrets of its URLs (passwords, signatures) as ``***``."""
         args = [repr(str(p)) for p in self.paths] + [f"{k}={v!r}" for k, v in self.options.items()]
-        return f"stoker.sources.{self.kind}({', '.join(args)})"
+        return _options.redact(f"stoker.sources.{self.kind}({', '.join(args)})")
 
 
 def synthetic(**options):

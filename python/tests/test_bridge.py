@@ -200,6 +200,32 @@ def test_a_refused_state_leaves_a_running_loader_as_it_was(data):
         assert digests(loader) == whole[3:]
 
 
+@pytest.mark.parametrize("connected", [False, True])
+def test_a_seed_that_differs_from_the_loaded_states_is_refused_naming_both(data, connected):
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=16, seed=3) as loader:
+        digests(loader, limit=4)
+        state = loader.state_dict()
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=16, seed=7) as loader:
+        if connected:
+            len(loader)
+        with pytest.raises(ValueError, match="seed 7 was set, the state has seed 3"):
+            loader.load_state_dict(state)
+
+
+def test_a_state_loaded_without_a_seed_keeps_its_seed_in_later_epochs(data):
+    opts = dict(seq_len=50, batch=16)
+    with stoker.Loader("tokens", data / "tokens.bin", seed=3, **opts) as loader:
+        digests(loader, limit=4)
+        state = loader.state_dict()
+        loader.set_epoch(2)
+        third = digests(loader)
+    with stoker.Loader("tokens", data / "tokens.bin", **opts) as loader:
+        loader.load_state_dict(state)
+        digests(loader, limit=2)
+        loader.set_epoch(2)
+        assert digests(loader) == third
+
+
 def test_len_is_the_next_epoch_after_a_resumed_pass_ends(data):
     with stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=16) as loader:
         full = len(loader)
@@ -210,6 +236,23 @@ def test_len_is_the_next_epoch_after_a_resumed_pass_ends(data):
         assert len(loader) == full - 10
         assert len(digests(loader)) == full - 10
         assert len(loader) == full
+
+
+@pytest.mark.parametrize("connected", [False, True])
+def test_len_after_a_loaded_state_and_set_epoch_of_its_epoch_is_what_the_loop_delivers(data, connected):
+    opts = dict(seq_len=50, batch=16, seed=5)
+    with stoker.Loader("tokens", data / "tokens.bin", **opts) as loader:
+        digests(loader, limit=10)
+        state = loader.state_dict()
+    with stoker.Loader("tokens", data / "tokens.bin", **opts) as loader:
+        if connected:
+            len(loader)
+        loader.load_state_dict(state)
+        loader.set_epoch(state["loader"]["epoch"])  # as Lightning and accelerate call it: the state is continued
+        expected = len(loader)
+        assert expected == len(digests(loader))
+        loader.set_epoch(1)
+        assert len(loader) == len(digests(loader)), "another epoch is a whole one"
 
 
 @pytest.mark.parametrize("as_numpy", [True, False] if torch is not None else [True])
@@ -247,12 +290,26 @@ def test_elastic_resume_delivers_the_rest_of_the_epoch_once(data):
                     break
     for rank in range(3):
         with stoker.Loader("tokens", data / "tokens.bin", rank=rank, world_size=3, **opts) as loader:
-            loader.load_state_dict(states[0])
+            loader.load_state_dict(states)  # every old rank's: the merge of ranks that stood together
             for b in loader:
                 seen += first_tokens(b)
     windows = {w * 100 for w in range((60_000 - 1) // 100)}
     assert set(seen) == windows
     assert len(seen) - len(windows) < 3, "at most the padding of the last split repeats"
+
+
+def test_one_ranks_state_of_ranks_stopped_apart_is_refused_by_a_run_of_another_world_size(data):
+    opts = dict(seq_len=100, batch=4, seed=3)
+    states = []
+    for rank, stop in ((0, 20), (1, 23)):
+        with stoker.Loader("tokens", data / "tokens.bin", rank=rank, world_size=2, **opts) as loader:
+            digests(loader, limit=stop)
+            states.append(loader.state_dict())
+    with stoker.Loader("tokens", data / "tokens.bin", rank=0, world_size=1, **opts) as loader:
+        with pytest.raises(ValueError, match="rank 0's of 2 ranks, and holds nothing of where rank 1 stood"):
+            loader.load_state_dict(states[0])
+        with pytest.raises(ValueError, match="move in lockstep"):
+            loader.load_state_dict(states)
 
 
 def test_a_stream_resumes_at_another_world_size_from_every_old_ranks_state(data):
@@ -268,10 +325,9 @@ def test_a_stream_resumes_at_another_world_size_from_every_old_ranks_state(data)
                     break
     for rank in range(2):
         with stoker.Loader("shards", *shards, rank=rank, world_size=2, **opts) as loader:
-            if rank == 0:  # one rank's state holds one stream of the three: refused, naming them
-                loader.load_state_dict(states[0])
+            if rank == 0:  # one rank's state holds one stream of the three: refused at once, naming them
                 with pytest.raises(ValueError, match=r"reads streams \[0, 2\] of 3, and the state holds only \[0\]"):
-                    len(loader)
+                    loader.load_state_dict(states[0])
             loader.load_state_dict(states)
             for b in loader:
                 seen += b["__key__"]
@@ -306,6 +362,36 @@ def test_a_bad_shard_raises_data_error_with_the_jvm_message(data):
         assert "byte" in str(e.value) or "offset" in str(e.value), str(e.value)
 
 
+def _tfrecord(payloads):
+    """TFRecord framing (length, masked CRC-32C of it, data, masked CRC-32C of that) around ``payloads``."""
+    import struct
+
+    def crc32c(data):
+        crc = 0xFFFFFFFF
+        for b in data:
+            crc ^= b
+            for _ in range(8):
+                crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+        crc ^= 0xFFFFFFFF
+        return struct.pack("<I", ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF)
+
+    out = b""
+    for p in payloads:
+        head = struct.pack("<Q", len(p))
+        out += head + crc32c(head) + p + crc32c(p)
+    return out
+
+
+def test_a_corrupt_record_read_when_the_loader_is_made_is_a_data_error_in_words(tmp_path):
+    path = tmp_path / "bad.tfrecord"
+    path.write_bytes(_tfrecord([b"\x0a\xff\xff\xff\x0fgarbage"] * 3))  # a field longer than its message
+    with pytest.raises(stoker.DataError) as e:
+        with stoker.Loader("tfrecord", path, decode="example", batch=2) as loader:
+            len(loader)
+    assert str(e.value).startswith(f"{path}: record 0 is not a tf.train.Example"), str(e.value)
+    assert "dev.stoker" not in str(e.value) and "Exception" not in str(e.value), str(e.value)
+
+
 def test_a_missing_file_or_a_bad_state_is_a_clear_error(data):
     with pytest.raises(stoker.DataError, match="nope.bin"):
         with stoker.Loader("tokens", data / "nope.bin", seq_len=8) as loader:
@@ -313,9 +399,9 @@ def test_a_missing_file_or_a_bad_state_is_a_clear_error(data):
     with stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=16) as a:
         state = a.state_dict()
     with stoker.Loader("tokens", data / "tokens.bin", seq_len=60, batch=16) as b:
-        b.load_state_dict(state)
         with pytest.raises(ValueError, match="cannot resume"):
-            len(b)
+            b.load_state_dict(state)  # refused at once, not at the loader's next use
+        assert len(b) == len(digests(b)), "a refused state leaves the loader at its start"
 
 
 def test_a_ring_too_large_for_dev_shm_says_how_much_is_needed_and_how_to_get_it():
@@ -462,6 +548,29 @@ def test_one_server_serves_the_ranks_of_a_node_and_exits_after_the_last(data, tm
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+def test_a_node_server_opens_relative_paths_and_folders_in_the_callers_folder(data, tmp_path, monkeypatch):
+    from stoker._process import server_command
+    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
+    for folder, first in ((mine, 5000), (theirs, 0)):
+        (folder / "d/tok").mkdir(parents=True)
+        np.arange(first, first + 10_000, dtype=np.uint16).tofile(folder / "d/tok/t10k.bin")
+        (folder / "d/docs.jsonl").write_text((data / "docs.jsonl").read_text())
+    sock = str(tmp_path / "node.sock")
+    server = subprocess.Popen(server_command() + ["serve", "--socket", sock], cwd=theirs, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert server.stdout.readline().startswith("stoker serve: listening on")
+        monkeypatch.chdir(mine)
+        with stoker.Loader("tokens", "d/tok/t10k.bin", seq_len=10, batch=4, server=sock) as tokens, \
+                stoker.Loader("jsonl", "d/docs.jsonl", seq_len=64, batch=5, window_cache="./w", server=sock) as text:
+            assert min(t for b in tokens for t in first_tokens(b)) >= 5000, "the caller's file, not the server's"
+            assert len(list(text)) > 0
+        assert os.listdir(mine / "w") and not os.path.exists(theirs / "w"), "the folder is made where the caller is"
+    finally:
+        server.kill()
+        server.wait()
 
 
 def test_a_request_is_answered_while_the_server_runs_ahead():

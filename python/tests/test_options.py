@@ -1,6 +1,8 @@
 """Options are checked in Python, before any JVM work, and become specs (SpecContractTest, in Java, holds the
 tables to the specs)."""
 
+import os
+import pathlib
 import re
 
 import pytest
@@ -52,7 +54,7 @@ def test_an_unknown_source_or_missing_paths_are_refused(no_server):
 
 def test_pytorch_names_are_aliases(no_server):
     spec = _options.spec("tokens", ["a.bin"], dict(batch=8, num_workers=2, drop_last=True))
-    assert spec == {"source": {"kind": "tokens", "paths": ["a.bin"]},
+    assert spec == {"source": {"kind": "tokens", "paths": [os.path.abspath("a.bin")]},
                     "loader": {"batch_size": 8, "workers": 2, "drop_last": True}}
     with pytest.raises(ValueError, match="given twice"):
         _options.spec("tokens", ["a.bin"], dict(batch_size=8, batch=8))
@@ -60,17 +62,18 @@ def test_pytorch_names_are_aliases(no_server):
 
 def test_image_and_cache_options_go_to_their_nested_specs(no_server):
     spec = _options.spec("shards", ["s-{0..3}.tar"], dict(size=176, scale=(0.35, 1), cache_size=10 ** 9, workers="auto"))
-    assert spec == {"source": {"kind": "shards", "paths": ["s-{0..3}.tar"], "images": {"size": 176, "scale": [0.35, 1.0]},
+    assert spec == {"source": {"kind": "shards", "paths": [os.path.abspath("s-{0..3}.tar")], "images": {"size": 176, "scale": [0.35, 1.0]},
                                "cache": {"cache_size": 10 ** 9}},
                     "loader": {"workers": None}}
     assert _options.spec("jsonl", ["a.jsonl"], dict(skip_bad=True))["loader"] == {"errors": "skip-sample"}
-    assert _options.spec("hdf5", ["a.h5"], dict(dataset="/x"))["source"] == {"kind": "hdf5", "path": "a.h5", "datasets": ["/x"]}
+    assert _options.spec("hdf5", ["a.h5"], dict(dataset="/x"))["source"] == {"kind": "hdf5", "path": os.path.abspath("a.h5"),
+                                                                              "datasets": ["/x"]}
 
 
 def test_a_source_value_holds_the_source_options_and_the_loader_the_rest(no_server):
     train = stoker.sources.tokens("a.bin", seq_len=8, out_dtype="int32")
     assert train == stoker.sources.tokens("a.bin", out_dtype="int32", seq_len=8)
-    assert train.spec == {"kind": "tokens", "paths": ["a.bin"], "seq_len": 8, "out_dtype": "int32"}
+    assert train.spec == {"kind": "tokens", "paths": [os.path.abspath("a.bin")], "seq_len": 8, "out_dtype": "int32"}
     assert stoker.Loader(train, batch_size=4)._spec["source"] == train.spec
     with pytest.raises(ValueError, match="'batch_size' is the loader's"):
         stoker.sources.tokens("a.bin", batch_size=4)
@@ -80,7 +83,8 @@ def test_a_source_value_holds_the_source_options_and_the_loader_the_rest(no_serv
         stoker.sources.tokens("a.bin", seq_lenn=16)
     assert len({train, stoker.sources.tokens("a.bin", out_dtype="int32", seq_len=8)}) == 1, "equal values hash alike"
     h5 = stoker.sources.hdf5("a.h5", dataset=["/x"])
-    assert stoker.Loader(h5, batch_size=4)._spec["source"] == {"kind": "hdf5", "path": "a.h5", "datasets": ["/x"]}
+    assert stoker.Loader(h5, batch_size=4)._spec["source"] == {"kind": "hdf5", "path": os.path.abspath("a.h5"),
+                                                                 "datasets": ["/x"]}
     assert stoker.Loader(stoker.sources.jsonl("a.jsonl"), skip_bad=True)._spec["loader"]["errors"] == "skip-sample"
 
 
@@ -106,3 +110,44 @@ def test_help_holds_every_option_with_its_meaning():
             assert _help.REFERENCE["sources"][kind]["options"][name].split()[0] in doc
     for name in schema["loader"]:
         assert f"- ``{name}``: " in stoker.Loader.__doc__, f"help(stoker.Loader) says nothing of {name}"
+
+
+def test_local_paths_and_folders_are_the_callers_urls_stay_as_given(no_server, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spec = _options.spec("jsonl", ["d/a.jsonl", "s3://bucket/b.jsonl", pathlib.Path("c.jsonl")],
+                         dict(window_cache="./windows", cache_dir="shards"))
+    assert spec["source"] == {"kind": "jsonl", "paths": [str(tmp_path / "d/a.jsonl"), "s3://bucket/b.jsonl",
+                                                         str(tmp_path / "c.jsonl")],
+                              "window_cache": str(tmp_path / "windows"), "cache": {"cache_dir": str(tmp_path / "shards")}}
+    images = _options.spec("shards", ["x.tar"], dict(cache=pathlib.Path("kept")))["source"]["images"]
+    assert images == {"cache": str(tmp_path / "kept")}
+
+
+@pytest.mark.parametrize("option, value, words", [("cache", "bogus", "'ram' or 'disk'"), ("cache", "Disk", "'ram' or 'disk'"),
+                                                  ("window_cache", "ram", "'disk'")])
+def test_a_word_that_is_no_mode_of_a_folder_option_is_refused_not_made_a_folder(no_server, option, value, words):
+    source = "jsonl" if option == "window_cache" else "shards"
+    with pytest.raises(ValueError, match=f"'{option}' must be {words}, or a folder: a path with a '/'"):
+        stoker.Loader(source, "x", **{option: value})
+    assert _options.spec("shards", ["x.tar"], dict(cache="disk"))["source"]["images"] == {"cache": "disk"}
+
+
+def test_a_path_that_is_no_string_is_refused_naming_the_source_and_the_value(no_server):
+    with pytest.raises(ValueError, match=r"stoker.sources.tokens: source 'tokens' takes paths or URLs \(strings or "
+                                         r"os.PathLike\), got 123 \(int\)"):
+        stoker.sources.tokens(123)
+    with pytest.raises(ValueError, match=r"stoker.Loader: .* got None \(NoneType\)"):
+        stoker.Loader("shards", None)
+
+
+def test_a_source_prints_without_the_secrets_of_its_urls(no_server):
+    train = stoker.sources.shards("https://alice:s3cr3t@host/x-{0..2}.tar?X-Amz-Date=1&X-Amz-Signature=f00d",
+                                  "s3://b/y.tar?X-Amz-Security-Token=t0k")
+    text = repr(train) + str(train)
+    assert "s3cr3t" not in text and "f00d" not in text and "t0k" not in text, text
+    assert "alice:***@host" in text and "X-Amz-Signature=***" in text and "X-Amz-Date=1" in text, text
+    for call in (lambda: stoker.Loader("synthetic", "https://alice:s3cr3t@host/x.tar"),
+                 lambda: stoker.Loader(train, "https://alice:s3cr3t@host/x.tar")):
+        with pytest.raises(ValueError) as e:
+            call()
+        assert "s3cr3t" not in str(e.value) and "alice:***@host" in str(e.value), str(e.value)

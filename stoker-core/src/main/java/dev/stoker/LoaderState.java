@@ -28,15 +28,25 @@ import java.util.List;
  * @param data     the fingerprint of the data the state was saved from ({@link Dataset#fingerprint()};
  *                 0 when the dataset gives none): a resumed loader's data must have the same,
  *                 wherever its bytes live
+ * @param allRanks the state holds where every rank of its run stood: a one-rank run's, or the
+ *                 {@link #merge} of every rank's states of a dataset read by index; only such a
+ *                 state resumes another rank, or another world size, mid-epoch (NOTE [Elastic])
  */
 public record LoaderState(String sampler, long size, long seed, long epoch, int worldSize, int rank, int batchSize,
-                          Position position, long delivered, long data) {
+                          Position position, long delivered, long data, boolean allRanks) {
     static final int VERSION = 1;
     private static final JsonFactory JSON = new JsonFactory();
 
     public LoaderState {
         java.util.Objects.requireNonNull(sampler, "sampler");
         java.util.Objects.requireNonNull(position, "position");
+        allRanks |= worldSize == 1;
+    }
+
+    /** One rank's state ({@link #allRanks} only when it is a one-rank run's). */
+    public LoaderState(String sampler, long size, long seed, long epoch, int worldSize, int rank, int batchSize,
+                       Position position, long delivered, long data) {
+        this(sampler, size, seed, epoch, worldSize, rank, batchSize, position, delivered, data, false);
     }
 
     /** Where in the epoch: by index or in a stream. */
@@ -229,9 +239,23 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                 at.put(c, new Streamed(s.size, 0, 0));
             }
         }
-        Position position = in.position instanceof Indexed ? in.position : new Streams(count, tail, at);
+        if (in.position instanceof Indexed) {
+            java.util.List<Integer> missing = new java.util.ArrayList<>();
+            for (int r = 0; r < first.worldSize; r++) {
+                final int rank = r;
+                if (states.stream().noneMatch(s -> s.rank == rank)) {
+                    missing.add(r);
+                }
+            }
+            if (!missing.isEmpty()) {
+                throw new IllegalArgumentException("loader states: a dataset read by index resumes from every rank's state,"
+                        + " and ranks " + missing + " of " + first.worldSize + " are missing");
+            }
+            return new LoaderState(first.sampler, first.size, first.seed, epoch, first.worldSize, 0, first.batchSize,
+                    in.position, delivered, first.data, true);
+        }
         return new LoaderState(first.sampler, first.size, first.seed, epoch, first.worldSize, 0, first.batchSize,
-                position, delivered, first.data);
+                new Streams(count, tail, at), delivered, first.data);
     }
 
     private String describe() {
@@ -260,7 +284,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
 
     /** This state, saved from data of fingerprint {@code data}. */
     LoaderState withData(long data) {
-        return new LoaderState(sampler, size, seed, epoch, worldSize, rank, batchSize, position, delivered, data);
+        return new LoaderState(sampler, size, seed, epoch, worldSize, rank, batchSize, position, delivered, data, allRanks);
     }
 
     // NOTE [State JSON]: the JSON keeps version 1's flat keys, so that states saved before the
@@ -324,6 +348,9 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
             g.writeNumberField("delivered", delivered);
             if (data != 0) {
                 g.writeStringField("data", Long.toHexString(data));
+            }
+            if (allRanks && worldSize > 1) {
+                g.writeBooleanField("allRanks", true);
             }
             g.writeEndObject();
         } catch (IOException e) {
@@ -405,6 +432,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
         String kind = null;
         long version = -1;
         long[] data = {0};
+        boolean[] allRanks = {false};
         long[] v = new long[11];
         boolean[] seen = new boolean[11];
         List<Long> done = new ArrayList<>();
@@ -433,6 +461,12 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                         }
                     }
                     case "tail" -> tailName = p.getText();
+                    case "allRanks" -> {
+                        if (!t.isBoolean()) {
+                            throw new IllegalArgumentException("loader state: 'allRanks' must be true or false");
+                        }
+                        allRanks[0] = p.getBooleanValue();
+                    }
                     case "streams" -> {
                         if (t != JsonToken.VALUE_NUMBER_INT) {
                             throw new IllegalArgumentException("loader state: 'streams' must be an integer");
@@ -554,8 +588,12 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                     + v[9] + ", blockEmitted " + v[10] + ")");
         }
         Position position = streamed ? new Streamed(v[7], v[9], v[10]) : new Indexed(v[6], v[7], d);
+        if (allRanks[0] && (streamed || v[4] != 0 || d.length > 0)) {
+            throw new IllegalArgumentException("loader state: 'allRanks' is a merge's of a dataset read by index (rank 0,"
+                    + " nothing delivered out of order), not of " + (streamed ? "a stream" : "rank " + v[4] + ", done " + done));
+        }
         return new LoaderState(sampler, v[0], v[1], v[2], Math.toIntExact(v[3]), Math.toIntExact(v[4]),
-                Math.toIntExact(v[5]), position, v[8], data[0]);
+                Math.toIntExact(v[5]), position, v[8], data[0], allRanks[0]);
     }
 
     @Override

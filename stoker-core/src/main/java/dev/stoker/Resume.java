@@ -46,11 +46,20 @@ final class Resume {
             throw new ResumeException("cannot resume: the state is rank " + s.rank() + "'s and this is rank " + b.rank
                     + "; an unordered loader's out-of-order batches are per rank, so each rank resumes its own state");
         }
+        if (!s.allRanks() && !p.equals(LoaderState.Indexed.START) && (!sameSplit || s.rank() != b.rank)) {
+            throw new ResumeException("cannot resume: the state is rank " + s.rank() + "'s of " + s.worldSize() + " ranks,"
+                    + " and holds nothing of where " + others(s.rank(), s.worldSize()) + " stood (ranks stopped apart would"
+                    + " lose or repeat samples), but this is rank " + b.rank + " of " + b.worldSize + "; resume rank "
+                    + s.rank() + " of " + s.worldSize() + " from it, or any rank at any world size from every old rank's"
+                    + " state merged (LoaderState.merge; load_state_dict with the list of their state_dicts; --resume"
+                    + " once per file)");
+        }
         if (sameSplit) {
             return p;
         }
-        // NOTE [Elastic]: every rank of the old run consumed the prefix of its split; the
-        // new world splits what is left of the epoch afresh.
+        // NOTE [Elastic]: every rank of the old run consumed the prefix of its split (the
+        // merge of every rank's state says so: ranks in lockstep); the new world splits what is
+        // left of the epoch afresh.
         long remaining = length - p.segmentStart();
         long consumed = Math.min(remaining, Math.multiplyExact(p.rankOffset(), (long) s.worldSize()));
         return new LoaderState.Indexed(p.segmentStart() + consumed, 0, new long[0]);
@@ -93,6 +102,23 @@ final class Resume {
                     + " the old ranks' states (LoaderState.merge; load_state_dict with the list of their state_dicts; --resume once per file)");
         }
         return p.of(b.rank, b.worldSize); // this rank's streams: a state it gives before its first batch holds no others
+    }
+
+    /** The ranks of {@code worldSize} but {@code rank}, in words. */
+    private static String others(int rank, int worldSize) {
+        if (worldSize == 2) {
+            return "rank " + (1 - rank);
+        }
+        if (worldSize > 9) {
+            return "the other " + (worldSize - 1) + " ranks";
+        }
+        java.util.List<Integer> others = new java.util.ArrayList<>();
+        for (int r = 0; r < worldSize; r++) {
+            if (r != rank) {
+                others.add(r);
+            }
+        }
+        return "ranks " + others;
     }
 
     /** The state was saved from this dataset, as far as fingerprints tell (after its kind of position was checked). */

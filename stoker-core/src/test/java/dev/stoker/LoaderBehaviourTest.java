@@ -451,6 +451,68 @@ class LoaderBehaviourTest {
         return assertThrows(IllegalArgumentException.class, r).getMessage();
     }
 
+    /** The state of each of {@code taken.length} ranks after rank r took {@code taken[r]} batches of 4 of 100 samples. */
+    private static LoaderState[] ranksApart(int... taken) {
+        LoaderState[] states = new LoaderState[taken.length];
+        for (int rank = 0; rank < taken.length; rank++) {
+            try (Loader l = Loader.builder(new SyntheticDataset(100, 8, 0)).batchSize(4).shuffle(true).seed(5)
+                    .rank(rank).worldSize(taken.length).build()) {
+                var it = l.iterator();
+                for (int i = 0; i < taken[rank]; i++) {
+                    it.next();
+                }
+                states[rank] = l.state();
+            }
+        }
+        return states;
+    }
+
+    private static LoaderBuilder ranksOf(int rank, int worldSize) {
+        return Loader.builder(new SyntheticDataset(100, 8, 0)).batchSize(4).shuffle(true).rank(rank).worldSize(worldSize);
+    }
+
+    @Test
+    void oneRanksStateMidEpochResumesThatRankAloneAtItsWorldSize() {
+        LoaderState[] s = ranksApart(3, 5);
+        ResumeException alone = assertThrows(ResumeException.class, () -> ranksOf(0, 1).resume(s[0]).build());
+        assertTrue(alone.getMessage().startsWith("cannot resume: the state is rank 0's of 2 ranks, and holds nothing of where"
+                + " rank 1 stood"), alone.getMessage());
+        assertTrue(alone.getMessage().contains("every old rank's state merged"), alone.getMessage());
+        ResumeException other = assertThrows(ResumeException.class, () -> ranksOf(1, 2).resume(s[0]).build());
+        assertTrue(other.getMessage().contains("rank 0's of 2 ranks"), other.getMessage());
+        try (Loader own = ranksOf(1, 2).resume(s[1]).build()) {
+            assertEquals(50 / 4 + 1 - 5, own.batches(), "a rank's own state: the rest of its share");
+        }
+    }
+
+    @Test
+    void everyRanksStateMergedResumesAtAnyWorldSizeAndRanksApartAreRefused() {
+        LoaderState[] lockstep = ranksApart(4, 4);
+        LoaderState merged = LoaderState.merge(List.of(lockstep));
+        assertEquals(merged, LoaderState.fromJson(merged.toJson()), "the merge says so in its JSON");
+        try (Loader one = ranksOf(0, 1).resume(merged).build()) {
+            assertEquals((100 - 32 + 3) / 4, one.batches(), "the rest of the epoch, once");
+        }
+        IllegalArgumentException apart = assertThrows(IllegalArgumentException.class,
+                () -> LoaderState.merge(List.of(ranksApart(3, 5))));
+        assertTrue(apart.getMessage().contains("move in lockstep"), apart.getMessage());
+        LoaderState[] four = ranksApart(2, 2, 2, 2);
+        IllegalArgumentException missing = assertThrows(IllegalArgumentException.class,
+                () -> LoaderState.merge(List.of(four[0], four[2])));
+        assertTrue(missing.getMessage().contains("ranks [1, 3] of 4 are missing"), missing.getMessage());
+    }
+
+    @Test
+    void oneRanksStateAtAnEpochsStartResumesAnyRankAtAnyWorldSize() {
+        LoaderState start = ranksApart(13, 10)[0]; // rank 0 took its whole share: the next epoch's start
+        assertEquals(1, start.epoch());
+        assertEquals(LoaderState.Indexed.START, start.position());
+        try (Loader l = ranksOf(1, 3).resume(start).build();
+             Loader fresh = ranksOf(1, 3).seed(5).epoch(1).build()) {
+            assertEquals(fresh.batches(), l.batches());
+        }
+    }
+
     @Test
     void aStateOfTheOtherKindIsRefusedUnlessItsNumbersMeanTheSame() {
         StreamingTest.Shards stream = new StreamingTest.Shards(6, 1, -1, -1);

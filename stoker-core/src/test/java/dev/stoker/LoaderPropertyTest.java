@@ -150,15 +150,14 @@ class LoaderPropertyTest {
                 k--; // everything consumed would make the state the next epoch's start
             }
             List<Long> before = new ArrayList<>();
-            String saved = null;
+            List<LoaderState> states = new ArrayList<>();
             for (int rank = 0; rank < c.world; rank++) {
                 try (Loader l = c.builder(rank).build()) {
                     before.addAll(Runs.indices(Runs.take(l, k)));
-                    if (rank == 0) {
-                        saved = l.state().toJson();
-                    }
+                    states.add(LoaderState.fromJson(l.state().toJson()));
                 }
             }
+            String saved = LoaderState.merge(states).toJson(); // every rank's part
             int w2 = r.nextInt(1, 9);
             Config after = c.withWorld(w2).withWorkers(r.nextInt(0, 9), r.nextInt(1, 9));
             List<Long> rest = new ArrayList<>();

@@ -165,10 +165,8 @@ final class Session {
         } catch (ProtocolException e) {
             wire.sendError("protocol", e.getMessage(), null, -1, true);
             throw e;
-        } catch (IOException e) {
-            wire.sendError("data", message(e), null, -1, true);
         } catch (Exception e) {
-            wire.sendError("internal", message(e), null, -1, true);
+            sendFailure(e, true);
         }
     }
 
@@ -176,6 +174,20 @@ final class Session {
     static String message(Throwable t) {
         String m = t.getMessage();
         return m != null ? m : t.getClass().getSimpleName();
+    }
+
+    /**
+     * A failure the client is told of: bad data ({@code DataError} in Python) when it is an I/O
+     * error, also one wrapped on its way (an {@code UncheckedIOException}, or a wrapper whose
+     * message is only its cause's), in the data's own words, no class name; else internal.
+     */
+    private void sendFailure(Exception e, boolean fatal) throws IOException {
+        Throwable t = e;
+        while (t.getCause() != null && (t instanceof java.io.UncheckedIOException
+                || java.util.Objects.equals(t.getMessage(), t.getCause().toString()))) {
+            t = t.getCause();
+        }
+        wire.sendError(t instanceof IOException ? "data" : "internal", message(t), null, -1, fatal);
     }
 
     /** The client broke the protocol: the session ends, and says why. */
@@ -302,7 +314,7 @@ final class Session {
             return;
         } catch (RuntimeException e) {
             pass = null;
-            wire.sendError("internal", message(e), null, -1, false);
+            sendFailure(e, false);
             return;
         }
         boolean timed = (counter & 15) == 0; // NOTE [Bridge flow]: one batch in 16 is timed, in CPU time
@@ -437,8 +449,13 @@ final class Session {
         return taken > 0;
     }
 
-    /** A new loader on the same ring: from {@code state}, or at the start of {@code epoch}. */
+    /**
+     * A new loader on the same ring: from {@code state} (a seed the client set must be its seed),
+     * or at the start of {@code epoch} with the seed of the loader it replaces (a state's, once
+     * one was loaded).
+     */
     private void rebuild(LoaderState state, long epoch) throws IOException {
+        long seed = loader != null ? loader.state().seed() : spec.orderSeed();
         if (loader != null) {
             loader.close(); // the slots the client holds stay its own (ShmRing.clientFree)
             loader = null;
@@ -447,9 +464,9 @@ final class Session {
         taken = 0;
         LoaderBuilder b = builder();
         if (state != null) {
-            b.resume(state);
+            spec.start(b, state);
         } else {
-            b.seed(spec.seed()).epoch(epoch >= 0 ? epoch : spec.firstEpoch());
+            b.seed(seed).epoch(epoch >= 0 ? epoch : spec.firstEpoch());
         }
         loader = b.build();
         remember();

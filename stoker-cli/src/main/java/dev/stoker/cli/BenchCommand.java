@@ -131,7 +131,7 @@ final class BenchCommand implements Runnable {
         long shardKb;
 
         @Option(names = "--window-cache", paramLabel = "disk|DIR", description = "Keep each shard's packed windows in a file "
-                + "once a pass has packed it whole (disk: in ~/.cache/stoker/windows, $XDG_CACHE_HOME; DIR: in that folder); "
+                + "once a pass has packed it whole (disk: in ~/.cache/stoker/windows, $XDG_CACHE_HOME; DIR: in that folder, a path with a /); "
                 + "later epochs, processes and runs read them instead of tokenizing again. A file is used only while its "
                 + "shard's bytes are those it was made from. It pays for a BPE tokenizer (W4 with r50k_base: 20x); the bytes "
                 + "tokenizer is as cheap as reading its windows back.")

@@ -19,8 +19,8 @@ final class BenchOptions {
             description = "Batches prepared ahead; a list runs a sweep (default auto: chosen while running, within 512 MiB of batches).")
     String prefetch;
 
-    @Option(names = "--seed", defaultValue = "0", description = "Seed of the order (default ${DEFAULT-VALUE}).")
-    long seed;
+    @Option(names = "--seed", description = "Seed of the order (default 0; with --resume, the state's, and no other).")
+    Long seed;
 
     @Option(names = "--epoch", description = "Epoch (default 0; not with --resume, whose state holds it).")
     Long epoch;
@@ -91,8 +91,8 @@ final class BenchOptions {
     Path saveState;
 
     @Option(names = "--resume", paramLabel = "FILE", description = "Continue from a saved state; --rank/--world-size may "
-            + "differ (elastic resume). A streaming source resumed at another world size takes every old rank's state: "
-            + "--resume once per file.")
+            + "differ (elastic resume) when it holds every old rank's part: mid-epoch, another rank or world size takes "
+            + "every old rank's state, --resume once per file.")
     java.util.List<Path> resume;
 
     @Option(names = "--in-memory", description = "Copy the source's local files into memory (/dev/shm, or $STOKER_SHM_DIR) "

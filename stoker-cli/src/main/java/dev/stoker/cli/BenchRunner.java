@@ -36,6 +36,8 @@ final class BenchRunner {
     private final BenchOptions o;
     private final PrintWriter out;
     private String source;
+    /** The order's seed: the resumed state's, or the one given. */
+    private long seed;
     /** Tokens per sample, for token sources (tokens/s is reported); 0 otherwise. */
     private double tokensPerSample;
 
@@ -137,6 +139,7 @@ final class BenchRunner {
             }
         }
         LoaderState resumeState = o.resume == null ? null : readStates(o.resume);
+        this.seed = resumeState != null ? resumeState.seed() : loader.orderSeed();
         // a digest only when asked for: hashing every batch costs the consumer more than a W1 batch (CLI.md)
         boolean hashing = o.json && o.digest || o.digests != null;
 
@@ -420,7 +423,7 @@ final class BenchRunner {
             g.writeNumberField("collate", s.collateNanos() / 1e9);
             g.writeNumberField("wait", s.waitNanos() / 1e9);
             g.writeEndObject();
-            g.writeNumberField("seed", o.seed);
+            g.writeNumberField("seed", seed);
             g.writeNumberField("epoch", o.epoch == null ? 0 : o.epoch);
             g.writeNumberField("rank", o.rank);
             g.writeNumberField("worldSize", o.worldSize);

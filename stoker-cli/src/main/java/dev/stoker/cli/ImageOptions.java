@@ -59,7 +59,7 @@ class ImageOptions {
             + "epochs (by sample; shards and folders read by index): later epochs only crop, flip and resample. Each image is "
             + "kept at the DCT scale its crop decodes at without a cache, so the batches are those without one, to the bit. "
             + "disk: in one mapped file in "
-            + "~/.cache/stoker/images ($XDG_CACHE_HOME), shared by the node's processes and kept for later runs; DIR: in that folder.")
+            + "~/.cache/stoker/images ($XDG_CACHE_HOME), shared by the node's processes and kept for later runs; DIR: in that folder (a path with a /, ./kept; another word is refused).")
     String cache;
 
     @Option(names = "--cache-max-side", paramLabel = "N", description = "With --cache: keep each image at the DCT scale whose "

@@ -208,6 +208,18 @@ class MainTest {
     }
 
     @Test
+    void aSeedThatDiffersFromTheResumedStatesIsRefusedNamingBoth() throws IOException {
+        Path state = tmp.resolve("s.json");
+        String[] common = {"bench", "synthetic", "--samples", "300", "--batch", "10", "--workers", "1"};
+        assertEquals(0, stoker(concat(common, "--seed", "3", "--stop-after", "5", "--save-state", state.toString())).code);
+        Outcome o = stoker(concat(common, "--resume", state.toString(), "--seed", "7"));
+        assertEquals(1, o.code, o.err);
+        assertTrue(o.err.startsWith("stoker: " + state + ": cannot resume: seed 7 was set, the state has seed 3"), o.err);
+        assertEquals(0, stoker(concat(common, "--resume", state.toString(), "--seed", "3")).code, "the state's own seed");
+        assertEquals(0, stoker(concat(common, "--resume", state.toString())).code, "no seed: the state's");
+    }
+
+    @Test
     void anEpochWithAResumeIsBadUsageNotIgnored() throws IOException {
         Path state = tmp.resolve("s.json");
         String[] common = {"bench", "synthetic", "--samples", "300", "--batch", "10", "--workers", "1"};
@@ -231,20 +243,22 @@ class MainTest {
     void elasticResumeFromTwoRanksToThreeCoversTheRestExactlyOnce() throws IOException {
         String[] common = {"bench", "synthetic", "--samples", "999", "--batch", "8", "--workers", "2", "--seed", "11"};
         Map<Long, Integer> seen = new HashMap<>();
-        Path state = tmp.resolve("state.json");
+        Path[] state = {tmp.resolve("state0.json"), tmp.resolve("state1.json")};
         for (int rank = 0; rank < 2; rank++) {
             Path ids = tmp.resolve("ids-a" + rank);
-            Path st = rank == 0 ? state : tmp.resolve("ignored.json");
             Outcome o = stoker(concat(common, "--world-size", "2", "--rank", "" + rank, "--stop-after", "20",
-                    "--save-state", st.toString(), "--ids", ids.toString()));
+                    "--save-state", state[rank].toString(), "--ids", ids.toString()));
             assertEquals(0, o.code, o.err);
             count(ids, seen);
         }
         assertEquals(320, seen.size());
+        Outcome alone = stoker(concat(common, "--world-size", "3", "--resume", state[0].toString()));
+        assertEquals(1, alone.code, "one rank's state holds nothing of where the other stood");
+        assertTrue(alone.err.contains("holds nothing of where rank 1 stood"), alone.err);
         for (int rank = 0; rank < 3; rank++) {
             Path ids = tmp.resolve("ids-b" + rank);
-            Outcome o = stoker(concat(common, "--world-size", "3", "--rank", "" + rank, "--resume", state.toString(),
-                    "--ids", ids.toString()));
+            Outcome o = stoker(concat(common, "--world-size", "3", "--rank", "" + rank, "--resume", state[0].toString(),
+                    "--resume", state[1].toString(), "--ids", ids.toString()));
             assertEquals(0, o.code, o.err);
             count(ids, seen);
         }

@@ -257,6 +257,15 @@ class StoresContractTest {
     }
 
     @Test
+    void whatARemoteSourceReportsAfterARunShowsNoSecretOfItsUrl() {
+        String url = http.url("rows.parquet").replace("http://", "http://alice:s3cr3t@") + "?X-Amz-Signature=f00d";
+        MainTest.Outcome o = stoker("bench", "parquet", url, "--columns", "id,label,x", "--batch", "64", "--workers", "1");
+        assertEquals(0, o.code(), o.err());
+        assertTrue(o.err().contains("parquet http://alice:***@") && o.err().contains("X-Amz-Signature=***"), o.err());
+        assertTrue(!o.err().contains("s3cr3t") && !o.err().contains("f00d") && !o.out().contains("s3cr3t"), o.err() + o.out());
+    }
+
+    @Test
     void prepareReadsItsInputsFromAStoreAsFromDisk() throws IOException {
         Path here = tmp.resolve("prep-local");
         Path there = tmp.resolve("prep-s3");

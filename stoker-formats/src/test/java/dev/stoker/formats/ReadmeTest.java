@@ -34,10 +34,10 @@ class ReadmeTest {
         Object example = run(block(0), "");
         int batches = (int) example.getClass().getField("batches").get(example);
         Set<?> trained = (Set<?>) example.getClass().getField("trained").get(example);
-        // ten batches of 256 for rank 0 of 2, then a third of the other 4,880 positions for rank 0
-        // of 3 (1,627, padding included): every record seen once
-        assertEquals(10 + 7, batches);
-        assertEquals(2560 + 1627, trained.size());
+        // ten batches of 256 for rank 0 of 2, then the rest of its 5,000 positions: every record of
+        // its share seen once
+        assertEquals(20, batches);
+        assertEquals(5000, trained.size());
     }
 
     @Test

@@ -35,8 +35,8 @@ import java.util.List;
  * @param cache      {@code ram}: decoded images kept in memory between epochs, by sample
  *                   ({@link ImageCache}); {@code disk}: in one mapped file in
  *                   {@code $XDG_CACHE_HOME/stoker/images} (default {@code ~/.cache/stoker/images}),
- *                   shared by the node's processes and kept across runs; any other value: the
- *                   file in that folder; null: none. For shards and folders read by index
+ *                   shared by the node's processes and kept across runs; a path (with a
+ *                   {@code /}): the file in that folder; null: none. For shards and folders read by index
  * @param cacheMaxSide with {@code cache}: images kept at the DCT scale whose longer side is the
  *                   largest at most this (a change of the data, as FFCV's {@code max_resolution});
  *                   null: each at the DCT scale its crop decodes at without a cache (a large
@@ -76,9 +76,7 @@ public record Images(String transform, Integer size, List<Double> scale, List<Do
             SpecException.oneOf("decode_on", decodeOn, "cpu", "device");
         }
         if (cache != null) {
-            if (cache.isBlank()) {
-                throw new SpecException("cache", "must be ram, disk or a folder, got ''");
-            }
+            SpecException.modeOrFolder("cache", cache, "ram", "disk");
             if ("device".equals(decodeOn)) {
                 throw SpecException.naming("cache", "keeps decoded images; with {decode_on} device the workers decode none");
             }

@@ -26,8 +26,8 @@ import java.util.List;
  * @param windowCache {@code disk}: each shard's packed windows kept in a file in
  *                    {@code $XDG_CACHE_HOME/stoker/windows} (default {@code ~/.cache/stoker/windows})
  *                    once a pass has packed it whole, and read from there by every later pass,
- *                    process and run ({@link WindowCache}); any other value: the files in that
- *                    folder; null: every epoch tokenizes again
+ *                    process and run ({@link WindowCache}); a path (with a {@code /}): the files
+ *                    in that folder; null: every epoch tokenizes again
  */
 public record Jsonl(List<String> paths, String tokenizer, int seqLen, String field, long shardKb, int shardBuffer,
                     String outDtype, String windowCache, RemoteCache cache) implements SourceSpec {
@@ -45,8 +45,8 @@ public record Jsonl(List<String> paths, String tokenizer, int seqLen, String fie
         SpecException.atLeast("shard_kb", shardKb, 1);
         SpecException.atLeast("shard_buffer", shardBuffer, 1);
         Tokens.outType(outDtype);
-        if (windowCache != null && windowCache.isBlank()) {
-            throw new SpecException("window_cache", "must be disk or a folder, got ''");
+        if (windowCache != null) {
+            SpecException.modeOrFolder("window_cache", windowCache, "disk");
         }
         cache = cache == null ? RemoteCache.DEFAULT : cache;
     }

@@ -10,7 +10,8 @@ import java.time.Duration;
  * The loader's options as plain data, apart from the source's ({@code DataLoader(dataset, ...)}
  * keeps them apart too): what {@code stoker bench}'s common flags and {@code stoker.Loader}'s
  * keywords set. Null is the default: {@code workers} and {@code prefetch} null are {@code auto}
- * (tuned while running), {@code epoch} null is 0, the others the loader's own defaults.
+ * (tuned while running), {@code seed} and {@code epoch} null are 0 (a resumed loader takes the
+ * state's seed, and refuses another one set), the others the loader's own defaults.
  *
  * <p>{@code prefetch} is batches ahead, for a stream shards ahead; with no workers it does not
  * apply. {@code cores} bounds what the autotuner may give workers.
@@ -23,12 +24,12 @@ import java.time.Duration;
  * @param inMemory     the source's local files copied into memory before the first epoch, their
  *                     size checked first ({@link Specs#open}; NOTE [In memory])
  */
-public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, long seed, Long epoch, int rank, int worldSize,
+public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, Long seed, Long epoch, int rank, int worldSize,
                          String order, int shuffleWindow, Long shuffleWindowBytes, Long timeoutMs, boolean dropLast,
                          String errors, Integer cores, Long memoryLimit, Integer streams, boolean inMemory) {
 
     /** The defaults: batches of 32, workers and prefetch tuned, shuffled with seed 0, epoch 0, one rank, errors fail. */
-    public static final LoaderSpec DEFAULT = new LoaderSpec(32, null, null, 0, null, 0, 1, "shuffle", 0, null, null, false,
+    public static final LoaderSpec DEFAULT = new LoaderSpec(32, null, null, null, null, 0, 1, "shuffle", 0, null, null, false,
             "fail", null, null, null, false);
 
     public LoaderSpec {
@@ -95,11 +96,23 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, long 
     }
 
     /**
-     * Where the loader {@code b} builds starts: {@code state}, resumed (its seed and epoch are the
-     * state's, whatever this spec says), or, when it is null, this spec's seed and first epoch.
+     * Where the loader {@code b} builds starts: {@code state}, resumed (its epoch is the state's;
+     * a seed this spec sets must be the state's, or the build refuses it naming both), or, when it
+     * is null, this spec's seed and first epoch.
      */
     public LoaderBuilder start(LoaderBuilder b, dev.stoker.LoaderState state) {
-        return state != null ? b.resume(state) : b.seed(seed).epoch(firstEpoch());
+        if (state == null) {
+            return b.seed(orderSeed()).epoch(firstEpoch());
+        }
+        if (seed != null) {
+            b.seed(seed);
+        }
+        return b.resume(state);
+    }
+
+    /** The seed of the order: {@link #seed}, or 0. */
+    public long orderSeed() {
+        return seed == null ? 0 : seed;
     }
 
     /** The first epoch: {@link #epoch}, or 0. */

@@ -57,9 +57,12 @@ public final class Recipe implements AutoCloseable {
         return Optional.ofNullable(records);
     }
 
-    /** Lines about what the source did, for after a run (a shard cache's hits and downloads, bytes fetched). */
+    /**
+     * Lines about what the source did, for after a run (a shard cache's hits and downloads, bytes
+     * fetched), the secrets of the URLs they name as {@code ***} ({@link dev.stoker.storage.Storage#redact}).
+     */
     public List<String> report() {
-        return reports.stream().map(Supplier::get).toList();
+        return reports.stream().map(Supplier::get).map(dev.stoker.storage.Storage::redact).toList();
     }
 
     /** Closes what the source holds, last opened first. Idempotent. */

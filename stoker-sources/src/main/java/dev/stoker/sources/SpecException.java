@@ -62,6 +62,19 @@ public final class SpecException extends IllegalArgumentException {
         }
     }
 
+    /**
+     * {@code value} of a folder option that also takes words ({@code ram}, {@code disk}): one of
+     * {@code modes}, or a folder that reads as a path (with a {@code /}), so that a misspelt word
+     * is refused instead of made a folder in the working directory.
+     */
+    static void modeOrFolder(String option, String value, String... modes) {
+        if (java.util.List.of(modes).contains(value) || value.contains("/")) {
+            return;
+        }
+        throw new SpecException(option, "must be " + String.join(" or ", modes) + ", or a folder: a path with a '/'"
+                + (value.isBlank() ? "" : " (./" + value + ")") + ", got '" + value + "'");
+    }
+
     static String oneOf(String option, String value, String... choices) {
         for (String c : choices) {
             if (c.equals(value)) {

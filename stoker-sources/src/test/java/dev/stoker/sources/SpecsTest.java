@@ -30,7 +30,7 @@ class SpecsTest {
         for (SourceSpec s : specs) {
             assertEquals(s, Specs.source(Specs.json(s)), Specs.json(s));
         }
-        LoaderSpec l = new LoaderSpec(8, 0, null, 7, 3L, 1, 4, "sequential", 100, 1L << 20, 5000L, true, "skip-shard", 2, 1L << 30, 8, true);
+        LoaderSpec l = new LoaderSpec(8, 0, null, 7L, 3L, 1, 4, "sequential", 100, 1L << 20, 5000L, true, "skip-shard", 2, 1L << 30, 8, true);
         assertEquals(l, Specs.loader(Specs.json(l)));
     }
 
@@ -63,6 +63,19 @@ class SpecsTest {
         assertEquals("rank", assertThrows(SpecException.class, () -> Specs.loader("{\"rank\": 2, \"world_size\": 2}")).option());
         assertThrows(SpecException.class, () -> Specs.source("[1, 2]"));
         assertThrows(SpecException.class, () -> Specs.source("{\"kind\": \"synthetic\"} trailing"));
+    }
+
+    @Test
+    void aFolderOptionTakesItsWordsOrAPathAndRefusesAnotherWord() {
+        SpecException e = assertThrows(SpecException.class,
+                () -> Specs.source("{\"kind\": \"shards\", \"paths\": [\"a\"], \"images\": {\"cache\": \"bogus\"}}"));
+        assertEquals("cache", e.option());
+        assertEquals("--cache must be ram or disk, or a folder: a path with a '/' (./bogus), got 'bogus'", e.message(o -> "--" + o));
+        assertEquals("window_cache", option("{\"kind\": \"jsonl\", \"paths\": [\"a\"], \"window_cache\": \"ram\"}"));
+        for (String ok : List.of("ram", "disk", "./kept", "/tmp/kept")) {
+            Specs.source("{\"kind\": \"shards\", \"paths\": [\"a\"], \"images\": {\"cache\": \"" + ok + "\"}}");
+        }
+        Specs.source("{\"kind\": \"jsonl\", \"paths\": [\"a\"], \"window_cache\": \"w/\"}");
     }
 
     @Test
@@ -154,7 +167,7 @@ class SpecsTest {
         }
         Files.write(file, tokens);
         LoaderSpec disk = LoaderSpec.DEFAULT.withBatchSize(2).withWorkers(0, null);
-        LoaderSpec memory = new LoaderSpec(2, 0, null, 0, null, 0, 1, "shuffle", 0, null, null, false, "fail", null, null,
+        LoaderSpec memory = new LoaderSpec(2, 0, null, null, null, 0, 1, "shuffle", 0, null, null, false, "fail", null, null,
                 null, true);
         Tokens spec = Tokens.of(List.of(file.toString())).withSeqLen(9);
         List<Long> expected;
