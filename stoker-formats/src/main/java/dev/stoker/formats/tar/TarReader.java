@@ -13,7 +13,8 @@ import java.nio.file.Path;
  * Reads the members of a tar archive front to back: POSIX ustar, GNU (long names, base-256
  * sizes) and PAX (extended headers for path and size). Only regular files are returned;
  * directories, links and other members are skipped; empty files are kept. {@link #open} sees
- * gzip, zstd and lz4 (frame) compression by magic bytes (a suffix alone is not trusted).
+ * gzip, zstd and lz4 (frame) compression by magic bytes (a suffix alone is not trusted), and refuses
+ * bzip2 and xz by name.
  *
  * <p>Errors are {@link CorruptShardException}s naming the shard and the byte offset (in the
  * uncompressed archive): a bad header checksum, a member cut short, garbage after the end, and
@@ -64,7 +65,10 @@ public final class TarReader implements AutoCloseable {
         }
         InputStream raw = Files.newInputStream(path);
         try {
-            return new TarReader(Compression.decompress(raw), name);
+            return new TarReader(Compression.decompress(raw, name), name);
+        } catch (CorruptShardException | java.io.EOFException e) {
+            raw.close();
+            throw e; // a codec's failure, named (NOTE [Codec errors] in Compression)
         } catch (IOException | RuntimeException e) {
             raw.close();
             throw new CorruptShardException(name, 0, "cannot open: " + e.getMessage(), e);
