@@ -152,4 +152,17 @@ class CatCommandTest {
             assertTrue(r.out().isEmpty(), "nothing printed");
         }
     }
+
+    @Test
+    void printsParquetStringsAsTextAndBinaryAsBytes() throws Exception {
+        Run r = cat("parquet", "../stoker-parquet/src/test/resources/parquet/rows-zstd.parquet", "--limit", "3");
+        assertEquals(0, r.rc(), r.err());
+        assertEquals(3, r.out().size());
+        for (String line : r.out()) {
+            JsonNode row = JSON.readTree(line);
+            assertTrue(row.get("label").isTextual() && !row.get("label").asText().isEmpty(), line); // a string column
+            assertTrue(row.get("note").isTextual(), line); // a nullable one: its validity is the field note_valid
+            assertTrue(row.get("blob").has("sha256"), line); // binary stays bytes
+        }
+    }
 }
