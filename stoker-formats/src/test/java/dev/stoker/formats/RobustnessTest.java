@@ -158,8 +158,28 @@ class RobustnessTest {
         Path p = tmp.resolve("cut.tar.zst");
         Files.write(p, java.util.Arrays.copyOf(zst.toByteArray(), zst.size() / 2));
         java.io.EOFException e = assertThrows(java.io.EOFException.class, () -> readShard(p));
-        assertTrue(e.getMessage().startsWith(p + ": the zstd data is cut short") && e.getMessage().endsWith("(at byte "
-                + zst.size() / 2 + ")"), e.getMessage());
+        assertTrue(e.getMessage().startsWith(p + ": the header at byte 0 of the archive: the zstd data is cut short")
+                && e.getMessage().endsWith("(at byte " + zst.size() / 2 + ")"), e.getMessage());
+    }
+
+    @Test
+    void aCutGzipShardNamesTheMemberItCutShort() throws IOException {
+        Path plain = tmp.resolve("two.tar");
+        byte[] big = new byte[200_000];
+        new java.util.Random(1).nextBytes(big); // incompressible: the cut falls in it
+        try (TarWriter w = new TarWriter(plain)) {
+            w.write("a", Map.of("txt", "hello".getBytes()));
+            w.write("b", Map.of("bin", big));
+        }
+        java.io.ByteArrayOutputStream gz = new java.io.ByteArrayOutputStream();
+        try (var out = new java.util.zip.GZIPOutputStream(gz)) {
+            out.write(Files.readAllBytes(plain));
+        }
+        Path p = tmp.resolve("cut.tar.gz");
+        Files.write(p, java.util.Arrays.copyOf(gz.toByteArray(), gz.size() / 2));
+        java.io.EOFException e = assertThrows(java.io.EOFException.class, () -> readShard(p));
+        assertTrue(e.getMessage().startsWith(p + ": member 'b.bin' (its header at byte 1024 of the archive): the gzip data is "
+                + "cut short"), e.getMessage());
     }
 
     @Test

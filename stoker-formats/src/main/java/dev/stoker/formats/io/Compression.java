@@ -102,7 +102,7 @@ public enum Compression {
             if (counted.failed) {
                 throw e;
             }
-            throw failure(resource, counted.count, 0, counted.ended, e);
+            throw failure(resource, null, counted.count, 0, counted.ended, e);
         }
         return new Named(codec, counted, resource);
     }
@@ -162,18 +162,30 @@ public enum Compression {
      * read when {@code decompressed} bytes had come out; {@code ended} when the compressed data had
      * ended by then (it was cut short).
      */
-    private IOException failure(String resource, long compressed, long decompressed, boolean ended, Throwable e) {
+    private IOException failure(String resource, String where, long compressed, long decompressed, boolean ended, Throwable e) {
         String lib = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
         boolean cut = ended || e instanceof EOFException || lib.equals("Truncated source");
         String after = decompressed > 0 ? " after " + decompressed + " decompressed bytes" : "";
+        String in = where == null ? "" : where + ": ";
         if (cut) {
-            EOFException x = new EOFException(resource + ": the " + word + " data is cut short" + after
+            EOFException x = new EOFException(resource + ": " + in + "the " + word + " data is cut short" + after
                     + " (a truncated file?) (" + lib + ") (at byte " + compressed + ")");
             x.initCause(e);
             return x;
         }
-        return new CorruptShardException(resource, -1, "the " + word + " data is corrupt" + after + ", near compressed byte "
+        return new CorruptShardException(resource, -1, in + "the " + word + " data is corrupt" + after + ", near compressed byte "
                 + compressed + ": " + lib, e);
+    }
+
+    /**
+     * Tells a stream {@link #decompress(InputStream, String)} gave what its reader is reading, for
+     * its failures to say (a tar member and its header's offset); a stream with no compression
+     * needs nothing.
+     */
+    public static void reading(InputStream in, java.util.function.Supplier<String> where) {
+        if (in instanceof Compression.Named n) {
+            n.where = where;
+        }
     }
 
     /** The compressed bytes a codec has read, and whether they ran out. */
@@ -237,6 +249,7 @@ public enum Compression {
         private final Counted counted;
         private final String resource;
         private long out;
+        private java.util.function.Supplier<String> where = () -> null;
 
         Named(InputStream codec, Counted counted, String resource) {
             super(codec);
@@ -288,7 +301,7 @@ public enum Compression {
                 }
                 throw (RuntimeException) e;
             }
-            return failure(resource, counted.count, out, counted.ended, e);
+            return failure(resource, where.get(), counted.count, out, counted.ended, e);
         }
 
         @Override

@@ -40,10 +40,13 @@ public final class TarReader implements AutoCloseable {
     private String sparseName;
     private long paxSize = -1;
     private boolean ended;
+    /** What is being read now, for a decompressor's failure to say: a header, or a member. */
+    private String reading;
 
     public TarReader(InputStream in, String shard) {
         this.in = in;
         this.shard = shard;
+        Compression.reading(in, () -> reading);
     }
 
     /**
@@ -117,6 +120,7 @@ public final class TarReader implements AutoCloseable {
     public Member next(boolean readData) throws IOException {
         while (!ended) {
             long at = offset;
+            reading = "the header at byte " + at + " of the archive";
             int n = readFully(header, BLOCK);
             if (n == 0) {
                 // no end-of-archive blocks: an empty file, or one cut short between two members
@@ -328,6 +332,7 @@ public final class TarReader implements AutoCloseable {
     }
 
     private byte[] readData(long size, long at, String what) throws IOException {
+        reading = "member '" + what + "' (its header at byte " + at + " of the archive)";
         if (size > Integer.MAX_VALUE - 16) {
             throw new CorruptShardException(shard, at, "member " + what + " of " + size + " bytes is too large to read whole");
         }
@@ -352,6 +357,7 @@ public final class TarReader implements AutoCloseable {
     }
 
     private void skip(long size, long at, String what) throws IOException {
+        reading = "member '" + what + "' (its header at byte " + at + " of the archive)";
         long left = size;
         while (left > 0) {
             long k = in.skip(left);
