@@ -95,12 +95,19 @@ public final class Mutants {
         return "unchanged";
     }
 
-    /** A truncation, a few bit flips, or a 4- or 8-byte field overwritten with an extreme value. */
+    /**
+     * A truncation, a few bit flips, a run of bytes zeroed (a hole a crash left), or a 4- or 8-byte
+     * field overwritten with an extreme value (a size or count that lies).
+     */
     public static byte[] mutate(byte[] good, SplittableRandom r) {
         byte[] b = good.clone();
-        switch (r.nextInt(4)) {
+        switch (r.nextInt(5)) {
             case 0 -> {
                 return java.util.Arrays.copyOf(b, r.nextInt(b.length));
+            }
+            case 4 -> {
+                int at = r.nextInt(b.length);
+                java.util.Arrays.fill(b, at, Math.min(b.length, at + 1 + r.nextInt(4096)), (byte) 0);
             }
             case 1 -> {
                 for (int k = 1 + r.nextInt(4); k > 0; k--) {

@@ -195,9 +195,11 @@ public final class ArrowFile implements RecordSource {
         }
         Message m;
         long bodyLength;
+        byte type;
         try {
             m = Message.getRootAsMessage(s.asSlice(at, length).asByteBuffer().order(ByteOrder.LITTLE_ENDIAN));
             bodyLength = m.bodyLength();
+            type = m.headerType();
         } catch (IndexOutOfBoundsException | IllegalArgumentException | NullPointerException e) {
             throw new CorruptShardException(name, pos, "a message that is not an Arrow message: " + why(e));
         }
@@ -208,7 +210,7 @@ public final class ArrowFile implements RecordSource {
         }
         MemorySegment body = s.asSlice(bodyAt, bodyLength);
         try {
-            switch (m.headerType()) {
+            switch (type) {
                 case MessageHeader.Schema -> {
                     if (stream && !names.isEmpty()) {
                         throw new CorruptShardException(name, pos, "a second schema message");
@@ -227,10 +229,10 @@ public final class ArrowFile implements RecordSource {
                     dictionary((DictionaryBatch) m.header(new DictionaryBatch()), body, pos);
                 }
                 default -> throw new CorruptShardException(name, pos, "a message of type "
-                        + headerName(m.headerType()) + ", which Stoker does not read");
+                        + headerName(type) + ", which Stoker does not read");
             }
         } catch (IndexOutOfBoundsException | IllegalArgumentException | NullPointerException e) {
-            throw new CorruptShardException(name, pos, "a malformed " + headerName(m.headerType()) + " message: "
+            throw new CorruptShardException(name, pos, "a malformed " + headerName(type) + " message: "
                     + why(e));
         }
         return bodyAt + bodyLength;
