@@ -32,5 +32,5 @@ module dev.stoker.formats {
     exports dev.stoker.formats.text;
     exports dev.stoker.formats.tfrecord;
     exports dev.stoker.formats.tokens;
-    exports dev.stoker.formats.io to dev.stoker.hdf5, dev.stoker.cli;
+    exports dev.stoker.formats.io to dev.stoker.hdf5, dev.stoker.sources, dev.stoker.cli;
 }

@@ -47,6 +47,11 @@ public interface DirectDataset {
         return getClass().getSimpleName();
     }
 
+    /** Shards this dataset left out when it was opened (see {@link Dataset#shardsLeftOut}). */
+    default long shardsLeftOut() {
+        return 0;
+    }
+
     /** The samples {@code [from, to)}. */
     default DirectDataset subset(long from, long to) {
         return new Views.DirectSubset(this, Indexes.range(size(), from, to));

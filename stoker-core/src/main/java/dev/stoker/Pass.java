@@ -53,24 +53,17 @@ abstract class Pass implements Iterator<Batch> {
 
     /**
      * A failure in words: an I/O error's or a refused argument's own message (it names what
-     * failed; a class name adds nothing for a reader), with the few terse ones of the libraries
-     * underneath said plainly; anything else (a bug's exception) with its class, which is then
-     * the most telling part.
+     * failed; a class name adds nothing for a reader; a codec's failure is put in words where it
+     * is read, NOTE [Codec errors] in the formats' Compression); anything else (a bug's
+     * exception) with its class, which is then the most telling part.
      */
     static String describe(Throwable e) {
         String m = e.getMessage();
         if (m == null) {
             return e instanceof java.io.EOFException ? "the data ends too early (cut short?)" : e.getClass().getSimpleName();
         }
-        if (e instanceof java.io.IOException) {
-            return switch (m) {
-                case "Truncated source" -> "the compressed stream is cut short (zstd: " + m + ")";
-                case "Unknown frame descriptor" -> "not zstd data, or damaged (zstd: " + m + ")";
-                default -> m;
-            };
-        }
-        if (e instanceof IllegalArgumentException) {
-            return m; // a sample the code refuses, in words: no class name for the user
+        if (e instanceof java.io.IOException || e instanceof IllegalArgumentException) {
+            return m; // what failed, or a sample the code refuses, in words: no class name for the user
         }
         return e.getClass().getSimpleName() + ": " + m;
     }

@@ -150,6 +150,11 @@ abstract class RowSource {
         }
 
         @Override
+        long shardsLeftOut() {
+            return dataset.shardsLeftOut();
+        }
+
+        @Override
         long fingerprint() {
             return dataset.fingerprint();
         }

@@ -70,7 +70,7 @@ final class CatCommand implements Runnable {
                     try (Batch b = it.next()) {
                         for (int r = 0; r < b.size() && printed < limit; r++, seen++) {
                             if (seen >= skip) {
-                                line(g, out, row(b, r));
+                                line(g, out, row(recipe, b, r));
                                 printed++;
                             }
                         }
@@ -92,13 +92,17 @@ final class CatCommand implements Runnable {
         out.println();
     }
 
-    /** Row {@code r} of a batch as field name -> value: a tensor's row, or a variable field's bytes. */
-    private static Map<String, Object> row(Batch b, int r) {
+    /**
+     * Row {@code r} of a batch as field name -> value: a tensor's row, or a variable field's value
+     * as the source means it ({@link Recipe#shown}: a string's text), else its bytes.
+     */
+    private static Map<String, Object> row(Recipe recipe, Batch b, int r) {
         Map<String, Object> out = new LinkedHashMap<>();
         for (int f = 0; f < b.schema().size(); f++) {
             Field field = b.schema().field(f);
             byte[] bytes = b.bytes(f, r).toArray(ValueLayout.JAVA_BYTE);
-            out.put(field.name(), field.isVariable() ? bytes : new Tensor(field.dtype(), field.shape(), bytes));
+            Object shown = field.isVariable() ? recipe.shown(field.name(), bytes) : null;
+            out.put(field.name(), shown != null ? shown : field.isVariable() ? bytes : new Tensor(field.dtype(), field.shape(), bytes));
         }
         return out;
     }

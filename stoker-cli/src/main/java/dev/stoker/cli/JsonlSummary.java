@@ -33,7 +33,7 @@ public final class JsonlSummary {
     public static JsonlSummary of(Path path) throws IOException {
         JsonlSummary s = new JsonlSummary();
         try (InputStream raw = Files.newInputStream(path);
-             BufferedReader r = new BufferedReader(new InputStreamReader(Compression.decompress(raw),
+             BufferedReader r = new BufferedReader(new InputStreamReader(Compression.decompress(raw, path.toString()),
                      StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPLACE)), 1 << 16)) {
             long n = 0;
             for (String line; (line = r.readLine()) != null; ) {

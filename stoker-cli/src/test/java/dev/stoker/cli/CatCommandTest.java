@@ -140,4 +140,29 @@ class CatCommandTest {
         assertEquals(0, rc, err.toString());
         assertEquals(List.of("0\tx,y", "1\trev,unk", "2\ta,b,merged", "3\t,novalue", "4\toneof"), out.toString().lines().toList());
     }
+
+    @Test
+    void refusesTheLoaderOptionsOfBenchItWouldIgnore() {
+        String dir = INTEROP.resolve("mds/gz").toString();
+        for (String[] option : new String[][] {{"--errors", "skip-shard"}, {"--save-state", "s.json"}, {"--batch", "4"}}) {
+            Run r = cat("mds", dir, option[0], option[1]);
+            assertEquals(2, r.rc(), r.err());
+            assertTrue(r.err().startsWith("stoker: cat does not take " + option[0] + ": it is an option of stoker bench")
+                    && r.err().contains("usage: stoker cat mds --help"), r.err());
+            assertTrue(r.out().isEmpty(), "nothing printed");
+        }
+    }
+
+    @Test
+    void printsParquetStringsAsTextAndBinaryAsBytes() throws Exception {
+        Run r = cat("parquet", "../stoker-parquet/src/test/resources/parquet/rows-zstd.parquet", "--limit", "3");
+        assertEquals(0, r.rc(), r.err());
+        assertEquals(3, r.out().size());
+        for (String line : r.out()) {
+            JsonNode row = JSON.readTree(line);
+            assertTrue(row.get("label").isTextual() && !row.get("label").asText().isEmpty(), line); // a string column
+            assertTrue(row.get("note").isTextual(), line); // a nullable one: its validity is the field note_valid
+            assertTrue(row.get("blob").has("sha256"), line); // binary stays bytes
+        }
+    }
 }

@@ -213,7 +213,7 @@ class TokensCommandsTest {
         };
         String[] says = {
             binaryState + ": loader state: not text",
-            cutZst + ": reading sample 0 of the shard (epoch 0, rank 0): the compressed stream is cut short",
+            cutZst + ": reading sample 0 of the shard (epoch 0, rank 0): the zstd data is cut short",
             "tokens: nothing to deliver: the input gives no sample",
             "jsonl: nothing to deliver: the input gives no sample",
             tmp + ": not a regular file",

@@ -51,6 +51,38 @@ public final class Mutants {
         return refused;
     }
 
+    /**
+     * {@code n} mutants of {@code good} written over {@code target} (a file, or one file of a folder
+     * the reader reads whole), each read by {@code reader}; a refusal must be one line of the
+     * documented kind naming {@code target}'s file (NOTE [Codec errors] in Compression).
+     * {@code target} holds {@code good} again afterwards. Returns how many were refused.
+     */
+    public static int fuzzNaming(String what, byte[] good, Path target, int n, Reader reader) throws IOException {
+        SplittableRandom r = new SplittableRandom(what.hashCode());
+        String file = target.getFileName().toString();
+        int refused = 0;
+        try {
+            for (int i = 0; i < n; i++) {
+                byte[] b = mutate(good, r);
+                Files.write(target, b);
+                try {
+                    reader.readAll(target);
+                } catch (IOException e) {
+                    refused++;
+                    String m = e.getMessage();
+                    assertTrue(m != null && m.contains(file) && !m.contains("\n"), what + " mutant " + i + " ("
+                            + describe(good, b) + "): an error that does not name " + file + " in one line: " + e);
+                } catch (RuntimeException | OutOfMemoryError | StackOverflowError e) {
+                    fail(what + " mutant " + i + " (" + describe(good, b) + "): " + e, e);
+                }
+            }
+        } finally {
+            Files.write(target, good);
+        }
+        assertTrue(refused > n / 10, what + ": only " + refused + " of " + n + " mutants refused");
+        return refused;
+    }
+
     private static String describe(byte[] good, byte[] b) {
         if (b.length != good.length) {
             return "cut to " + b.length + " of " + good.length + " bytes";
@@ -63,12 +95,19 @@ public final class Mutants {
         return "unchanged";
     }
 
-    /** A truncation, a few bit flips, or a 4- or 8-byte field overwritten with an extreme value. */
+    /**
+     * A truncation, a few bit flips, a run of bytes zeroed (a hole a crash left), or a 4- or 8-byte
+     * field overwritten with an extreme value (a size or count that lies).
+     */
     public static byte[] mutate(byte[] good, SplittableRandom r) {
         byte[] b = good.clone();
-        switch (r.nextInt(4)) {
+        switch (r.nextInt(5)) {
             case 0 -> {
                 return java.util.Arrays.copyOf(b, r.nextInt(b.length));
+            }
+            case 4 -> {
+                int at = r.nextInt(b.length);
+                java.util.Arrays.fill(b, at, Math.min(b.length, at + 1 + r.nextInt(4096)), (byte) 0);
             }
             case 1 -> {
                 for (int k = 1 + r.nextInt(4); k > 0; k--) {

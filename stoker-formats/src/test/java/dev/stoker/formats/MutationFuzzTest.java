@@ -91,4 +91,106 @@ class MutationFuzzTest {
             }
         });
     }
+
+    /** A copy of an interop fixture's folder (the committed files stay as they are). */
+    private Path copy(String folder) throws IOException {
+        Path from = Path.of("src/test/resources/interop").resolve(folder);
+        Path to = Files.createDirectories(tmp.resolve(folder.replace('/', '-')));
+        try (var files = Files.list(from)) {
+            for (Path f : files.toList()) {
+                Files.copy(f, to.resolve(f.getFileName()));
+            }
+        }
+        return to;
+    }
+
+    /** A small tar shard of a few samples, one of them larger than a block. */
+    private byte[] tar() throws IOException {
+        Path p = tmp.resolve("good.tar");
+        try (dev.stoker.formats.tar.TarWriter w = new dev.stoker.formats.tar.TarWriter(p)) {
+            java.util.Random r = new java.util.Random(5);
+            for (int i = 0; i < 6; i++) {
+                byte[] b = new byte[100 + 700 * i];
+                r.nextBytes(b);
+                w.write("s" + i, java.util.Map.of("bin", b, "cls", Integer.toString(i).getBytes()));
+            }
+        }
+        return Files.readAllBytes(p);
+    }
+
+    private static void readShard(Path p) throws IOException {
+        try (var r = new dev.stoker.formats.tar.TarShards(List.of(p)).open(0)) {
+            while (r.next() != null) {
+                // read on
+            }
+        }
+    }
+
+    @Test
+    void compressedTarShardsNameTheShard() throws IOException {
+        byte[] tar = tar();
+        java.io.ByteArrayOutputStream zst = new java.io.ByteArrayOutputStream();
+        try (var out = new com.github.luben.zstd.ZstdOutputStream(zst)) {
+            out.write(tar);
+        }
+        java.io.ByteArrayOutputStream lz4 = new java.io.ByteArrayOutputStream();
+        try (var out = new net.jpountz.lz4.LZ4FrameOutputStream(lz4)) {
+            out.write(tar);
+        }
+        java.io.ByteArrayOutputStream gz = new java.io.ByteArrayOutputStream();
+        try (var out = new java.util.zip.GZIPOutputStream(gz)) {
+            out.write(tar);
+        }
+        Mutants.fuzzNaming("tar.zst", zst.toByteArray(), tmp.resolve("shard.tar.zst"), 200, MutationFuzzTest::readShard);
+        Mutants.fuzzNaming("tar.lz4", lz4.toByteArray(), tmp.resolve("shard.tar.lz4"), 200, MutationFuzzTest::readShard);
+        Mutants.fuzzNaming("tar.gz", gz.toByteArray(), tmp.resolve("shard.tar.gz"), 200, MutationFuzzTest::readShard);
+        Mutants.fuzzNaming("tar", tar, tmp.resolve("shard.tar"), 200, MutationFuzzTest::readShard);
+    }
+
+    private static void readRecords(dev.stoker.formats.records.RecordSource s) throws IOException {
+        try (s) {
+            for (long i = 0; i < s.size(); i++) {
+                s.get(i);
+            }
+        }
+    }
+
+    @Test
+    void litDataChunksPlainAndZstdNameTheChunk() throws IOException {
+        for (String folder : List.of("litdata/zstd", "litdata/pytree")) {
+            Path dir = copy(folder);
+            Path chunk = dir.resolve(folder.endsWith("zstd") ? "chunk-0-1.zstd.bin" : "chunk-0-1.bin");
+            Mutants.fuzzNaming(folder, Files.readAllBytes(chunk), chunk, 200,
+                    p -> readRecords(dev.stoker.formats.litdata.LitDataset.open(dir, 0, null)));
+        }
+    }
+
+    @Test
+    void mdsShardsPlainAndZstdNameTheShard() throws IOException {
+        for (String folder : List.of("mds/zstd", "mds/all")) {
+            Path dir = copy(folder);
+            Path shard = dir.resolve(folder.endsWith("zstd") ? "shard.00001.mds.zstd" : "shard.00001.mds");
+            Mutants.fuzzNaming(folder, Files.readAllBytes(shard), shard, 200,
+                    p -> readRecords(dev.stoker.formats.mds.MdsDataset.open(dir)));
+        }
+    }
+
+    @Test
+    void arrowFilesNameTheFile() throws IOException {
+        for (String folder : List.of("arrow/file", "arrow/dict")) {
+            Path data = copy(folder).resolve("data.arrow");
+            Mutants.fuzzNaming(folder, Files.readAllBytes(data), data, 200,
+                    p -> readRecords(dev.stoker.formats.arrow.ArrowFile.open(p)));
+        }
+    }
+
+    @Test
+    void tfRecordFilesPlainAndCompressedNameTheFile() throws IOException {
+        Path dir = copy("tfrecord");
+        for (String f : List.of("examples.tfrecord", "examples.tfrecord.gz", "examples.tfrecord.zlib")) {
+            Path p = dir.resolve(f);
+            Mutants.fuzzNaming(f, Files.readAllBytes(p), p, 200, q -> readRecords(dev.stoker.formats.tfrecord.TfRecordFile.open(q,
+                    dev.stoker.formats.tfrecord.TfRecordFile.Compression.AUTO, dev.stoker.formats.tfrecord.Examples.Decode.EXAMPLE)));
+        }
+    }
 }

@@ -139,4 +139,78 @@ class RobustnessTest {
             assertEquals(random, streamed);
         }
     }
+
+    /** Reads a whole tar shard as a stream. */
+    static void readShard(Path p) throws IOException {
+        try (var r = new TarShards(List.of(p)).open(0)) {
+            while (r.next() != null) {
+                // read on
+            }
+        }
+    }
+
+    @Test
+    void aCutZstdShardIsAnEofNamingTheShardAndWhereItEnds() throws IOException {
+        java.io.ByteArrayOutputStream zst = new java.io.ByteArrayOutputStream();
+        try (var out = new com.github.luben.zstd.ZstdOutputStream(zst)) {
+            out.write(tar());
+        }
+        Path p = tmp.resolve("cut.tar.zst");
+        Files.write(p, java.util.Arrays.copyOf(zst.toByteArray(), zst.size() / 2));
+        java.io.EOFException e = assertThrows(java.io.EOFException.class, () -> readShard(p));
+        assertTrue(e.getMessage().startsWith(p + ": the header at byte 0 of the archive: the zstd data is cut short")
+                && e.getMessage().endsWith("(at byte " + zst.size() / 2 + ")"), e.getMessage());
+    }
+
+    @Test
+    void aCutGzipShardNamesTheMemberItCutShort() throws IOException {
+        Path plain = tmp.resolve("two.tar");
+        byte[] big = new byte[200_000];
+        new java.util.Random(1).nextBytes(big); // incompressible: the cut falls in it
+        try (TarWriter w = new TarWriter(plain)) {
+            w.write("a", Map.of("txt", "hello".getBytes()));
+            w.write("b", Map.of("bin", big));
+        }
+        java.io.ByteArrayOutputStream gz = new java.io.ByteArrayOutputStream();
+        try (var out = new java.util.zip.GZIPOutputStream(gz)) {
+            out.write(Files.readAllBytes(plain));
+        }
+        Path p = tmp.resolve("cut.tar.gz");
+        Files.write(p, java.util.Arrays.copyOf(gz.toByteArray(), gz.size() / 2));
+        java.io.EOFException e = assertThrows(java.io.EOFException.class, () -> readShard(p));
+        assertTrue(e.getMessage().startsWith(p + ": member 'b.bin' (its header at byte 1024 of the archive): the gzip data is "
+                + "cut short"), e.getMessage());
+    }
+
+    @Test
+    void bzip2AndXzShardsAreRefusedByNameNotReadAsTar() throws IOException {
+        Map<String, byte[]> magics = Map.of("bzip2", "BZh91AY&SY".getBytes(StandardCharsets.US_ASCII),
+                "xz", new byte[] {(byte) 0xFD, '7', 'z', 'X', 'Z', 0, 0, 4});
+        for (Map.Entry<String, byte[]> m : magics.entrySet()) {
+            Path p = tmp.resolve("a.tar." + m.getKey());
+            byte[] b = java.util.Arrays.copyOf(m.getValue(), 1024);
+            Files.write(p, b);
+            CorruptShardException e = assertThrows(CorruptShardException.class, () -> readShard(p));
+            assertTrue(e.getMessage().startsWith(p + ": compressed with " + m.getKey() + ", which Stoker does not read"),
+                    e.getMessage());
+        }
+    }
+
+    @Test
+    void aCorruptZstdLitDataChunkNamesTheChunk() throws IOException {
+        Path dir = Files.createDirectories(tmp.resolve("lit"));
+        try (var files = Files.list(Path.of("src/test/resources/interop/litdata/zstd"))) {
+            for (Path f : files.toList()) {
+                Files.copy(f, dir.resolve(f.getFileName()));
+            }
+        }
+        Path chunk = dir.resolve("chunk-0-0.zstd.bin");
+        byte[] b = Files.readAllBytes(chunk);
+        b[b.length / 2] ^= (byte) 0xFF;
+        Files.write(chunk, b);
+        try (var d = dev.stoker.formats.litdata.LitDataset.open(dir, 0, null)) {
+            CorruptShardException e = assertThrows(CorruptShardException.class, () -> d.get(0));
+            assertTrue(e.getMessage().startsWith(chunk + ": ") && e.getMessage().contains("zstd data is corrupt"), e.getMessage());
+        }
+    }
 }

@@ -111,8 +111,15 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
             this.blockRows = new int[datasets.length];
             this.firstBlock = new int[datasets.length + 1];
             this.sampleBytes = new long[datasets.length];
+            long fileBytes = java.nio.file.Files.size(path);
             for (int i = 0; i < datasets.length; i++) {
                 sampleBytes[i] = schema.field(i).sampleBytes();
+                // contiguous data is stored as it is (no compression) once written: a shape that needs more bytes lies
+                boolean stored = datasets[i] instanceof io.jhdf.api.dataset.ContiguousDataset c && !c.isEmpty();
+                if (stored && (Math.multiplyHigh(n, sampleBytes[i]) != 0 || n * sampleBytes[i] > fileBytes)) {
+                    throw new CorruptShardException(path.toString(), -1, names.get(i) + ": " + n + " samples of "
+                            + sampleBytes[i] + " bytes, stored as they are, do not fit the file's " + fileBytes + " bytes");
+                }
                 long rows = datasets[i] instanceof io.jhdf.api.dataset.ChunkedDataset c ? c.getChunkDimensions()[0]
                         : Math.max(1, (1L << 20) / Math.max(1, sampleBytes[i]));
                 blockRows[i] = (int) Math.max(1, Math.min(rows, Math.max(1, n)));

@@ -39,6 +39,32 @@ final class ParquetColumns {
         }
     }
 
+    /** The Julian day of 1970-01-01, where an INT96 timestamp's days count from. */
+    private static final long JULIAN_EPOCH_DAY = 2_440_588;
+
+    /**
+     * A value of a column the loader batches as bytes, as a reader of the table means it: the text
+     * of a string (UTF8, ENUM, JSON), the instant of a legacy INT96 timestamp (nanoseconds of the
+     * day, then the Julian day, little-endian), the number of a decimal stored as bytes (a
+     * big-endian two's-complement unscaled integer); null when the bytes are the value.
+     */
+    static Object shown(SchemaNode.PrimitiveNode p, byte[] v) {
+        LogicalType l = p.logicalType();
+        if (l instanceof LogicalType.StringType || l instanceof LogicalType.EnumType || l instanceof LogicalType.JsonType) {
+            return new String(v, java.nio.charset.StandardCharsets.UTF_8);
+        }
+        if (l instanceof LogicalType.DecimalType d && v.length > 0) {
+            return new java.math.BigDecimal(new java.math.BigInteger(v), d.scale());
+        }
+        if (p.type() == PhysicalType.INT96 && v.length == 12) {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN);
+            long nanos = b.getLong();
+            long day = Integer.toUnsignedLong(b.getInt()) - JULIAN_EPOCH_DAY;
+            return java.time.Instant.ofEpochSecond(Math.multiplyExact(day, 86_400L), 0).plusNanos(nanos).toString();
+        }
+        return null;
+    }
+
     /** A projected (or filter) column: its place in the file and its fields in the batch. */
     record Column(SchemaNode.PrimitiveNode node, int typeLength, Kind kind, int field, int validField) {
         String name() {

@@ -530,6 +530,20 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
         return columns;
     }
 
+    /**
+     * Field {@code field}'s value {@code bytes}, of a column batched as bytes, as a reader of the
+     * table means it ({@code stoker cat}): a string's text, an INT96 timestamp's instant (ISO-8601),
+     * a decimal's number; null when the bytes are the value (or the field is no such column).
+     */
+    public Object shown(String field, byte[] bytes) {
+        for (Column c : columns) {
+            if (c.kind() == ParquetColumns.Kind.BYTES && c.name().equals(field)) {
+                return ParquetColumns.shown(c.node(), bytes);
+            }
+        }
+        return null;
+    }
+
     @Override
     public void close() throws IOException {
         if (closed) {

@@ -31,6 +31,6 @@ public record ArrayRecord(List<String> paths, String decode, List<String> fields
 
     @Override
     public Recipe open(LoaderSpec loader) throws IOException {
-        return RecordFormats.open(kind(), paths, cache, fields, image, images, p -> ArrayRecordFile.open(p, RecordFormats.decode(decode)));
+        return RecordFormats.open(kind(), paths, cache, loader, fields, image, images, p -> ArrayRecordFile.open(p, RecordFormats.decode(decode)));
     }
 }

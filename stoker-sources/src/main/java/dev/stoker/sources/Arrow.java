@@ -2,6 +2,7 @@ package dev.stoker.sources;
 
 import dev.stoker.formats.arrow.ArrowFile;
 import dev.stoker.formats.arrow.ArrowFiles;
+import dev.stoker.formats.io.Unreadable;
 import dev.stoker.formats.records.RecordSource;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -38,20 +39,20 @@ public record Arrow(List<String> paths, List<String> fields, String image, Image
             throw new SpecException("paths", "must name a saved dataset's folder or .arrow files");
         }
         return Recipe.open(kind(), r -> {
-            List<RecordSource> parts = new ArrayList<>();
-            List<String> columns = null;
+            List<Path> files = new ArrayList<>();
             for (Path local : r.hold(new LocalCopies(paths, cache)).paths()) {
-                for (Path file : ArrowFiles.of(local)) {
-                    ArrowFile f = r.hold(ArrowFile.open(file));
-                    if (columns == null) {
-                        columns = f.columns();
-                    } else if (!columns.equals(f.columns())) {
-                        throw new java.io.IOException(file + ": columns " + f.columns() + " differ from the first file's " + columns);
-                    }
-                    parts.add(f);
+                files.addAll(ArrowFiles.of(local));
+            }
+            // a file that cannot be read is left out under a skip policy (NOTE [Unreadable shards] in Unreadable)
+            List<ArrowFile> parts = Unreadable.open(files.size(), RecordFormats.skips(loader), i -> ArrowFile.open(files.get(i)));
+            parts.forEach(r::hold);
+            List<String> columns = parts.get(0).columns();
+            for (ArrowFile f : parts) {
+                if (!columns.equals(f.columns())) {
+                    throw new java.io.IOException(f.name() + ": columns " + f.columns() + " differ from the first file's " + columns);
                 }
             }
-            RecordFormats.finish(r, RecordSource.concat(parts), fields, image, images);
+            RecordFormats.finish(r, RecordSource.concat(parts, files.size() - parts.size()), fields, image, images);
         });
     }
 }

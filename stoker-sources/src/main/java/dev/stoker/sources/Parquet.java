@@ -59,6 +59,7 @@ public record Parquet(String path, List<String> columns, String where, long cach
         ParquetDataset data = dataset();
         return Recipe.open(kind(), r -> {
             r.hold(data);
+            r.shown(data::shown);
             if (shuffleRowGroups != null) {
                 r.sampler(Sampler.blockShuffle(data.rowGroupStarts(), shuffleRowGroups));
             }

@@ -25,6 +25,7 @@ public final class Recipe implements AutoCloseable {
     private int shardBuffer;
     private double tokensPerSample;
     private RecordSource records;
+    private java.util.function.BiFunction<String, byte[], Object> shown = (field, bytes) -> null;
 
     private Recipe(String name) {
         this.name = name;
@@ -55,6 +56,19 @@ public final class Recipe implements AutoCloseable {
      */
     public Optional<RecordSource> records() {
         return Optional.ofNullable(records);
+    }
+
+    /**
+     * A variable-size field's value as a reader of the source means it, for {@code stoker cat}
+     * (a Parquet string's text, an INT96 timestamp, a decimal); null when its bytes are the value.
+     */
+    public Object shown(String field, byte[] bytes) {
+        return shown.apply(field, bytes);
+    }
+
+    /** Sets how {@link #shown} reads a field's bytes. */
+    void shown(java.util.function.BiFunction<String, byte[], Object> values) {
+        this.shown = values;
     }
 
     /**

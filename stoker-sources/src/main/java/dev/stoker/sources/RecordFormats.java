@@ -2,13 +2,13 @@ package dev.stoker.sources;
 
 import dev.stoker.Loader;
 import dev.stoker.formats.image.ImagePipeline;
+import dev.stoker.formats.io.Unreadable;
 import dev.stoker.formats.records.RecordDataset;
 import dev.stoker.formats.records.RecordSource;
 import dev.stoker.formats.tfrecord.Examples;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
@@ -28,19 +28,27 @@ final class RecordFormats {
         RecordSource open(Path local) throws IOException;
     }
 
-    /** A recipe over {@code paths} (local or remote files) each opened by {@code opener}, one after the other. */
-    static Recipe open(String kind, List<String> paths, RemoteCache cache, List<String> fields, String image, Images images,
-                       Opener opener) throws IOException {
+    /**
+     * A recipe over {@code paths} (local or remote files) each opened by {@code opener}, one after
+     * the other; under the loader's skip policy, a file that cannot be read is left out and counted
+     * (NOTE [Unreadable shards] in {@link Unreadable}).
+     */
+    static Recipe open(String kind, List<String> paths, RemoteCache cache, LoaderSpec loader, List<String> fields, String image,
+                       Images images, Opener opener) throws IOException {
         if (paths.isEmpty()) {
             throw new SpecException("paths", "must name one or more files");
         }
         return Recipe.open(kind, r -> {
-            List<RecordSource> parts = new ArrayList<>();
-            for (Path p : r.hold(new LocalCopies(paths, cache)).paths()) {
-                parts.add(r.hold(opener.open(p)));
-            }
-            finish(r, RecordSource.concat(parts), fields, image, images);
+            List<Path> files = r.hold(new LocalCopies(paths, cache)).paths();
+            List<RecordSource> parts = Unreadable.open(files.size(), skips(loader), i -> opener.open(files.get(i)));
+            parts.forEach(r::hold);
+            finish(r, RecordSource.concat(parts, files.size() - parts.size()), fields, image, images);
         });
+    }
+
+    /** Whether the loader's error policy leaves out a file or chunk that cannot be read. */
+    static boolean skips(LoaderSpec loader) {
+        return loader.errorPolicy() != dev.stoker.ErrorPolicy.FAIL;
     }
 
     /**

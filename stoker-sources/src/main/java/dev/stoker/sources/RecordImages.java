@@ -49,6 +49,11 @@ final class RecordImages implements Dataset<TarSample> {
     }
 
     @Override
+    public long shardsLeftOut() {
+        return records.shardsLeftOut();
+    }
+
+    @Override
     public TarSample get(long index) throws IOException {
         Map<String, Object> r = records.get(index);
         Map<String, MemorySegment> fields = new LinkedHashMap<>();

@@ -35,6 +35,6 @@ public record TfRecord(List<String> paths, String compression, String decode, Li
     @Override
     public Recipe open(LoaderSpec loader) throws IOException {
         TfRecordFile.Compression c = TfRecordFile.Compression.valueOf(compression.toUpperCase(Locale.ROOT));
-        return RecordFormats.open(kind(), paths, cache, fields, image, images, p -> TfRecordFile.open(p, c, RecordFormats.decode(decode)));
+        return RecordFormats.open(kind(), paths, cache, loader, fields, image, images, p -> TfRecordFile.open(p, c, RecordFormats.decode(decode)));
     }
 }

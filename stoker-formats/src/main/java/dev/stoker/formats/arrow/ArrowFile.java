@@ -1,6 +1,5 @@
 package dev.stoker.formats.arrow;
 
-import com.github.luben.zstd.Zstd;
 import dev.stoker.CorruptRecordException;
 import dev.stoker.CorruptShardException;
 import dev.stoker.DType;
@@ -8,9 +7,7 @@ import dev.stoker.formats.io.Fingerprints;
 import dev.stoker.formats.io.MappedFile;
 import dev.stoker.formats.io.Parts;
 import dev.stoker.formats.records.RecordSource;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -21,7 +18,6 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import net.jpountz.lz4.LZ4FrameInputStream;
 import org.apache.arrow.flatbuf.Block;
 import org.apache.arrow.flatbuf.BodyCompression;
 import org.apache.arrow.flatbuf.CompressionType;
@@ -166,8 +162,8 @@ public final class ArrowFile implements RecordSource {
                 }
                 message(s, b.offset(), false);
             }
-        } catch (IndexOutOfBoundsException | IllegalArgumentException | java.nio.BufferUnderflowException e) {
-            throw new CorruptShardException(name, footerAt, "the footer is not a valid Arrow footer: " + e);
+        } catch (IndexOutOfBoundsException | IllegalArgumentException | java.nio.BufferUnderflowException | NullPointerException e) {
+            throw new CorruptShardException(name, footerAt, "the footer is not a valid Arrow footer: " + why(e));
         }
     }
 
@@ -199,11 +195,13 @@ public final class ArrowFile implements RecordSource {
         }
         Message m;
         long bodyLength;
+        byte type;
         try {
             m = Message.getRootAsMessage(s.asSlice(at, length).asByteBuffer().order(ByteOrder.LITTLE_ENDIAN));
             bodyLength = m.bodyLength();
-        } catch (IndexOutOfBoundsException | IllegalArgumentException e) {
-            throw new CorruptShardException(name, pos, "a message that is not an Arrow message: " + e);
+            type = m.headerType();
+        } catch (IndexOutOfBoundsException | IllegalArgumentException | NullPointerException e) {
+            throw new CorruptShardException(name, pos, "a message that is not an Arrow message: " + why(e));
         }
         long bodyAt = at + length;
         if (bodyLength < 0 || bodyLength > size - bodyAt) {
@@ -212,7 +210,7 @@ public final class ArrowFile implements RecordSource {
         }
         MemorySegment body = s.asSlice(bodyAt, bodyLength);
         try {
-            switch (m.headerType()) {
+            switch (type) {
                 case MessageHeader.Schema -> {
                     if (stream && !names.isEmpty()) {
                         throw new CorruptShardException(name, pos, "a second schema message");
@@ -231,13 +229,33 @@ public final class ArrowFile implements RecordSource {
                     dictionary((DictionaryBatch) m.header(new DictionaryBatch()), body, pos);
                 }
                 default -> throw new CorruptShardException(name, pos, "a message of type "
-                        + MessageHeader.name(m.headerType()) + ", which Stoker does not read");
+                        + headerName(type) + ", which Stoker does not read");
             }
-        } catch (IndexOutOfBoundsException | IllegalArgumentException e) {
-            throw new CorruptShardException(name, pos, "a malformed " + MessageHeader.name(m.headerType()) + " message: "
-                    + e.getMessage());
+        } catch (IndexOutOfBoundsException | IllegalArgumentException | NullPointerException e) {
+            throw new CorruptShardException(name, pos, "a malformed " + headerName(type) + " message: "
+                    + why(e));
         }
         return bodyAt + bodyLength;
+    }
+
+    /**
+     * What a flatbuffer read of damaged bytes ran into, in words: its offsets point out of the
+     * buffer (an index out of bounds), or a table it needs is absent (flatbuffers' accessors then
+     * give null, met as a NullPointerException).
+     */
+    private static String why(RuntimeException e) {
+        if (e instanceof NullPointerException) {
+            return "a part it needs is missing";
+        }
+        if (e instanceof IllegalArgumentException && e.getMessage() != null) {
+            return e.getMessage();
+        }
+        return e.getMessage() != null ? "an offset out of place (" + e.getMessage() + ")" : "an offset out of place";
+    }
+
+    /** A message header type's name, or its number when it is none Arrow defines (a corrupt message). */
+    private static String headerName(byte type) {
+        return type >= 0 && type < MessageHeader.names.length ? MessageHeader.name(type) : "unknown (" + type + ")";
     }
 
     private void need(long pos) throws CorruptShardException {
@@ -407,25 +425,9 @@ public final class ArrowFile implements RecordSource {
             throw new CorruptShardException(name, pos, "column '" + t.name() + "': a buffer that decompresses to " + n + " bytes");
         }
         byte[] in = data.toArray(ValueLayout.JAVA_BYTE);
-        byte[] out = new byte[(int) n];
-        try {
-            if (codec == CompressionType.ZSTD) {
-                long got = Zstd.decompressByteArray(out, 0, out.length, in, 0, in.length);
-                if (Zstd.isError(got) || got != n) {
-                    throw new IOException(Zstd.isError(got) ? Zstd.getErrorName(got) : got + " bytes, not " + n);
-                }
-            } else {
-                try (InputStream s = new LZ4FrameInputStream(new ByteArrayInputStream(in))) {
-                    if (s.readNBytes(out, 0, out.length) != n) {
-                        throw new IOException("fewer than " + n + " bytes");
-                    }
-                }
-            }
-        } catch (IOException e) {
-            throw new CorruptShardException(name, pos, "column '" + t.name() + "': a compressed buffer that does not "
-                    + "decompress: " + e.getMessage());
-        }
-        return MemorySegment.ofArray(out);
+        dev.stoker.formats.io.Compression c = codec == CompressionType.ZSTD ? dev.stoker.formats.io.Compression.ZSTD
+                : dev.stoker.formats.io.Compression.LZ4;
+        return MemorySegment.ofArray(c.block(in, 0, in.length, (int) n, name + " column '" + t.name() + "'", pos));
     }
 
     private void dictionary(DictionaryBatch d, MemorySegment body, long pos) throws CorruptShardException {

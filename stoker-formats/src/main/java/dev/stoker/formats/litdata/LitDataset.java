@@ -9,6 +9,7 @@ import dev.stoker.DType;
 import dev.stoker.formats.io.Fingerprints;
 import dev.stoker.formats.io.MappedFile;
 import dev.stoker.formats.io.Parts;
+import dev.stoker.formats.io.Unreadable;
 import dev.stoker.formats.records.Numbers;
 import dev.stoker.formats.records.RecordSource;
 import java.io.IOException;
@@ -60,6 +61,7 @@ public final class LitDataset implements RecordSource {
     private final int blockSize;
     private final DType tokenType;
     private final long fingerprint;
+    private final long leftOut;
     private final LinkedHashMap<Integer, Chunk> kept = new LinkedHashMap<>(8, 0.75f, true);
     /** Uncompressed, unencrypted chunks' files, mapped. */
     private final MappedFile[] maps;
@@ -83,8 +85,10 @@ public final class LitDataset implements RecordSource {
     }
 
     private LitDataset(Path dir, String[] files, long[] starts, long[] itemsPerChunk, List<String> formats, Spec spec,
-                       String compression, String encryption, Fernet fernet, int blockSize, DType tokenType, long fingerprint) {
+                       String compression, String encryption, Fernet fernet, int blockSize, DType tokenType, long fingerprint,
+                       long leftOut) {
         this.dir = dir;
+        this.leftOut = leftOut;
         this.files = files;
         this.starts = starts;
         this.itemsPerChunk = itemsPerChunk;
@@ -207,7 +211,44 @@ public final class LitDataset implements RecordSource {
             starts[i + 1] = starts[i] + samples;
         }
         return new LitDataset(dir, files, starts, items, List.copyOf(formats), spec, compression, encryption, fernet,
-                tokens ? blockSize : 0, tokenType, Fingerprints.names(List.of(new String(text, StandardCharsets.UTF_8))));
+                tokens ? blockSize : 0, tokenType, Fingerprints.names(List.of(new String(text, StandardCharsets.UTF_8))), 0);
+    }
+
+    /**
+     * {@link #open(Path, int, char[])}; with {@code skipUnreadable} (a skip policy) every chunk is
+     * read and checked now, and one that cannot be read is left out and counted
+     * ({@link #shardsLeftOut()}; NOTE [Unreadable shards] in {@link Unreadable}).
+     */
+    public static LitDataset open(Path dir, int blockSize, char[] password, boolean skipUnreadable) throws IOException {
+        LitDataset all = open(dir, blockSize, password);
+        if (!skipUnreadable) {
+            return all;
+        }
+        int[] kept;
+        try {
+            kept = Unreadable.kept(all.files.length, true, all::chunk);
+        } finally {
+            all.close(); // what was read to check it is read again when asked for
+        }
+        if (kept.length == all.files.length) {
+            return open(dir, blockSize, password);
+        }
+        String[] files = new String[kept.length];
+        long[] items = new long[kept.length];
+        long[] starts = new long[kept.length + 1];
+        for (int k = 0; k < kept.length; k++) {
+            int c = kept[k];
+            files[k] = all.files[c];
+            items[k] = all.itemsPerChunk[c];
+            starts[k + 1] = starts[k] + all.starts[c + 1] - all.starts[c];
+        }
+        return new LitDataset(all.dir, files, starts, items, all.formats, all.spec, all.compression, all.encryption, all.fernet,
+                all.blockSize, all.tokenType, all.fingerprint * 31 + java.util.Arrays.hashCode(kept), all.files.length - kept.length);
+    }
+
+    @Override
+    public long shardsLeftOut() {
+        return leftOut;
     }
 
     private static Spec spec(JsonNode node, int[] leaves) {
@@ -473,16 +514,11 @@ public final class LitDataset implements RecordSource {
         } else {
             byte[] raw = Files.readAllBytes(p);
             if (compression != null) {
-                long size = Zstd.getFrameContentSize(raw);
+                long size = raw.length == 0 ? -1 : Zstd.getFrameContentSize(raw);
                 if (size < 0 || size > Integer.MAX_VALUE - 16) {
                     throw new CorruptShardException(file, 0, "not a zstd frame with its size (" + size + ")");
                 }
-                byte[] out = new byte[(int) size];
-                long n = Zstd.decompressByteArray(out, 0, out.length, raw, 0, raw.length);
-                if (Zstd.isError(n) || n != size) {
-                    throw new CorruptShardException(file, 0, "a zstd frame that does not decompress to its " + size + " bytes");
-                }
-                raw = out;
+                raw = dev.stoker.formats.io.Compression.ZSTD.block(raw, 0, raw.length, (int) size, file, 0);
             }
             if ("chunk".equals(encryption)) {
                 try {

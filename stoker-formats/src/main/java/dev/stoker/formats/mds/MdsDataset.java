@@ -2,12 +2,12 @@ package dev.stoker.formats.mds;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.github.luben.zstd.ZstdInputStream;
 import dev.stoker.CorruptShardException;
 import dev.stoker.formats.io.Fingerprints;
-import dev.stoker.formats.io.Gunzip;
+import dev.stoker.formats.io.Compression;
 import dev.stoker.formats.io.MappedFile;
 import dev.stoker.formats.io.Parts;
+import dev.stoker.formats.io.Unreadable;
 import dev.stoker.formats.records.RecordSource;
 import java.io.IOException;
 import java.io.InputStream;
@@ -50,6 +50,7 @@ public final class MdsDataset implements RecordSource {
     private final long[] starts;
     private final long fingerprint;
     private final long cacheBytes;
+    private final long leftOut;
     /** Per column, where it lies in every sample (-1: not at one place, or not raw bytes). */
     private final long[] places;
     private final LinkedHashMap<Shard, MemorySegment> decompressed = new LinkedHashMap<>(16, 0.75f, true);
@@ -76,8 +77,9 @@ public final class MdsDataset implements RecordSource {
         }
     }
 
-    private MdsDataset(Path dir, List<MdsColumn> columns, List<Shard> shards, long fingerprint, long cacheBytes) {
+    private MdsDataset(Path dir, List<MdsColumn> columns, List<Shard> shards, long fingerprint, long cacheBytes, long leftOut) {
         this.dir = dir;
+        this.leftOut = leftOut;
         this.columns = columns;
         this.shards = shards.toArray(Shard[]::new);
         this.starts = new long[this.shards.length + 1];
@@ -99,6 +101,16 @@ public final class MdsDataset implements RecordSource {
     }
 
     public static MdsDataset open(Path dir, long cacheBytes) throws IOException {
+        return open(dir, cacheBytes, false);
+    }
+
+    /**
+     * The dataset, holding at most {@code cacheBytes} of decompressed shards. With
+     * {@code skipUnreadable} (a skip policy) every shard is read and checked now, and one that
+     * cannot be read is left out and counted ({@link #shardsLeftOut()}; NOTE [Unreadable shards]
+     * in {@link Unreadable}); otherwise a shard is checked when first read.
+     */
+    public static MdsDataset open(Path dir, long cacheBytes, boolean skipUnreadable) throws IOException {
         Path indexFile = dir.resolve("index.json");
         if (!Files.isRegularFile(indexFile)) {
             throw new NoSuchFileException(indexFile.toString(), null, "an MDS dataset's folder holds index.json");
@@ -164,7 +176,29 @@ public final class MdsDataset implements RecordSource {
         if (columns == null) {
             throw new CorruptShardException(where, -1, "lists no shards");
         }
-        return new MdsDataset(dir, columns, shards, Fingerprints.names(List.of(new String(text, java.nio.charset.StandardCharsets.UTF_8))), cacheBytes);
+        long fingerprint = Fingerprints.names(List.of(new String(text, java.nio.charset.StandardCharsets.UTF_8)));
+        MdsDataset all = new MdsDataset(dir, columns, shards, fingerprint, cacheBytes, 0);
+        if (!skipUnreadable) {
+            return all;
+        }
+        int[] kept;
+        try {
+            kept = Unreadable.kept(shards.size(), true, s -> all.bytes(all.shards[s]));
+        } catch (IOException | RuntimeException e) {
+            all.close();
+            throw e;
+        }
+        if (kept.length == shards.size()) {
+            return all;
+        }
+        List<Shard> readable = java.util.Arrays.stream(kept).mapToObj(shards::get).toList(); // their mappings move along
+        return new MdsDataset(dir, columns, readable, fingerprint * 31 + java.util.Arrays.hashCode(kept), cacheBytes,
+                shards.size() - kept.length);
+    }
+
+    @Override
+    public long shardsLeftOut() {
+        return leftOut;
     }
 
     private static String firstLine(String s) {
@@ -327,19 +361,16 @@ public final class MdsDataset implements RecordSource {
     private MemorySegment decompress(Shard shard) throws IOException {
         Path file = dir.resolve(shard.file);
         String family = shard.compression.split(":", 2)[0].toLowerCase(Locale.ROOT);
-        byte[] zipped = Files.readAllBytes(file);
-        byte[] raw;
-        try (InputStream in = switch (family) {
-            case "zstd" -> new ZstdInputStream(new java.io.ByteArrayInputStream(zipped));
-            case "gz" -> Gunzip.open(new java.io.ByteArrayInputStream(zipped));
+        Compression codec = switch (family) {
+            case "zstd" -> Compression.ZSTD;
+            case "gz" -> Compression.GZIP;
             default -> throw new CorruptShardException(file.toString(), -1, "compressed with '" + shard.compression
                     + "', which Stoker does not decompress (it reads zstd and gz); rewrite the dataset with one of them");
-        }) {
-            raw = in.readNBytes((int) shard.rawBytes + 1);
-        } catch (CorruptShardException e) {
-            throw e;
-        } catch (IOException e) {
-            throw new CorruptShardException(file.toString(), -1, "cannot be decompressed as " + family + ": " + e.getMessage(), e);
+        };
+        byte[] zipped = Files.readAllBytes(file);
+        byte[] raw;
+        try (InputStream in = codec.stream(new java.io.ByteArrayInputStream(zipped), file.toString())) {
+            raw = in.readNBytes((int) shard.rawBytes + 1); // a codec's failure is named there (NOTE [Codec errors])
         }
         MemorySegment seg = MemorySegment.ofArray(raw);
         check(shard, MemorySegment.ofArray(zipped), seg);

@@ -212,6 +212,11 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
     }
 
     @Override
+    public long shardsLeftOut() {
+        return source.shardsLeftOut();
+    }
+
+    @Override
     public void read(long index, Row row) throws IOException {
         Map<String, Object> record = source.get(index);
         for (int f = 0; f < paths.length; f++) {

@@ -45,6 +45,7 @@ public final class RecordJson {
             case Long l -> g.writeNumber(l);
             case Integer i -> g.writeNumber(i);
             case BigInteger b -> g.writeNumber(b);
+            case java.math.BigDecimal d -> g.writeNumber(d);
             case Double d -> real(g, d);
             case Float f -> real(g, f);
             case Boolean b -> g.writeBoolean(b);

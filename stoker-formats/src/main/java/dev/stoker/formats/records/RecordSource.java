@@ -62,6 +62,14 @@ public interface RecordSource extends AutoCloseable {
         throw new UnsupportedOperationException(name() + ": field '" + field + "' is not stored at a fixed width");
     }
 
+    /**
+     * Files or chunks left out when this was opened because they could not be read, under a skip
+     * policy (NOTE [Unreadable shards] in {@link dev.stoker.formats.io.Unreadable}).
+     */
+    default long shardsLeftOut() {
+        return 0;
+    }
+
     /** A fingerprint of the content (NOTE in {@link dev.stoker.Dataset#fingerprint()}); 0: none. */
     default long fingerprint() {
         return 0;
@@ -85,21 +93,28 @@ public interface RecordSource extends AutoCloseable {
 
     /** The sources one after the other. */
     static RecordSource concat(List<? extends RecordSource> parts) {
-        if (parts.size() == 1) {
+        return concat(parts, 0);
+    }
+
+    /** The sources one after the other, {@code leftOut} more having been left out as unreadable. */
+    static RecordSource concat(List<? extends RecordSource> parts, long leftOut) {
+        if (parts.size() == 1 && leftOut == 0) {
             return parts.get(0);
         }
-        return new Concat(List.copyOf(parts));
+        return new Concat(List.copyOf(parts), leftOut);
     }
 
     /** Several sources read as one, in order. */
     final class Concat implements RecordSource {
         private final List<RecordSource> parts;
+        private final long leftOut;
         private final long[] starts;
         /** Per field, {@link #fixedWidth}: asked for every run of records copied, found once. */
         private final java.util.concurrent.ConcurrentHashMap<String, Long> widths = new java.util.concurrent.ConcurrentHashMap<>();
 
-        Concat(List<RecordSource> parts) {
+        Concat(List<RecordSource> parts, long leftOut) {
             this.parts = parts;
+            this.leftOut = leftOut;
             this.starts = new long[parts.size() + 1];
             for (int i = 0; i < parts.size(); i++) {
                 starts[i + 1] = starts[i] + parts.get(i).size();
@@ -161,6 +176,15 @@ public interface RecordSource extends AutoCloseable {
                 count -= n;
                 at += n * width;
             }
+        }
+
+        @Override
+        public long shardsLeftOut() {
+            long n = leftOut;
+            for (RecordSource p : parts) {
+                n += p.shardsLeftOut();
+            }
+            return n;
         }
 
         @Override

@@ -1,6 +1,5 @@
 package dev.stoker.formats.riegeli;
 
-import com.github.luben.zstd.Zstd;
 import dev.stoker.CorruptShardException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -126,13 +125,7 @@ public final class Riegeli {
             throw new CorruptShardException(name, c.begin(), "a compressed block of " + Long.toUnsignedString(size)
                     + " bytes" + (expected >= 0 ? "; the chunk header says " + expected : ""));
         }
-        byte[] out = new byte[(int) size];
-        long n = Zstd.decompressByteArray(out, 0, out.length, d, at[0], to - at[0]);
-        if (Zstd.isError(n) || n != size) {
-            throw new CorruptShardException(name, c.begin(), "a zstd block that does not decompress to its " + size + " bytes"
-                    + (Zstd.isError(n) ? ": " + Zstd.getErrorName(n) : ""));
-        }
-        return out;
+        return dev.stoker.formats.io.Compression.ZSTD.block(d, at[0], to, (int) size, name, c.begin());
     }
 
     /**

@@ -5,6 +5,7 @@ import dev.stoker.ErrorPolicy;
 import dev.stoker.Dataset;
 import dev.stoker.formats.io.MappedFile;
 import dev.stoker.formats.io.Parts;
+import dev.stoker.formats.io.Unreadable;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
@@ -154,14 +155,14 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
                 }
             }
             // the first error in the shards' order, as one thread would have met it
-            CorruptShardException first = null;
+            IOException first = null;
             int firstAt = 0;
             long skipped = 0;
             for (int i = 0; i < n; i++) {
                 Found f = found[i];
-                if (f.error() instanceof CorruptShardException e && skipUnreadable) {
+                if (skipUnreadable && Unreadable.badData(f.error())) { // NOTE [Unreadable shards]
                     if (first == null) {
-                        first = e;
+                        first = (IOException) f.error();
                         firstAt = i;
                     }
                     skipped++;
@@ -172,8 +173,7 @@ public final class TarDataset implements Dataset<TarSample>, AutoCloseable {
                 }
             }
             if (skipped == n) {
-                throw new IOException("every shard is unreadable (" + skipped + "); the first: "
-                        + renamed(first, paths.get(firstAt).toString(), names.get(firstAt)).getMessage(), first);
+                throw Unreadable.noneLeft(n, renamed(first, paths.get(firstAt).toString(), names.get(firstAt)));
             }
             List<Shard> kept = new ArrayList<>();
             for (int i = 0; i < n; i++) {

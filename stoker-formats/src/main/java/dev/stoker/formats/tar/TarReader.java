@@ -13,7 +13,8 @@ import java.nio.file.Path;
  * Reads the members of a tar archive front to back: POSIX ustar, GNU (long names, base-256
  * sizes) and PAX (extended headers for path and size). Only regular files are returned;
  * directories, links and other members are skipped; empty files are kept. {@link #open} sees
- * gzip, zstd and lz4 (frame) compression by magic bytes (a suffix alone is not trusted).
+ * gzip, zstd and lz4 (frame) compression by magic bytes (a suffix alone is not trusted), and refuses
+ * bzip2 and xz by name.
  *
  * <p>Errors are {@link CorruptShardException}s naming the shard and the byte offset (in the
  * uncompressed archive): a bad header checksum, a member cut short, garbage after the end, and
@@ -39,10 +40,13 @@ public final class TarReader implements AutoCloseable {
     private String sparseName;
     private long paxSize = -1;
     private boolean ended;
+    /** What is being read now, for a decompressor's failure to say: a header, or a member. */
+    private String reading;
 
     public TarReader(InputStream in, String shard) {
         this.in = in;
         this.shard = shard;
+        Compression.reading(in, () -> reading);
     }
 
     /**
@@ -64,7 +68,10 @@ public final class TarReader implements AutoCloseable {
         }
         InputStream raw = Files.newInputStream(path);
         try {
-            return new TarReader(Compression.decompress(raw), name);
+            return new TarReader(Compression.decompress(raw, name), name);
+        } catch (CorruptShardException | java.io.EOFException e) {
+            raw.close();
+            throw e; // a codec's failure, named (NOTE [Codec errors] in Compression)
         } catch (IOException | RuntimeException e) {
             raw.close();
             throw new CorruptShardException(name, 0, "cannot open: " + e.getMessage(), e);
@@ -113,6 +120,7 @@ public final class TarReader implements AutoCloseable {
     public Member next(boolean readData) throws IOException {
         while (!ended) {
             long at = offset;
+            reading = "the header at byte " + at + " of the archive";
             int n = readFully(header, BLOCK);
             if (n == 0) {
                 // no end-of-archive blocks: an empty file, or one cut short between two members
@@ -324,6 +332,7 @@ public final class TarReader implements AutoCloseable {
     }
 
     private byte[] readData(long size, long at, String what) throws IOException {
+        reading = "member '" + what + "' (its header at byte " + at + " of the archive)";
         if (size > Integer.MAX_VALUE - 16) {
             throw new CorruptShardException(shard, at, "member " + what + " of " + size + " bytes is too large to read whole");
         }
@@ -348,6 +357,7 @@ public final class TarReader implements AutoCloseable {
     }
 
     private void skip(long size, long at, String what) throws IOException {
+        reading = "member '" + what + "' (its header at byte " + at + " of the archive)";
         long left = size;
         while (left > 0) {
             long k = in.skip(left);

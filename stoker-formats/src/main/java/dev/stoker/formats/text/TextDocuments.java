@@ -85,7 +85,7 @@ public final class TextDocuments implements AutoCloseable {
         try {
             this.rangeStart = start;
             this.counted = new CountingStream(raw, bytesRead);
-            body = start > 0 || end >= 0 ? counted : Compression.decompress(counted);
+            body = start > 0 || end >= 0 ? counted : Compression.decompress(counted, path);
         } catch (IOException | RuntimeException e) {
             raw.close();
             throw e;

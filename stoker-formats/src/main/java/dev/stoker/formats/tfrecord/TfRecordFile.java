@@ -3,7 +3,6 @@ package dev.stoker.formats.tfrecord;
 import dev.stoker.CorruptRecordException;
 import dev.stoker.CorruptShardException;
 import dev.stoker.formats.io.Fingerprints;
-import dev.stoker.formats.io.Gunzip;
 import dev.stoker.formats.io.MappedFile;
 import dev.stoker.formats.records.RecordSource;
 import java.io.ByteArrayInputStream;
@@ -17,7 +16,6 @@ import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
 import java.util.zip.CRC32C;
-import java.util.zip.InflaterInputStream;
 
 /**
  * A TFRecord file read as it is: plain (mapped), or GZIP or ZLIB compressed as a whole
@@ -103,17 +101,14 @@ public final class TfRecordFile implements RecordSource {
             throw new CorruptShardException(name, -1, "a " + c + " file of more than 2 GiB; decompress it first");
         }
         byte[] zipped = s.toArray(ValueLayout.JAVA_BYTE);
-        try (InputStream in = c == Compression.GZIP ? Gunzip.open(new ByteArrayInputStream(zipped))
-                : new InflaterInputStream(new ByteArrayInputStream(zipped))) {
+        dev.stoker.formats.io.Compression codec = c == Compression.GZIP ? dev.stoker.formats.io.Compression.GZIP
+                : dev.stoker.formats.io.Compression.ZLIB;
+        try (InputStream in = codec.stream(new ByteArrayInputStream(zipped), name)) { // failures named (NOTE [Codec errors])
             byte[] out = in.readNBytes(Integer.MAX_VALUE - 16);
             if (in.read() >= 0) {
                 throw new CorruptShardException(name, -1, "decompresses to more than 2 GiB; decompress it first");
             }
             return out;
-        } catch (CorruptShardException e) {
-            throw e;
-        } catch (IOException e) {
-            throw new CorruptShardException(name, -1, "cannot be decompressed as " + c + ": " + e.getMessage(), e);
         }
     }
 
