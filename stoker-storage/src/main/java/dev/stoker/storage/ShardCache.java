@@ -47,7 +47,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * and a pinning process checks that the shard still exists after its lock is granted. POSIX
  * locks belong to a process and closing any descriptor of a file drops them all, so within one
  * process each pin file has one shared channel (a table), and lock files are opened only by the
- * thread that holds the process-wide lock for them.
+ * thread that holds the process-wide lock for them. The directory must be the user's own (NOTE
+ * [Folders of one's own]): another user's is refused.
  */
 public final class ShardCache implements AutoCloseable {
     private static final String LEDGER = ".cache.lock";
@@ -82,7 +83,7 @@ public final class ShardCache implements AutoCloseable {
         if (maxBytes < 1 || parallelDownloads < 1) {
             throw new IllegalArgumentException("maxBytes and parallelDownloads must be >= 1");
         }
-        this.dir = Files.createDirectories(dir).toAbsolutePath().normalize();
+        this.dir = Folders.own(dir); // NOTE [Folders of one's own]: a copy found here is trusted
         this.maxBytes = maxBytes;
         this.downloads = Executors.newFixedThreadPool(parallelDownloads, r -> {
             Thread t = new Thread(r, "stoker-download");

@@ -1,0 +1,53 @@
+package dev.stoker.cli;
+
+import static dev.stoker.cli.MainTest.stoker;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.stoker.storage.testing.TestServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Files read from a URL: what the server says is taken at its word, and errors name the URL. */
+@Timeout(120)
+class RemoteFilesTest {
+    @TempDir
+    Path tmp;
+
+    private Path megatronPair() throws Exception {
+        Path served = Files.createDirectories(tmp.resolve("served"));
+        Files.copy(TokensCommandsTest.fixture("megatron/docs.idx"), served.resolve("docs.idx"));
+        Files.copy(TokensCommandsTest.fixture("megatron/docs.bin"), served.resolve("docs.bin"));
+        return served;
+    }
+
+    @ParameterizedTest(name = "HTTP {0}")
+    @ValueSource(ints = {500, 403})
+    void aRemoteMegatronBinWhoseIndexCannotBeFetchedFailsNamingTheIndexAndTheStatus(int status) throws Exception {
+        try (TestServer s = new TestServer(megatronPair())) {
+            s.status.put("docs.idx", status);
+            MainTest.Outcome o = stoker("bench", "tokens", s.url("docs.bin"), "--seq-len", "8", "--batch", "4",
+                    "--cache-dir", tmp.resolve("cache").toString());
+            String err = o.err().strip();
+            assertEquals(1, o.code(), "not read as raw tokens: " + o.out() + err);
+            assertEquals(1, err.lines().count(), err);
+            assertTrue(err.startsWith("stoker: " + s.url("docs.idx") + ": HTTP " + status), err);
+        }
+    }
+
+    @Test
+    void aRemoteBinWhoseIndexIsNotFoundIsReadAsRawTokens() throws Exception {
+        Path served = megatronPair();
+        Files.delete(served.resolve("docs.idx"));
+        try (TestServer s = new TestServer(served)) {
+            MainTest.Outcome o = stoker("bench", "tokens", s.url("docs.bin"), "--seq-len", "8", "--batch", "4",
+                    "--cache-dir", tmp.resolve("cache").toString());
+            assertEquals(0, o.code(), "a 404 says there is no index: " + o.err());
+        }
+    }
+}
