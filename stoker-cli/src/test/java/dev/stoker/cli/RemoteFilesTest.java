@@ -40,6 +40,23 @@ class RemoteFilesTest {
         }
     }
 
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"tokens bad.npy", "jsonl bad.jsonl"}) // found as the file opens, and as a sample is read
+    void anErrorInARemoteFileNamesItsUrlNotItsLocalCopy(String source) throws Exception {
+        Path served = Files.createDirectories(tmp.resolve("served"));
+        Files.writeString(served.resolve("bad.npy"), "<html>not an array</html>");
+        Files.writeString(served.resolve("bad.jsonl"), "{\"text\": \"a\"}\n{bad\n");
+        try (TestServer s = new TestServer(served)) {
+            String url = s.url(source.split(" ")[1]);
+            MainTest.Outcome o = stoker("bench", source.split(" ")[0], url, "--seq-len", "8", "--batch", "1",
+                    "--cache-dir", tmp.resolve("cache").toString());
+            String err = o.err().strip();
+            assertEquals(1, o.code(), err);
+            assertTrue(err.startsWith("stoker: " + url + ": "), err);
+            assertTrue(!err.contains("stoker-remote-") && !err.contains(tmp.resolve("cache").toString()), err);
+        }
+    }
+
     @Test
     void aRemoteBinWhoseIndexIsNotFoundIsReadAsRawTokens() throws Exception {
         Path served = megatronPair();

@@ -82,6 +82,8 @@ public final class LocalCopies implements AutoCloseable {
         pinned.add(location);
         Files.createDirectories(link.getParent());
         Files.deleteIfExists(link);
+        Storage.alias(link, location); // errors in the copy name the URL
+        Storage.alias(copy, location);
         return Files.createSymbolicLink(link, copy);
     }
 
