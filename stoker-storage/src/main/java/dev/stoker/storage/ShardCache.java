@@ -338,6 +338,7 @@ public final class ShardCache implements AutoCloseable {
             Path tmp = Files.createTempFile(dir, "." + k + ".", ".partial");
             Temporaries.track(tmp); // removed if the process is stopped mid-download
             Path reserve = dir.resolve(k + ".reserve");
+            Temporaries.track(reserve); // given back if the process is stopped mid-download
             long[] reserved = {-1};
             try {
                 long size = Storage.copy(location, tmp, n -> { }, announced -> {
@@ -374,6 +375,7 @@ public final class ShardCache implements AutoCloseable {
                 if (Files.deleteIfExists(reserve)) {
                     ledger(() -> scan(null)); // refresh the stats after giving the reservation back
                 }
+                Temporaries.done(reserve);
             }
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
