@@ -58,6 +58,21 @@ class RemoteFilesTest {
     }
 
     @Test
+    void aRemoteIndexThatAnswers503ForAMomentIsAskedAgain() throws Exception {
+        Path served = megatronPair();
+        MainTest.Outcome local = stoker("bench", "tokens", served.resolve("docs.bin").toString(), "--seq-len", "8",
+                "--batch", "4", "--json");
+        try (TestServer s = new TestServer(served)) {
+            s.failNext.put("docs.idx", new java.util.concurrent.atomic.AtomicInteger(2));
+            MainTest.Outcome o = stoker("bench", "tokens", s.url("docs.bin"), "--seq-len", "8", "--batch", "4", "--json",
+                    "--cache-dir", tmp.resolve("cache").toString());
+            assertEquals(0, o.code(), o.err());
+            assertEquals(MainTest.field(local.out().strip(), "samples"), MainTest.field(o.out().strip(), "samples"),
+                    "read with its index, as the local pair");
+        }
+    }
+
+    @Test
     void aRemoteBinWhoseIndexIsNotFoundIsReadAsRawTokens() throws Exception {
         Path served = megatronPair();
         Files.delete(served.resolve("docs.idx"));

@@ -96,7 +96,7 @@ final class Http {
                 throw new java.nio.file.NoSuchFileException(name, null, protocol + " 404"); // no object: a clear no
             }
             if (code != 200) {
-                throw new IOException(name + ": " + protocol + " " + code);
+                throw failure(c, code, name + ": " + protocol + " " + code); // worth another request, or not
             }
             version.accept(version(c));
             long n = c.getContentLengthLong();

@@ -407,7 +407,10 @@ public final class Storage {
     public record Entry(String location, long size) {
     }
 
-    /** The object's size in bytes (a HEAD request for HTTP, HeadObject for S3). */
+    /**
+     * The object's size in bytes (a HEAD request for HTTP, HeadObject for S3, retried as reads are);
+     * {@link NoSuchFileException} when the object does not exist, and only then.
+     */
     public static long size(String location) throws IOException {
         try {
             return sizeOf(location);
@@ -447,10 +450,10 @@ public final class Storage {
             return store.size(location);
         }
         if (location.startsWith("s3://")) {
-            return S3Objects.size(location, v -> seen(location, v));
+            return RetryingSource.retried(() -> S3Objects.size(location, v -> seen(location, v)));
         }
         if (isRemote(location)) {
-            return HttpSource.size(URI.create(location), v -> seen(location, v));
+            return RetryingSource.retried(() -> HttpSource.size(URI.create(location), v -> seen(location, v)));
         }
         return Files.size(localPath(location));
     }
