@@ -118,6 +118,15 @@ public final class Storage {
                 "stoker", part);
     }
 
+    /**
+     * {@code dir}, created {@code 0700} if it does not exist, checked to be a folder of the user's
+     * own that no other user can write: for what Stoker writes and later trusts (NOTE [Folders of
+     * one's own] in Folders). Another user's, or a shared one, is refused in one line.
+     */
+    public static Path ownFolder(Path dir) throws IOException {
+        return Folders.own(dir);
+    }
+
     public static boolean isRemote(String location) {
         return location.startsWith("http://") || location.startsWith("https://") || location.startsWith("s3://")
                 || mounted(location) != null;
