@@ -34,7 +34,7 @@ import java.util.stream.Stream;
  * not fit. Remote sources are left as they are (they read through the shard cache). The copy is
  * the process's own ({@link Temporaries#folder}): deleted when the source closes, by a shutdown
  * hook when the process ends first, by a reaper child a second after a SIGKILL (NOTE [Reaper]),
- * and, named by its pid, swept by the next in-memory source otherwise; another user's entries in
+ * and, named by its pid, swept when the next source opens otherwise; another user's entries in
  * the memory file system are never read or followed (NOTE [Folders of one's own]). Content
  * fingerprints do not depend on where the bytes live, so a state saved from the copy resumes on
  * the originals and back.
@@ -68,7 +68,6 @@ final class InMemory implements AutoCloseable {
         }
         long bytes = copies.stream().mapToLong(Copy::bytes).sum();
         Path root = shmRoot();
-        Temporaries.sweepFolders(root, PREFIX);
         long free = Files.getFileStore(root).getUsableSpace();
         long available = memAvailable();
         if (bytes > free || bytes > available) {
@@ -191,6 +190,19 @@ final class InMemory implements AutoCloseable {
                     + "(set STOKER_SHM_DIR to a tmpfs)");
         }
         return root;
+    }
+
+    /**
+     * Removes this user's copies whose process is gone (NOTE [Reaper]: when a kill of its whole
+     * process group took the reaper too): cheap, one listing of the memory file system's
+     * {@code stoker-memory-*}, done whenever a source opens.
+     */
+    static void sweep() {
+        String dir = System.getenv("STOKER_SHM_DIR");
+        Path root = Path.of(dir != null && !dir.isBlank() ? dir : "/dev/shm");
+        if (Files.isDirectory(root)) {
+            Temporaries.sweepFolders(root, PREFIX);
+        }
     }
 
     /** MemAvailable of {@code /proc/meminfo}, in bytes (unbounded where it cannot be read). */

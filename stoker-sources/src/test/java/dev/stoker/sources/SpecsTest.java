@@ -188,6 +188,19 @@ class SpecsTest {
         assertEquals(before, ours(shm));
     }
 
+    @Test
+    void aCopyInMemoryThatAKilledProcessLeftGoesWhenAnySourceOpens(@TempDir Path dir) throws Exception {
+        Path shm = InMemory.shmRoot();
+        Process gone = new ProcessBuilder("true").start();
+        gone.waitFor();
+        Path left = Files.createDirectories(shm.resolve("stoker-memory-" + gone.pid() + "-left/0"));
+        Files.write(left.resolve("t.bin"), new byte[200]);
+        Path file = Files.write(dir.resolve("t.bin"), new byte[200]);
+        try (Recipe r = Specs.open(Tokens.of(List.of(file.toString())).withSeqLen(9), LoaderSpec.DEFAULT)) {
+            assertTrue(!Files.exists(left.getParent()), "swept as a source (not in memory) opened");
+        }
+    }
+
     /** NOTE [Folders of one's own]: entries another user put in the memory file system, under Stoker's names, are left alone. */
     @Test
     void aSourceInMemoryLeavesAnotherUsersEntriesUnreadAndFollowsNoLink(@TempDir Path dir) throws Exception {
