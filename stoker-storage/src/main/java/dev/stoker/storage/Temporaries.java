@@ -8,11 +8,13 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The temporary files this process is writing (a file being written under a hidden name before
- * its atomic rename, a download in progress), removed on every way out: by their writer when it
- * finishes or fails, and by a shutdown hook when the process ends first (SIGINT, SIGTERM, or
- * {@code System.exit}). Only a SIGKILL or a crash can leave one behind; the names carry the
- * writer's pid, so that the next writer in that folder sweeps those of dead processes
- * ({@link #sweep}).
+ * its atomic rename, a download in progress) and its own folders in shared places ({@link #folder}:
+ * links to remote files' copies, a dataset copied into memory), removed on every way out: by their
+ * writer when it finishes or fails, and by a shutdown hook when the process ends first (SIGINT,
+ * SIGTERM, or {@code System.exit}). Only a SIGKILL or a crash can leave one behind; the names carry
+ * the writer's pid, so that the next writer there sweeps those of dead processes ({@link #sweep},
+ * {@link #sweepFolders}), and a folder can have a reaper that removes it as soon as its process
+ * is gone (NOTE [Reaper]).
  */
 public final class Temporaries {
     private static final Set<Path> LIVE = ConcurrentHashMap.newKeySet();
