@@ -552,9 +552,11 @@ public final class ShardCache implements AutoCloseable {
                     }
                     if (downloading(k)) {
                         used += Long.parseLong(Files.readString(p, StandardCharsets.US_ASCII).trim());
-                    } else {
-                        Files.deleteIfExists(p);
+                    } else if (Files.deleteIfExists(p)) {
                         removePartials(k);
+                        String holder = lastHolder(k);
+                        notice(p + ": the download of " + (holder.isEmpty() ? "a process" : "process " + holder.split(" ")[0])
+                                + ", which is gone, left this reservation: taken back, with its partial file");
                     }
                 }
             } catch (java.nio.file.NoSuchFileException | NumberFormatException e) {
@@ -565,6 +567,15 @@ public final class ShardCache implements AutoCloseable {
             this.used = used;
         }
         return new Scan(shards, used);
+    }
+
+    /** What the lock file of shard {@code k} says of its last holder ("PID HOST"), or "". */
+    private String lastHolder(String k) {
+        try (FileChannel ch = FileChannel.open(dir.resolve(k + ".lock"), StandardOpenOption.READ)) {
+            return holder(ch);
+        } catch (IOException e) {
+            return "";
+        }
     }
 
     /** Whether some thread or process is downloading shard {@code k} now (holds its lock). */

@@ -269,6 +269,37 @@ class SharedCacheTest {
         }
     }
 
+    @Test
+    void aReservationOfAKilledDownloadIsSaidAndTakenBackAtOnce() throws Exception {
+        Path root = Files.createDirectories(tmp.resolve("served"));
+        StorageTest.shards(root, 1, 60);
+        Path dir = Files.createDirectories(tmp.resolve("cache"));
+        Process gone = new ProcessBuilder("true").start();
+        gone.waitFor();
+        try (TestServer s = new TestServer(root)) {
+            String url = s.url("s0.tar");
+            String k = ShardCache.key(url);
+            // what a download killed by SIGKILL leaves: its lock (free now), its reservation, its partial file
+            Files.writeString(dir.resolve(k + ".lock"), gone.pid() + " " + ShardCache.HOST);
+            Path reserve = Files.writeString(dir.resolve(k + ".reserve"), "1000000");
+            Files.write(dir.resolve("." + k + ".123.partial"), new byte[1000]);
+            java.io.ByteArrayOutputStream said = new java.io.ByteArrayOutputStream();
+            java.io.PrintStream err = System.err;
+            long t0 = System.nanoTime();
+            System.setErr(new java.io.PrintStream(said, true, StandardCharsets.UTF_8));
+            try (ShardCache cache = new ShardCache(dir, 1 << 24, 1)) {
+                assertEquals(sha256(root.resolve("s0.tar")), sha256(cache.acquire(url)));
+                cache.release(url);
+            } finally {
+                System.setErr(err);
+            }
+            assertTrue((System.nanoTime() - t0) / 1_000_000 < 10_000, "at once");
+            assertEquals("stoker: " + reserve + ": the download of process " + gone.pid() + ", which is gone, left this "
+                    + "reservation: taken back, with its partial file", said.toString(StandardCharsets.UTF_8).strip());
+            assertFalse(Files.exists(dir.resolve("." + k + ".123.partial")));
+        }
+    }
+
     private static List<String> lines(Process p) throws IOException {
         try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             return r.lines().toList();
