@@ -91,7 +91,9 @@ class Loader:
     run finds (a file that fails its check is made again). JSON lines: ``window_cache="disk"`` (or a
     folder) keeps each shard's packed windows, so later epochs read them back instead of tokenizing
     again (a file that fails its check is packed again). Any source: ``in_memory=True``
-    copies its local files into memory first (their size checked). Streamed sources:
+    copies its local files into memory first (their size checked; removed when the loader closes,
+    or a second after its process is killed). Remote files are cached in ``cache_dir``, by default
+    ``~/.cache/stoker/shards``; a folder another user owns or can write is refused. Streamed sources:
     ``streams=N`` splits each epoch into N streams, so that ``load_state_dict`` of the list of every
     old rank's ``state_dict()`` resumes at another world size.
 

@@ -6,7 +6,7 @@ import picocli.CommandLine.Option;
 
 /** The flags of {@link RemoteCache}: where the sources that read remote files cache them. */
 final class CacheOptions {
-    @Option(names = "--cache-dir", paramLabel = "DIR", description = "Where remote files are cached (default: stoker-shard-cache in the temporary directory).")
+    @Option(names = "--cache-dir", paramLabel = "DIR", description = "Where remote files are cached, a folder of your own (default: ~/.cache/stoker/shards).")
     Path cacheDir;
 
     @Option(names = "--cache-size", paramLabel = "BYTES", defaultValue = "10000000000",

@@ -44,7 +44,7 @@ final class DemoCommand implements Callable<Integer> {
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
-    @Option(names = "--out", paramLabel = "DIR", description = "Where to write the generated dataset (default: a folder under the system temp directory).")
+    @Option(names = "--out", paramLabel = "DIR", description = "Where to write the generated dataset (default: stoker-demo-USER in the system temp directory, the user's own).")
     Path out;
 
     @Option(names = "--samples", defaultValue = "6400", description = "Records to generate (default ${DEFAULT-VALUE}).")
@@ -81,7 +81,8 @@ final class DemoCommand implements Callable<Integer> {
             throw new Main.UsageException("--samples, --batch and --workers must be >= 1; --step-ms and --decode-us >= 0");
         }
         PrintWriter o = spec.commandLine().getOut();
-        Path dir = out != null ? out : Path.of(System.getProperty("java.io.tmpdir"), "stoker-demo");
+        Path dir = out != null ? out : dev.stoker.storage.Storage.ownFolder(Path.of(System.getProperty("java.io.tmpdir"),
+                "stoker-demo-" + System.getProperty("user.name"))); // a folder of /tmp another user made is refused
         if (pytorch) {
             if (steps < 2) {
                 throw new Main.UsageException("--steps must be >= 2");

@@ -269,6 +269,24 @@ class MainTest {
     }
 
     @Test
+    void theDemoRefusesATemporaryFolderAnotherUserMadeForIt() throws IOException {
+        org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
+                "needs root, to give a folder to another user");
+        String before = System.getProperty("java.io.tmpdir");
+        Path planted = Files.createDirectories(tmp.resolve("stoker-demo-root"));
+        Files.setOwner(planted, planted.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody"));
+        System.setProperty("java.io.tmpdir", tmp.toString());
+        try {
+            Outcome o = stoker("demo", "--samples", "16");
+            assertEquals(1, o.code, o.out + o.err);
+            assertTrue(o.err.startsWith("stoker: " + planted + ": is owned by user nobody"), o.err);
+            assertEquals(1, o.err.strip().lines().count(), o.err);
+        } finally {
+            System.setProperty("java.io.tmpdir", before);
+        }
+    }
+
+    @Test
     void theDemoComparesNaiveAndStokerLoading() {
         Outcome o = stoker("demo", "--out", tmp.toString(), "--samples", "256", "--batch", "32", "--step-ms", "2",
                 "--decode-us", "50");

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.stoker.storage.ShardPattern;
 import dev.stoker.storage.Storage;
+import dev.stoker.storage.Temporaries;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.FileVisitResult;
@@ -31,8 +32,10 @@ import java.util.stream.Stream;
  * under pressure. The size is checked first: the files' total against the memory file system's
  * free space and the memory the kernel says is available, refused with the numbers when it does
  * not fit. Remote sources are left as they are (they read through the shard cache). The copy is
- * the process's own: deleted when the source closes, by a shutdown hook when the process ends
- * first, and, named by its pid, swept by the next process when a SIGKILL left it behind. Content
+ * the process's own ({@link Temporaries#folder}): deleted when the source closes, by a shutdown
+ * hook when the process ends first, by a reaper child a second after a SIGKILL (NOTE [Reaper]),
+ * and, named by its pid, swept when the next source opens otherwise; another user's entries in
+ * the memory file system are never read or followed (NOTE [Folders of one's own]). Content
  * fingerprints do not depend on where the bytes live, so a state saved from the copy resumes on
  * the originals and back.
  */
@@ -40,13 +43,10 @@ final class InMemory implements AutoCloseable {
     private static final String PREFIX = "stoker-memory-";
 
     private final Path folder;
-    private final Thread hook;
     private boolean closed;
 
     private InMemory(Path folder) {
         this.folder = folder;
-        this.hook = new Thread(this::delete, "stoker-in-memory");
-        Runtime.getRuntime().addShutdownHook(hook);
     }
 
     /**
@@ -68,7 +68,6 @@ final class InMemory implements AutoCloseable {
         }
         long bytes = copies.stream().mapToLong(Copy::bytes).sum();
         Path root = shmRoot();
-        sweep(root);
         long free = Files.getFileStore(root).getUsableSpace();
         long available = memAvailable();
         if (bytes > free || bytes > available) {
@@ -76,7 +75,7 @@ final class InMemory implements AutoCloseable {
                     + "%,d bytes free and the kernel has %,d bytes of memory available: they do not fit (read them from "
                     + "disk, or stage a part)", bytes, root, free, available));
         }
-        InMemory memory = new InMemory(Files.createTempDirectory(root, PREFIX + ProcessHandle.current().pid() + "-"));
+        InMemory memory = new InMemory(Temporaries.folder(root, PREFIX, true));
         try {
             long t0 = System.nanoTime();
             ArrayNode rewritten = json.arrayNode();
@@ -193,6 +192,19 @@ final class InMemory implements AutoCloseable {
         return root;
     }
 
+    /**
+     * Removes this user's copies whose process is gone (NOTE [Reaper]: when a kill of its whole
+     * process group took the reaper too): cheap, one listing of the memory file system's
+     * {@code stoker-memory-*}, done whenever a source opens.
+     */
+    static void sweep() {
+        String dir = System.getenv("STOKER_SHM_DIR");
+        Path root = Path.of(dir != null && !dir.isBlank() ? dir : "/dev/shm");
+        if (Files.isDirectory(root)) {
+            Temporaries.sweepFolders(root, PREFIX);
+        }
+    }
+
     /** MemAvailable of {@code /proc/meminfo}, in bytes (unbounded where it cannot be read). */
     static long memAvailable() {
         try {
@@ -207,60 +219,12 @@ final class InMemory implements AutoCloseable {
         return Long.MAX_VALUE;
     }
 
-    /** Deletes the copies of processes that are gone (a SIGKILL skips the shutdown hook). */
-    private static void sweep(Path root) {
-        try (Stream<Path> all = Files.list(root)) {
-            for (Path p : all.toList()) {
-                String n = p.getFileName().toString();
-                if (!n.startsWith(PREFIX)) {
-                    continue;
-                }
-                int dash = n.indexOf('-', PREFIX.length());
-                try {
-                    long pid = Long.parseLong(n.substring(PREFIX.length(), dash < 0 ? n.length() : dash));
-                    if (ProcessHandle.of(pid).isEmpty()) {
-                        deleteTree(p);
-                    }
-                } catch (NumberFormatException e) {
-                    // not one of ours
-                }
-            }
-        } catch (IOException e) {
-            // nothing to sweep
-        }
-    }
-
-    private static void deleteTree(Path p) throws IOException {
-        if (!Files.exists(p)) {
-            return;
-        }
-        try (Stream<Path> all = Files.walk(p)) {
-            for (Path f : all.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(f);
-            }
-        }
-    }
-
-    private void delete() {
-        try {
-            deleteTree(folder);
-        } catch (IOException e) {
-            // the next process's sweep removes it
-        }
-    }
-
     /** Deletes the copy. Idempotent. */
     @Override
     public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        delete();
-        try {
-            Runtime.getRuntime().removeShutdownHook(hook);
-        } catch (IllegalStateException e) {
-            // the process is ending: the hook runs anyway
+        if (!closed) {
+            closed = true;
+            Temporaries.removeFolder(folder);
         }
     }
 }

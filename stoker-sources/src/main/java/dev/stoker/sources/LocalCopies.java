@@ -2,8 +2,10 @@ package dev.stoker.sources;
 
 import dev.stoker.storage.ShardCache;
 import dev.stoker.storage.Storage;
+import dev.stoker.storage.Temporaries;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,7 +15,9 @@ import java.util.List;
  * files, {@code .npy}, Megatron pairs, JSON lines. Each goes through the shard cache and is seen
  * under its own name in a private folder (a link to the cached copy), so that a format that goes by
  * a file's name ({@code .npy}, {@code .gz}, a Megatron {@code .bin} beside its {@code .idx}) reads
- * it as it reads the local file. Local paths pass through untouched.
+ * it as it reads the local file. Local paths pass through untouched. The folder is this process's
+ * ({@link Temporaries#folder}): removed when closed, on SIGINT and SIGTERM, and by a later run
+ * after a SIGKILL.
  */
 public final class LocalCopies implements AutoCloseable {
 
@@ -38,8 +42,9 @@ public final class LocalCopies implements AutoCloseable {
                 continue;
             }
             String partner = partner(l);
+            boolean paired = partner != null && exists(partner, l);
             Path local = fetch(l);
-            if (partner != null && exists(partner)) {
+            if (paired) {
                 fetch(partner);
             }
             out.add(local);
@@ -67,7 +72,7 @@ public final class LocalCopies implements AutoCloseable {
     private Path fetch(String location, String relative) throws IOException {
         if (cache == null) {
             cache = new ShardCache(where.dir(), where.cacheSize(), 4);
-            folder = Files.createTempDirectory("stoker-remote-");
+            folder = Temporaries.folder(Path.of(System.getProperty("java.io.tmpdir")), "stoker-remote-", false);
         }
         Path link = folder.resolve(relative).normalize();
         if (!link.startsWith(folder) || link.equals(folder)) {
@@ -77,6 +82,8 @@ public final class LocalCopies implements AutoCloseable {
         pinned.add(location);
         Files.createDirectories(link.getParent());
         Files.deleteIfExists(link);
+        Storage.alias(link, location); // errors in the copy name the URL
+        Storage.alias(copy, location);
         return Files.createSymbolicLink(link, copy);
     }
 
@@ -91,12 +98,22 @@ public final class LocalCopies implements AutoCloseable {
         return null;
     }
 
-    private static boolean exists(String location) {
+    /**
+     * Whether {@code partner} (a Megatron file's other half) exists beside {@code location}: only
+     * a clear "not found" says no (a raw token file has no index beside it); a server that cannot
+     * say (a 500, a 403, a timeout) fails naming the partner and why, for a {@code .bin} read
+     * without its index would be read as raw tokens.
+     */
+    private static boolean exists(String partner, String location) throws IOException {
         try {
-            Storage.size(location);
+            Storage.size(partner);
             return true;
+        } catch (NoSuchFileException e) {
+            return false;
         } catch (IOException e) {
-            return false; // a raw token file has no index beside it
+            throw new IOException(Storage.redact(e.getMessage() != null && e.getMessage().contains(partner) ? e.getMessage()
+                    : partner + ": " + e.getMessage()) + " (whether " + Storage.baseName(location)
+                    + " has this Megatron partner cannot be told: not read without it)", e);
         }
     }
 
@@ -110,11 +127,7 @@ public final class LocalCopies implements AutoCloseable {
             cache.release(l);
         }
         pinned.clear();
-        try (var links = Files.walk(folder)) { // the links, then the folders under it, deepest first
-            for (Path p : (Iterable<Path>) links.sorted(java.util.Comparator.reverseOrder())::iterator) {
-                Files.deleteIfExists(p);
-            }
-        }
+        Temporaries.removeFolder(folder); // the links, not what they point at
         cache.close();
         cache = null;
     }

@@ -1,15 +1,17 @@
 package dev.stoker.sources;
 
+import dev.stoker.storage.Storage;
 import java.nio.file.Path;
 
 /**
  * Where a source's remote files (HTTP, S3) are cached locally, and the cache's bound in bytes.
  *
- * @param cacheDir  the cache's folder; null: {@code stoker-shard-cache} in the temporary directory
+ * @param cacheDir  the cache's folder, one of the user's own (another user's is refused); null:
+ *                  {@code shards} in the user's cache ({@code ~/.cache/stoker/shards})
  * @param cacheSize the most bytes it holds
  */
 public record RemoteCache(String cacheDir, long cacheSize) {
-    /** The temporary directory's {@code stoker-shard-cache}, up to 10 GB. */
+    /** The user's {@code ~/.cache/stoker/shards} ({@code $XDG_CACHE_HOME}), up to 10 GB. */
     public static final RemoteCache DEFAULT = new RemoteCache(null, 10_000_000_000L);
 
     public RemoteCache {
@@ -18,6 +20,6 @@ public record RemoteCache(String cacheDir, long cacheSize) {
 
     /** The cache's folder. */
     public Path dir() {
-        return cacheDir != null ? Path.of(cacheDir) : Path.of(System.getProperty("java.io.tmpdir"), "stoker-shard-cache");
+        return cacheDir != null ? Path.of(cacheDir) : Storage.userCache("shards");
     }
 }

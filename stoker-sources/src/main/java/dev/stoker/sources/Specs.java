@@ -98,6 +98,7 @@ public final class Specs {
      * loader spec says {@code in_memory} ({@link InMemory}), else where they are.
      */
     public static Recipe open(SourceSpec source, LoaderSpec loader) throws java.io.IOException {
+        InMemory.sweep(); // a copy in memory that a killed process left (and its reaper missed) goes at the next open
         return loader.inMemory() ? InMemory.open(source, loader) : source.open(loader);
     }
 

@@ -201,6 +201,50 @@ class SpecsTest {
         assertEquals(before, ours(shm));
     }
 
+    @Test
+    void aCopyInMemoryThatAKilledProcessLeftGoesWhenAnySourceOpens(@TempDir Path dir) throws Exception {
+        Path shm = InMemory.shmRoot();
+        Process gone = new ProcessBuilder("true").start();
+        gone.waitFor();
+        Path left = Files.createDirectories(shm.resolve("stoker-memory-" + gone.pid() + "-left/0"));
+        Files.write(left.resolve("t.bin"), new byte[200]);
+        Path file = Files.write(dir.resolve("t.bin"), new byte[200]);
+        try (Recipe r = Specs.open(Tokens.of(List.of(file.toString())).withSeqLen(9), LoaderSpec.DEFAULT)) {
+            assertTrue(!Files.exists(left.getParent()), "swept as a source (not in memory) opened");
+        }
+    }
+
+    /** NOTE [Folders of one's own]: entries another user put in the memory file system, under Stoker's names, are left alone. */
+    @Test
+    void aSourceInMemoryLeavesAnotherUsersEntriesUnreadAndFollowsNoLink(@TempDir Path dir) throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
+                "needs root, to give a folder to another user");
+        Path shm = InMemory.shmRoot();
+        Process gone = new ProcessBuilder("true").start();
+        gone.waitFor();
+        Path planted = Files.createDirectories(shm.resolve("stoker-memory-" + gone.pid() + "-planted"));
+        Path link = shm.resolve("stoker-memory-" + gone.pid() + "-link");
+        try {
+            Files.writeString(planted.resolve("data"), "x");
+            Files.setOwner(planted, planted.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody"));
+            Path target = Files.createDirectories(dir.resolve("elsewhere"));
+            Files.writeString(target.resolve("precious"), "x");
+            Files.createSymbolicLink(link, target);
+            Path file = Files.write(dir.resolve("t.bin"), new byte[200]);
+            LoaderSpec memory = new LoaderSpec(2, 0, null, 0, null, 0, 1, "shuffle", 0, null, null, false, "fail", null,
+                    null, null, true);
+            try (Recipe r = Specs.open(Tokens.of(List.of(file.toString())).withSeqLen(9), memory)) {
+                assertEquals(11, firstTokens(r.builder(memory).epoch(0)).size(), "100 tokens: 11 windows of 9");
+            }
+            assertTrue(Files.exists(planted.resolve("data")), "another user's folder is not Stoker's to sweep");
+            assertTrue(Files.isSymbolicLink(link) && Files.exists(target.resolve("precious")), "a link is not followed");
+        } finally {
+            Files.deleteIfExists(planted.resolve("data"));
+            Files.deleteIfExists(planted);
+            Files.deleteIfExists(link);
+        }
+    }
+
     private static List<Path> ours(Path shm) throws java.io.IOException {
         try (var s = Files.list(shm)) {
             return s.filter(p -> p.getFileName().toString().startsWith("stoker-memory-" + ProcessHandle.current().pid()))

@@ -85,14 +85,18 @@ final class Http {
 
     /**
      * The object's size from the response to a HEAD request on {@code c} (disconnected after);
-     * errors name the object and the status ({@code protocol + " " + code}).
+     * errors name the object and the status ({@code protocol + " " + code}); a 404, and only a
+     * 404, is a {@link java.nio.file.NoSuchFileException}: the object does not exist.
      */
     static long headSize(HttpURLConnection c, String name, String protocol, java.util.function.Consumer<String> version)
             throws IOException {
         try {
             int code = c.getResponseCode();
+            if (code == 404) {
+                throw new java.nio.file.NoSuchFileException(name, null, protocol + " 404"); // no object: a clear no
+            }
             if (code != 200) {
-                throw new IOException(name + ": " + protocol + " " + code);
+                throw failure(c, code, name + ": " + protocol + " " + code); // worth another request, or not
             }
             version.accept(version(c));
             long n = c.getContentLengthLong();

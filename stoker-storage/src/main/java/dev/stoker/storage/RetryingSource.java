@@ -317,13 +317,50 @@ public abstract class RetryingSource extends InputStream {
 
     /** Waits before attempt {@code attempt + 1}: exponential backoff with jitter, and at least what the server asked. */
     private void backoff(int attempt, long serverMillis) throws IOException {
-        long base = Math.min(retry.maxBackoff().toMillis(), retry.initialBackoff().toMillis() << Math.min(attempt, 20));
-        long sleep = Math.max(serverMillis, base / 2 + ThreadLocalRandom.current().nextLong(base / 2 + 1));
+        long sleep = backoffMillis(retry, attempt, serverMillis);
         try {
             Thread.sleep(sleep);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new InterruptedIOException(name + ": interrupted while waiting to retry");
+        }
+    }
+
+    /** The wait before attempt {@code attempt + 1}: exponential backoff with jitter, and at least what the server asked. */
+    static long backoffMillis(Retry retry, int attempt, long serverMillis) {
+        long base = Math.min(retry.maxBackoff().toMillis(), retry.initialBackoff().toMillis() << Math.min(attempt, 20));
+        return Math.max(serverMillis, base / 2 + ThreadLocalRandom.current().nextLong(base / 2 + 1));
+    }
+
+    /** One request of a retried exchange. */
+    interface Request<T> {
+        T send() throws IOException;
+    }
+
+    /**
+     * {@code request}'s answer, sent again as a read's are ({@link Retry#standard}) while it fails
+     * in a way worth another attempt (a 5xx, a 429, a dropped connection, a timeout); a clear
+     * answer ({@link Permanent}, a missing object) or an interrupt ends it at once.
+     */
+    static <T> T retried(Request<T> request) throws IOException {
+        Retry retry = Retry.standard();
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return request.send();
+            } catch (Permanent | java.nio.file.NoSuchFileException e) {
+                throw e;
+            } catch (IOException e) {
+                long asked = e instanceof RetryAfter r ? r.millis : 0;
+                if (attempt >= retry.attempts() || interrupted(e) || asked > RETRY_AFTER_LIMIT_MILLIS) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(backoffMillis(retry, attempt - 1, asked));
+                } catch (InterruptedException i) {
+                    Thread.currentThread().interrupt();
+                    throw new InterruptedIOException("interrupted while waiting to retry");
+                }
+            }
         }
     }
 

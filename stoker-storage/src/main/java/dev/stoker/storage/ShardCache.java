@@ -46,11 +46,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * and a pinning process checks that the shard still exists after its lock is granted. POSIX
  * locks belong to a process and closing any descriptor of a file drops them all, so within one
  * process each pin file has one shared channel (a table), and lock files are opened only by the
- * thread that holds the process-wide lock for them.
+ * thread that holds the process-wide lock for them. The directory must be the user's own (NOTE
+ * [Folders of one's own]): another user's is refused.
  */
 public final class ShardCache implements AutoCloseable {
     private static final String LEDGER = ".cache.lock";
     private static final long WAIT_FOR_ROOM_NANOS = TimeUnit.SECONDS.toNanos(60);
+    /** A wait longer than this is said on stderr (NOTE [Download locks]); shorter ones are the usual sharing. */
+    private static final long SAY_AFTER_NANOS = TimeUnit.SECONDS.toNanos(2);
 
     private final Path dir;
     private final long maxBytes;
@@ -81,7 +84,7 @@ public final class ShardCache implements AutoCloseable {
         if (maxBytes < 1 || parallelDownloads < 1) {
             throw new IllegalArgumentException("maxBytes and parallelDownloads must be >= 1");
         }
-        this.dir = Files.createDirectories(dir).toAbsolutePath().normalize();
+        this.dir = Folders.own(dir); // NOTE [Folders of one's own]: a copy found here is trusted
         this.maxBytes = maxBytes;
         this.downloads = Executors.newFixedThreadPool(parallelDownloads, r -> {
             Thread t = new Thread(r, "stoker-download");
@@ -323,14 +326,16 @@ public final class ShardCache implements AutoCloseable {
         Path lockPath = dir.resolve(k + ".lock");
         ReentrantLock local = Locks.of(lockPath);
         local.lock();
-        try (FileChannel lockFile = FileChannel.open(lockPath, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-             FileLock lock = lockFile.lock()) {
+        FileChannel lockFile = null;
+        try {
+            lockFile = lockForDownload(lockPath, location);
             Path target = dir.resolve(k);
             if (Files.exists(target)) {
                 return target; // another process downloaded it while we waited for the lock
             }
             removePartials(k); // left by a process that died: we hold the shard's lock
             Path reserve = dir.resolve(k + ".reserve");
+            Temporaries.track(reserve); // given back if the process is stopped mid-download
             long[] reserved = {-1};
             PendingFile copied = null; // abandoned unless committed
             try {
@@ -369,12 +374,98 @@ public final class ShardCache implements AutoCloseable {
                 if (Files.deleteIfExists(reserve)) {
                     ledger(() -> scan(null)); // refresh the stats after giving the reservation back
                 }
+                Temporaries.done(reserve);
             }
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         } finally {
+            try {
+                if (lockFile != null) {
+                    lockFile.close(); // releases the lock
+                }
+            } catch (IOException e) {
+                // the lock goes with the descriptor
+            }
             local.unlock();
         }
+    }
+
+    /**
+     * NOTE [Download locks]: the lock file {@code KEY.lock} of a download, locked (caller holds
+     * the process-wide lock for it), with this process's pid and host written in it. Another
+     * process's download of the same shard is waited for, saying on stderr, once it has waited
+     * two seconds, whom it waits for and what that process downloads. A lock the system says is
+     * held although the process it names, on this host, is gone (a network file system that kept
+     * a dead client's lock) is stale: said so, and taken over at once (a new lock file in its
+     * place). A lock left by a process that died on a local file system is no longer held and is
+     * simply taken, as its reservation and partial file are swept ({@link #scan}).
+     */
+    private FileChannel lockForDownload(Path lockPath, String location) throws IOException {
+        while (true) {
+            FileChannel ch = FileChannel.open(lockPath, StandardOpenOption.CREATE, StandardOpenOption.READ,
+                    StandardOpenOption.WRITE);
+            try {
+                if (ch.tryLock() == null) {
+                    String holder = holder(ch);
+                    String[] f = holder.split(" ");
+                    long pid = f.length == 2 && f[0].matches("[0-9]{1,18}") ? Long.parseLong(f[0]) : -1;
+                    if (pid > 0 && f[1].equals(HOST) && !ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+                        notice(lockPath + ": stale lock of process " + pid + ", which is gone: taken over");
+                        Files.deleteIfExists(lockPath);
+                        ch.close();
+                        continue;
+                    }
+                    if (tryLock(ch, SAY_AFTER_NANOS) == null) {
+                        notice("waiting for " + (pid > 0 ? "process " + pid + (f[1].equals(HOST) ? "" : " on " + f[1])
+                                : "another process") + ", which is downloading " + Storage.redact(location) + " into " + dir
+                                + " (its lock " + lockPath + ")");
+                        ch.lock();
+                    }
+                }
+                ch.truncate(0);
+                ch.write(java.nio.ByteBuffer.wrap((PID + " " + HOST).getBytes(StandardCharsets.UTF_8)), 0);
+                return ch;
+            } catch (IOException | RuntimeException e) {
+                ch.close();
+                throw e;
+            }
+        }
+    }
+
+    /** The lock of {@code ch}, tried until {@code nanos} have passed; null if it is still held then. */
+    private static FileLock tryLock(FileChannel ch, long nanos) throws IOException {
+        long end = System.nanoTime() + nanos;
+        for (FileLock l; ; LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20))) {
+            if ((l = ch.tryLock()) != null || System.nanoTime() > end) {
+                return l;
+            }
+        }
+    }
+
+    private static final long PID = ProcessHandle.current().pid();
+    /** This machine's name, as a lock records it: a pid names a process on its own host only. */
+    static final String HOST = hostName();
+
+    private static String hostName() {
+        try {
+            return Files.readString(Path.of("/proc/sys/kernel/hostname")).strip().replace(' ', '_');
+        } catch (IOException | RuntimeException e) {
+            String h = System.getenv("HOSTNAME");
+            return h != null && !h.isBlank() ? h.strip().replace(' ', '_') : "localhost";
+        }
+    }
+
+    /** What a lock file says of its holder: "PID HOST", or "" when it says nothing yet. */
+    private static String holder(FileChannel ch) throws IOException {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(256);
+        ch.read(b, 0);
+        return new String(b.array(), 0, b.position(), StandardCharsets.UTF_8).strip();
+    }
+
+    /** Says what the cache is waiting for, on stderr: a wait is never silent. */
+    private static void notice(String message) {
+        System.err.println("stoker: " + message);
+        System.err.flush();
     }
 
     /**
@@ -386,6 +477,7 @@ public final class ShardCache implements AutoCloseable {
             throw new IOException("a shard of " + size + " bytes does not fit a cache of " + maxBytes + " bytes");
         }
         long deadline = System.nanoTime() + WAIT_FOR_ROOM_NANOS;
+        boolean waiting = false;
         while (true) {
             boolean done = ledger(() -> {
                 Scan sc = scan(k);
@@ -418,6 +510,11 @@ public final class ShardCache implements AutoCloseable {
             if (System.nanoTime() > deadline) {
                 throw new IOException("the cache of " + maxBytes + " bytes in " + dir + " is full of shards in use; a shard of "
                         + size + " bytes does not fit");
+            }
+            if (!waiting && System.nanoTime() > deadline - WAIT_FOR_ROOM_NANOS + SAY_AFTER_NANOS) {
+                waiting = true;
+                notice("waiting up to " + TimeUnit.NANOSECONDS.toSeconds(WAIT_FOR_ROOM_NANOS) + " s for room for " + size
+                        + " bytes: the cache of " + maxBytes + " bytes in " + dir + " is full of shards and downloads in use");
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
         }
@@ -454,9 +551,11 @@ public final class ShardCache implements AutoCloseable {
                     }
                     if (downloading(k)) {
                         used += Long.parseLong(Files.readString(p, StandardCharsets.US_ASCII).trim());
-                    } else {
-                        Files.deleteIfExists(p);
+                    } else if (Files.deleteIfExists(p)) {
                         removePartials(k);
+                        String holder = lastHolder(k);
+                        notice(p + ": the download of " + (holder.isEmpty() ? "a process" : "process " + holder.split(" ")[0])
+                                + ", which is gone, left this reservation: taken back, with its partial file");
                     }
                 }
             } catch (java.nio.file.NoSuchFileException | NumberFormatException e) {
@@ -467,6 +566,15 @@ public final class ShardCache implements AutoCloseable {
             this.used = used;
         }
         return new Scan(shards, used);
+    }
+
+    /** What the lock file of shard {@code k} says of its last holder ("PID HOST"), or "". */
+    private String lastHolder(String k) {
+        try (FileChannel ch = FileChannel.open(dir.resolve(k + ".lock"), StandardOpenOption.READ)) {
+            return holder(ch);
+        } catch (IOException e) {
+            return "";
+        }
     }
 
     /** Whether some thread or process is downloading shard {@code k} now (holds its lock). */

@@ -77,15 +77,37 @@ public final class Storage {
         return Duration.ofMillis(Math.max(1, Math.round(seconds * 1000)));
     }
 
-    /** Whether the bytes are anywhere but in a local file: HTTP, S3 or a mounted store. */
     /**
-     * {@code text} (a location, or a message naming one) with the password of any
-     * {@code scheme://user:password@} in it replaced by {@code ***}: secrets are never printed
-     * (NOTE [Credentials in a URL] in Http).
+     * {@code text} (a location, or a message naming one) as a user reads it: the password of any
+     * {@code scheme://user:password@} in it and the signatures of presigned URLs replaced by
+     * {@code ***} (secrets are never printed, NOTE [Credentials in a URL] in Http), and every local
+     * copy of a remote file ({@link #alias}) named by its location instead.
      */
     public static String redact(String text) {
+        if (text != null && !ALIASES.isEmpty()) {
+            for (String local : ALIASES.keySet().stream().sorted(java.util.Comparator.comparingInt(String::length).reversed())
+                    .toList()) { // the longest first: a copy's name may begin another's
+                if (text.contains(local)) {
+                    text = text.replace(local, ALIASES.get(local));
+                }
+            }
+        }
         return Http.redact(text);
     }
+
+    /** Local copies of remote files and the locations they are copies of, for {@link #redact}. */
+    private static final Map<String, String> ALIASES = new ConcurrentHashMap<>();
+
+    /**
+     * Names {@code local}, a copy of {@code location} that a format reads in its place, by that
+     * location in every message {@link #redact} words: an error in the copy names the URL the
+     * user gave. Kept for the process's life, since an error is often printed after the copy is gone.
+     */
+    public static void alias(Path local, String location) {
+        ALIASES.put(local.toString(), location);
+    }
+
+    /** Whether the bytes are anywhere but in a local file: HTTP, S3 or a mounted store. */
 
     /**
      * Stoker's folder {@code part} in the user's cache: {@code $XDG_CACHE_HOME/stoker/PART},
@@ -94,6 +116,15 @@ public final class Storage {
     public static java.nio.file.Path userCache(String part) {
         return java.nio.file.Path.of(System.getenv().getOrDefault("XDG_CACHE_HOME", System.getProperty("user.home") + "/.cache"),
                 "stoker", part);
+    }
+
+    /**
+     * {@code dir}, created {@code 0700} if it does not exist, checked to be a folder of the user's
+     * own that no other user can write: for what Stoker writes and later trusts (NOTE [Folders of
+     * one's own] in Folders). Another user's, or a shared one, is refused in one line.
+     */
+    public static Path ownFolder(Path dir) throws IOException {
+        return Folders.own(dir);
     }
 
     public static boolean isRemote(String location) {
@@ -394,7 +425,10 @@ public final class Storage {
     public record Entry(String location, long size) {
     }
 
-    /** The object's size in bytes (a HEAD request for HTTP, HeadObject for S3). */
+    /**
+     * The object's size in bytes (a HEAD request for HTTP, HeadObject for S3, retried as reads are);
+     * {@link NoSuchFileException} when the object does not exist, and only then.
+     */
     public static long size(String location) throws IOException {
         try {
             return sizeOf(location);
@@ -428,10 +462,10 @@ public final class Storage {
             return store.size(location);
         }
         if (location.startsWith("s3://")) {
-            return S3Objects.size(location, v -> seen(location, v));
+            return RetryingSource.retried(() -> S3Objects.size(location, v -> seen(location, v)));
         }
         if (isRemote(location)) {
-            return HttpSource.size(URI.create(location), v -> seen(location, v));
+            return RetryingSource.retried(() -> HttpSource.size(URI.create(location), v -> seen(location, v)));
         }
         return Files.size(localPath(location));
     }

@@ -15,7 +15,10 @@ public interface Store {
      */
     InputStream open(String location, long offset, long length) throws IOException;
 
-    /** The object's size in bytes. */
+    /**
+     * The object's size in bytes; {@link java.nio.file.NoSuchFileException} when there is no such
+     * object, and only then (any other failure says nothing of whether it exists).
+     */
     long size(String location) throws IOException;
 
     /**

@@ -10,6 +10,7 @@
  * process, {@link dev.stoker.storage.Stager} copies a dataset to fast local storage, and
  * {@link dev.stoker.storage.ShardPattern} expands WebDataset's brace patterns. Checksums
  * ({@link dev.stoker.storage.Crc64Nvme}) are S3's own; {@link dev.stoker.storage.Temporaries}
- * removes half-written files on every way out.
+ * removes half-written files and a process's folders on every way out, and {@code Folders} keeps
+ * what is trusted later in folders of the user's own (NOTE [Folders of one's own]).
  */
 package dev.stoker.storage;

@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -57,11 +58,16 @@ class SharedCacheTest {
     }
 
     private static Process client(Path cache, long limit, long holdMillis, List<String> urls) throws IOException {
+        return client(cache, limit, holdMillis, urls, ProcessBuilder.Redirect.INHERIT);
+    }
+
+    private static Process client(Path cache, long limit, long holdMillis, List<String> urls, ProcessBuilder.Redirect err)
+            throws IOException {
         List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
                 System.getProperty("java.class.path"), SharedCacheTest.class.getName(), cache.toString(),
                 Long.toString(limit), Long.toString(holdMillis)));
         cmd.addAll(urls);
-        return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        return new ProcessBuilder(cmd).redirectError(err).start();
     }
 
     /**
@@ -195,6 +201,101 @@ class SharedCacheTest {
                 cache.release(s.url("s0.tar"));
             }
             assertFalse(Files.exists(dir.resolve(k + ".reserve")));
+            assertFalse(Files.exists(dir.resolve("." + k + ".123.partial")));
+        }
+    }
+
+    @Test
+    void aDownloadWaitedForSaysWhichProcessItWaitsFor() throws Exception {
+        Path root = Files.createDirectories(tmp.resolve("served"));
+        StorageTest.shards(root, 1, 60);
+        Path dir = tmp.resolve("cache");
+        try (TestServer s = new TestServer(root)) {
+            String url = s.url("s0.tar");
+            s.trickle.put("s0.tar", new TestServer.Trickle(4 * 1024, 200)); // about 6 s
+            Process first = client(dir, 1 << 24, 0, List.of(url));
+            Path lock = dir.resolve(ShardCache.key(url) + ".lock");
+            for (long end = System.nanoTime() + 20_000_000_000L; !(Files.exists(lock) && Files.size(lock) > 0); ) {
+                assertTrue(System.nanoTime() < end, "the first process took the download's lock");
+                Thread.sleep(20);
+            }
+            Process second = client(dir, 1 << 24, 0, List.of(url), ProcessBuilder.Redirect.PIPE);
+            List<String> out = lines(second);
+            String err = new String(second.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertEquals(0, second.waitFor(), err);
+            assertEquals(0, first.waitFor());
+            assertTrue(err.startsWith("stoker: waiting for process " + first.pid() + ", which is downloading " + url + " into "),
+                    err);
+            assertTrue(out.contains(url + " " + sha256(root.resolve("s0.tar"))), String.join("\n", out));
+            assertEquals(Files.size(root.resolve("s0.tar")), s.bytesSent.get(), "downloaded once, by the first");
+        }
+    }
+
+    @Test
+    void aLockHeldInTheNameOfAProcessThatIsGoneIsSaidStaleAndTakenOverAtOnce() throws Exception {
+        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "python3 holds a POSIX lock for the test");
+        Path root = Files.createDirectories(tmp.resolve("served"));
+        StorageTest.shards(root, 1, 60);
+        Path dir = Files.createDirectories(tmp.resolve("cache"));
+        Process gone = new ProcessBuilder("true").start();
+        gone.waitFor();
+        try (TestServer s = new TestServer(root)) {
+            String url = s.url("s0.tar");
+            Path lock = Files.writeString(dir.resolve(ShardCache.key(url) + ".lock"), gone.pid() + " " + ShardCache.HOST);
+            // a lock the system still holds for a process that is gone, as a network file system can keep one
+            Process ghost = new ProcessBuilder("/usr/bin/python3", "-c", "import fcntl, sys, time\n"
+                    + "f = open(sys.argv[1], 'r+'); fcntl.lockf(f, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(60)",
+                    lock.toString()).start();
+            try {
+                assertEquals("locked", new BufferedReader(new InputStreamReader(ghost.getInputStream(), StandardCharsets.UTF_8))
+                        .readLine());
+                java.io.ByteArrayOutputStream said = new java.io.ByteArrayOutputStream();
+                java.io.PrintStream err = System.err;
+                long t0 = System.nanoTime();
+                System.setErr(new java.io.PrintStream(said, true, StandardCharsets.UTF_8));
+                try (ShardCache cache = new ShardCache(dir, 1 << 24, 1)) {
+                    Path got = cache.acquire(url);
+                    assertEquals(sha256(root.resolve("s0.tar")), sha256(got));
+                    cache.release(url);
+                } finally {
+                    System.setErr(err);
+                }
+                assertTrue((System.nanoTime() - t0) / 1_000_000 < 10_000, "taken over at once");
+                assertEquals("stoker: " + lock + ": stale lock of process " + gone.pid() + ", which is gone: taken over",
+                        said.toString(StandardCharsets.UTF_8).strip());
+            } finally {
+                ghost.destroyForcibly();
+            }
+        }
+    }
+
+    @Test
+    void aReservationOfAKilledDownloadIsSaidAndTakenBackAtOnce() throws Exception {
+        Path root = Files.createDirectories(tmp.resolve("served"));
+        StorageTest.shards(root, 1, 60);
+        Path dir = Files.createDirectories(tmp.resolve("cache"));
+        Process gone = new ProcessBuilder("true").start();
+        gone.waitFor();
+        try (TestServer s = new TestServer(root)) {
+            String url = s.url("s0.tar");
+            String k = ShardCache.key(url);
+            // what a download killed by SIGKILL leaves: its lock (free now), its reservation, its partial file
+            Files.writeString(dir.resolve(k + ".lock"), gone.pid() + " " + ShardCache.HOST);
+            Path reserve = Files.writeString(dir.resolve(k + ".reserve"), "1000000");
+            Files.write(dir.resolve("." + k + ".123.partial"), new byte[1000]);
+            java.io.ByteArrayOutputStream said = new java.io.ByteArrayOutputStream();
+            java.io.PrintStream err = System.err;
+            long t0 = System.nanoTime();
+            System.setErr(new java.io.PrintStream(said, true, StandardCharsets.UTF_8));
+            try (ShardCache cache = new ShardCache(dir, 1 << 24, 1)) {
+                assertEquals(sha256(root.resolve("s0.tar")), sha256(cache.acquire(url)));
+                cache.release(url);
+            } finally {
+                System.setErr(err);
+            }
+            assertTrue((System.nanoTime() - t0) / 1_000_000 < 10_000, "at once");
+            assertEquals("stoker: " + reserve + ": the download of process " + gone.pid() + ", which is gone, left this "
+                    + "reservation: taken back, with its partial file", said.toString(StandardCharsets.UTF_8).strip());
             assertFalse(Files.exists(dir.resolve("." + k + ".123.partial")));
         }
     }

@@ -164,6 +164,9 @@ public final class MemoryStore implements Store, AutoCloseable {
 
     @Override
     public long size(String location) throws IOException {
+        if (!objects.containsKey(key(location))) {
+            throw new java.nio.file.NoSuchFileException(location, null, "404 no such object");
+        }
         return object(location).length;
     }
 

@@ -32,6 +32,8 @@ public final class TestServer implements AutoCloseable {
     public final Map<String, AtomicInteger> rangeRequests = new ConcurrentHashMap<>();
     /** Body bytes sent, all objects together. */
     public final java.util.concurrent.atomic.AtomicLong bytesSent = new java.util.concurrent.atomic.AtomicLong();
+    /** Path -> the status every request for it answers (no body): a 500, a 403. */
+    public final Map<String, Integer> status = new ConcurrentHashMap<>();
     /** Path -> how many more requests answer 503. */
     public final Map<String, AtomicInteger> failNext = new ConcurrentHashMap<>();
     /** Path -> how many more full responses are cut after half the body. */
@@ -81,6 +83,11 @@ public final class TestServer implements AutoCloseable {
             String auth = requireAuthorization;
             if (auth != null && !auth.equals(ex.getRequestHeaders().getFirst("Authorization"))) {
                 ex.sendResponseHeaders(401, -1);
+                return;
+            }
+            Integer fixed = status.get(name);
+            if (fixed != null) {
+                ex.sendResponseHeaders(fixed, -1);
                 return;
             }
             AtomicInteger fail = failNext.get(name);
