@@ -85,7 +85,7 @@ final class Folders {
         }
         int mode = (Integer) Files.getAttribute(d, "unix:mode");
         if ((mode & 0022) != 0) {
-            throw refused(d, "can be written by other users (mode " + Integer.toOctalString(mode & 0777) + ")");
+            throw refused(d, "can be written by other users (mode " + Integer.toOctalString(mode & 0777) + "; chmod go-w it)");
         }
     }
 

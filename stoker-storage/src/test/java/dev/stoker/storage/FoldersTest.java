@@ -40,7 +40,7 @@ class FoldersTest {
         Path shared = Files.createDirectories(tmp.resolve("shared"));
         Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxrwx"));
         IOException e = assertThrows(IOException.class, () -> new ShardCache(shared, 1 << 20, 1));
-        assertTrue(e.getMessage().startsWith(shared + ": can be written by other users (mode 777)"), e.getMessage());
+        assertTrue(e.getMessage().startsWith(shared + ": can be written by other users (mode 777; chmod go-w it)"), e.getMessage());
     }
 
     @Test
