@@ -231,7 +231,7 @@ class SpecsTest {
             Files.writeString(target.resolve("precious"), "x");
             Files.createSymbolicLink(link, target);
             Path file = Files.write(dir.resolve("t.bin"), new byte[200]);
-            LoaderSpec memory = new LoaderSpec(2, 0, null, 0, null, 0, 1, "shuffle", 0, null, null, false, "fail", null,
+            LoaderSpec memory = new LoaderSpec(2, 0, null, 0L, null, 0, 1, "shuffle", 0, null, null, false, "fail", null,
                     null, null, true);
             try (Recipe r = Specs.open(Tokens.of(List.of(file.toString())).withSeqLen(9), memory)) {
                 assertEquals(11, firstTokens(r.builder(memory).epoch(0)).size(), "100 tokens: 11 windows of 9");
