@@ -40,6 +40,23 @@ class RemoteFilesTest {
         }
     }
 
+    @Test
+    void aRemoteBinReadWithRawAsksForNoIndex() throws Exception {
+        Path served = Files.createDirectories(tmp.resolve("served"));
+        Files.write(served.resolve("t.bin"), new byte[2 * 90]); // 90 uint16 tokens
+        try (TestServer s = new TestServer(served)) {
+            s.status.put("t.idx", 403); // a bucket that answers 403 for a key it has not, to a caller that cannot list it
+            MainTest.Outcome refused = stoker("bench", "tokens", s.url("t.bin"), "--seq-len", "8", "--batch", "4",
+                    "--cache-dir", tmp.resolve("cache").toString());
+            assertEquals(1, refused.code(), refused.out());
+            assertTrue(refused.err().contains("--raw"), "the error says how to read it as it is: " + refused.err());
+            MainTest.Outcome raw = stoker("bench", "tokens", s.url("t.bin"), "--raw", "--seq-len", "8", "--batch", "4", "--json",
+                    "--cache-dir", tmp.resolve("cache").toString());
+            assertEquals(0, raw.code(), raw.err());
+            assertEquals("11", MainTest.field(raw.out().strip(), "samples"), "90 tokens: (90 - 1) / 8 windows of 8 + 1");
+        }
+    }
+
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"tokens bad.npy", "jsonl bad.jsonl"}) // found as the file opens, and as a sample is read
     void anErrorInARemoteFileNamesItsUrlNotItsLocalCopy(String source) throws Exception {

@@ -35,13 +35,21 @@ public final class LocalCopies implements AutoCloseable {
 
     /** The local paths of the locations, in order: remote ones fetched (with a Megatron file's partner). */
     public List<Path> paths() throws IOException {
+        return paths(true);
+    }
+
+    /**
+     * The local paths of the locations, in order: remote ones fetched, with a Megatron file's
+     * partner where {@code pairs} (files read as they are, raw tokens, need no index).
+     */
+    public List<Path> paths(boolean pairs) throws IOException {
         List<Path> out = new ArrayList<>();
         for (String l : locations) {
             if (!Storage.isRemote(l)) {
                 out.add(Path.of(l));
                 continue;
             }
-            String partner = partner(l);
+            String partner = pairs ? partner(l) : null;
             boolean paired = partner != null && exists(partner, l);
             Path local = fetch(l);
             if (paired) {
@@ -113,7 +121,8 @@ public final class LocalCopies implements AutoCloseable {
         } catch (IOException e) {
             throw new IOException(Storage.redact(e.getMessage() != null && e.getMessage().contains(partner) ? e.getMessage()
                     : partner + ": " + e.getMessage()) + " (whether " + Storage.baseName(location)
-                    + " has this Megatron partner cannot be told: not read without it)", e);
+                    + " has this Megatron partner cannot be told: not read without it; --raw, raw=True in Python, "
+                    + "reads a token file as it is without asking)", e);
         }
     }
 

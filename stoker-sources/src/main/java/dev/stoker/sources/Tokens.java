@@ -97,7 +97,7 @@ public record Tokens(List<String> paths, int seqLen, String dtype, String outDty
         DType out = outType(outDtype);
         return Recipe.open(kind(), r -> {
             List<DirectDataset> datasets = new ArrayList<>();
-            List<Path> local = r.hold(new LocalCopies(paths, cache)).paths();
+            List<Path> local = r.hold(new LocalCopies(paths, cache)).paths(!raw); // raw: no index asked for
             for (int i = 0; i < local.size(); i++) {
                 try {
                     datasets.add(windows(r, local.get(i), random, out));
