@@ -147,9 +147,7 @@ public enum Compression {
     /** A whole buffer's failure: corrupt, at the buffer's place, the codec's words after (its own naming dropped). */
     private CorruptShardException inBlock(String resource, long at, Exception e) {
         String m = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-        if (e instanceof CorruptShardException c && m.startsWith(resource + ": ")) {
-            m = m.substring(resource.length() + 2);
-        } else if (m.startsWith(resource + ": ")) {
+        if (m.startsWith(resource + ": ")) { // worded by stream() already
             m = m.substring(resource.length() + 2);
         } else {
             m = "the " + word + " data is corrupt: " + m;
