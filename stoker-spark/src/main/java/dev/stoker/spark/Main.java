@@ -110,7 +110,7 @@ public final class Main {
                 }
                 return wrote(w, p);
             } finally {
-                spark.stop();
+                SparkJobs.stop(spark);
             }
         }
     }
@@ -151,7 +151,7 @@ public final class Main {
                         p.shards().size(), p.seconds(), spark.sparkContext().master());
                 return wrote(w, p);
             } finally {
-                spark.stop();
+                SparkJobs.stop(spark);
             }
         }
     }

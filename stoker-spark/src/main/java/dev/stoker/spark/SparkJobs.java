@@ -28,6 +28,18 @@ public final class SparkJobs {
         return b.getOrCreate();
     }
 
+    /**
+     * Ends {@code spark}: its progress bar cleared first (a job that failed leaves it drawn, and
+     * the error's one line follows it on the terminal), then the session stopped.
+     */
+    public static void stop(SparkSession spark) {
+        scala.Option<org.apache.spark.ui.ConsoleProgressBar> bar = spark.sparkContext().progressBar();
+        if (bar.isDefined()) {
+            bar.get().finishAll();
+        }
+        spark.stop();
+    }
+
     /** A job of {@code n} tasks, task {@code i} given {@code i}, described in Spark's progress and logs. */
     static JavaRDD<Integer> tasks(SparkSession spark, int n, String description) {
         List<Integer> ids = new ArrayList<>();

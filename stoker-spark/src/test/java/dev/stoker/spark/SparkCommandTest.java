@@ -34,7 +34,9 @@ class SparkCommandTest {
         assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the job did not end");
         assertEquals(1, p.exitValue(), err);
         // the JVM's own notes on the test run's --add-opens of packages this JDK no longer has are not the command's
-        return err.lines().filter(l -> !l.startsWith("WARNING: package ")).toList();
+        // and each line as a terminal shows it: what follows its last carriage return (Spark's progress bar redraws so)
+        return java.util.Arrays.stream(err.split("\n")).map(l -> l.substring(l.lastIndexOf('\r') + 1))
+                .filter(l -> !l.isBlank() && !l.startsWith("WARNING: package ")).toList();
     }
 
     @Test
