@@ -78,9 +78,11 @@ public final class LocalCopies implements AutoCloseable {
     }
 
     private Path fetch(String location, String relative) throws IOException {
+        if (folder == null) {
+            folder = Temporaries.folder(Path.of(System.getProperty("java.io.tmpdir")), "stoker-remote-", false);
+        }
         if (cache == null) {
             cache = new ShardCache(where.dir(), where.cacheSize(), 4);
-            folder = Temporaries.folder(Path.of(System.getProperty("java.io.tmpdir")), "stoker-remote-", false);
         }
         Path link = folder.resolve(relative).normalize();
         if (!link.startsWith(folder) || link.equals(folder)) {
@@ -129,15 +131,21 @@ public final class LocalCopies implements AutoCloseable {
     /** Unpins the copies, removes the links and their folder. Idempotent. */
     @Override
     public void close() throws IOException {
+        if (folder != null) {
+            Temporaries.removeFolder(folder); // the links, not what they point at
+            folder = null;
+        }
         if (cache == null) {
             return;
         }
-        for (String l : pinned) {
-            cache.release(l);
+        try {
+            for (String l : pinned) {
+                cache.release(l);
+            }
+            pinned.clear();
+        } finally {
+            cache.close();
+            cache = null;
         }
-        pinned.clear();
-        Temporaries.removeFolder(folder); // the links, not what they point at
-        cache.close();
-        cache = null;
     }
 }

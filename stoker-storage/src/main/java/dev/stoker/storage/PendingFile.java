@@ -103,13 +103,17 @@ public final class PendingFile {
      *
      * @throws NoSuchFileException when {@code target}'s folder does not exist, naming it
      * @throws FileSystemException {@code "TARGET: not a regular file; refusing to replace it"}
-     *                             when a device, a FIFO, a folder (or a link to one) is there
+     *                             when a device, a FIFO, a folder (or a link to one) is there, or
+     *                             when a link another user owns is there
      */
     public static Path check(Path target) throws IOException {
         Path abs = target.toAbsolutePath();
         Path dir = abs.getParent();
         if (dir == null || !Files.isDirectory(dir)) {
             throw new NoSuchFileException(target + ": cannot write: no such directory " + dir);
+        }
+        if (Files.isSymbolicLink(abs) && !Folders.ours(abs)) { // planted in a shared folder: another user's file behind it
+            throw new FileSystemException(target.toString(), null, "a link another user made; refusing to write through it");
         }
         BasicFileAttributes a;
         try {
@@ -228,6 +232,9 @@ public final class PendingFile {
     public void commit() throws IOException {
         finish();
         if (done) {
+            if (!committed) { // failed or abandoned before: nothing is in place, and a second try must not say otherwise
+                throw new IOException(target + ": not written: its file was abandoned or failed before");
+            }
             return;
         }
         done = true;

@@ -37,6 +37,18 @@ class PendingFileTest {
     }
 
     @Test
+    void aLinkAnotherUserPlantedIsNotWrittenThrough() throws IOException {
+        org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name")), "needs root, to give a link away");
+        Path precious = Files.writeString(tmp.resolve("precious"), "mine");
+        Path link = Files.createSymbolicLink(tmp.resolve("out.json"), precious);
+        Files.getFileAttributeView(link, java.nio.file.attribute.PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+                .setOwner(link.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody"));
+        IOException e = assertThrows(IOException.class, () -> PendingFile.write(link, out -> out.write("theirs".getBytes())));
+        assertTrue(e.getMessage().contains("a link another user made"), e.getMessage());
+        assertEquals("mine", Files.readString(precious));
+    }
+
+    @Test
     void aFifoAtTheTargetIsRefusedNamingItAndStaysAFifo() throws Exception {
         Path pipe = fifo(tmp.resolve("state.json"));
         IOException e = assertThrows(IOException.class, () -> PendingFile.write(pipe, out -> out.write(1)));

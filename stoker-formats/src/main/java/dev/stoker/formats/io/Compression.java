@@ -38,33 +38,61 @@ public enum Compression {
         this.word = word;
     }
 
+    /** The most bytes {@link #of(byte[])} looks at: bzip2's signature with its first block's magic. */
+    public static final int MAGIC_BYTES = 10;
+
     /**
-     * The compression the first four bytes of a file announce (fewer for a shorter file), or null
-     * for none. zlib has no magic of its own and is never announced.
+     * The compression the first bytes of a file announce (up to {@link #MAGIC_BYTES}; fewer for a
+     * shorter file), or null for none. Each is taken only on a signature that text or token ids do
+     * not spell by chance: gzip's magic with its method byte, zstd's and lz4's four bytes, xz's
+     * six, and bzip2's "BZh" and block size followed by a block's or the stream end's magic. zlib
+     * has no magic of its own and is never announced.
      */
     public static Compression of(byte[] m) {
-        if (m.length >= 2 && (m[0] & 0xFF) == 0x1F && (m[1] & 0xFF) == 0x8B) {
+        if (starts(m, 0x1F, 0x8B, 0x08)) {
             return GZIP;
         }
-        if (m.length >= 4 && (m[0] & 0xFF) == 0x28 && (m[1] & 0xFF) == 0xB5 && (m[2] & 0xFF) == 0x2F && (m[3] & 0xFF) == 0xFD) {
+        if (starts(m, 0x28, 0xB5, 0x2F, 0xFD)) {
             return ZSTD;
         }
-        if (m.length >= 4 && (m[0] & 0xFF) == 0x04 && (m[1] & 0xFF) == 0x22 && (m[2] & 0xFF) == 0x4D && (m[3] & 0xFF) == 0x18) {
+        if (starts(m, 0x04, 0x22, 0x4D, 0x18)) {
             return LZ4;
         }
-        if (m.length >= 4 && m[0] == 'B' && m[1] == 'Z' && m[2] == 'h' && m[3] >= '1' && m[3] <= '9') {
-            return BZIP2;
-        }
-        if (m.length >= 4 && (m[0] & 0xFF) == 0xFD && m[1] == '7' && m[2] == 'z' && m[3] == 'X') {
+        if (starts(m, 0xFD, '7', 'z', 'X', 'Z', 0)) {
             return XZ;
         }
+        if (m.length >= 10 && m[0] == 'B' && m[1] == 'Z' && m[2] == 'h' && m[3] >= '1' && m[3] <= '9'
+                && (at(m, 4, 0x31, 0x41, 0x59, 0x26, 0x53, 0x59) || at(m, 4, 0x17, 0x72, 0x45, 0x38, 0x50, 0x90))) {
+            return BZIP2;
+        }
         return null;
+    }
+
+    /** What {@link #of} found, as a word: {@code "zstd"}. */
+    public String word() {
+        return word;
+    }
+
+    private static boolean starts(byte[] m, int... magic) {
+        return at(m, 0, magic);
+    }
+
+    private static boolean at(byte[] m, int from, int... magic) {
+        if (m.length < from + magic.length) {
+            return false;
+        }
+        for (int i = 0; i < magic.length; i++) {
+            if ((m[from + i] & 0xFF) != magic[i]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The compression of a file, from its first bytes; null for none. */
     public static Compression of(Path file) throws IOException {
         try (InputStream in = Files.newInputStream(file)) {
-            return of(in.readNBytes(4));
+            return of(in.readNBytes(MAGIC_BYTES));
         }
     }
 
@@ -76,8 +104,8 @@ public enum Compression {
      */
     public static InputStream decompress(InputStream raw, String resource) throws IOException {
         BufferedInputStream in = raw instanceof BufferedInputStream b ? b : new BufferedInputStream(raw, BUFFER);
-        in.mark(4);
-        byte[] m = in.readNBytes(4);
+        in.mark(MAGIC_BYTES);
+        byte[] m = in.readNBytes(MAGIC_BYTES);
         in.reset();
         Compression c = of(m);
         return c == null ? in : c.stream(in, resource);

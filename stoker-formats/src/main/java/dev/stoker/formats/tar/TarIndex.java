@@ -66,7 +66,7 @@ final class TarIndex {
             int ends = (int) Math.min(size, ENDS);
             CRC32C crc = new CRC32C();
             ByteBuffer first = Fingerprints.read(ch, 0, scratch.clear().limit(ends));
-            if (Compression.of(java.util.Arrays.copyOf(first.array(), Math.min(4, first.limit()))) != null) {
+            if (Compression.of(java.util.Arrays.copyOf(first.array(), Math.min(Compression.MAGIC_BYTES, first.limit()))) != null) {
                 throw new TarDataset.CompressedShardException(shard + ": a compressed shard has no random access; read it as a "
                         + "stream (TarShards) or store it uncompressed");
             }

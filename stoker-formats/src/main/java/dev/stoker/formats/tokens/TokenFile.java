@@ -75,11 +75,6 @@ public final class TokenFile implements Tokens, AutoCloseable {
     /** Pickle protocol 2 and the long torch.save wrote first before its zip format (its "magic number"). */
     private static final byte[] TORCH_LEGACY = {(byte) 0x80, 0x02, (byte) 0x8A, 0x0A, 0x6C, (byte) 0xFC, (byte) 0x9C, 0x46,
         (byte) 0xF9, 0x20, 0x6A, (byte) 0xA8, 0x50, 0x19};
-    private static final byte[] GZIP = {0x1F, (byte) 0x8B, 0x08};
-    private static final byte[] XZ = {(byte) 0xFD, '7', 'z', 'X', 'Z', 0};
-    /** bzip2: "BZh", the block size '1'..'9', then a block's magic (pi) or the end of stream's (sqrt pi). */
-    private static final byte[] BZIP2_BLOCK = {0x31, 0x41, 0x59, 0x26, 0x53, 0x59};
-    private static final byte[] BZIP2_END = {0x17, 0x72, 0x45, 0x38, 0x50, (byte) 0x90};
 
     /** What {@code s}'s first bytes show it to be when that is not raw tokens of {@code dtype}; null otherwise. */
     static String otherFormat(MemorySegment s, DType dtype) {
@@ -96,19 +91,9 @@ public final class TokenFile implements Tokens, AutoCloseable {
         if (startsWith(head, 0, TORCH_LEGACY)) {
             return "a torch.save file (pickle)";
         }
-        if (startsWith(head, 0, GZIP)) {
-            return "gzip-compressed";
-        }
-        Compression c = head.length >= 4 ? Compression.of(Arrays.copyOf(head, 4)) : null;
-        if (c == Compression.ZSTD || c == Compression.LZ4) {
-            return c.name().toLowerCase(java.util.Locale.ROOT) + "-compressed";
-        }
-        if (startsWith(head, 0, XZ)) {
-            return "xz-compressed";
-        }
-        if (head.length >= 10 && head[0] == 'B' && head[1] == 'Z' && head[2] == 'h' && head[3] >= '1' && head[3] <= '9'
-                && (startsWith(head, 4, BZIP2_BLOCK) || startsWith(head, 4, BZIP2_END))) {
-            return "bzip2-compressed";
+        Compression c = Compression.of(head); // the one sniffer of compressed streams
+        if (c != null) {
+            return c.word() + "-compressed";
         }
         String markup = markup(head);
         if (markup != null) {

@@ -219,6 +219,8 @@ public final class WindowCache implements StreamingDataset<Pack.Window> {
             while (windows.next(w)) {
                 n++;
             }
+        } catch (java.nio.channels.ClosedChannelException | java.io.InterruptedIOException e) {
+            throw e; // the pass stopped while the file was checked: not the file's fault
         } catch (IOException e) {
             return e.getMessage();
         }
@@ -341,6 +343,8 @@ public final class WindowCache implements StreamingDataset<Pack.Window> {
                     read++;
                     return w;
                 }
+            } catch (java.nio.channels.ClosedChannelException | java.io.InterruptedIOException e) {
+                throw e; // the pass stopped (a worker interrupted): the file is as good as it was
             } catch (IOException e) {
                 // the file changed since its check: below
             }
