@@ -72,6 +72,8 @@ final class Session {
     private int ahead;
     /** The ring's bound in bytes (0: half of the free shared memory). */
     private long ringBytes;
+    /** The seed of the last loader built, which a rebuild keeps even when the build between failed. */
+    private long builtSeed;
     /** Batches of the current loader the client may hold: as many as the ring's bound leaves. */
     private int holds;
     private String initialState;
@@ -224,6 +226,7 @@ final class Session {
             LoaderBuilder b = builder();
             spec.start(b, initialState != null ? LoaderState.fromJsonStates(initialState) : null);
             loader = b.build();
+            builtSeed = loader.state().seed();
             remember();
             wire.send(HELLO, hello());
             int type = wire.nextMessage();
@@ -455,7 +458,7 @@ final class Session {
      * one was loaded).
      */
     private void rebuild(LoaderState state, long epoch) throws IOException {
-        long seed = loader != null ? loader.state().seed() : spec.orderSeed();
+        long seed = loader != null ? loader.state().seed() : builtSeed; // after a failed build: the last loader's
         if (loader != null) {
             loader.close(); // the slots the client holds stay its own (ShmRing.clientFree)
             loader = null;
@@ -469,6 +472,7 @@ final class Session {
             b.seed(seed).epoch(epoch >= 0 ? epoch : spec.firstEpoch());
         }
         loader = b.build();
+        builtSeed = loader.state().seed();
         remember();
     }
 

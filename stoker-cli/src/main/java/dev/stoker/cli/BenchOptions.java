@@ -47,7 +47,9 @@ final class BenchOptions {
 
     @Option(names = "--errors", paramLabel = "fail|skip-sample|skip-shard", defaultValue = "fail",
             description = "A sample that cannot be read: fail (default), or leave it (or the rest of its shard) out, counted; "
-                    + "under a skip policy a file of any format that cannot be opened (a shard, chunk or file) is left out, counted.")
+                    + "under a skip policy a file of any format that cannot be opened (a shard, chunk or file) is left out, counted "
+                    + "(an MDS or LitData dataset, whose shards show damage only when read, is read through once as it opens, "
+                    + "under skip-shard only).")
     String errors;
 
     @Option(names = "--epochs", paramLabel = "E", defaultValue = "1", description = "Epochs to run, one after the other (default ${DEFAULT-VALUE}).")

@@ -68,7 +68,7 @@ public record LitData(String path, Integer blockSize, String passwordEnv, List<S
             for (String chunk : data.files()) {
                 copies.under(path, chunk);
             }
-            if (RecordFormats.skips(loader)) { // every chunk checked, one that cannot be read left out
+            if (loader.errorPolicy() == dev.stoker.ErrorPolicy.SKIP_SHARD) { // every chunk read once and checked, one that cannot be read left out
                 data = r.hold(LitDataset.open(index.getParent(), blockSize == null ? 0 : blockSize, key, true));
             }
             RecordFormats.finish(r, data, fields, image, images);

@@ -46,7 +46,7 @@ public record Mds(String path, List<String> fields, long cacheMb, String image, 
             for (String shard : data.files()) {
                 copies.under(path, shard); // fetched, for a remote dataset; there already, for a local one
             }
-            if (RecordFormats.skips(loader)) { // every shard checked, one that cannot be read left out
+            if (loader.errorPolicy() == dev.stoker.ErrorPolicy.SKIP_SHARD) { // every shard read once and checked, one that cannot be read left out
                 data = r.hold(MdsDataset.open(index.getParent(), cacheMb << 20, true));
             }
             RecordFormats.finish(r, data, fields, image, images);

@@ -54,6 +54,8 @@ public final class ShardCache implements AutoCloseable {
     private static final long WAIT_FOR_ROOM_NANOS = TimeUnit.SECONDS.toNanos(60);
     /** A wait longer than this is said on stderr (NOTE [Download locks]); shorter ones are the usual sharing. */
     private static final long SAY_AFTER_NANOS = TimeUnit.SECONDS.toNanos(2);
+    /** How long a lock held in a dead process's name is looked at again before it is called stale (NOTE [Download locks]). */
+    private static final long STALE_LOOK_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
     private final Path dir;
     private final long maxBytes;
@@ -396,8 +398,10 @@ public final class ShardCache implements AutoCloseable {
      * process's download of the same shard is waited for, saying on stderr, once it has waited
      * two seconds, whom it waits for and what that process downloads. A lock the system says is
      * held although the process it names, on this host, is gone (a network file system that kept
-     * a dead client's lock) is stale: said so, and taken over at once (a new lock file in its
-     * place). A lock left by a process that died on a local file system is no longer held and is
+     * a dead client's lock) is stale once a second look, 200 ms later, finds it still held in that
+     * name (a process that has just taken it writes its own at once): said so, and taken over (a
+     * new lock file in its place). A process that locked a file which was then taken over as
+     * stale sees that the path is no longer its file, and locks again. A lock left by a process that died on a local file system is no longer held and is
      * simply taken, as its reservation and partial file are swept ({@link #scan}).
      */
     private FileChannel lockForDownload(Path lockPath, String location) throws IOException {
@@ -405,22 +409,32 @@ public final class ShardCache implements AutoCloseable {
             FileChannel ch = FileChannel.open(lockPath, StandardOpenOption.CREATE, StandardOpenOption.READ,
                     StandardOpenOption.WRITE);
             try {
-                if (ch.tryLock() == null) {
+                Object opened = fileKey(lockPath); // the file this channel is, while nobody replaced it
+                FileLock got = ch.tryLock();
+                if (got == null) {
                     String holder = holder(ch);
                     String[] f = holder.split(" ");
                     long pid = f.length == 2 && f[0].matches("[0-9]{1,18}") ? Long.parseLong(f[0]) : -1;
                     if (pid > 0 && f[1].equals(HOST) && !ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
-                        notice(lockPath + ": stale lock of process " + pid + ", which is gone: taken over");
-                        Files.deleteIfExists(lockPath);
-                        ch.close();
-                        continue;
+                        // a second look: a process that has just taken the lock writes its pid over the dead one's at once
+                        got = tryLock(ch, STALE_LOOK_NANOS);
+                        if (got == null && holder(ch).equals(holder)) {
+                            notice(lockPath + ": stale lock of process " + pid + ", which is gone: taken over");
+                            Files.deleteIfExists(lockPath);
+                            ch.close();
+                            continue;
+                        }
                     }
-                    if (tryLock(ch, SAY_AFTER_NANOS) == null) {
+                    if (got == null && tryLock(ch, SAY_AFTER_NANOS) == null) {
                         notice("waiting for " + (pid > 0 ? "process " + pid + (f[1].equals(HOST) ? "" : " on " + f[1])
                                 : "another process") + ", which is downloading " + Storage.redact(location) + " into " + dir
                                 + " (its lock " + lockPath + ")");
                         ch.lock();
                     }
+                }
+                if (opened == null || !opened.equals(fileKey(lockPath))) {
+                    ch.close(); // its file was taken over as stale (and replaced) while this process waited: not the lock
+                    continue;
                 }
                 ch.truncate(0);
                 ch.write(java.nio.ByteBuffer.wrap((PID + " " + HOST).getBytes(StandardCharsets.UTF_8)), 0);
@@ -456,6 +470,16 @@ public final class ShardCache implements AutoCloseable {
     }
 
     /** What a lock file says of its holder: "PID HOST", or "" when it says nothing yet. */
+    /** The identity of the file at {@code p} (device and inode), read without opening it; null if none is there. */
+    private static Object fileKey(Path p) {
+        try {
+            return Files.readAttributes(p, java.nio.file.attribute.BasicFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                    .fileKey();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
     private static String holder(FileChannel ch) throws IOException {
         java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(256);
         ch.read(b, 0);
@@ -570,10 +594,17 @@ public final class ShardCache implements AutoCloseable {
 
     /** What the lock file of shard {@code k} says of its last holder ("PID HOST"), or "". */
     private String lastHolder(String k) {
-        try (FileChannel ch = FileChannel.open(dir.resolve(k + ".lock"), StandardOpenOption.READ)) {
+        Path lockPath = dir.resolve(k + ".lock");
+        ReentrantLock local = Locks.of(lockPath);
+        if (!local.tryLock()) { // a thread of this process holds it: opening and closing the file would drop its lock
+            return "";
+        }
+        try (FileChannel ch = FileChannel.open(lockPath, StandardOpenOption.READ)) {
             return holder(ch);
         } catch (IOException e) {
             return "";
+        } finally {
+            local.unlock();
         }
     }
 

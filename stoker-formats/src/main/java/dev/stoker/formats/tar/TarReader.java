@@ -40,13 +40,19 @@ public final class TarReader implements AutoCloseable {
     private String sparseName;
     private long paxSize = -1;
     private boolean ended;
-    /** What is being read now, for a decompressor's failure to say: a header, or a member. */
-    private String reading;
+    /**
+     * What is being read now, for a decompressor's failure to say: the header at byte
+     * {@code readingAt}, or the member {@code readingMember} whose header is there; the words are
+     * made only when a failure asks for them (no string a member on the hot path).
+     */
+    private long readingAt;
+    private String readingMember;
 
     public TarReader(InputStream in, String shard) {
         this.in = in;
         this.shard = shard;
-        Compression.reading(in, () -> reading);
+        Compression.reading(in, () -> readingMember == null ? "the header at byte " + readingAt + " of the archive"
+                : "member '" + readingMember + "' (its header at byte " + readingAt + " of the archive)");
     }
 
     /**
@@ -120,7 +126,8 @@ public final class TarReader implements AutoCloseable {
     public Member next(boolean readData) throws IOException {
         while (!ended) {
             long at = offset;
-            reading = "the header at byte " + at + " of the archive";
+            readingAt = at;
+            readingMember = null;
             int n = readFully(header, BLOCK);
             if (n == 0) {
                 // no end-of-archive blocks: an empty file, or one cut short between two members
@@ -332,7 +339,8 @@ public final class TarReader implements AutoCloseable {
     }
 
     private byte[] readData(long size, long at, String what) throws IOException {
-        reading = "member '" + what + "' (its header at byte " + at + " of the archive)";
+        readingAt = at;
+        readingMember = what;
         if (size > Integer.MAX_VALUE - 16) {
             throw new CorruptShardException(shard, at, "member " + what + " of " + size + " bytes is too large to read whole");
         }
@@ -357,7 +365,8 @@ public final class TarReader implements AutoCloseable {
     }
 
     private void skip(long size, long at, String what) throws IOException {
-        reading = "member '" + what + "' (its header at byte " + at + " of the archive)";
+        readingAt = at;
+        readingMember = what;
         long left = size;
         while (left > 0) {
             long k = in.skip(left);
