@@ -54,8 +54,9 @@ class Loader:
     does; ``stoker.Loader("tokens", "train.bin", seq_len=1024, batch_size=32)`` is the same, the
     source's kind, paths and options given in one call. The options are the specs' (listed
     below, and each source's in ``help(stoker.sources.KIND)``), the flags of ``stoker bench``
-    without their dashes: the same options give the same batches as ``stoker bench``. PyTorch's names ``batch_size``, ``num_workers``,
-    ``shuffle``, ``drop_last`` and ``timeout`` work as in a ``DataLoader``.
+    without their dashes: the same options give the same batches as ``stoker bench``. PyTorch's
+    names ``batch_size``, ``num_workers``, ``shuffle``, ``drop_last`` and ``timeout`` work as in a
+    ``DataLoader``.
 
     Batches are yours. Each batch is a dict, field name -> tensor (numpy arrays with
     ``as_numpy=True``), viewing shared memory the JVM wrote, with no copy. A batch's memory goes
@@ -84,9 +85,11 @@ class Loader:
     (``"none"``); ``keys=True`` adds ``__key__``, the samples' keys as strings. ``cache="ram"`` keeps
     the decoded images in memory between epochs (shards and folders read by index), so later epochs
     only crop, flip and resample; each image is kept at the DCT scale its crop decodes at without a
-    cache, and the batches equal those with nothing kept, to the bit. ``cache_max_side=N`` keeps each image at the DCT scale whose longer side is at most N (a
-    change of the data); ``cache_bytes`` bounds the cache (default: half the machine's memory), and a
-    cache estimated past it is refused before the first batch. ``cache="disk"`` (or a folder: a ``pathlib.Path``, or a path with a ``/``, so a misspelt word is an error) keeps
+    cache, and the batches equal those with nothing kept, to the bit. ``cache_max_side=N`` keeps
+    each image at the DCT scale whose longer side is at most N (a change of the data);
+    ``cache_bytes`` bounds the cache (default: half the machine's memory), and a cache estimated
+    past it is refused before the first batch. ``cache="disk"`` (or a folder: a ``pathlib.Path``,
+    or a path with a ``/``, so a misspelt word is an error) keeps
     them in one file that every process on the node reading the same images shares, and the next
     run finds (a file that fails its check is made again). JSON lines: ``window_cache="disk"`` (or a
     folder) keeps each shard's packed windows, so later epochs read them back instead of tokenizing
