@@ -341,11 +341,14 @@ class Loader:
                                                           time.monotonic() - started))
             if waited >= 1.0 and not self._warned_full and self._ring.live >= self._info.get("holds", 1 << 30):
                 self._warned_full = True
-                mib = self._ring.live * self._ring.slot_bytes / (1 << 20)
-                bound = self._ring.slots * self._ring.slot_bytes / (1 << 20)
+                held = self._ring.live * self._ring.slot_bytes
+                bound = self._ring.slots * self._ring.slot_bytes
+                raised = (f" (ring_bytes={self._ring_bytes:,} is less than the {self._ring.slots} batches the loader "
+                          f"needs to run, so the ring has those)") if self._ring_bytes and self._ring_bytes < bound else ""
                 print(f"stoker.Loader: waiting for batch memory: this process holds {self._ring.live} batches "
-                      f"({mib:.0f} MiB), as many as the ring's bound of {bound:.0f} MiB allows; a batch's memory goes "
-                      "back when its last tensor is gone, or at batch.release() (ring_bytes= raises the bound)",
+                      f"({_size(held)}), as many as the ring's bound of {_size(bound)} (the loader's working batches "
+                      f"included) leaves it{raised}; a batch's memory "
+                      "goes back when its last tensor is gone, or at batch.release() (ring_bytes= raises the bound)",
                       file=sys.stderr, flush=True)
 
         return conn.recv(on_tick=tick)
@@ -751,6 +754,15 @@ def batch_digest(batch):
         for part in parts:
             md.update(_bytes(part))
     return md.hexdigest()
+
+
+def _size(n):
+    """Bytes in words: ``"96 B"``, ``"1.3 KiB"``, ``"512 MiB"`` (a small ring's bound is no "0 MiB")."""
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1 << 10:
+            return f"{n:.0f} {unit}" if unit == "B" or n >= 10 else f"{n:.1f} {unit}"
+        n /= 1 << 10
+    return f"{n:.1f} GiB" if n < 10 else f"{n:.0f} GiB"
 
 
 def _bytes(a):
