@@ -181,10 +181,15 @@ final class InMemory implements AutoCloseable {
         }
     }
 
-    /** The memory file system: {@code $STOKER_SHM_DIR}, else {@code /dev/shm}. */
-    static Path shmRoot() throws IOException {
+    /** Where copies in memory go: {@code $STOKER_SHM_DIR}, else {@code /dev/shm}. */
+    private static Path memoryFolder() {
         String dir = System.getenv("STOKER_SHM_DIR");
-        Path root = Path.of(dir != null && !dir.isBlank() ? dir : "/dev/shm");
+        return Path.of(dir != null && !dir.isBlank() ? dir : "/dev/shm");
+    }
+
+    /** The memory file system ({@link #memoryFolder}), refused when it is no folder. */
+    static Path shmRoot() throws IOException {
+        Path root = memoryFolder();
         if (!Files.isDirectory(root)) {
             throw new SpecException("in_memory", root + " is no folder: in_memory copies into a memory file system "
                     + "(set STOKER_SHM_DIR to a tmpfs)");
@@ -198,8 +203,7 @@ final class InMemory implements AutoCloseable {
      * {@code stoker-memory-*}, done whenever a source opens.
      */
     static void sweep() {
-        String dir = System.getenv("STOKER_SHM_DIR");
-        Path root = Path.of(dir != null && !dir.isBlank() ? dir : "/dev/shm");
+        Path root = memoryFolder();
         if (Files.isDirectory(root)) {
             Temporaries.sweepFolders(root, PREFIX);
         }

@@ -231,17 +231,23 @@ class SharedCacheTest {
         }
     }
 
+    /** The pid of a process that has ended. */
+    private static long goneProcess() throws Exception {
+        Process p = new ProcessBuilder("true").start();
+        p.waitFor();
+        return p.pid();
+    }
+
     @Test
     void aLockHeldInTheNameOfAProcessThatIsGoneIsSaidStaleAndTakenOverAtOnce() throws Exception {
         Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "python3 holds a POSIX lock for the test");
         Path root = Files.createDirectories(tmp.resolve("served"));
         StorageTest.shards(root, 1, 60);
         Path dir = Files.createDirectories(tmp.resolve("cache"));
-        Process gone = new ProcessBuilder("true").start();
-        gone.waitFor();
+        long gone = goneProcess();
         try (TestServer s = new TestServer(root)) {
             String url = s.url("s0.tar");
-            Path lock = Files.writeString(dir.resolve(ShardCache.key(url) + ".lock"), gone.pid() + " " + ShardCache.HOST);
+            Path lock = Files.writeString(dir.resolve(ShardCache.key(url) + ".lock"), gone + " " + ShardCache.HOST);
             // a lock the system still holds for a process that is gone, as a network file system can keep one
             Process ghost = new ProcessBuilder("/usr/bin/python3", "-c", "import fcntl, sys, time\n"
                     + "f = open(sys.argv[1], 'r+'); fcntl.lockf(f, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(60)",
@@ -261,7 +267,7 @@ class SharedCacheTest {
                     System.setErr(err);
                 }
                 assertTrue((System.nanoTime() - t0) / 1_000_000 < 10_000, "taken over at once");
-                assertEquals("stoker: " + lock + ": stale lock of process " + gone.pid() + ", which is gone: taken over",
+                assertEquals("stoker: " + lock + ": stale lock of process " + gone + ", which is gone: taken over",
                         said.toString(StandardCharsets.UTF_8).strip());
             } finally {
                 ghost.destroyForcibly();
@@ -274,13 +280,12 @@ class SharedCacheTest {
         Path root = Files.createDirectories(tmp.resolve("served"));
         StorageTest.shards(root, 1, 60);
         Path dir = Files.createDirectories(tmp.resolve("cache"));
-        Process gone = new ProcessBuilder("true").start();
-        gone.waitFor();
+        long gone = goneProcess();
         try (TestServer s = new TestServer(root)) {
             String url = s.url("s0.tar");
             String k = ShardCache.key(url);
             // what a download killed by SIGKILL leaves: its lock (free now), its reservation, its partial file
-            Files.writeString(dir.resolve(k + ".lock"), gone.pid() + " " + ShardCache.HOST);
+            Files.writeString(dir.resolve(k + ".lock"), gone + " " + ShardCache.HOST);
             Path reserve = Files.writeString(dir.resolve(k + ".reserve"), "1000000");
             Files.write(dir.resolve("." + k + ".123.partial"), new byte[1000]);
             java.io.ByteArrayOutputStream said = new java.io.ByteArrayOutputStream();
@@ -294,7 +299,7 @@ class SharedCacheTest {
                 System.setErr(err);
             }
             assertTrue((System.nanoTime() - t0) / 1_000_000 < 10_000, "at once");
-            assertEquals("stoker: " + reserve + ": the download of process " + gone.pid() + ", which is gone, left this "
+            assertEquals("stoker: " + reserve + ": the download of process " + gone + ", which is gone, left this "
                     + "reservation: taken back, with its partial file", said.toString(StandardCharsets.UTF_8).strip());
             assertFalse(Files.exists(dir.resolve("." + k + ".123.partial")));
         }
