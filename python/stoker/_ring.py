@@ -86,7 +86,8 @@ class BatchTuple(tuple):
 
 
 class _Field:
-    __slots__ = ("index", "name", "dtype", "shape", "variable", "np_dtype", "torch_dtype", "signed", "sample_bytes")
+    __slots__ = ("index", "name", "dtype", "shape", "variable", "ragged", "np_dtype", "torch_dtype", "signed",
+                 "sample_bytes")
 
     def __init__(self, index, spec, torch):
         self.index = index
@@ -94,6 +95,7 @@ class _Field:
         self.dtype = spec["dtype"]
         self.shape = tuple(spec["shape"])
         self.variable = spec["variable"]
+        self.ragged = spec.get("ragged", False)  # a list of numbers a sample: typed values, element offsets
         self.np_dtype = np.dtype(_NUMPY.get(self.dtype, self.dtype))
         count = 1
         for d in self.shape:
@@ -101,7 +103,7 @@ class _Field:
         self.sample_bytes = count * self.np_dtype.itemsize
         self.signed = None
         self.torch_dtype = None
-        if torch is not None and not self.variable:
+        if torch is not None and (self.ragged or not self.variable):
             self.torch_dtype = getattr(torch, self.dtype, None)
             if self.torch_dtype is None:
                 raise StokerError(f"field '{self.name}' is {self.dtype}, which this torch ({torch.__version__}) has no "
@@ -187,6 +189,10 @@ class Ring:
                     spilled += nbytes
                 else:
                     data = _view(whole, data_at, np.dtype(np.uint8), (nbytes,))
+                if f.ragged:  # the values as their dtype, the offsets counted in values
+                    size = f.np_dtype.itemsize
+                    data = data.view(f.signed if f.signed is not None else f.np_dtype)
+                    offsets = offsets // size
                 if f.name == KEY_FIELD:  # the samples' keys, as WebDataset gives them: strings
                     o = offsets.tolist()
                     raw = data.tobytes()

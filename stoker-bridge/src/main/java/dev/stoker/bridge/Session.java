@@ -557,13 +557,14 @@ final class Session {
             for (Field f : loader.schema().fields()) {
                 g.writeStartObject();
                 g.writeStringField("name", f.name());
-                g.writeStringField("dtype", f.isVariable() ? "uint8" : f.dtype().label());
+                g.writeStringField("dtype", f.isVariable() && !f.isRagged() ? "uint8" : f.dtype().label());
                 g.writeArrayFieldStart("shape");
                 for (long d : f.isVariable() ? new long[0] : f.shape()) {
                     g.writeNumber(d);
                 }
                 g.writeEndArray();
                 g.writeBooleanField("variable", f.isVariable());
+                g.writeBooleanField("ragged", f.isRagged());
                 g.writeEndObject();
             }
             g.writeEndArray();
