@@ -107,9 +107,10 @@ final class BenchCommand implements Runnable {
         @Option(names = "--out-dtype", defaultValue = "int64", description = "x and y as int64 or int32 (default ${DEFAULT-VALUE}).")
         String outDtype;
 
-        @Option(names = "--windows", defaultValue = "disjoint", paramLabel = "disjoint|random",
+        @Option(names = "--windows", defaultValue = "disjoint", paramLabel = "disjoint|random|offset",
                 description = "disjoint: non-overlapping windows, each token once per epoch (default); random: "
-                        + "windows at random offsets with replacement, as nanoGPT's get_batch.")
+                        + "windows at random offsets with replacement, as nanoGPT's get_batch; offset: each disjoint "
+                        + "window shifted by a random offset below the sequence length each epoch, in the loader's order.")
         String windows;
 
         @Option(names = "--weights", split = ",", description = "Mix the files in these proportions instead of concatenating them.")

@@ -31,8 +31,9 @@ final class BenchOptions {
     @Option(names = "--world-size", defaultValue = "1", description = "Number of ranks (default ${DEFAULT-VALUE}).")
     int worldSize;
 
-    @Option(names = "--order", defaultValue = "shuffle", paramLabel = "shuffle|sequential",
-            description = "Order of the epoch (default ${DEFAULT-VALUE}).")
+    @Option(names = "--order", defaultValue = "shuffle", paramLabel = "shuffle|sequential|blocks",
+            description = "Order of the epoch: shuffled, in storage order, or contiguous blocks of a batch in a random "
+                    + "order, their grid shifted each epoch (default ${DEFAULT-VALUE}).")
     String order;
 
     @Option(names = "--memory-limit", paramLabel = "BYTES", description = "The most bytes of batch buffers the loader may "

@@ -16,8 +16,9 @@ import java.time.Duration;
  * <p>{@code prefetch} is batches ahead, for a stream shards ahead; with no workers it does not
  * apply. {@code cores} bounds what the autotuner may give workers.
  *
- * @param order        {@code shuffle} or {@code sequential} (a source with an order of its own, such
- *                     as random windows, replaces it)
+ * @param order        {@code shuffle}, {@code sequential} or {@code blocks} (contiguous runs of a
+ *                     batch in a random order: {@link Sampler#blocks}); a source with an order of
+ *                     its own, such as random windows, replaces it
  * @param errors       {@code fail}, {@code skip-sample} or {@code skip-shard}
  * @param streams      the streams a streaming source's epoch is split into (null: one a rank), the
  *                     unit its states record, so a job may resume at another world size
@@ -48,7 +49,7 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, Long 
         if (rank >= worldSize) {
             throw SpecException.naming("rank", rank + " is not in a world of " + worldSize + " ({world_size})");
         }
-        order = SpecException.oneOf("order", order == null ? "shuffle" : order, "shuffle", "sequential");
+        order = SpecException.oneOf("order", order == null ? "shuffle" : order, "shuffle", "sequential", "blocks");
         SpecException.atLeast("shuffle_window", shuffleWindow, 0);
         if (shuffleWindowBytes != null) {
             SpecException.atLeast("shuffle_window_bytes", shuffleWindowBytes, 0);
@@ -110,6 +111,19 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, Long 
         return b.resume(state);
     }
 
+    /**
+     * The sampler {@link #order} names. {@code blocks}: contiguous runs of a batch of samples a
+     * rank (of {@code batchSize * worldSize} samples, rank {@code r} taking every
+     * {@code worldSize}-th of each from its {@code r}-th), in a random order.
+     */
+    Sampler sampler() {
+        return switch (order) {
+            case "shuffle" -> Sampler.shuffle();
+            case "blocks" -> Sampler.blocks((long) batchSize * worldSize);
+            default -> Sampler.sequential();
+        };
+    }
+
     /** The seed of the order: {@link #seed}, or 0. */
     public long orderSeed() {
         return seed == null ? 0 : seed;
@@ -131,7 +145,7 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, Long 
      */
     LoaderBuilder configure(LoaderBuilder b, Sampler sampler) {
         b.batchSize(batchSize).rank(rank).worldSize(worldSize)
-                .sampler(sampler != null ? sampler : order.equals("shuffle") ? Sampler.shuffle() : Sampler.sequential());
+                .sampler(sampler != null ? sampler : sampler());
         if (workers == null) {
             b.workers(Loader.AUTO);
         } else if (workers > 0) {

@@ -29,7 +29,9 @@ import java.util.List;
  *
  * @param windows {@code disjoint}: non-overlapping windows, each token once per epoch;
  *                {@code random}: windows at random offsets with replacement (nanoGPT's get_batch),
- *                as many per epoch as disjoint windows would give
+ *                as many per epoch as disjoint windows would give; {@code offset}: window
+ *                {@code i} of the disjoint ones shifted by a random offset below
+ *                {@code seq_len} each epoch ({@link Sampler#offsets}), in the loader's order
  * @param outDtype {@code x} and {@code y} as {@code int64} or {@code int32}
  * @param raw      every file read as raw tokens of {@code dtype}, as it is, whatever its name and first bytes
  */
@@ -40,7 +42,7 @@ public record Tokens(List<String> paths, int seqLen, String dtype, String outDty
         SpecException.atLeast("seq_len", seqLen, 1);
         tokenType(dtype);
         outType(outDtype);
-        SpecException.oneOf("windows", windows, "disjoint", "random");
+        SpecException.oneOf("windows", windows, "disjoint", "random", "offset");
         if (weights != null) {
             weights = List.copyOf(weights);
             for (double w : weights) {
@@ -93,7 +95,7 @@ public record Tokens(List<String> paths, int seqLen, String dtype, String outDty
         if (weights != null && weights.size() != paths.size()) {
             throw new SpecException("weights", "needs one weight per path: " + weights.size() + " for " + paths.size());
         }
-        boolean random = windows.equals("random");
+        boolean random = !windows.equals("disjoint"); // a window at every token, the sampler choosing
         DType out = outType(outDtype);
         return Recipe.open(kind(), r -> {
             List<DirectDataset> datasets = new ArrayList<>();
@@ -112,8 +114,10 @@ public record Tokens(List<String> paths, int seqLen, String dtype, String outDty
             } else {
                 data = datasets.size() == 1 ? datasets.get(0) : DirectDataset.concat(datasets);
             }
-            if (random) {
+            if (windows.equals("random")) {
                 r.sampler(Sampler.random(Math.max(1, data.size() / seqLen))); // as many draws as disjoint windows
+            } else if (windows.equals("offset")) {
+                r.sampler(Sampler.offsets(seqLen, !loader.order().equals("sequential")));
             }
             r.tokensPerSample(seqLen).base(() -> Loader.builder(data));
         });
