@@ -54,6 +54,9 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
     private final int[] firstBlock;
     private final long[] sampleBytes;
     private final BlockCache<MemorySegment> cache;
+    /** By dataset: its bytes mapped where they are stored as they are (contiguous, little-endian), else null. */
+    private final MemorySegment[] mapped;
+    private final java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
     private volatile boolean closed;
 
     /** The default bound on decoded blocks held at once. */
@@ -127,16 +130,60 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
             }
             this.cache = new BlockCache<>(path.toString(), firstBlock[datasets.length], cacheBytes, this::decode,
                     MemorySegment::byteSize);
+            this.mapped = map(path, file, datasets, n, sampleBytes, fileBytes, arena);
             Handle first = new Handle(file, datasets);
             handles.add(first);
             all.add(first);
         } catch (io.jhdf.exceptions.HdfException e) {
             file.close();
+            arena.close();
             throw damaged(path, e);
         } catch (IOException | RuntimeException e) {
             file.close();
+            arena.close();
             throw e;
         }
+    }
+
+    /**
+     * NOTE [Contiguous]: a contiguous dataset (h5py's default) is stored as it is, C order, in one
+     * run of the file; read through jHDF, a slice is gathered one innermost row at a time, so a
+     * block of {@code [rows, L, F]} costs {@code rows * L} small reads before the first batch.
+     * Such a dataset in little-endian order is instead mapped where it lies (its address checked
+     * to hold {@code samples * sampleBytes} bytes inside the file), and a sample is one copy from
+     * the mapping: the first batch costs the same for a thousand samples or a billion, and a
+     * batch of consecutive samples is one copy a field ({@link #readAll}). Others (chunked,
+     * compact, big-endian) go through decoded blocks.
+     */
+    private static MemorySegment[] map(Path path, HdfFile file, Dataset[] datasets, long n, long[] sampleBytes, long fileBytes,
+                                       java.lang.foreign.Arena arena) throws IOException {
+        MemorySegment[] out = new MemorySegment[datasets.length];
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.READ)) {
+            for (int i = 0; i < datasets.length; i++) {
+                if (!(datasets[i] instanceof ContiguousDataset c) || c.isEmpty() || n == 0
+                        || order(c.getDataType()) == ByteOrder.BIG_ENDIAN && sampleBytes[i] / Math.max(1, elements(c)) > 1) {
+                    continue;
+                }
+                long at = file.getUserBlockSize() + c.getDataAddress();
+                long bytes = n * sampleBytes[i];
+                if (at < 0 || at > fileBytes || bytes > fileBytes - at) {
+                    throw new CorruptShardException(path.toString(), at, datasets[i].getPath() + ": its " + bytes
+                            + " bytes, stored as they are at byte " + at + ", do not fit the file's " + fileBytes + " bytes");
+                }
+                out[i] = ch.map(java.nio.channels.FileChannel.MapMode.READ_ONLY, at, bytes, arena);
+            }
+        }
+        return out;
+    }
+
+    /** Elements of one sample of {@code d} (1 for a scalar dataset). */
+    private static long elements(Dataset d) {
+        long[] dim = d.getDimensionsAsLong();
+        long e = 1;
+        for (int k = 1; k < dim.length; k++) {
+            e *= dim[k];
+        }
+        return Math.max(1, e);
     }
 
     /**
@@ -281,10 +328,39 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
     @Override
     public void read(long index, Row row) throws IOException {
         for (int f = 0; f < datasets.length; f++) {
+            if (mapped[f] != null) {
+                row.copy(f, mapped[f], index * sampleBytes[f], sampleBytes[f]);
+                continue;
+            }
             long b = index / blockRows[f];
             MemorySegment block = cache.get(firstBlock[f] + (int) b);
             row.copy(f, block, (index - b * blockRows[f]) * sampleBytes[f], sampleBytes[f]);
         }
+    }
+
+    /** Every field mapped ({@code NOTE [Contiguous]}): each run of consecutive samples is one copy a field. */
+    @Override
+    public boolean readAll(long[] indices, int from, int count, Row row) {
+        for (MemorySegment m : mapped) {
+            if (m == null) {
+                return false;
+            }
+        }
+        for (int f = 0; f < mapped.length; f++) {
+            MemorySegment column = row.column(f);
+            long at = row.offset(f);
+            long bytes = sampleBytes[f];
+            for (int j = 0; j < count; ) {
+                long first = indices[from + j];
+                int run = 1;
+                while (j + run < count && indices[from + j + run] == first + run) {
+                    run++;
+                }
+                MemorySegment.copy(mapped[f], first * bytes, column, at + j * bytes, run * bytes);
+                j += run;
+            }
+        }
+        return true;
     }
 
     /** Block {@code k}: some consecutive samples of one dataset, as little-endian C-order bytes. */
@@ -546,8 +622,12 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
 
     @Override
     public void close() {
+        if (closed) {
+            return;
+        }
         closed = true;
         cache.close();
+        arena.close();
         for (Handle h; (h = all.poll()) != null; ) {
             h.file().close();
         }
