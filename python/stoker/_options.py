@@ -21,6 +21,8 @@ _FLAG = "flag"
 _LIST = "list"
 _PLACE = "place"  # decode_on: "cpu", or where the batches' JPEGs are decoded ("cuda", "cuda:N", "torchvision")
 _FOLDER = "folder"  # a folder, made absolute here: a server opens it where the caller meant it
+_PADS = "pads"  # {glob: length}: ragged fields padded (LoaderSpec.pad)
+_STACKS = "stacks"  # {name: [field, ...]}: ragged fields stacked (LoaderSpec.stack)
 
 
 class _Opt:
@@ -52,6 +54,13 @@ LOADER = {
     "memory_limit": _Opt(_INT, 1),
     "streams": _Opt(_INT, 1),
     "in_memory": _Opt(_FLAG),
+    "pad": _Opt(_PADS),
+    "stack": _Opt(_STACKS),
+    "stack_dtype": _Opt(_STR, choices=("float32", "float64", "float16", "bfloat16", "int8", "uint8", "int16", "int32",
+                                       "int64", "bool")),
+    "pad_value": _Opt(_FLOAT),
+    "lengths": _Opt(_FLAG),
+    "mask": _Opt(_FLAG),
 }
 
 # Nested specs: Images (shards, folder) and RemoteCache (the sources that read remote files).
@@ -171,6 +180,22 @@ def _check(name, opt, value):
         return value
     if opt.kind == _FOLDER:
         return _folder(name, opt.modes, value)
+    if opt.kind == _PADS:
+        if not isinstance(value, dict) or not value:
+            raise _bad(name, value, "must be a dict of field-name globs to lengths, e.g. {'Jet_*': 128}")
+        for glob, n in value.items():
+            if not isinstance(glob, str) or not glob or isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+                raise _bad(name, value, "must map field-name globs (strings) to lengths (integers >= 1)")
+        return {glob: int(n) for glob, n in value.items()}
+    if opt.kind == _STACKS:
+        if not isinstance(value, dict) or not value:
+            raise _bad(name, value, "must be a dict of stack names to lists of fields, e.g. {'particles': ['Part_px', "
+                                    "'Part_py']}")
+        for stack, fields in value.items():
+            if not isinstance(stack, str) or not stack or isinstance(fields, str) or not isinstance(fields, (list, tuple)) \
+                    or not fields or not all(isinstance(f, str) and f for f in fields):
+                raise _bad(name, value, "must map stack names (strings) to non-empty lists of field names")
+        return {stack: list(fields) for stack, fields in value.items()}
     if opt.kind == _LIST:
         items = [value] if isinstance(value, (str, numbers.Real)) else list(value)
         if not items:

@@ -100,6 +100,21 @@ class Loader:
     ``streams=N`` splits each epoch into N streams, so that ``load_state_dict`` of the list of every
     old rank's ``state_dict()`` resumes at another world size.
 
+    Ragged fields (a variable-length list of numbers a sample: a jet's particles, an event's
+    pulses; ROOT vectors, Parquet ``list<float>`` columns) arrive as ``(offsets, values)``: the
+    values of the whole batch in their dtype, and ``B + 1`` offsets counted in values. Padding turns
+    them into what a model takes, in the JVM, written straight into the batch:
+    ``pad={"Jet_*": 128}`` makes each ragged field whose name matches a glob (``*``, ``?``; the
+    first glob that matches counts) a tensor ``[B, 128]`` of its dtype, values past 128 dropped and
+    counted (``stats()["truncatedSamples"]``, ``stats()["droppedValues"]``); ``pad_value=`` fills
+    what a sample lacks (default 0). ``stack={"particles": ["Part_px", "Part_py", ...]}`` makes one
+    tensor ``[B, N, F]`` of fields that have one length in each sample (feature ``j`` the ``j``-th
+    field; a sample where they differ fails naming them), converted to ``stack_dtype``
+    (default ``"float32"``), its ``N`` from the ``pad`` glob that names the stack
+    (``pad={"particles": 128}``). ``lengths=True`` follows each padded field or stack ``NAME`` with
+    ``NAME_len`` (int64 ``[B]``: the entries it holds, at most ``N``), ``mask=True`` with
+    ``NAME_mask`` (bool ``[B, N]``). Ragged fields no glob names stay ``(offsets, values)``.
+
     Options of the Python side:
 
     - ``fields``: a tuple of field names: each batch is a tuple of those fields in that order

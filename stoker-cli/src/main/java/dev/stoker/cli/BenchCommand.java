@@ -48,19 +48,23 @@ final class BenchCommand implements Runnable {
                 refuseLoaderOptions();
             }
             SourceSpec source = source(); // first: a source's flag may set a loader's (--skip-bad)
-            return spec.parent().userObject() instanceof CatCommand cat ? cat.print(source, spec.commandLine().getOut())
+            return spec.parent().userObject() instanceof CatCommand cat ? cat.print(source, options.loader(), spec.commandLine().getOut())
                     : spec.parent().userObject() instanceof ShowCommand show ? show.draw(source, spec.commandLine().getErr())
                     : BenchRunner.bench(source, options, spec.commandLine()); // the command this source is under decides
         }
 
         /**
          * {@code cat} and {@code show} read in storage order on one thread and stop at the first
-         * error: a loader's option ({@link BenchOptions}) given to them would be ignored, so it is refused.
+         * error: a loader's option ({@link BenchOptions}) given to them would be ignored, so it is
+         * refused; {@code cat} takes the padding flags ({@link BenchOptions#PADDING}), which change what a sample is.
          */
         private void refuseLoaderOptions() {
             java.util.List<CommandLine.Model.OptionSpec> loaderOptions = spec.mixins().get("options").options();
             CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
             for (CommandLine.Model.OptionSpec o : parsed.matchedOptions()) {
+                if (spec.parent().userObject() instanceof CatCommand && BenchOptions.PADDING.contains(o.longestName())) {
+                    continue;
+                }
                 if (loaderOptions.stream().anyMatch(l -> l.longestName().equals(o.longestName()))) {
                     String typed = parsed.originalArgs().stream().map(a -> a.split("=", 2)[0])
                             .filter(java.util.Arrays.asList(o.names())::contains).findFirst().orElse(o.longestName());
