@@ -151,7 +151,8 @@ final class PadLayout {
             if (!usedGlobs.contains(glob)) {
                 throw new IllegalArgumentException("pad '" + glob + "' names no ragged field or stack of " + dataset
                         + "; its ragged fields: " + raggedNames(source)
-                        + (padding.stacks().isEmpty() ? "" : ", its stacks: " + padding.stacks().keySet()));
+                        + (padding.stacks().isEmpty() ? "" : "; the stacks: " + padding.stacks().keySet()
+                        + " (a stacked field takes its stack's length)"));
             }
         }
         Set<String> seen = new HashSet<>();
