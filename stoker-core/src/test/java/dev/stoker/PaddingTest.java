@@ -368,4 +368,55 @@ class PaddingTest {
             assertTrue(first.data(1).byteSize() >= 4 * 100 * 4);
         }
     }
+
+    @Test
+    void aStreamsSamplesArePaddedAsTheCollatorWritesThem() {
+        Schema schema = Schema.of(Field.scalar("v", DType.INT64), Field.ragged("hits", DType.INT16, 8));
+        Collator<Long> c = new Collator<>() {
+            @Override
+            public Schema schema() {
+                return schema;
+            }
+
+            @Override
+            public void write(Long v, Row row) {
+                row.putLong(0, 0, v);
+                for (int j = 0; j < (v & 0xfffff) % 6; j++) {
+                    row.append(1, MemorySegment.ofArray(new short[] {(short) (v + j)}), 0, 2);
+                }
+            }
+        };
+        Padding p = Padding.of().pad("hits", 3).mask(true).value(7);
+        List<String> first = null;
+        for (int workers : new int[] {0, 2}) {
+            LoaderBuilder b = Loader.builder(new StreamingTest.Shards(9, 4, -1, -1), c).padding(p).batchSize(5).shuffle(true)
+                    .shuffleWindow(16);
+            if (workers > 0) {
+                b.workers(workers);
+            }
+            List<String> digests = new ArrayList<>();
+            long rows = 0;
+            try (Loader l = b.build()) {
+                assertEquals(Field.tensor("hits", DType.INT16, 3), l.schema().field(1));
+                for (Batch batch : l) {
+                    for (int r = 0; r < batch.size(); r++, rows++) {
+                        long v = batch.data(0).getAtIndex(I64, r);
+                        long n = (v & 0xfffff) % 6;
+                        for (int j = 0; j < 3; j++) {
+                            short got = batch.data(1).getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 3L * r + j);
+                            assertEquals(j < n ? (short) (v + j) : (short) 7, got, "sample " + v + ", entry " + j);
+                            assertEquals(j < n ? 1 : 0, batch.data(2).get(ValueLayout.JAVA_BYTE, 3L * r + j));
+                        }
+                    }
+                    digests.add(Runs.digest(batch));
+                }
+            }
+            assertTrue(rows > 0);
+            if (first == null) {
+                first = digests;
+            } else {
+                assertEquals(first, digests, workers + " workers");
+            }
+        }
+    }
 }
