@@ -336,6 +336,31 @@ class SpecsTest {
         return out;
     }
 
+    @Test
+    void paddingIsPlainDataThatMakesAPadding() {
+        LoaderSpec l = Specs.loader("{\"pad\": {\"Jet_*\": 128, \"particles\": 64}, \"stack\": {\"particles\": [\"Part_px\", "
+                + "\"Part_py\"]}, \"stack_dtype\": \"float64\", \"pad_value\": -1, \"lengths\": true, \"mask\": true}");
+        assertEquals(l, Specs.loader(Specs.json(l)));
+        assertEquals(List.of("Jet_*", "particles"), List.copyOf(l.pad().keySet()), "the order given: the first glob that matches counts");
+        dev.stoker.Padding want = dev.stoker.Padding.of().pad("Jet_*", 128).pad("particles", 64)
+                .stack("particles", "Part_px", "Part_py").stackType(dev.stoker.DType.FLOAT64).value(-1).lengths(true).mask(true);
+        assertEquals(want, l.padding());
+        assertTrue(LoaderSpec.DEFAULT.padding().isEmpty());
+        assertEquals("pad", assertThrows(SpecException.class, () -> Specs.loader("{\"pad\": {\"x\": 0}}")).option());
+        assertEquals("stack", assertThrows(SpecException.class, () -> Specs.loader("{\"stack\": {\"s\": []}}")).option());
+        assertEquals("stack_dtype", assertThrows(SpecException.class, () -> Specs.loader("{\"stack_dtype\": \"int4\"}")).option());
+    }
+
+    @Test
+    void lengthsWithoutPaddingAreRefusedWhenTheLoaderIsMade() throws Exception {
+        LoaderSpec l = Specs.loader("{\"lengths\": true, \"workers\": 0}");
+        try (Recipe r = Specs.open(Synthetic.of(), l)) {
+            SpecException e = assertThrows(SpecException.class, () -> r.builder(l));
+            assertEquals("lengths", e.option());
+            assertTrue(e.getMessage().contains("give pad (and stack) too"), e.getMessage());
+        }
+    }
+
     private static String option(String json) {
         return assertThrows(SpecException.class, () -> Specs.source(json)).option();
     }
