@@ -29,6 +29,7 @@ module dev.stoker.formats {
     exports dev.stoker.formats.records;
     exports dev.stoker.formats.riegeli;
     exports dev.stoker.formats.tar;
+    exports dev.stoker.formats.tensors;
     exports dev.stoker.formats.text;
     exports dev.stoker.formats.tfrecord;
     exports dev.stoker.formats.tokens;

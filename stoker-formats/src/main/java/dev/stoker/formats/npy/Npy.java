@@ -64,6 +64,42 @@ public final class Npy {
     }
 
     /**
+     * An array held in other bytes, read in place: a tensor of a {@code torch.save} or safetensors
+     * file, a raw file as {@code np.memmap} writes it. {@code data} holds the elements in C order
+     * and {@code order}; {@code owner} is closed with the array (nothing for bytes the caller keeps).
+     */
+    public static NpyArray view(String name, DType dtype, ByteOrder order, long[] shape, MemorySegment data, AutoCloseable owner) {
+        long need = elements(shape) * dtype.byteSize();
+        if (data.byteSize() != need) {
+            throw new IllegalArgumentException(name + ": shape " + java.util.Arrays.toString(shape) + " of " + dtype.label()
+                    + " needs " + need + " bytes, got " + data.byteSize());
+        }
+        return new NpyArray(name, new NpyHeader(0, 0, dtype, order, false, shape.clone(), 0), data, owner);
+    }
+
+    /**
+     * Maps a raw array file, as {@code np.memmap} and {@code arr.tofile()} write it: no header,
+     * {@code shape}'s elements of {@code dtype} little-endian in C order, the file exactly that
+     * long (a size that differs names the file, the bytes the shape needs and the bytes it has).
+     */
+    public static NpyArray raw(Path path, DType dtype, long[] shape) throws IOException {
+        long need;
+        try {
+            need = Math.multiplyExact(elements(shape), (long) dtype.byteSize());
+        } catch (ArithmeticException e) {
+            throw new CorruptShardException(path.toString(), -1, "shape " + java.util.Arrays.toString(shape) + " is larger than any file");
+        }
+        MappedFile f = MappedFile.open(path);
+        if (f.size() != need) {
+            f.close();
+            throw new CorruptShardException(path.toString(), -1, "a raw array of shape " + java.util.Arrays.toString(shape) + " of "
+                    + dtype.label() + " is " + need + " bytes, the file has " + f.size());
+        }
+        return new NpyArray(path.toString(), new NpyHeader(0, 0, dtype, ByteOrder.LITTLE_ENDIAN, false, shape.clone(), 0),
+                f.segment(), f);
+    }
+
+    /**
      * Reads every array of a {@code .npz} (stored or deflated entries) into off-heap memory, by
      * name without the {@code .npy} suffix. Close each array, or all with {@link #closeAll}.
      */
