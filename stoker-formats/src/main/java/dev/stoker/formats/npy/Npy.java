@@ -40,6 +40,44 @@ public final class Npy {
         return head.length >= n && java.util.Arrays.equals(head, 0, n, NpyHeader.MAGIC, 0, n);
     }
 
+    /**
+     * The element type a numpy name gives ({@code float32}, {@code int64}, {@code bool}, as
+     * {@code np.dtype(...).name} writes it) or a little-endian type string ({@code <f4}, {@code |u1});
+     * an {@link IllegalArgumentException} says what is read otherwise (a big-endian type string
+     * among them: raw arrays are read little-endian).
+     */
+    public static DType dtype(String name) {
+        String n = name == null ? "" : name;
+        DType byName = switch (n) {
+            case "bool" -> DType.BOOL;
+            case "int8" -> DType.INT8;
+            case "uint8" -> DType.UINT8;
+            case "int16" -> DType.INT16;
+            case "uint16" -> DType.UINT16;
+            case "int32" -> DType.INT32;
+            case "uint32" -> DType.UINT32;
+            case "int64" -> DType.INT64;
+            case "uint64" -> DType.UINT64;
+            case "float16" -> DType.FLOAT16;
+            case "bfloat16" -> DType.BFLOAT16;
+            case "float32" -> DType.FLOAT32;
+            case "float64" -> DType.FLOAT64;
+            default -> null;
+        };
+        if (byName != null) {
+            return byName;
+        }
+        if (n.length() >= 3 && "<|=".indexOf(n.charAt(0)) >= 0) {
+            try {
+                return NpyHeader.dtypeOf(n, n, -1);
+            } catch (CorruptShardException e) {
+                // named below
+            }
+        }
+        throw new IllegalArgumentException("dtype '" + n + "' is not read; numeric dtypes: bool, int8, uint8, int16, uint16, "
+                + "int32, uint32, int64, uint64, float16, bfloat16, float32, float64, or little-endian type strings (<f4, |u1, ...)");
+    }
+
     /** Maps a {@code .npy} file. */
     public static NpyArray read(Path path) throws IOException {
         MappedFile f = MappedFile.open(path);
