@@ -23,9 +23,10 @@ import java.util.Set;
  * naming it; so does every opcode that builds an object of a class (NEWOBJ, INST, OBJ, the
  * extension registry).
  *
- * <p>NOTE [Never unpickled]: {@code torch.load(weights_only=True)} allows more (a Counter, sets,
- * torch.Size, devices); a loader of training data needs tensors, and whatever else a file holds
- * is refused by name rather than half read.
+ * <p>NOTE [Never unpickled]: a pickle is a program (REDUCE calls whatever GLOBAL named), so it is
+ * never run: each opcode is read as the data it would push. {@code torch.load(weights_only=True)}
+ * allows more than this reader (a {@code collections.Counter}, for one); a loader of training data
+ * needs tensors, and whatever else a file holds is refused by name rather than half read.
  */
 final class Pickle {
     /** A global the pickle named ({@code module.name}). */
