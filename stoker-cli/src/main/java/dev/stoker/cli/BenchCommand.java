@@ -91,7 +91,7 @@ final class BenchCommand implements Runnable {
     }
 
     @Command(name = "tokens", description = "Windows of --seq-len + 1 tokens from token files as x and y shifted by one "
-            + "(raw .bin, .npy, or Megatron .bin/.idx, whose documents are packed).")
+            + "(raw .bin, .npy, one tensor of a torch.save .pt or a .safetensors file, or Megatron .bin/.idx, whose documents are packed).")
     static final class TokensBench extends Subcommand {
         @Parameters(paramLabel = "PATH", arity = "1..*", description = "Token files (local paths or http(s):// "
                 + "and s3:// URLs, read through the cache); several are concatenated, or mixed with --weights.")

@@ -147,9 +147,13 @@ public record Tokens(List<String> paths, int seqLen, String dtype, String outDty
      * formats a file's first bytes show are refused by {@link TokenFile#open} (NOTE [Raw or not]).
      */
     private static boolean tensors(Path p, String name) throws IOException {
+        if (!Files.isRegularFile(p)) {
+            return false; // TokenFile.open names what it is
+        }
         Magic m = Magic.of(Magic.head(p));
         if (m == Magic.ZIP && !TorchSave.isTorchSave(p)) {
-            throw new CorruptShardException(name, 0, "a zip archive, not tokens (no torch.save data.pkl in it)");
+            throw new CorruptShardException(name, 0, "a zip archive, not tokens (no torch.save data.pkl in it); a raw token "
+                    + "file that only begins like one is read as it is with --raw (Python: raw=True)");
         }
         return m == Magic.ZIP || m == Magic.TORCH_LEGACY || name.endsWith(".safetensors") || SafeTensors.looksLike(p);
     }
