@@ -266,6 +266,28 @@ class NamedArraysTest {
     }
 
     @Test
+    void inMemoryCopiesEachFieldsFilesAndTheirLengthsAndReadsTheSame() throws IOException {
+        polarBert();
+        Map<String, NamedArrays.ArrayFile> files = new LinkedHashMap<>();
+        files.put("x", new NamedArrays.ArrayFile(dir.resolve("x.npy").toString(), null, null, file("l.npy")));
+        files.put("y", file("y.npy"));
+        LoaderSpec disk = loader(N, 0, "sequential");
+        LoaderSpec memory = new LoaderSpec(N, 0, null, 5L, null, 0, 1, "sequential", 0, null, null, false, "fail", null, null,
+                null, true);
+        byte[] want;
+        try (Recipe r = Specs.open(spec(files, true), disk); Loader l = r.builder(disk).build()) {
+            Batch b = l.iterator().next();
+            want = concat(b.bytes(0, N - 1).toArray(ValueLayout.JAVA_BYTE), b.data("y").toArray(ValueLayout.JAVA_BYTE));
+        }
+        try (Recipe r = Specs.open(spec(files, true), memory); Loader l = r.builder(memory).build()) {
+            assertTrue(r.report().stream().anyMatch(s -> s.startsWith("in memory: " + String.format(java.util.Locale.ROOT, "%,d",
+                    4L * N * (L * F + 1 + 2)) + " bytes")), r.report().toString());
+            Batch b = l.iterator().next();
+            assertArrayEquals(want, concat(b.bytes(0, N - 1).toArray(ValueLayout.JAVA_BYTE), b.data("y").toArray(ValueLayout.JAVA_BYTE)));
+        }
+    }
+
+    @Test
     void theFingerprintFollowsTheContent() throws IOException {
         polarBert();
         Map<String, NamedArrays.ArrayFile> files = Map.of("y", file("y.npy"));
