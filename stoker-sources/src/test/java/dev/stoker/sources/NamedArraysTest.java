@@ -321,6 +321,18 @@ class NamedArraysTest {
         try (Recipe r = Tokens.of(List.of(renamed.toString())).withSeqLen(8).open(loader)) {
             assertEquals(8, r.tokensPerSample());
         }
+        Path st = dir.resolve("tokens.safetensors"); // a safetensors file of one int64 tensor, written by the format's spec
+        String header = "{\"ids\":{\"dtype\":\"I64\",\"shape\":[40],\"data_offsets\":[0,320]}}";
+        ByteBuffer b = ByteBuffer.allocate(8 + header.length() + 320).order(ByteOrder.LITTLE_ENDIAN);
+        b.putLong(header.length()).put(header.getBytes());
+        for (int i = 0; i < 40; i++) {
+            b.putLong(3L * i);
+        }
+        Files.write(st, b.array());
+        try (Recipe r = Tokens.of(List.of(st.toString())).withSeqLen(8).open(loader); Loader l = r.builder(loader).build()) {
+            Batch batch = l.iterator().next();
+            assertEquals(3L * 9, batch.data("x").get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * 9)); // window 1 starts at token 8
+        }
         assertTrue(refusedTokens(TORCH.resolve("counter_global.pt")).contains("refuses global 'collections.Counter'"));
         assertTrue(refusedTokens(TORCH.resolve("legacy_nonzip.pt")).contains("legacy format"));
         assertTrue(refusedTokens(TORCH.resolve("dict_of_tensors.pt")).contains("holds 2 tensors"));

@@ -104,6 +104,25 @@ class TorchSaveTest {
     }
 
     @Test
+    void findsEachEntryWhereTorchWroteIt() throws IOException {
+        JsonNode all = expected();
+        for (String name : List.of("babylm_like_tokens_int64.pt", "strided_view_int32.pt", "dict_of_tensors.pt", "counter_global.pt")) {
+            try (var f = dev.stoker.formats.io.MappedFile.open(SHARED.resolve(name))) {
+                Map<String, ZipDirectory.Entry> entries = ZipDirectory.read(f.segment(), name);
+                JsonNode want = all.get(name).get("entries");
+                assertEquals(want.size(), entries.size(), name);
+                for (JsonNode w : want) {
+                    ZipDirectory.Entry e = entries.get(w.get("name").asText());
+                    assertEquals(w.get("size").asLong(), e.size(), e.name());
+                    assertEquals(w.get("method").asInt(), e.method(), e.name());
+                    assertEquals(w.get("data_offset").asLong(), e.dataOffset(), e.name());
+                    assertEquals(0, e.dataOffset() % 64, "torch aligns each entry's data to 64 bytes");
+                }
+            }
+        }
+    }
+
+    @Test
     void refusesTheLegacyFormatSayingHowToSaveItAgain() throws IOException {
         expected();
         Path p = SHARED.resolve("legacy_nonzip.pt");
@@ -211,6 +230,18 @@ class TorchSaveTest {
         Path os = archive("cos\nsystem\n(S'true'\ntR.".getBytes(), Map.of());
         e = assertThrows(CorruptShardException.class, () -> TorchSave.open(os));
         assertTrue(e.getMessage().contains("refuses global 'os.system'"), e.getMessage());
+    }
+
+    @Test
+    void refusesToSetTheStateOfATensor() throws IOException {
+        byte[] t = tensorPickle(1);
+        byte[] withState = java.util.Arrays.copyOf(t, t.length + 2);
+        withState[t.length - 1] = '}';
+        withState[t.length] = 'b';
+        withState[t.length + 1] = '.';
+        Path p = archive(withState, Map.of("data/0", new byte[4]));
+        CorruptShardException e = assertThrows(CorruptShardException.class, () -> TorchSave.open(p));
+        assertTrue(e.getMessage().contains("refuses to set the state of Tensor (BUILD)"), e.getMessage());
     }
 
     @Test
