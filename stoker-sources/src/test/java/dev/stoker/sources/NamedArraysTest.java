@@ -288,6 +288,21 @@ class NamedArraysTest {
     }
 
     @Test
+    void aSpecNamesEachFieldsFileByItsPathOrAnObjectAndReadsBackEqual() {
+        NamedArrays spec = (NamedArrays) Specs.source("{\"kind\": \"arrays\", \"files\": {\"x\": \"x.npy\", "
+                + "\"y\": {\"path\": \"y.bin\", \"dtype\": \"float32\", \"shape\": [-1, 2], \"lengths\": \"l.npy\"}}, "
+                + "\"properties\": \"p.json\"}");
+        assertEquals(NamedArrays.ArrayFile.of("x.npy"), spec.files().get("x"));
+        assertEquals(new NamedArrays.ArrayFile("y.bin", "float32", List.of(-1L, 2L), NamedArrays.ArrayFile.of("l.npy")),
+                spec.files().get("y"));
+        assertEquals(spec, Specs.source(Specs.json(spec)));
+        assertEquals("files", assertThrows(SpecException.class, () -> Specs.source("{\"kind\": \"arrays\", \"files\": "
+                + "{\"1x\": \"x.npy\"}}")).option());
+        assertEquals(null, assertThrows(SpecException.class, () -> new NamedArrays("a.pt", Map.of("x", file("x.npy")), null, null)
+                .open(LoaderSpec.DEFAULT)).option());
+    }
+
+    @Test
     void theFingerprintFollowsTheContent() throws IOException {
         polarBert();
         Map<String, NamedArrays.ArrayFile> files = Map.of("y", file("y.npy"));
