@@ -23,6 +23,8 @@ _PLACE = "place"  # decode_on: "cpu", or where the batches' JPEGs are decoded ("
 _FOLDER = "folder"  # a folder, made absolute here: a server opens it where the caller meant it
 _PADS = "pads"  # {glob: length}: ragged fields padded (LoaderSpec.pad)
 _STACKS = "stacks"  # {name: [field, ...]}: ragged fields stacked (LoaderSpec.stack)
+_FILE = "file"  # a file, made absolute here, as a folder is
+_FILES = "files"  # the arrays source's fields: name -> a path, or {"path", "dtype", "shape", "lengths"}
 
 
 class _Opt:
@@ -119,6 +121,8 @@ SOURCES = {
     "arrow": ("paths", {"fields": _Opt(_LIST), "image": _Opt(_STR)}, ("images", "cache")),
     "litdata": ("path", {"block_size": _Opt(_INT, 1), "password_env": _Opt(_STR), "fields": _Opt(_LIST),
                          "image": _Opt(_STR)}, ("images", "cache")),
+    # one file of named tensors as the path, or files= (then no path)
+    "arrays": ("path", {"files": _Opt(_FILES), "properties": _Opt(_FILE)}, ("cache",)),
 }
 
 # Other names for options: PyTorch DataLoader's, and the CLI's flags that name one value.
@@ -196,6 +200,10 @@ def _check(name, opt, value):
                     or not fields or not all(isinstance(f, str) and f for f in fields):
                 raise _bad(name, value, "must map stack names (strings) to non-empty lists of field names")
         return {stack: list(fields) for stack, fields in value.items()}
+    if opt.kind == _FILE:
+        return _folder(name, (), value)
+    if opt.kind == _FILES:
+        return _files(name, value)
     if opt.kind == _LIST:
         items = [value] if isinstance(value, (str, numbers.Real)) else list(value)
         if not items:
@@ -249,6 +257,49 @@ def _folder(name, modes, value):
     return local_path(value)
 
 
+_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+
+
+def _file(name, field, value):
+    """One field's file: a path, or {"path", "dtype", "shape", "lengths"} (lengths itself a file)."""
+    if isinstance(value, (str, os.PathLike)):
+        value = {"path": value}
+    if not isinstance(value, dict):
+        raise _bad(name, value, f"gives field {field!r} a path or a dict {{'path', 'dtype', 'shape', 'lengths'}}")
+    unknown = set(value) - {"path", "dtype", "shape", "lengths"}
+    if unknown:
+        raise _bad(name, value, f"gives field {field!r} unknown keys {sorted(unknown)} (path, dtype, shape, lengths)")
+    if "path" not in value:
+        raise _bad(name, value, f"gives field {field!r} no 'path'")
+    out = {"path": _folder(name, (), value["path"])}
+    if value.get("dtype") is not None:
+        dtype = value["dtype"]
+        dtype = getattr(dtype, "name", dtype) if not isinstance(dtype, str) else dtype  # a numpy dtype
+        if not isinstance(dtype, str) or not dtype:
+            raise _bad(name, value, f"gives field {field!r} a dtype that is not a name such as 'float32'")
+        out["dtype"] = dtype
+    if value.get("shape") is not None:
+        shape = value["shape"]
+        if isinstance(shape, (str, bytes)) or not all(isinstance(d, numbers.Integral) and not isinstance(d, bool)
+                                                      for d in shape) or not list(shape):
+            raise _bad(name, value, f"gives field {field!r} a shape that is not a list of integers")
+        out["shape"] = [int(d) for d in shape]
+    if value.get("lengths") is not None:
+        out["lengths"] = _file(name, field + " (lengths)", value["lengths"])
+    return out
+
+
+def _files(name, value):
+    if not isinstance(value, dict) or not value:
+        raise _bad(name, value, "must map field names to files (a non-empty dict)")
+    out = {}
+    for field, file in value.items():
+        if not isinstance(field, str) or not _FIELD.match(field):
+            raise _bad(name, field, "names a field: letters, digits, _ . -, not starting with a digit")
+        out[field] = _file(name, field, file)
+    return out
+
+
 def check_option(name, value):
     """Checks one option of the images or cache spec by its name (ValueError if bad)."""
     for group in GROUPS.values():
@@ -263,6 +314,12 @@ def spec(source, paths, options):
     if source not in SOURCES:
         raise ValueError(f"stoker.Loader: unknown source {source!r}; one of " + ", ".join(SOURCES))
     paths_key, own, groups = SOURCES[source]
+    if source == "arrays":
+        if bool(paths) == ("files" in options):
+            raise ValueError("stoker.Loader: source 'arrays' takes one .pt, .safetensors or .npz file, or files={name: "
+                             "file, ...}, one of the two")
+        if not paths:
+            paths_key = None
     if paths_key is not None and not paths:
         raise ValueError(f"stoker.Loader: source {source!r} needs at least one path")
     if paths_key is None and paths:

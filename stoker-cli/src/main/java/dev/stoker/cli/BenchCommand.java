@@ -3,12 +3,14 @@ package dev.stoker.cli;
 import dev.stoker.sources.Folder;
 import dev.stoker.sources.Hdf5;
 import dev.stoker.sources.Jsonl;
+import dev.stoker.sources.NamedArrays;
 import dev.stoker.sources.Parquet;
 import dev.stoker.sources.Shards;
 import dev.stoker.sources.SourceSpec;
 import dev.stoker.sources.Synthetic;
 import dev.stoker.sources.Tokens;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -93,7 +95,7 @@ final class BenchCommand implements Runnable {
     }
 
     @Command(name = "tokens", description = "Windows of --seq-len + 1 tokens from token files as x and y shifted by one "
-            + "(raw .bin, .npy, or Megatron .bin/.idx, whose documents are packed).")
+            + "(raw .bin, .npy, one tensor of a torch.save .pt or a .safetensors file, or Megatron .bin/.idx, whose documents are packed).")
     static final class TokensBench extends Subcommand {
         @Parameters(paramLabel = "PATH", arity = "1..*", description = "Token files (local paths or http(s):// "
                 + "and s3:// URLs, read through the cache); several are concatenated, or mixed with --weights.")
@@ -237,6 +239,37 @@ final class BenchCommand implements Runnable {
         @Override
         SourceSpec source() {
             return new Hdf5(path, datasets, cache.spec());
+        }
+    }
+
+    @Command(name = "arrays", description = "Named arrays as fields, the first dimension the sample: .npy files of any rank, "
+            + "raw files (np.memmap) with a dtype and shape or a properties JSON, a padded array with its lengths as a ragged "
+            + "field; or the tensors of one .pt (torch.save), .safetensors or .npz file.")
+    static final class ArraysBench extends Subcommand {
+        @Parameters(paramLabel = "FILE", arity = "0..1", description = "One .pt, .safetensors or .npz file whose named tensors "
+                + "are the fields (instead of --files); a local path or an http(s):// or s3:// URL, read through the cache whole.")
+        String path;
+
+        @Option(names = "--files", paramLabel = "NAME=FILE", description = "A field and its file: a path, or a JSON object "
+                + "{\"path\": ..., \"dtype\": \"float32\", \"shape\": [N, ...], \"lengths\": FILE} (a raw file's dtype and shape; "
+                + "a padded array's lengths make a ragged field). Repeat for each field.")
+        Map<String, String> files;
+
+        @Option(names = "--properties", paramLabel = "FILE.json", description = "The dtypes and shapes of raw files, "
+                + "{\"NAME\": {\"dtype\": ..., \"shape\": [...]}}, looked up by field name, then by file name without its "
+                + "extension (PolarBERT's memmap_properties.json).")
+        String properties;
+
+        @Mixin
+        CacheOptions cache;
+
+        @Override
+        SourceSpec source() {
+            Map<String, NamedArrays.ArrayFile> given = new java.util.LinkedHashMap<>();
+            if (files != null) {
+                files.forEach((k, v) -> given.put(k, NamedArrays.ArrayFile.parse(v)));
+            }
+            return new NamedArrays(path, given, properties, cache.spec());
         }
     }
 
