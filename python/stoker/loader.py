@@ -101,7 +101,8 @@ class Loader:
     old rank's ``state_dict()`` resumes at another world size.
 
     Ragged fields (a variable-length list of numbers a sample: a jet's particles, an event's
-    pulses; ROOT vectors, Parquet ``list<float>`` columns) arrive as ``(offsets, values)``: the
+    pulses; ROOT vectors, Parquet ``list<float>`` columns, Arrow lists, HDF5 variable-length
+    datasets) arrive as ``(offsets, values)``: the
     values of the whole batch in their dtype, and ``B + 1`` offsets counted in values. Padding turns
     them into what a model takes, in the JVM, written straight into the batch:
     ``pad={"Jet_*": 128}`` makes each ragged field whose name matches a glob (``*``, ``?``; the
