@@ -102,9 +102,9 @@ class Loader:
 
     Ragged fields (a variable-length list of numbers a sample: a jet's particles, an event's
     pulses; ROOT vectors, Parquet ``list<float>`` columns, Arrow lists, HDF5 variable-length
-    datasets) arrive as ``(offsets, values)``: the
-    values of the whole batch in their dtype, and ``B + 1`` offsets counted in values. Padding turns
-    them into what a model takes, in the JVM, written straight into the batch:
+    datasets) arrive as ``(offsets, values)``: the values of the whole batch in their dtype, and
+    ``B + 1`` offsets counted in values. Padding turns them into what a model takes, in the JVM,
+    written straight into the batch:
     ``pad={"Jet_*": 128}`` makes each ragged field whose name matches a glob (``*``, ``?``; the
     first glob that matches counts) a tensor ``[B, 128]`` of its dtype, values past 128 dropped and
     counted (``stats()["truncatedSamples"]``, ``stats()["droppedValues"]``); ``pad_value=`` fills
