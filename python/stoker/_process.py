@@ -4,6 +4,7 @@ import collections
 import os
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -68,10 +69,17 @@ def server_command():
 
 
 class Server:
-    """A private ``stoker serve`` process: started for one Loader, gone when it closes (and when
-    this process dies, since the server watches it)."""
+    """A ``stoker serve`` process of this Python process: started for one Loader (``server="own"``)
+    or shared by all of this process's loaders (``shared()``), gone when its last loader closes
+    (and when this process dies, since the server watches it).
 
-    def __init__(self, start_timeout=900.0):
+    A shared server holds one connection of its own, the keeper, that sends nothing: the server
+    exits when its last client has gone, so the keeper keeps it serving while loaders come and go,
+    and ``close()`` shuts the keeper's socket down (a shutdown reaches the server even when a forked
+    child holds a copy of the descriptor), after which the server exits once its last loader's
+    session has ended."""
+
+    def __init__(self, start_timeout=900.0, keep=False):
         self.dir = tempfile.mkdtemp(prefix="stoker-")
         self.socket_path = os.path.join(self.dir, "serve.sock")
         env = server_env()
@@ -99,6 +107,16 @@ class Server:
             if time.monotonic() > deadline:
                 self.kill()
                 raise StokerError(f"the stoker server did not start within {start_timeout:.0f} s")
+        self.owner = os.getpid()
+        self.users = 0  # loaders of this process that use it (a shared server's)
+        self.keeper = None
+        if keep:
+            try:
+                self.keeper = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.keeper.connect(self.socket_path)
+            except OSError as e:
+                self.kill()
+                raise StokerError(f"cannot connect to the stoker server at {self.socket_path}: {e}") from e
 
     def _drain_stdout(self):
         for line in self.process.stdout:
@@ -128,7 +146,21 @@ class Server:
         return LoaderDied(f"the stoker server (pid {self.process.pid}) {what}: it {status}; its last lines:\n{tail}",
                           code)
 
+    def alive(self):
+        return self.process.poll() is None
+
+    def _let_go(self):
+        """The keeper's socket shut down: the server exits once its last loader's session has ended."""
+        if self.keeper is not None:
+            try:
+                self.keeper.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self.keeper.close()
+            self.keeper = None
+
     def kill(self):
+        self._let_go()
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
@@ -136,6 +168,7 @@ class Server:
 
     def close(self, timeout=10.0):
         """Waits for the server to exit (it does once its last client has gone)."""
+        self._let_go()
         try:
             self.process.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -145,3 +178,46 @@ class Server:
 
     def cleanup(self):
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# NOTE [One server a process]: the loaders of one Python process (train and validation, several
+# datasets) share one ``stoker serve``, started by the first and ended when the last closes, so
+# that a second loader's first batch needs no JVM start, and the JVM's own memory (classes, code,
+# heap) is paid once. Each loader has its own session, ring and socket on it, as the ranks of a
+# node have on a node's server: closing one leaves the others running. A forked child (a
+# DataLoader worker, ``os.fork``) never uses or ends its parent's server: the owner's pid is
+# checked, and a loader made in the child starts the child's own.
+_LOCK = threading.RLock()
+_SHARED = None
+
+
+def shared():
+    """This process's shared server, started when there is none (or the last one died), with one
+    more user: give it back with ``release``."""
+    global _SHARED
+    with _LOCK:
+        s = _SHARED
+        if s is not None and s.owner == os.getpid():
+            s.users += 1  # held before anything that may run a finalizer that releases it
+            if s.alive():
+                return s
+            release(s)  # dead: its loaders raise LoaderDied; a new loader gets a new server
+        _SHARED = None
+        s = Server(keep=True)
+        s.users = 1
+        _SHARED = s
+        return s
+
+
+def release(server):
+    """One user of a shared server fewer; after the last, the server is let go and waited for."""
+    global _SHARED
+    with _LOCK:
+        if server.owner != os.getpid():
+            return  # a forked copy: the parent's
+        server.users -= 1
+        if server.users > 0:
+            return
+        if _SHARED is server:
+            _SHARED = None
+    server.close()

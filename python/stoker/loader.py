@@ -17,7 +17,7 @@ from . import _decode, _help
 from . import _device as _device_mod
 from . import _options
 from . import _protocol as P
-from ._process import Server
+from . import _process
 from ._ring import Ring
 from .sources import Source
 from .errors import DataError, LoaderDied, LoaderTimeout, StokerError
@@ -116,10 +116,16 @@ class Loader:
     - ``ring_bytes``: the bound of the shared-memory ring in bytes (see above).
     - ``ahead``: batches the server may hand over ahead of the loop (default: as many as fit
       64 MiB, between 2 and 8).
-    - ``server``: the socket path of a running ``stoker serve`` to use instead of starting one.
-      Paths and folders are the caller's: relative ones (data, ``cache``, ``window_cache``,
-      ``cache_dir``) are made absolute against this process's working folder before a server sees
-      them; URLs stay as given.
+    - ``server``: ``"process"`` (the default): one ``stoker serve`` for all of this process's
+      loaders (train and validation, several datasets), started by the first and ended when the
+      last closes (or the process ends), so that a second loader's first batch needs no JVM start
+      and the JVM's memory is paid once; each loader has its own session and ring, and closing
+      one leaves the others running. A forked child never uses its parent's: a loader made there
+      starts the child's own. ``"own"``: a server for this loader alone. A socket path (a
+      ``pathlib.Path``, or a path with a ``/``): a running ``stoker serve`` (one a node, started
+      with ``--stay``) instead of starting one. Paths and folders are the caller's: relative ones
+      (data, ``cache``, ``window_cache``, ``cache_dir``) are made absolute against this process's
+      working folder before a server sees them; URLs stay as given.
     - ``device``: ``"cuda"`` (or ``"cuda:N"``, a ``torch.device``) yields the batches on that GPU,
       each copied from the ring on a side stream a few ahead of the loop (``stoker._device``);
       without CUDA it fails at once, saying where it looked.
@@ -128,6 +134,14 @@ class Loader:
       that GPU (torchvision's nvJPEG decode) a few batches ahead of the loop; the batches are on
       that GPU. ``"torchvision"`` does the same on the CPU. ``"cpu"`` (the default): the workers
       decode. ``map`` runs after the decode.
+
+    A DataLoader's other keywords: ``pin_memory=True`` goes with ``device="cuda"`` (which
+    page-locks the ring's slots and copies each batch a few ahead; without ``device=`` it is
+    refused, saying so: Stoker's batches are in shared memory already), ``persistent_workers`` is
+    taken (the JVM's workers live as long as the loader), ``prefetch_factor`` with an integer
+    ``num_workers`` sets ``prefetch`` to their product; ``worker_init_fn``, ``generator``,
+    ``sampler``, ``batch_sampler``, ``collate_fn``, ``multiprocessing_context`` and
+    ``batch_size=None`` are refused, each saying what to give instead.
 
     Defaults that differ from a DataLoader's, and why: ``shuffle`` is on (``order="shuffle"``;
     a training loader shuffles, and Stoker's shuffle costs no memory), with ``seed=0`` (every
@@ -148,6 +162,7 @@ class Loader:
                 raise ValueError("stoker.Loader: give 'shuffle' or 'order', not both")
             options["order"] = "shuffle" if shuffle else "sequential"
         self._device = _device_option(options.pop("device", None), as_numpy)
+        _dataloader_keywords(options, self._device)
         rank, world = _distributed()
         options.setdefault("rank", rank)
         options.setdefault("world_size", world)
@@ -205,7 +220,7 @@ class Loader:
         self._names = fields
         self._map = map
         self._decoder = None
-        self._server_path = server
+        self._server_path = _server_option(server)
         self._server = None
         self._conn = None
         self._ring = None
@@ -238,8 +253,8 @@ class Loader:
                               "(batches it was handed stay readable)")
         if self._conn is not None:
             return self._conn
-        if self._server_path is None:
-            self._server = Server()
+        if self._server_path in ("process", "own"):
+            self._server = _process.shared() if self._server_path == "process" else _process.Server()
             path = self._server.socket_path
         else:
             path = self._server_path
@@ -276,7 +291,7 @@ class Loader:
                 self._backend = _device_mod.TorchCuda(torch, self._device)
             self._conn.send(P.MAPPED)
         except BaseException:
-            if self._server is not None and self._conn is None:
+            if self._server is not None and self._conn is None and self._server_path == "own":
                 self._server.kill()  # never connected: it would wait for a client that does not come
                 self._server = None
             self._teardown()
@@ -596,8 +611,11 @@ class Loader:
             except OSError:
                 pass
         if self._server is not None:
-            self._server.close()
-            self._server = None
+            server, self._server = self._server, None
+            if self._server_path == "process":
+                _process.release(server)  # the server ends with the last of this process's loaders
+            else:
+                server.close()
 
     def __enter__(self):
         return self
@@ -618,6 +636,63 @@ def _check_int(name, value, lo, hi):
     if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value > hi):
         bound = f"in [{lo}, {hi}]" if hi is not None else f">= {lo}"
         raise ValueError(f"stoker.Loader: option '{name}' must be an integer {bound}, got {value!r}")
+
+
+def _dataloader_keywords(options, device):
+    """A DataLoader's keywords taken where they mean something for Stoker (removed from
+    ``options``); the others are refused by ``_options.spec`` saying what to give instead
+    (NOTE [A DataLoader's keywords])."""
+    for name in ("batch_size", "batch"):
+        if name in options and options[name] is None:
+            raise ValueError(f"stoker.Loader: {name}=None (samples that are batches already) does not apply: every "
+                             "Stoker source yields samples, which the JVM collates into batches of batch_size (a "
+                             "DataLoader's batch_size=None is for a dataset that batches itself): give "
+                             "batch_size=N, the samples of each batch")
+    for name in _options.DATALOADER:  # a DataLoader's default given as it is asks for nothing
+        if name in options and options[name] is None or (name == "in_order" and options.get(name) is True):
+            del options[name]
+    if "pin_memory" in options:
+        pin = options.pop("pin_memory")
+        if not isinstance(pin, bool):
+            raise ValueError(f"stoker.Loader: option 'pin_memory' must be True or False, got {pin!r}")
+        if pin and device is None:
+            raise ValueError("stoker.Loader: pin_memory=True: " + _options.DATALOADER["pin_memory"])
+    if "persistent_workers" in options:  # Stoker's workers live as long as the loader, whatever this says
+        persistent = options.pop("persistent_workers")
+        if not isinstance(persistent, bool):
+            raise ValueError(f"stoker.Loader: option 'persistent_workers' must be True or False, got {persistent!r}")
+    if "prefetch_factor" in options:
+        factor = options.pop("prefetch_factor")
+        workers = options.get("num_workers", options.get("workers"))
+        if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
+            raise ValueError(f"stoker.Loader: option 'prefetch_factor' must be an integer >= 1, got {factor!r}")
+        if "prefetch" in options:
+            raise ValueError("stoker.Loader: give 'prefetch' (batches ahead in all) or 'prefetch_factor' (per worker), "
+                             "not both")
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError("stoker.Loader: prefetch_factor=" + str(factor) + " without num_workers=N: "
+                             + _options.DATALOADER["prefetch_factor"])
+        options["prefetch"] = factor * workers
+
+
+def _server_option(server):
+    """"process" (this process's shared server), "own" (a server of this loader's own), or the
+    absolute socket path of a running ``stoker serve``."""
+    if server is None:
+        return "process"
+    if isinstance(server, os.PathLike):
+        server = os.fspath(server)
+    if server in ("process", "own"):
+        return server
+    if server == "node":
+        raise ValueError("stoker.Loader: server='node' is not built in: start one `stoker serve --socket PATH --stay` "
+                         "on the node and give server=PATH in each rank (it exits when the job that started it ends "
+                         "with --parent PID)")
+    if not isinstance(server, str) or "/" not in server:
+        raise ValueError(f"stoker.Loader: option 'server' must be 'process' (the default: one server for all of this "
+                         f"process's loaders), 'own' (a server for this loader alone) or the socket path of a running "
+                         f"`stoker serve` (a pathlib.Path or a path with a '/'), got {server!r}")
+    return os.path.abspath(server)
 
 
 def _device_option(device, as_numpy):
