@@ -16,6 +16,7 @@ import time
 from . import _decode, _help
 from . import _device as _device_mod
 from . import _options
+from . import _pytransform
 from . import _protocol as P
 from . import _process
 from ._ring import Ring
@@ -153,7 +154,7 @@ class Loader:
     """
 
     def __init__(self, source, *paths, as_numpy=None, ahead=None, ring_bytes=None, timeout=0, fields=None, map=None,
-                 server=None, **options):
+                 server=None, python_workers="auto", **options):
         if "shuffle" in options:
             shuffle = options.pop("shuffle")
             if not isinstance(shuffle, bool):
@@ -179,6 +180,7 @@ class Loader:
             fields = tuple(fields)
         if map is not None and not callable(map):
             raise ValueError(f"stoker.Loader: option 'map' must be a function, got {map!r}")
+        source = self._transform_objects(source, options, as_numpy, python_workers)
         decode_on = options.get("decode_on", source.options.get("decode_on") if isinstance(source, Source) else None)
         self._decode_on = None
         if decode_on not in (None, "cpu"):
@@ -243,6 +245,44 @@ class Loader:
         self._wait_seconds = 0.0
         self._batches = 0
 
+    def _transform_objects(self, source, options, as_numpy, python_workers):
+        """``transform=`` of torchvision's objects: split into the JVM's image options and the tail
+        Python runs (NOTE [Which part runs where] in ``_pytransform``); the source with those options."""
+        self._plan = None
+        self._pool = None
+        self._keys = False
+        self._python_workers = _pytransform.resolve_workers(python_workers)
+        given = options.get("transform", source.options.get("transform") if isinstance(source, Source) else None)
+        if not _pytransform.is_transform_object(given):
+            return source
+        if "transform" not in options:
+            raise ValueError("stoker.Loader: a Source holds option values; give torchvision's transforms to "
+                             "stoker.Loader(source, transform=...)")
+        if torch is None or as_numpy:
+            raise ValueError("stoker.Loader: transform= of torchvision's transforms gives torch tensors; it needs torch, "
+                             "without as_numpy")
+        self._plan = _pytransform.plan(options.pop("transform"))
+        jvm = dict(self._plan.jvm)
+        own = dict(source.options) if isinstance(source, Source) else {}
+        clash = sorted(k for k in jvm if k in options or k in own)
+        if clash:
+            raise ValueError(f"stoker.Loader: {', '.join(clash)} are given by transform= (torchvision's transforms); "
+                             "give them there only")
+        if self._plan.tail:
+            for name in ("decode_on", "device"):
+                if options.get(name, own.get(name)) not in (None, "cpu"):
+                    raise ValueError(f"stoker.Loader: {name}= does not go with a transform whose tail runs in Python "
+                                     f"({', '.join(map(_pytransform._words, self._plan.tail))}): copy its batches to "
+                                     "the GPU with .to()")
+            self._keys = bool(options.get("keys", own.get("keys", False)))
+            jvm["keys"] = True  # each sample's tail is seeded by its key
+            options.pop("keys", None)
+            own.pop("keys", None)
+        if isinstance(source, Source):
+            return Source(source.kind, *source.paths, **own, **jvm)
+        options.update(jvm)
+        return source
+
     # ---- the session ------------------------------------------------------------------------
 
     def _session(self):
@@ -290,6 +330,11 @@ class Loader:
             if self._device is not None:
                 self._backend = _device_mod.TorchCuda(torch, self._device)
             self._conn.send(P.MAPPED)
+            if self._plan is not None:
+                if self._plan.tail:
+                    self._pool = _pytransform.Pool(torch, self._ring, self._plan, self._python_workers,
+                                                   os.path.dirname(self._info["ring"]))
+                _pytransform.say_once(self._plan.describe(self._python_workers))  # once a loader
         except BaseException:
             if self._server is not None and self._conn is None and self._server_path == "own":
                 self._server.kill()  # never connected: it would wait for a client that does not come
@@ -400,7 +445,10 @@ class Loader:
         self._info["midEpoch"] = True
         it = _Pass(self)
         self._iterating = it
-        if self._backend is not None:
+        if self._pool is not None:
+            it = _pytransform.TailPass(self, it, self._pool, self._names, self._keys, self._map,
+                                       self._spec["loader"].get("seed", 0))
+        elif self._backend is not None:
             it = _device_mod.DevicePass(self, it, self._backend, depth=2)
         elif self._decoder is not None:
             it = _MapPass(self, it, _decoded(self._decoder, self._map, self._names))
@@ -440,7 +488,8 @@ class Loader:
             self._wait_seconds += self._conn.wait_seconds - w0
         if type_ == P.READY:
             slot, _, counter, _ = P.READY_BODY.unpack_from(p)
-            batch = self._ring.batch(slot, counter, p[P.READY_BYTES:], None if self._decoder else self._names)
+            batch = self._ring.batch(slot, counter, p[P.READY_BYTES:],
+                                     None if self._decoder or self._pool else self._names)
             self._intake = counter
             self._report()
             self._batches += 1
@@ -570,6 +619,11 @@ class Loader:
         s["pythonNextSeconds"] = self._next_seconds
         s["pythonIpcSecondsPerBatch"] = max(0.0, self._next_seconds - self._wait_seconds) / max(1, self._batches)
         s["pythonHeldBatches"] = self._ring.live if self._ring is not None else 0
+        if self._plan is not None:
+            s["transform"] = self._plan.describe(self._python_workers)
+            s["transformJvm"] = list(self._plan.known)
+            s["transformPython"] = [_pytransform._words(t) for t in self._plan.tail]
+            s["pythonWorkers"] = self._python_workers if self._plan.tail else 0
         return s
 
     def close(self):
@@ -600,6 +654,11 @@ class Loader:
                 self._backend.close()
             finally:
                 self._backend = None
+        if self._pool is not None:
+            try:
+                self._pool.close()  # its workers read the ring
+            finally:
+                self._pool = None
         if self._conn is not None:
             self._conn.close()
             self._conn = None
