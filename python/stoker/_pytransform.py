@@ -50,12 +50,15 @@ class Plan:
         self.tail = tail            # the transforms Python runs, in order
         self.tail_input = tail_input  # "pil": the tail gets PIL images; "uint8"/"float32": CHW tensors
 
-    def describe(self, workers):
-        jvm = ", ".join(self.known)
-        if not self.tail:
-            return f"transform: all in the JVM: {jvm}"
-        where = "in this process" if workers == 0 else f"in {workers} Python worker process{'es' if workers > 1 else ''}"
-        return f"transform: in the JVM: {jvm}; in Python ({where}), per sample: " + ", ".join(map(_words, self.tail))
+
+
+def describe(plan_, step, workers):
+    """Which part runs where, in words (``stats()["transform"]``, and once on stderr)."""
+    jvm = "" if plan_ is None else "in the JVM: " + ", ".join(plan_.known)
+    if not step:
+        return "transform: all in the JVM: " + ", ".join(plan_.known)
+    where = "in this process" if workers == 0 else f"in {workers} Python worker process{'es' if workers > 1 else ''}"
+    return (f"transform: {jvm + '; ' if jvm else ''}in Python ({where}), per sample: " + ", ".join(step.describe()))
 
 
 def is_transform_object(value):
@@ -188,11 +191,14 @@ def sample_seed(seed, epoch, key):
     return int.from_bytes(h, "little") & ((1 << 63) - 1)
 
 
-def run_tail(torch, tail, tail_input, pixels, seed):
-    """One sample's tail on its pixels (a CHW numpy array of the ring), seeded; a tensor."""
+def _seed_all(torch, seed):
     torch.manual_seed(seed)
     np.random.seed(seed & 0xFFFFFFFF)
     random.seed(seed)
+
+
+def run_tail(torch, tail, tail_input, pixels):
+    """One sample's tail on its pixels (a CHW numpy array of the ring); a tensor."""
     if tail_input == "pil":
         from PIL import Image
         x = Image.fromarray(np.ascontiguousarray(pixels.transpose(1, 2, 0)))
@@ -206,6 +212,52 @@ def run_tail(torch, tail, tail_input, pixels, seed):
         raise TypeError(f"the transform gave a {type(x).__name__}, not a tensor: end it with ToTensor() or "
                         "PILToTensor()")
     return x
+
+
+class Step:
+    """What Python runs on each sample: the transform's tail (on ``image``), then ``sample_map``."""
+
+    def __init__(self, plan_, sample_map):
+        self.plan = plan_ if plan_ is not None and plan_.tail else None
+        self.sample_map = sample_map
+
+    def __bool__(self):
+        return self.plan is not None or self.sample_map is not None
+
+    def describe(self):
+        parts = [] if self.plan is None else list(map(_words, self.plan.tail))
+        if self.sample_map is not None:
+            parts.append("sample_map=" + getattr(self.sample_map, "__qualname__", repr(self.sample_map)))
+        return parts
+
+    def run(self, torch, inputs, seed):
+        """One sample: its fields (numpy arrays over the ring) in, a dict of tensors out."""
+        _seed_all(torch, seed)
+        sample = {}
+        for name, a in inputs.items():
+            if self.plan is not None and name == "image":
+                sample[name] = run_tail(torch, self.plan.tail, self.plan.tail_input, a)
+            else:
+                sample[name] = torch.from_numpy(np.array(a))  # the function may change it: not the ring's
+        if self.sample_map is None:
+            return sample
+        out = self.sample_map(sample)
+        if not isinstance(out, dict):
+            raise TypeError(f"sample_map gave a {type(out).__name__}, not a dict of field name -> tensor")
+        result = {}
+        for name, v in out.items():
+            if not isinstance(name, str):
+                raise TypeError(f"sample_map gave a field named {name!r}, not a string")
+            if isinstance(v, np.ndarray):
+                v = torch.from_numpy(v)
+            elif not isinstance(v, torch.Tensor):
+                try:
+                    v = torch.as_tensor(v)
+                except Exception:
+                    raise TypeError(f"sample_map gave field {name!r} as a {type(v).__name__}, not a tensor, array or "
+                                    "number") from None
+            result[name] = v
+        return result
 
 
 class _KeptGenerators:
@@ -290,8 +342,8 @@ def sweep(folder):
                 pass
 
 
-def _worker(ring, plan_, folder, tasks, results, torch):
-    """A worker's loop: tasks (id, out path, out bytes, rows) in, (id, None or the failure) out."""
+def _worker(ring, step, tasks, results, torch):
+    """A worker's loop: tasks (id, out path, out bytes, layout, inputs, rows) in, (id, None or the failure) out."""
     try:
         import ctypes
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: gone with the loader's process
@@ -310,7 +362,7 @@ def _worker(ring, plan_, folder, tasks, results, torch):
             continue
         if task is None:
             return
-        tid, out_path, out_bytes, shape, dtype, rows = task
+        tid, out_path, out_bytes, layout, inputs, rows = task
         try:
             out = maps.get(out_path)
             if out is None:
@@ -319,43 +371,60 @@ def _worker(ring, plan_, folder, tasks, results, torch):
                     out = maps[out_path] = mmap.mmap(fd, out_bytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
                 finally:
                     os.close(fd)
-            failure = _run_rows(torch, ring.mm, out, plan_, shape, dtype, rows)
+            failure = _run_rows(torch, ring.mm, out, step, layout, inputs, rows)
         except BaseException as e:  # noqa: BLE001: told to the loop
             failure = (None, f"{type(e).__name__}: {e}")
         results.put((tid, failure))
 
 
-def _run_rows(torch, ring_mm, out, plan_, shape, dtype, rows):
-    """Runs each row's tail, writing its output into the output batch; (key, error) of the first that fails."""
-    out_dtype = getattr(torch, dtype)
-    per = int(np.prod(shape)) * torch.empty(0, dtype=out_dtype).element_size()
-    for row, key, seed, offset, in_shape, in_dtype in rows:
+def _inputs(ring_mm, inputs, row):
+    return {name: np.frombuffer(ring_mm, np.dtype(dtype), count=int(np.prod(shape, dtype=np.int64)),
+                                offset=base + row * per).reshape(shape)
+            for name, base, per, shape, dtype in inputs}
+
+
+def _run_rows(torch, ring_mm, out, step, layout, inputs, rows):
+    """Runs each row's step, writing its outputs into the output batch; (key, error) of the first that fails."""
+    for row, key, seed in rows:
         try:
-            pixels = np.frombuffer(ring_mm, np.dtype(in_dtype), count=int(np.prod(in_shape)), offset=offset)
-            y = run_tail(torch, plan_.tail, plan_.tail_input, pixels.reshape(in_shape), seed)
-            if tuple(y.shape) != tuple(shape) or y.dtype != out_dtype:
-                raise ValueError(f"the transform gave {tuple(y.shape)} {y.dtype}, where the batch's first sample "
-                                 f"gave {tuple(shape)} {out_dtype}: every sample must give one shape and dtype")
-            dst = torch.frombuffer(out, dtype=out_dtype, count=int(np.prod(shape)), offset=row * per)
-            dst.copy_(y.reshape(-1))
+            got = step.run(torch, _inputs(ring_mm, inputs, row), seed)
+            if sorted(got) != sorted(f[0] for f in layout):
+                raise ValueError(f"fields {sorted(got)}, where the batch's first sample gave "
+                                 f"{sorted(f[0] for f in layout)}: every sample must give the same fields")
+            for name, shape, dtype, offset, per in layout:
+                y = got[name]
+                if tuple(y.shape) != shape or str(y.dtype) != "torch." + dtype:
+                    raise ValueError(f"field {name!r} is {tuple(y.shape)} {y.dtype}, where the batch's first sample "
+                                     f"gave {shape} torch.{dtype}: every sample must give one shape and dtype")
+                count = per // y.element_size()
+                if count:
+                    dst = torch.frombuffer(out, dtype=y.dtype, count=count, offset=offset + row * per)
+                    dst.copy_(y.reshape(-1))
         except BaseException as e:  # noqa: BLE001
             return key, "".join(traceback.format_exception_only(type(e), e)).strip()
     return None
 
 
+def _np_dtype(name, t):
+    text = str(t.dtype).replace("torch.", "")
+    try:
+        return np.dtype(text).str
+    except TypeError:
+        raise StokerError(f"field {name!r} is {text}, which Python's per-sample functions do not take") from None
+
+
 class Pool:
     """The loader's Python workers (NOTE [Which part runs where])."""
 
-    def __init__(self, torch, ring, plan_, workers, folder):
+    def __init__(self, torch, ring, step, workers, folder):
         import multiprocessing
         self.torch = torch
-        self.plan = plan_
+        self.step = step
         self.ring = ring
         self.workers = workers
         self.folder = folder
         self.out = None
-        self.shape = None
-        self.dtype = None
+        self.layout = None
         self.next_id = 0
         self.done = {}
         self.procs = []
@@ -365,33 +434,40 @@ class Pool:
             self.tasks = ctx.Queue()
             self.results = ctx.Queue()
             for _ in range(workers):
-                p = ctx.Process(target=_worker, args=(ring, plan_, folder, self.tasks, self.results, torch),
+                p = ctx.Process(target=_worker, args=(ring, step, self.tasks, self.results, torch),
                                 daemon=True, name="stoker-python-worker")
                 p.start()
                 self.procs.append(p)
 
-    def submit(self, batch, image, keys, seed, epoch, number):
-        """Starts the tail on each sample of ``batch``; a ticket for ``collect``."""
+    def submit(self, batch, keys, seeds, epoch, number):
+        """Starts the step on each sample of ``batch`` (the fields of one shape a sample); a ticket for ``collect``."""
         torch = self.torch
-        rows = []
-        n = image.shape[0]
-        base = image.data_ptr() - self.ring.address()
-        per = int(np.prod(image.shape[1:])) * image.element_size()
-        in_dtype = str(image.dtype).replace("torch.", "")
-        for r in range(n):
-            rows.append((r, keys[r], sample_seed(seed, epoch, keys[r]), base + r * per, tuple(image.shape[1:]), in_dtype))
-        if self.out is None and n:  # the first sample gives the output's shape and dtype
-            first = image[0].numpy()
+        address = self.ring.address()
+        inputs = []
+        n = None
+        for name, v in batch.items():
+            if isinstance(v, torch.Tensor):
+                n = v.shape[0]
+                per = (v[0].numel() * v.element_size()) if n else 0
+                inputs.append((name, v.data_ptr() - address, per, tuple(v.shape[1:]), _np_dtype(name, v)))
+        n = n or 0
+        rows = [(r, keys[r], seeds[r]) for r in range(n)]
+        if self.layout is None and n:  # the first sample gives the outputs' fields, shapes and dtypes
             try:
                 with _KeptGenerators(torch):
-                    y = run_tail(torch, self.plan.tail, self.plan.tail_input, first, rows[0][2])
+                    first = self.step.run(torch, _inputs(self.ring.mm, inputs, 0), seeds[0])
             except Exception as e:
                 raise StokerError(_failed(keys[0], number, epoch, "".join(
                     traceback.format_exception_only(type(e), e)).strip())) from e
-            self.shape, self.dtype = tuple(y.shape), str(y.dtype).replace("torch.", "")
-            self.out = OutSlots(self.folder, n * y.numel() * y.element_size())
+            layout, at = [], 0
+            for name, y in first.items():
+                per = y.numel() * y.element_size()
+                layout.append((name, tuple(y.shape), str(y.dtype).replace("torch.", ""), at, per))
+                at += -(-n * per // 64) * 64
+            self.layout = layout
             self.per_batch = n
-        if n > self.per_batch:
+            self.out = OutSlots(self.folder, at)
+        if n > getattr(self, "per_batch", 0):
             raise StokerError(f"a batch of {n} samples after batches of {self.per_batch}")
         slot = self.out.take() if n else None
         ticket = {"batch": batch, "slot": slot, "n": n, "number": number, "epoch": epoch, "failure": None,
@@ -400,23 +476,22 @@ class Pool:
             return ticket
         if not self.workers:
             with _KeptGenerators(torch):
-                ticket["failure"] = _run_rows(torch, self.ring.mm, self.out.maps[slot], self.plan, self.shape,
-                                              self.dtype, rows)
+                ticket["failure"] = _run_rows(torch, self.ring.mm, self.out.maps[slot], self.step, self.layout, inputs,
+                                              rows)
             return ticket
         chunk = max(1, -(-n // (2 * self.workers)))
         for i in range(0, n, chunk):
             tid = self.next_id
             self.next_id += 1
             ticket["pending"].add(tid)
-            self.tasks.put((tid, self.out.path(slot), self.out.batch_bytes, self.shape, self.dtype, rows[i:i + chunk]))
+            self.tasks.put((tid, self.out.path(slot), self.out.batch_bytes, self.layout, inputs, rows[i:i + chunk]))
         return ticket
 
-    def collect(self, ticket, tick=None):
-        """Waits for the ticket's samples; the output batch's image (a tensor owning its slot)."""
+    def collect(self, ticket):
+        """Waits for the ticket's samples; the output fields (tensors owning their output slot)."""
         import queue
         while ticket["pending"]:
-            hit = [t for t in ticket["pending"] if t in self.done]
-            for t in hit:
+            for t in [t for t in ticket["pending"] if t in self.done]:
                 failure = self.done.pop(t)
                 ticket["pending"].discard(t)
                 if failure is not None and ticket["failure"] is None:
@@ -428,28 +503,27 @@ class Pool:
                 self.done[tid] = failure
             except queue.Empty:
                 self._check_workers()
-                if tick is not None:
-                    tick()
         if ticket["failure"] is not None:
             if ticket["slot"] is not None:
                 self.out.give_back(ticket["slot"])
             key, text = ticket["failure"]
             raise StokerError(_failed(key, ticket["number"], ticket["epoch"], text))
-        return self._tensor(ticket)
+        return self._fields(ticket)
 
-    def _tensor(self, ticket):
+    def _fields(self, ticket):
         torch = self.torch
         n = ticket["n"]
         if n == 0:
-            return torch.empty((0,) + (self.shape or ()), dtype=getattr(torch, self.dtype or "float32"))
+            return {name: torch.empty((0,) + shape, dtype=getattr(torch, dtype))
+                    for name, shape, dtype, _, _ in self.layout or ()}
         owner = _OutOwner(self.out, ticket["slot"])
-        dtype = getattr(torch, self.dtype)
-        itemsize = torch.empty(0, dtype=dtype).element_size()
-        count = n * int(np.prod(self.shape))
-        raw = np.frombuffer(self.out.maps[ticket["slot"]], np.uint8, count=count * itemsize).view(_OutArray)
+        raw = np.frombuffer(self.out.maps[ticket["slot"]], np.uint8).view(_OutArray)
         raw.stoker_owner = owner
-        plain = raw[:].view(np.ndarray)
-        return torch.from_numpy(plain).view(dtype).view((n,) + self.shape)
+        out = {}
+        for name, shape, dtype, offset, per in self.layout:
+            plain = raw[offset:offset + n * per].view(np.ndarray)
+            out[name] = torch.from_numpy(plain).view(getattr(torch, dtype)).view((n,) + shape)
+        return out
 
     def drop(self, ticket):
         """A ticket whose batch the user never gets: waited for (its workers read the ring's slot), its output dropped."""
@@ -464,7 +538,8 @@ class Pool:
             code = p.exitcode
             if code is not None:
                 status = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
-                raise LoaderDied(f"stoker.Loader: a Python worker of the transform (pid {p.pid}) {status}", code)
+                raise LoaderDied(f"stoker.Loader: a Python worker (pid {p.pid}) of the per-sample functions {status}",
+                                 code)
 
     def close(self):
         for _ in self.procs:
@@ -529,9 +604,10 @@ class TailPass:
     """A pass whose batches' images go through the transform's tail in the pool, ``depth`` batches
     ahead of the loop, in order; then ``fields`` and ``map``."""
 
-    __slots__ = ("loader", "host", "pool", "names", "keys", "fn", "queue", "depth", "stale", "done", "seed")
+    __slots__ = ("loader", "host", "pool", "names", "keys", "fn", "queue", "depth", "stale", "done", "seed", "first",
+                 "rank")
 
-    def __init__(self, loader, host, pool, names, keys, fn, seed, depth=2):
+    def __init__(self, loader, host, pool, names, keys, fn, seed, first, rank, depth=2):
         self.loader = loader
         self.host = host
         self.pool = pool
@@ -539,6 +615,8 @@ class TailPass:
         self.keys = keys
         self.fn = fn
         self.seed = seed
+        self.first = first  # the place in the epoch of the pass's first batch
+        self.rank = rank
         self.queue = collections.deque()  # (counter, ticket)
         self.depth = max(depth, pool.workers)
         self.stale = False
@@ -561,7 +639,18 @@ class TailPass:
                 self.done = True
                 break
             number = self.host.taken - 1
-            ticket = self.pool.submit(batch, batch["image"], batch[KEY_FIELD], self.seed, loader._info["epoch"], number)
+            epoch = loader._info["epoch"]
+            if KEY_FIELD in batch:
+                keys = batch[KEY_FIELD]
+                seeds = [sample_seed(self.seed, epoch, k) for k in keys]
+            else:  # no keys: by the batch's place in the rank's epoch, and the row
+                place = self.first + number
+                rows = next((v.shape[0] for v in batch.values() if isinstance(v, self.pool.torch.Tensor)), 0)
+                keys = [f"row {r} of batch {place} of rank {self.rank}" for r in range(rows)]
+                seeds = [sample_seed(self.seed, epoch, k) for k in keys]
+            ticket = self.pool.submit({k: v for k, v in batch.items() if self.pooled(k, v)}, keys, seeds, epoch,
+                                      number)
+            ticket["batch"] = batch
             self.queue.append((counter, ticket))
             del batch
         if not self.queue:
@@ -572,7 +661,7 @@ class TailPass:
         counter, ticket = self.queue.popleft()
         batch = ticket["batch"]
         try:
-            image = self.pool.collect(ticket)
+            fields = self.pool.collect(ticket)
         except BaseException:
             del batch
             self.drop()
@@ -580,11 +669,15 @@ class TailPass:
         ticket["batch"] = None
         out = type(batch)()
         out._owner = batch._owner
-        for name, value in batch.items():
-            if name == KEY_FIELD and not self.keys:
-                continue
-            out[name] = image if name == "image" else value
+        for name, value in batch.items():  # the fields no function saw pass through: keys, variable-length ones
+            if not self.pooled(name, value) and (name != KEY_FIELD or self.keys):
+                out[name] = value
+        out.update(fields)
         del batch
+        if self.names is not None:
+            unknown = [n for n in self.names if n not in out]
+            if unknown:
+                raise ValueError(f"stoker.Loader: fields {unknown} are not fields of the batches; they have {list(out)}")
         if self.names is not None:
             t = BatchTuple(out[n] for n in self.names)
             t._owner = out._owner
@@ -597,6 +690,10 @@ class TailPass:
                                   f"{type(e).__name__}: {e}") from e
         loader._handed(counter)
         return out
+
+    def pooled(self, name, value):
+        """Whether a field of the ring's batch goes through the per-sample functions: one shape a sample."""
+        return name != KEY_FIELD and isinstance(value, self.pool.torch.Tensor)
 
     def drop(self):
         """Batches taken but not handed to the user: the server takes their slots back."""

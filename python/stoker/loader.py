@@ -154,7 +154,7 @@ class Loader:
     """
 
     def __init__(self, source, *paths, as_numpy=None, ahead=None, ring_bytes=None, timeout=0, fields=None, map=None,
-                 server=None, python_workers="auto", **options):
+                 server=None, python_workers="auto", sample_map=None, **options):
         if "shuffle" in options:
             shuffle = options.pop("shuffle")
             if not isinstance(shuffle, bool):
@@ -180,7 +180,7 @@ class Loader:
             fields = tuple(fields)
         if map is not None and not callable(map):
             raise ValueError(f"stoker.Loader: option 'map' must be a function, got {map!r}")
-        source = self._transform_objects(source, options, as_numpy, python_workers)
+        source = self._transform_objects(source, options, as_numpy, python_workers, sample_map)
         decode_on = options.get("decode_on", source.options.get("decode_on") if isinstance(source, Source) else None)
         self._decode_on = None
         if decode_on not in (None, "cpu"):
@@ -245,15 +245,21 @@ class Loader:
         self._wait_seconds = 0.0
         self._batches = 0
 
-    def _transform_objects(self, source, options, as_numpy, python_workers):
+    def _transform_objects(self, source, options, as_numpy, python_workers, sample_map):
         """``transform=`` of torchvision's objects: split into the JVM's image options and the tail
-        Python runs (NOTE [Which part runs where] in ``_pytransform``); the source with those options."""
+        Python runs (NOTE [Which part runs where] in ``_pytransform``), and ``sample_map``; the
+        source with the JVM's options."""
         self._plan = None
         self._pool = None
+        self._step = None
         self._keys = False
         self._python_workers = _pytransform.resolve_workers(python_workers)
+        if sample_map is not None and not callable(sample_map):
+            raise ValueError(f"stoker.Loader: option 'sample_map' must be a function, got {sample_map!r}")
         given = options.get("transform", source.options.get("transform") if isinstance(source, Source) else None)
         if not _pytransform.is_transform_object(given):
+            if sample_map is not None:
+                return self._per_sample(source, options, as_numpy, {}, sample_map)
             return source
         if "transform" not in options:
             raise ValueError("stoker.Loader: a Source holds option values; give torchvision's transforms to "
@@ -268,14 +274,29 @@ class Loader:
         if clash:
             raise ValueError(f"stoker.Loader: {', '.join(clash)} are given by transform= (torchvision's transforms); "
                              "give them there only")
-        if self._plan.tail:
-            for name in ("decode_on", "device"):
-                if options.get(name, own.get(name)) not in (None, "cpu"):
-                    raise ValueError(f"stoker.Loader: {name}= does not go with a transform whose tail runs in Python "
-                                     f"({', '.join(map(_pytransform._words, self._plan.tail))}): copy its batches to "
-                                     "the GPU with .to()")
+        if self._plan.tail or sample_map is not None:
+            return self._per_sample(source, options, as_numpy, jvm, sample_map)
+        if isinstance(source, Source):
+            return Source(source.kind, *source.paths, **own, **jvm)
+        options.update(jvm)
+        return source
+
+    def _per_sample(self, source, options, as_numpy, jvm, sample_map):
+        """Python runs functions on each sample (the transform's tail, ``sample_map``): the source,
+        with ``jvm``'s options and the samples' keys (which seed them) where it has keys."""
+        if torch is None or as_numpy:
+            raise ValueError("stoker.Loader: Python's per-sample functions (sample_map=, a transform's tail) give torch "
+                             "tensors; they need torch, without as_numpy")
+        self._step = _pytransform.Step(self._plan, sample_map)
+        own = dict(source.options) if isinstance(source, Source) else {}
+        for name in ("decode_on", "device"):
+            if options.get(name, own.get(name)) not in (None, "cpu"):
+                raise ValueError(f"stoker.Loader: {name}= does not go with functions Python runs on each sample ("
+                                 f"{', '.join(self._step.describe())}): copy the batches to the GPU with .to()")
+        kind = source.kind if isinstance(source, Source) else source
+        if kind in _options.SOURCES and "images" in _options.SOURCES[kind][2]:
             self._keys = bool(options.get("keys", own.get("keys", False)))
-            jvm["keys"] = True  # each sample's tail is seeded by its key
+            jvm["keys"] = True  # each sample's functions are seeded by its key
             options.pop("keys", None)
             own.pop("keys", None)
         if isinstance(source, Source):
@@ -320,7 +341,7 @@ class Loader:
                                      f"eval); this one's fields are {known}")
                 images = self._spec["source"].get("images", {})
                 self._decoder = _decode.JpegDecoder(torch, self._decode_on, images)
-            if self._names is not None:
+            if self._names is not None and self._step is None:  # else the per-sample functions say the fields
                 known = [f.name for f in self._ring.fields]
                 if self._decoder is not None:
                     known = ["image"] + [n for n in known if n not in _decode.ENCODED]
@@ -330,11 +351,11 @@ class Loader:
             if self._device is not None:
                 self._backend = _device_mod.TorchCuda(torch, self._device)
             self._conn.send(P.MAPPED)
-            if self._plan is not None:
-                if self._plan.tail:
-                    self._pool = _pytransform.Pool(torch, self._ring, self._plan, self._python_workers,
-                                                   os.path.dirname(self._info["ring"]))
-                _pytransform.say_once(self._plan.describe(self._python_workers))  # once a loader
+            if self._step:
+                self._pool = _pytransform.Pool(torch, self._ring, self._step, self._python_workers,
+                                               os.path.dirname(self._info["ring"]))
+            if self._plan is not None or self._step:
+                _pytransform.say_once(self._where())  # once a loader
         except BaseException:
             if self._server is not None and self._conn is None and self._server_path == "own":
                 self._server.kill()  # never connected: it would wait for a client that does not come
@@ -446,8 +467,9 @@ class Loader:
         it = _Pass(self)
         self._iterating = it
         if self._pool is not None:
+            first = max(0, self._info["epochBatches"] - self._info["batches"]) if self._info["epochBatches"] >= 0 else 0
             it = _pytransform.TailPass(self, it, self._pool, self._names, self._keys, self._map,
-                                       self._spec["loader"].get("seed", 0))
+                                       self._spec["loader"].get("seed", 0), first, self._spec["loader"].get("rank", 0))
         elif self._backend is not None:
             it = _device_mod.DevicePass(self, it, self._backend, depth=2)
         elif self._decoder is not None:
@@ -619,12 +641,15 @@ class Loader:
         s["pythonNextSeconds"] = self._next_seconds
         s["pythonIpcSecondsPerBatch"] = max(0.0, self._next_seconds - self._wait_seconds) / max(1, self._batches)
         s["pythonHeldBatches"] = self._ring.live if self._ring is not None else 0
-        if self._plan is not None:
-            s["transform"] = self._plan.describe(self._python_workers)
-            s["transformJvm"] = list(self._plan.known)
-            s["transformPython"] = [_pytransform._words(t) for t in self._plan.tail]
-            s["pythonWorkers"] = self._python_workers if self._plan.tail else 0
+        if self._plan is not None or self._step:
+            s["transform"] = self._where()
+            s["transformJvm"] = list(self._plan.known) if self._plan is not None else []
+            s["transformPython"] = self._step.describe() if self._step else []
+            s["pythonWorkers"] = self._python_workers if self._step else 0
         return s
+
+    def _where(self):
+        return _pytransform.describe(self._plan, self._step, self._python_workers)
 
     def close(self):
         """Stops the server's loader (idempotent). Batches still held stay readable until they are gone."""

@@ -185,7 +185,7 @@ def test_a_worker_that_dies_fails_the_loader_with_its_exit_status(data):
     with stoker.Loader("shards", *shards(data), transform=[T.RandomResizedCrop(24), Exits(os.getpid()), T.ToTensor()],
                        batch_size=8, python_workers=2) as loader:
         t0 = time.monotonic()
-        with pytest.raises(stoker.LoaderDied, match="a Python worker of the transform .* exited with status 7") as e:
+        with pytest.raises(stoker.LoaderDied, match=r"a Python worker \(pid \d+\) of the per-sample functions exited with status 7") as e:
             for _ in loader:
                 pass
         assert time.monotonic() - t0 < 10
@@ -214,3 +214,36 @@ def test_the_crop_is_given_once_and_python_workers_is_checked():
     with pytest.raises(ValueError, match="does not go with a transform whose tail runs in Python"):
         stoker.Loader("shards", "x.tar", transform=[T.RandomResizedCrop(32), T.ColorJitter(0.3), T.ToTensor()],
                       decode_on="torchvision")
+
+
+def shift(sample):
+    """A per-sample function of the physicists' kind: a random shift of each window, and a field of its own."""
+    k = int(torch.randint(0, 5, ()))
+    return {"x": sample["x"] + k, "y": sample["y"], "shift": k}
+
+
+def test_sample_map_runs_on_each_sample_of_any_source_with_the_same_batches_for_any_workers(data):
+    runs = {}
+    for workers in (0, 2):
+        with stoker.Loader("tokens", data / "tokens.bin", seq_len=16, batch_size=8, order="sequential",
+                           sample_map=shift, python_workers=workers) as loader:
+            batches = [{k: v.clone() for k, v in b.items()} for b in loader]
+            assert loader.stats()["transformPython"] == ["sample_map=shift"]
+        runs[workers] = batches
+    for a, b in zip(runs[0], runs[2]):
+        assert sorted(a) == ["shift", "x", "y"] and all(torch.equal(a[k], b[k]) for k in a)
+    first = runs[0][0]
+    assert torch.equal(first["x"][:, 0] - first["shift"], torch.arange(8) * 16), "each window shifted by its own k"
+    assert len({int(v) for b in runs[0] for v in b["shift"]}) > 1
+
+
+def test_sample_map_after_a_transforms_tail_and_fields_of_its_outputs(data):
+    def mark(sample):
+        return {"image": sample["image"], "label": sample["label"], "bright": sample["image"].mean()}
+    with stoker.Loader("shards", *shards(data), transform=[T.RandomResizedCrop(24), T.ColorJitter(0.5), T.ToTensor()],
+                       sample_map=mark, batch_size=8, python_workers=2, fields=("image", "bright")) as loader:
+        for x, bright in loader:
+            assert torch.allclose(x.mean(dim=(1, 2, 3)), bright)
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=16, sample_map=lambda s: [1], python_workers=0) as loader:
+        with pytest.raises(stoker.StokerError, match="sample_map gave a list, not a dict"):
+            next(iter(loader))
