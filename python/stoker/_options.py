@@ -201,6 +201,9 @@ def _check(name, opt, value):
         if isinstance(value, os.PathLike):
             value = os.fspath(value)
         if not isinstance(value, str) or not value:
+            if name == "transform" and value is not None:  # torchvision's objects are the Python side's
+                raise _bad(name, value, "of a source must be one of " + ", ".join(opt.choices) + "; torchvision's "
+                                        "transforms go to stoker.Loader(source, transform=...)")
             raise _bad(name, value, "must be a non-empty string")
         if opt.choices and value not in opt.choices:
             raise _bad(name, value, "must be one of " + ", ".join(opt.choices))

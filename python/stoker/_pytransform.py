@@ -584,13 +584,14 @@ def _failed(key, number, epoch, text):
 
 
 def resolve_workers(value):
-    """``python_workers``: an integer >= 0, or "auto" (the cores this process may use, less one, at least one)."""
+    """``python_workers``: an integer >= 0, or "auto" (one a core this process may use: the per-sample
+    Python is most of the work where there is any, the JVM's decode and crop the lesser part)."""
     if value == "auto":
         try:
             cores = len(os.sched_getaffinity(0))
         except AttributeError:
             cores = os.cpu_count() or 1
-        return max(1, cores - 1)
+        return max(1, cores)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"stoker.Loader: option 'python_workers' must be an integer >= 0 or 'auto', got {value!r}")
     return value
@@ -618,7 +619,7 @@ class TailPass:
         self.first = first  # the place in the epoch of the pass's first batch
         self.rank = rank
         self.queue = collections.deque()  # (counter, ticket)
-        self.depth = max(depth, pool.workers)
+        self.depth = depth  # each batch is split among all the workers: a few ahead keep them busy
         self.stale = False
         self.done = False
 

@@ -109,6 +109,29 @@ class Loader:
       ahead of the loop (torch operations release the GIL, so it runs while the loop does); the
       loop gets its results, owned as batches are. An exception in it is raised in the loop,
       naming the batch.
+    - ``transform`` (images) also takes torchvision's transforms as they are: a ``Compose``, an
+      ``nn.Sequential`` or a list. Its known prefix runs in the JVM with torchvision's semantics:
+      ``RandomResizedCrop`` (any square ``size``, ``scale``, ``ratio``; bilinear, antialiased) or
+      ``Resize(N)`` + ``CenterCrop``, then ``RandomHorizontalFlip(p)``, then ``ToTensor()`` +
+      ``Normalize`` with ImageNet's mean and std (or ``PILToTensor()``); a parameter the JVM does
+      not implement as torchvision does (another interpolation, a crop that is not square,
+      ``antialias=False``) is refused, naming it. From the first transform it does not run, the
+      rest runs in Python on each sample the JVM decoded, as torchvision would have run it (on a
+      PIL image before ``ToTensor``, on a tensor after), in ``python_workers`` processes. Which
+      part runs where is said once on stderr and in ``stats()["transform"]``.
+    - ``sample_map``: a function of one sample (a dict of the fields of one shape a sample, as
+      tensors) that returns a dict of tensors (or arrays, numbers) of one shape a field: each
+      batch is the samples' results, collated (variable-length fields and ``__key__`` pass
+      through as they are). It runs after a transform's Python part, in the same workers.
+    - ``python_workers``: the processes that run the per-sample Python (``"auto"``: one a core;
+      ``0``: in this process), forked once when the loader starts; they read each sample from the
+      ring with no copy and write into the batch's memory in shared memory, which is the user's
+      as a batch is. Each sample's functions run with torch's, numpy's and ``random``'s generators
+      seeded from the loader's seed, the epoch and the sample's key (sources without keys: its
+      batch's place in the rank's epoch and its row), so the batches are the same for any number
+      of workers and after a resume. An exception names the sample and is raised in the loop; a
+      worker that dies raises ``stoker.LoaderDied`` with its exit status. ``map`` then runs on the
+      loop's thread.
     - ``timeout``: seconds to wait for a batch (0, the default: no limit); past it, ``next()``
       raises ``stoker.LoaderTimeout`` (a ``TimeoutError``) saying what it waited for and what the
       server is doing. A server that dies raises ``stoker.LoaderDied`` within a second, timeout or
@@ -290,7 +313,7 @@ class Loader:
         self._step = _pytransform.Step(self._plan, sample_map)
         own = dict(source.options) if isinstance(source, Source) else {}
         for name in ("decode_on", "device"):
-            if options.get(name, own.get(name)) not in (None, "cpu"):
+            if (self._device if name == "device" else options.get(name, own.get(name))) not in (None, "cpu"):
                 raise ValueError(f"stoker.Loader: {name}= does not go with functions Python runs on each sample ("
                                  f"{', '.join(self._step.describe())}): copy the batches to the GPU with .to()")
         kind = source.kind if isinstance(source, Source) else source

@@ -211,7 +211,7 @@ def test_the_crop_is_given_once_and_python_workers_is_checked():
         stoker.Loader("shards", "x.tar", transform=[T.RandomResizedCrop(32)], size=64)
     with pytest.raises(ValueError, match="python_workers"):
         stoker.Loader("shards", "x.tar", transform=[T.RandomResizedCrop(32)], python_workers=-1)
-    with pytest.raises(ValueError, match="does not go with a transform whose tail runs in Python"):
+    with pytest.raises(ValueError, match="decode_on= does not go with functions Python runs on each sample"):
         stoker.Loader("shards", "x.tar", transform=[T.RandomResizedCrop(32), T.ColorJitter(0.3), T.ToTensor()],
                       decode_on="torchvision")
 
@@ -247,3 +247,22 @@ def test_sample_map_after_a_transforms_tail_and_fields_of_its_outputs(data):
     with stoker.Loader("tokens", data / "tokens.bin", seq_len=16, sample_map=lambda s: [1], python_workers=0) as loader:
         with pytest.raises(stoker.StokerError, match="sample_map gave a list, not a dict"):
             next(iter(loader))
+
+
+def test_sample_map_of_a_source_without_keys_resumes_exactly(data):
+    opts = dict(seq_len=16, batch_size=8, sample_map=shift, python_workers=1, seed=3)
+    with stoker.Loader("tokens", data / "tokens.bin", **opts) as loader:
+        whole = [stoker.batch_digest(b) for b in loader]
+    with stoker.Loader("tokens", data / "tokens.bin", **opts) as loader:
+        it = iter(loader)
+        for _ in range(3):
+            next(it)
+        state = loader.state_dict()
+    with stoker.Loader("tokens", data / "tokens.bin", **opts) as loader:
+        loader.load_state_dict(state)
+        assert [stoker.batch_digest(b) for b in loader] == whole[3:]
+
+
+def test_a_source_value_refuses_transform_objects_saying_where_they_go():
+    with pytest.raises(ValueError, match=r"go to stoker.Loader\(source, transform=...\)"):
+        stoker.sources.shards("x.tar", transform=[T.RandomResizedCrop(32)])
