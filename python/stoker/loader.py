@@ -145,7 +145,11 @@ class Loader:
       last closes (or the process ends), so that a second loader's first batch needs no JVM start
       and the JVM's memory is paid once; each loader has its own session and ring, and closing
       one leaves the others running. A forked child never uses its parent's: a loader made there
-      starts the child's own. ``"own"``: a server for this loader alone. A socket path (a
+      starts the child's own. ``"node"``: one server for all the processes of this node (8 ranks
+      with a train and a validation loader each: one JVM), started by the first under a lock file
+      in ``$STOKER_NODE_DIR`` (else ``stoker-UID`` in the temporary folder; a folder of this
+      user's alone), attached to by the others, and ended after the last of them has closed its
+      loaders or ended. ``"own"``: a server for this loader alone. A socket path (a
       ``pathlib.Path``, or a path with a ``/``): a running ``stoker serve`` (one a node, started
       with ``--stay``) instead of starting one. Paths and folders are the caller's: relative ones
       (data, ``cache``, ``window_cache``, ``cache_dir``) are made absolute against this process's
@@ -337,8 +341,8 @@ class Loader:
                               "(batches it was handed stay readable)")
         if self._conn is not None:
             return self._conn
-        if self._server_path in ("process", "own"):
-            self._server = _process.shared() if self._server_path == "process" else _process.Server()
+        if self._server_path in ("process", "node", "own"):
+            self._server = _process.Server() if self._server_path == "own" else _process.shared(self._server_path)
             path = self._server.socket_path
         else:
             path = self._server_path
@@ -719,7 +723,7 @@ class Loader:
                 pass
         if self._server is not None:
             server, self._server = self._server, None
-            if self._server_path == "process":
+            if self._server_path in ("process", "node"):
                 _process.release(server)  # the server ends with the last of this process's loaders
             else:
                 server.close()
@@ -783,21 +787,18 @@ def _dataloader_keywords(options, device):
 
 
 def _server_option(server):
-    """"process" (this process's shared server), "own" (a server of this loader's own), or the
+    """"process" (this process's shared server), "node" (the node's), "own" (a server of this loader's own), or the
     absolute socket path of a running ``stoker serve``."""
     if server is None:
         return "process"
     if isinstance(server, os.PathLike):
         server = os.fspath(server)
-    if server in ("process", "own"):
+    if server in ("process", "node", "own"):
         return server
-    if server == "node":
-        raise ValueError("stoker.Loader: server='node' is not built in: start one `stoker serve --socket PATH --stay` "
-                         "on the node and give server=PATH in each rank (it exits when the job that started it ends "
-                         "with --parent PID)")
     if not isinstance(server, str) or "/" not in server:
         raise ValueError(f"stoker.Loader: option 'server' must be 'process' (the default: one server for all of this "
-                         f"process's loaders), 'own' (a server for this loader alone) or the socket path of a running "
+                         f"process's loaders), 'node' (one for all the processes of this node), 'own' (a server for "
+                         f"this loader alone) or the socket path of a running "
                          f"`stoker serve` (a pathlib.Path or a path with a '/'), got {server!r}")
     return os.path.abspath(server)
 

@@ -64,7 +64,7 @@ def test_closing_one_loader_leaves_the_other_running_and_the_last_ends_the_serve
     b.close()
     assert gone(pid), "the server outlived the last loader"
     assert not os.path.exists(sock_dir), "the socket's directory was left behind"
-    assert _process._SHARED is None
+    assert "process" not in _process._SHARED
 
 
 def test_a_loader_after_the_last_closed_starts_a_new_server(data):
@@ -107,10 +107,8 @@ def test_a_dead_shared_server_fails_its_loaders_and_the_next_loader_starts_anoth
 
 
 def test_a_bad_server_option_is_refused_saying_what_it_takes(no_jvm):
-    with pytest.raises(ValueError, match="'process'.*'own'.*socket path"):
+    with pytest.raises(ValueError, match="'process'.*'node'.*'own'.*socket path"):
         stoker.Loader("tokens", "t.bin", seq_len=8, server="proces")
-    with pytest.raises(ValueError, match="stoker serve --socket PATH --stay"):
-        stoker.Loader("tokens", "t.bin", seq_len=8, server="node")
 
 
 @pytest.fixture
@@ -165,3 +163,67 @@ def test_a_forked_child_starts_its_own_server_and_never_ends_its_parents(data):
         os.kill(child, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+RANK = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {python!r})
+    import stoker
+    loader = stoker.Loader("tokens", {path!r}, seq_len=50, batch=4, server="node")
+    it = iter(loader)
+    next(it)
+    print(loader._info["pid"], flush=True)
+    for line in sys.stdin:
+        if line.strip() == "next":
+            next(it)
+            print("ok", flush=True)
+        else:
+            break
+    loader.close()
+""")
+
+
+def test_the_processes_of_a_node_share_one_server_that_ends_after_the_last(data, tmp_path):
+    env = dict(os.environ, STOKER_NODE_DIR=str(tmp_path / "node"))
+    code = RANK.format(python=PACKAGE_PARENT, path=str(data / "tokens.bin"))
+    ranks = [subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              env=env) for _ in range(2)]
+    try:
+        pids = [int(r.stdout.readline()) for r in ranks]
+        assert pids[0] == pids[1], "two processes of the node started a server each"
+        assert oct(os.stat(tmp_path / "node").st_mode & 0o777) == "0o700"
+        first = ranks[0] if _started_by(ranks[0].pid, pids[0]) else ranks[1]
+        other = ranks[1] if first is ranks[0] else ranks[0]
+        first.stdin.write("stop\n")
+        first.stdin.flush()
+        assert first.wait(timeout=30) == 0
+        other.stdin.write("next\n")
+        other.stdin.flush()
+        assert other.stdout.readline().strip() == "ok", "the server ended with the process that started it"
+        other.stdin.write("stop\n")
+        other.stdin.flush()
+        assert other.wait(timeout=30) == 0
+        assert gone(pids[0]), "the node's server outlived its last process"
+        assert not os.path.exists(tmp_path / "node" / "node.sock")
+    finally:
+        for r in ranks:
+            if r.poll() is None:
+                r.kill()
+                r.wait()
+
+
+def _started_by(parent, pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1]) == parent
+    except OSError:
+        return False
+
+
+def test_a_node_folder_of_others_or_open_to_others_is_refused(tmp_path, monkeypatch):
+    folder = tmp_path / "open"
+    folder.mkdir(mode=0o777)
+    os.chmod(folder, 0o777)
+    monkeypatch.setenv("STOKER_NODE_DIR", str(folder))
+    with pytest.raises(stoker.StokerError, match="this user's alone"):
+        _process.node_folder()
