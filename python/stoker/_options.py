@@ -130,6 +130,42 @@ ALIASES = {"batch": "batch_size", "num_workers": "workers", "dataset": "datasets
 # Keywords that are another option's value: jsonl's skip_bad=True is errors="skip-sample".
 _SKIP_BAD = "skip_bad"
 
+# The Python side's own keywords (stoker.Loader's parameters), for the hints of a misspelt one.
+PYTHON = ("as_numpy", "ahead", "ring_bytes", "timeout", "fields", "map", "server", "device", "shuffle")
+
+# NOTE [A DataLoader's keywords]: torch's DataLoader keywords that Stoker does not take as they
+# are, each refused with what to give instead (``Loader`` accepts pin_memory, persistent_workers
+# and prefetch_factor where they mean something, before these are looked at). A misspelt option
+# is never answered with one of these, nor one of these with a Stoker option of another meaning
+# (pin_memory is no in_memory).
+DATALOADER = {
+    "pin_memory": "Stoker's batches are in shared memory already (the ring the JVM collates into), not in pageable "
+                  "memory a copy must go through; device='cuda' page-locks the ring's slots (cudaHostRegister) and "
+                  "copies each batch to the GPU on a side stream a few batches ahead: give device='cuda' instead "
+                  "(pin_memory=True is then accepted), or copy with .to('cuda') yourself",
+    "prefetch_factor": "it counts batches per worker process; Stoker's workers are threads of one JVM, and "
+                       "prefetch= counts the batches prepared ahead in all: give prefetch=N (or num_workers=N with "
+                       "it, and prefetch is prefetch_factor * num_workers, as many as a DataLoader's)",
+    "worker_init_fn": "Stoker's workers are threads of the JVM and run no Python; a function of each batch is map=",
+    "generator": "the order comes from seed= (an integer every rank and every run agree on): give "
+                 "seed=N (for a torch.Generator, seed=generator.initial_seed())",
+    "sampler": "the order is Stoker's: shuffle=True|False (order='shuffle'|'sequential') with seed=, and rank= and "
+               "world_size= (torch.distributed's by default) for a DistributedSampler's share",
+    "batch_sampler": "batches are made by the JVM: batch_size= and drop_last=, with shuffle= and seed= for the order",
+    "collate_fn": "the JVM collates each batch into a dict of tensors (a variable-length field is (offsets, data)); "
+                  "a function of the collated batch is map=, and fields=(...) gives tuples",
+    "multiprocessing_context": "Stoker's workers are threads of one JVM, not Python processes",
+    "in_order": "Stoker's batches always come in order, and are the same for any number of workers",
+}
+
+
+def _near(name, candidates):
+    """A hint for a misspelt option: the near one, unless the name is a DataLoader keyword."""
+    if name in DATALOADER:
+        return ""
+    near = difflib.get_close_matches(name, [c for c in candidates if c not in DATALOADER], n=1, cutoff=0.75)
+    return f" (did you mean '{near[0]}'?)" if near else ""
+
 
 def schema():
     """The options as the specs name them: {"loader": [...], "sources": {kind: {option: group}}}, the
@@ -178,6 +214,9 @@ def _check(name, opt, value):
         if isinstance(value, os.PathLike):
             value = os.fspath(value)
         if not isinstance(value, str) or not value:
+            if name == "transform" and value is not None:  # torchvision's objects are the Python side's
+                raise _bad(name, value, "of a source must be one of " + ", ".join(opt.choices) + "; torchvision's "
+                                        "transforms go to stoker.Loader(source, transform=...)")
             raise _bad(name, value, "must be a non-empty string")
         if opt.choices and value not in opt.choices:
             raise _bad(name, value, "must be one of " + ", ".join(opt.choices))
@@ -356,9 +395,16 @@ def spec(source, paths, options):
                 loader["errors"] = "skip-sample"
             continue
         if canonical not in where:
-            near = difflib.get_close_matches(canonical, list(where) + list(ALIASES), n=1)
-            hint = f" (did you mean '{near[0]}'?)" if near else ""
-            raise ValueError(f"stoker.Loader: unknown option '{name}' for source '{source}'{hint}")
+            if canonical in DATALOADER:
+                raise ValueError(f"stoker.Loader: option '{name}' (a DataLoader's) is not taken: {DATALOADER[canonical]}")
+            others = [k for k, (_, other, gs) in SOURCES.items()
+                      if canonical in other or any(canonical in GROUPS[g] for g in gs)]
+            if others:
+                raise ValueError(f"stoker.Loader: option '{name}' is not one of source '{source}'; it is of "
+                                 + ", ".join(f"'{k}'" for k in others))
+            hint = _near(canonical, list(where) + list(ALIASES) + list(PYTHON))
+            raise ValueError(f"stoker.Loader: unknown option '{name}': not one of the loader, of the Python side, nor of "
+                             f"source '{source}'{hint}")
         into, opt = where[canonical]
         into[canonical] = _check(name, opt, value)
     if source == "hdf5" and "datasets" not in given:
