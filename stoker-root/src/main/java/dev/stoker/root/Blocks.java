@@ -169,7 +169,7 @@ final class Blocks {
         }
         try {
             return LZ4.decompress(src, 8, len, ByteBuffer.wrap(out), at, u);
-        } catch (LZ4Exception e) {
+        } catch (LZ4Exception | IndexOutOfBoundsException e) {
             return -1;
         }
     }
@@ -185,8 +185,12 @@ final class Blocks {
             src.get(src.position(), s);
             off = 0;
         }
-        long r = Zstd.decompressByteArray(out, at, u, s, off, src.remaining());
-        return Zstd.isError(r) ? -1 : (int) r;
+        try {
+            long r = Zstd.decompressByteArray(out, at, u, s, off, src.remaining());
+            return Zstd.isError(r) ? -1 : (int) r;
+        } catch (RuntimeException e) { // ZstdException: malformed data, or more of it than declared
+            return -1;
+        }
     }
 
     private static int xz(ByteBuffer src, byte[] out, int at, int u) {
@@ -202,7 +206,7 @@ final class Blocks {
                 got += k;
             }
             return in.read() < 0 ? got : -1;
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) { // malformed, or a stream asking for more memory than ROOT's levels use
             return -1;
         }
     }

@@ -424,6 +424,12 @@ final class TTreeTable implements RootTable {
         return new long[] {col.branch().writeBasket, bytes};
     }
 
+    /** Where basket {@code i} of a column lies: {byte offset, bytes}. */
+    long[] basket(RootColumn c, int i) {
+        TTreeMeta.Branch b = col(c).branch();
+        return new long[] {b.basketSeek[i], b.basketBytes[i]};
+    }
+
     private Col col(RootColumn c) {
         Col col = byName.get(c.name());
         if (col == null || !col.column().equals(c)) {
