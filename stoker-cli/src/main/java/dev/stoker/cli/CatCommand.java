@@ -102,7 +102,9 @@ final class CatCommand implements Runnable {
             Field field = b.schema().field(f);
             byte[] bytes = b.bytes(f, r).toArray(ValueLayout.JAVA_BYTE);
             Object shown = field.isVariable() ? recipe.shown(field.name(), bytes) : null;
-            out.put(field.name(), shown != null ? shown : field.isVariable() ? bytes : new Tensor(field.dtype(), field.shape(), bytes));
+            out.put(field.name(), shown != null ? shown
+                    : field.isRagged() ? new Tensor(field.dtype(), new long[] {bytes.length / field.dtype().byteSize()}, bytes)
+                    : field.isVariable() ? bytes : new Tensor(field.dtype(), field.shape(), bytes));
         }
         return out;
     }

@@ -60,6 +60,7 @@ public final class Specs {
         m.put("arrayrecord", ArrayRecord.of(List.of()));
         m.put("arrow", Arrow.of(List.of()));
         m.put("litdata", LitData.of(null));
+        m.put("root", Root.of(List.of(), null));
         return m;
     }
 
