@@ -13,6 +13,7 @@ options, whose ``spec`` is the JSON the server's ``dev.stoker.sources`` reads. T
 """
 
 import json
+import os
 
 from . import _help, _options
 
@@ -108,6 +109,20 @@ def arrow(*paths, **options):
 def litdata(path, **options):
     """A LitData optimized dataset as it is: PyTree items, or a TokensLoader dataset's blocks of ``block_size`` tokens."""
     return Source("litdata", path, **options)
+
+
+def root(paths, **options):
+    """Entries of a ``tree`` (a TTree or an RNTuple; ``dir/name`` in a subdirectory) in CERN ROOT files.
+
+    ``paths`` is a file or a list of them (local paths, http(s):// or s3:// URLs read by ranged
+    requests), one dataset in file order. ``branches`` selects branches by glob (default: every
+    branch Stoker reads). Scalars and fixed-size arrays arrive as tensors; variable-length
+    branches (``T[n]``, ``std::vector<T>``) as ragged fields: ``(offsets, values)``, the values
+    typed and the offsets counted in values. A selected string, object or nested container is an
+    error naming it and its type. Field names are the branch paths, ``/`` written as ``.``."""
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    return Source("root", *paths, **options)
 
 
 for _kind in _options.SOURCES:  # every option, its default and meaning, in help(stoker.sources.KIND)
