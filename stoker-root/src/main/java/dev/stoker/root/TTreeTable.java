@@ -27,11 +27,14 @@ import java.util.TreeSet;
  * from the counter branch ({@code T[n]}, a split class's C array) or from each entry's own header
  * ({@code std::vector}: a byte count, a version and the size, 10 bytes). Every count is checked
  * against the bytes the basket holds before anything is copied, and a decoded basket is kept in a
- * byte-bounded cache so that reading a basket's entries in several pieces decompresses it once.
+ * byte-bounded cache (one for all open tables) so that reading a basket's entries in several pieces
+ * decompresses it once.
  */
 final class TTreeTable implements RootTable {
-    /** Decoded baskets kept, in bytes. */
+    /** Decoded baskets kept, in bytes, for all open tables together: memory stays bounded however many files are open. */
     static final long CACHE_BYTES = 64L << 20;
+    private static final Map<Object, Decoded> CACHE = new LinkedHashMap<>(16, 0.75f, true);
+    private static long cached;
 
     private final RootFile file;
     private final String name;
@@ -40,8 +43,6 @@ final class TTreeTable implements RootTable {
     private final Map<String, String> refused;
     private final Map<String, Col> byName = new LinkedHashMap<>();
     private final long[] clusterStarts;
-    private final Map<Object, Decoded> cache = Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true));
-    private long cached;
     /** Whether baskets' entry offsets are used when present (off: counts from counters and headers, as for baskets without them). */
     boolean entryOffsets = true;
 
@@ -502,21 +503,24 @@ final class TTreeTable implements RootTable {
         return lo;
     }
 
-    private record CacheKey(TTreeMeta.Branch branch, int basket) {
+    /** A basket of a branch of a table (the table by identity). */
+    private record CacheKey(TTreeTable table, TTreeMeta.Branch branch, int basket) {
     }
 
     private Decoded basket(Col col, int i) throws IOException {
-        CacheKey key = new CacheKey(col.branch(), i);
-        Decoded d = cache.get(key);
+        CacheKey key = new CacheKey(this, col.branch(), i);
+        Decoded d;
+        synchronized (CACHE) {
+            d = CACHE.get(key);
+        }
         if (d != null) {
             return d;
         }
         d = decode(col, i);
-        synchronized (cache) {
-            if (cache.put(key, d) == null) {
-                cached += weight(d);
-            }
-            var it = cache.entrySet().iterator();
+        synchronized (CACHE) {
+            Decoded old = CACHE.put(key, d);
+            cached += weight(d) - (old == null ? 0 : weight(old));
+            var it = CACHE.entrySet().iterator();
             while (cached > CACHE_BYTES && it.hasNext()) {
                 var e = it.next();
                 if (e.getKey().equals(key)) {
@@ -706,6 +710,15 @@ final class TTreeTable implements RootTable {
 
     @Override
     public void close() {
-        cache.clear();
+        synchronized (CACHE) {
+            var it = CACHE.entrySet().iterator();
+            while (it.hasNext()) {
+                var e = it.next();
+                if (((CacheKey) e.getKey()).table() == this) {
+                    cached -= weight(e.getValue());
+                    it.remove();
+                }
+            }
+        }
     }
 }
