@@ -49,7 +49,7 @@ def test_every_branch_of_hzz_equals_uproot():
             assert values.shape == tuple(e["shape"]), name
             assert values.dtype == np.dtype(e["dtype"]), name
         assert values.astype(np.float64).sum() == pytest.approx(e["sum"], rel=1e-9, abs=1e-9), name
-        assert values[:4].astype(np.float64).tolist() == pytest.approx(e["first_values"]), name
+        assert values[:4].astype(np.float64).tolist() == pytest.approx([float(v) for v in e["first_values"]]), name
 
 
 def test_ragged_branches_arrive_typed_with_offsets_counted_in_values():
@@ -76,3 +76,11 @@ def test_a_selected_string_branch_is_refused_by_name():
 def test_root_needs_a_tree():
     with pytest.raises(ValueError, match="needs tree="):
         stoker.sources.root("x.root")
+
+
+def test_a_root_source_is_a_value_its_repr_remakes():
+    a = stoker.sources.root(["a.root", "b.root"], tree="events", branches=["Jet_*"])
+    assert a == stoker.sources.root("a.root", "b.root", tree="events", branches=["Jet_*"])
+    assert eval(repr(a), {"stoker": stoker}) == a
+    assert a.spec == {"kind": "root", "paths": [os.path.abspath("a.root"), os.path.abspath("b.root")], "tree": "events",
+                      "branches": ["Jet_*"]}
