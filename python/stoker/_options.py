@@ -123,6 +123,7 @@ SOURCES = {
                          "image": _Opt(_STR)}, ("images", "cache")),
     # one file of named tensors as the path, or files= (then no path)
     "arrays": ("path", {"files": _Opt(_FILES), "properties": _Opt(_FILE)}, ("cache",)),
+    "root": ("paths", {"tree": _Opt(_STR), "branches": _Opt(_LIST), "cache_mb": _Opt(_INT, 1)}, ()),
 }
 
 # Other names for options: PyTorch DataLoader's, and the CLI's flags that name one value.
@@ -409,6 +410,8 @@ def spec(source, paths, options):
         into[canonical] = _check(name, opt, value)
     if source == "hdf5" and "datasets" not in given:
         raise ValueError("stoker.Loader: source 'hdf5' needs datasets=[...] (the datasets to read)")
+    if source == "root" and "tree" not in given:
+        raise ValueError("stoker.Loader: source 'root' needs tree=... (the TTree or RNTuple to read, dir/name in a subdirectory)")
     for g in groups:
         if not src[g]:
             del src[g]

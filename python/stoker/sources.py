@@ -134,5 +134,19 @@ def arrays(files, properties=None, **options):
     return Source("arrays", files=files, **options)
 
 
+def root(paths, *more, **options):
+    """Entries of a ``tree`` (a TTree or an RNTuple; ``dir/name`` in a subdirectory) in CERN ROOT files.
+
+    ``paths`` is a file or a list of them, or several files as arguments (local paths, http(s)://
+    or s3:// URLs read by ranged requests), one dataset in file order. ``branches`` selects branches by glob (default: every
+    branch Stoker reads). Scalars and fixed-size arrays arrive as tensors; variable-length
+    branches (``T[n]``, ``std::vector<T>``) as ragged fields: ``(offsets, values)``, the values
+    typed and the offsets counted in values. A selected string, object or nested container is an
+    error naming it and its type. Field names are the branch paths, ``/`` written as ``.``."""
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    return Source("root", *paths, *more, **options)
+
+
 for _kind in _options.SOURCES:  # every option, its default and meaning, in help(stoker.sources.KIND)
     globals()[_kind].__doc__ = _help.source_doc(_kind, globals()[_kind].__doc__)

@@ -6,6 +6,7 @@ module dev.stoker.cli {
     requires dev.stoker.formats;
     requires dev.stoker.hdf5;
     requires dev.stoker.parquet;
+    requires dev.stoker.root;
     requires dev.stoker.sources;
     requires dev.stoker.storage;
     requires info.picocli;

@@ -10,6 +10,7 @@ module dev.stoker.sources {
     requires dev.stoker.formats;
     requires dev.stoker.hdf5;
     requires dev.stoker.parquet;
+    requires dev.stoker.root;
     requires com.fasterxml.jackson.databind;
 
     exports dev.stoker.sources;

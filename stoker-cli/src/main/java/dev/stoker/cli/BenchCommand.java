@@ -5,6 +5,7 @@ import dev.stoker.sources.Hdf5;
 import dev.stoker.sources.Jsonl;
 import dev.stoker.sources.NamedArrays;
 import dev.stoker.sources.Parquet;
+import dev.stoker.sources.Root;
 import dev.stoker.sources.Shards;
 import dev.stoker.sources.SourceSpec;
 import dev.stoker.sources.Synthetic;
@@ -270,6 +271,29 @@ final class BenchCommand implements Runnable {
                 files.forEach((k, v) -> given.put(k, NamedArrays.ArrayFile.parse(v)));
             }
             return new NamedArrays(path, given, properties, cache.spec());
+        }
+    }
+
+    @Command(name = "root", description = "Entries of a tree (a TTree or an RNTuple) in CERN ROOT files, one after the "
+            + "other in file order, each selected branch a field (variable-length branches as ragged fields).")
+    static final class RootBench extends Subcommand {
+        @Parameters(paramLabel = "PATH", arity = "1..*", description = "The ROOT files: local paths, or http(s):// or s3:// "
+                + "URLs read by ranged requests; several are one dataset, in order.")
+        List<String> paths;
+
+        @Option(names = "--tree", required = true, paramLabel = "NAME", description = "The tree to read (dir/name in a subdirectory).")
+        String tree;
+
+        @Option(names = "--branches", split = ",", paramLabel = "A,B*", description = "Branches to read, as globs (default: every "
+                + "branch Stoker reads; a selected string, object or nested container is an error naming it).")
+        List<String> branches = List.of();
+
+        @Option(names = "--cache-mb", defaultValue = "256", paramLabel = "MB", description = "Decoded clusters held at once (default ${DEFAULT-VALUE} MB).")
+        long cacheMb;
+
+        @Override
+        SourceSpec source() {
+            return new Root(paths, tree, branches, cacheMb);
         }
     }
 

@@ -32,7 +32,8 @@ final class InspectCommand implements Callable<Integer> {
     /** Every format inspect reads, as its help and its errors name them. */
     static final String FORMATS = ".npy, .npz, torch.save (.pt, .pth), .safetensors, a raw token .bin, a Megatron dataset (PREFIX, PREFIX.bin or PREFIX.idx), "
             + "tar shards (.tar, .tar.gz, .tgz, .tar.zst, .tar.lz4), JSON lines (.jsonl, .ndjson, also .gz or .zst), HDF5 (.h5, .hdf5, .hdf), "
-            + "Parquet (.parquet, .pq), Arrow (.arrow or a datasets folder), TFRecord, ArrayRecord, an MDS or LitData folder";
+            + "Parquet (.parquet, .pq), ROOT (.root: trees, branches, baskets), Arrow (.arrow or a datasets folder), TFRecord, "
+            + "ArrayRecord, an MDS or LitData folder";
 
     @Parameters(paramLabel = "PATH", arity = "1..*", description = FORMATS + "; brace patterns (train-{000000..000009}.tar), "
             + "local paths or http(s):// and s3:// URLs (read through the cache).")
@@ -64,8 +65,8 @@ final class InspectCommand implements Callable<Integer> {
         if (plot != null) {
             dev.stoker.storage.PendingFile.check(plot); // before the work: a device, a FIFO or a folder is refused
         }
-        // a remote Parquet file is described where it lives, from its footer alone (one ranged
-        // read); any other remote file is fetched through the shard cache first
+        // a remote Parquet or ROOT file is described where it lives, by ranged reads of its
+        // metadata alone; any other remote file is fetched through the shard cache first
         List<String> fetched = locations.stream().filter(l -> !remoteParquet(l)).toList();
         try (LocalCopies files = new LocalCopies(fetched, cache.spec())) {
             java.util.Iterator<Path> local = files.paths().iterator();
@@ -78,7 +79,11 @@ final class InspectCommand implements Callable<Integer> {
     }
 
     private static boolean remoteParquet(String location) {
-        return dev.stoker.storage.Storage.isRemote(location) && isParquet(location);
+        return dev.stoker.storage.Storage.isRemote(location) && (isParquet(location) || isRoot(location));
+    }
+
+    private static boolean isRoot(String name) {
+        return name.endsWith(".root");
     }
 
     private static boolean isParquet(String name) {
@@ -126,6 +131,8 @@ final class InspectCommand implements Callable<Integer> {
                             found.add(labels(t.labels, "labels (cls)"));
                         }
                     }
+                } else if (p == null && isRoot(locations.get(i))) {
+                    root(dev.stoker.root.RootInfo.of(locations.get(i)), g);
                 } else if (p == null) {
                     parquet(dev.stoker.parquet.ParquetInfo.of(locations.get(i)), g);
                 } else {
@@ -197,6 +204,45 @@ final class InspectCommand implements Callable<Integer> {
         counts.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())
                 .forEach(e -> out.put(e.getKey(), e.getValue()));
         return out;
+    }
+
+    /** A ROOT file: its version and compression, and each tree's entries, clusters and branches with their types. */
+    private static void root(dev.stoker.root.RootInfo info, JsonGenerator g) throws IOException {
+        g.writeStringField("format", "root");
+        g.writeNumberField("bytes", info.bytes());
+        g.writeStringField("rootVersion", info.rootVersion());
+        g.writeStringField("compression", info.compression());
+        g.writeArrayFieldStart("trees");
+        for (dev.stoker.root.RootInfo.Tree t : info.trees()) {
+            g.writeStartObject();
+            g.writeStringField("name", t.path());
+            g.writeStringField("class", t.className());
+            g.writeNumberField("entries", t.entries());
+            g.writeNumberField("clusters", t.clusters());
+            g.writeArrayFieldStart("branches");
+            for (dev.stoker.root.RootInfo.Branch b : t.branches()) {
+                g.writeStartObject();
+                g.writeStringField("name", b.name());
+                g.writeStringField("type", b.type());
+                g.writeStringField("dtype", b.dtype());
+                if (b.ragged()) {
+                    g.writeBooleanField("ragged", true);
+                }
+                if (b.baskets() >= 0) {
+                    g.writeNumberField("baskets", b.baskets());
+                    g.writeNumberField("bytes", b.bytes());
+                }
+                g.writeEndObject();
+            }
+            g.writeEndArray();
+            g.writeObjectFieldStart("notRead");
+            for (var e : t.refused().entrySet()) {
+                g.writeStringField(e.getKey(), e.getValue());
+            }
+            g.writeEndObject();
+            g.writeEndObject();
+        }
+        g.writeEndArray();
     }
 
     private static void parquet(dev.stoker.parquet.ParquetInfo info, JsonGenerator g) throws IOException {
@@ -272,6 +318,11 @@ final class InspectCommand implements Callable<Integer> {
             g.writeEndArray();
         } else if (isParquet(name)) {
             parquet(dev.stoker.parquet.ParquetInfo.of(p), g);
+        } else if (isRoot(name)) {
+            if (!Files.exists(p)) {
+                throw new NoSuchFileException(p.toString());
+            }
+            root(dev.stoker.root.RootInfo.of(p.toString()), g);
         } else if (isJsonl(name)) {
             if (!Files.exists(p)) {
                 throw new NoSuchFileException(p.toString());

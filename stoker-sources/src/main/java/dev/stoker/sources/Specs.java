@@ -61,6 +61,7 @@ public final class Specs {
         m.put("arrow", Arrow.of(List.of()));
         m.put("litdata", LitData.of(null));
         m.put("arrays", NamedArrays.of(Map.of()));
+        m.put("root", Root.of(List.of(), null));
         return m;
     }
 

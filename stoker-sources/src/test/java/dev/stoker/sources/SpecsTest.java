@@ -26,7 +26,8 @@ class SpecsTest {
                         null, "uint8", "device", null, null, null)).withStream(true),
                 new Folder("/data/train", Images.none()),
                 Hdf5.of("s3://b/x.h5", List.of("/x", "/y")),
-                new Parquet("https://h/t.parquet", List.of("a", "b"), "a >= 3", 64, 4));
+                new Parquet("https://h/t.parquet", List.of("a", "b"), "a >= 3", 64, 4),
+                new Root(List.of("a.root", "s3://b/c.root"), "dir/events", List.of("Jet_*", "NJet"), 64));
         for (SourceSpec s : specs) {
             assertEquals(s, Specs.source(Specs.json(s)), Specs.json(s));
         }
@@ -83,6 +84,8 @@ class SpecsTest {
         SpecException e = assertThrows(SpecException.class, () -> Tokens.of(List.of()).open(LoaderSpec.DEFAULT));
         assertEquals("paths", e.option());
         assertEquals("datasets", assertThrows(SpecException.class, () -> Hdf5.of("x.h5", List.of()).open(LoaderSpec.DEFAULT)).option());
+        assertEquals("tree", assertThrows(SpecException.class, () -> Root.of(List.of("x.root"), null).open(LoaderSpec.DEFAULT)).option());
+        assertEquals("paths", assertThrows(SpecException.class, () -> Root.of(List.of(), "t").open(LoaderSpec.DEFAULT)).option());
     }
 
     @Test

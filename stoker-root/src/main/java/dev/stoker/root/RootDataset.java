@@ -1,0 +1,355 @@
+package dev.stoker.root;
+
+import dev.stoker.DirectDataset;
+import dev.stoker.Field;
+import dev.stoker.Row;
+import dev.stoker.Schema;
+import dev.stoker.internal.BlockCache;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * The entries of a tree (a TTree or an RNTuple) in one or more ROOT files, one after the other in
+ * file order, as a random-access dataset: each selected branch a field, a scalar or fixed-size
+ * array a tensor, a variable-length one ({@code T[n]}, {@code std::vector<T>}) a
+ * {@link Field#ragged ragged} field. Field names are the branch paths with {@code /} written as
+ * {@code .} and a fixed array's {@code [N]} left off ({@code evt/P3/P3.Px} becomes
+ * {@code evt.P3.P3.Px}).
+ *
+ * <p>An entry is read as a slice of its decoded cluster (the entries between two of the table's
+ * {@link RootTable#clusterStarts()}, every selected branch decoded) held in a {@link BlockCache}
+ * bounded in bytes, so that a pass over the data decompresses each basket once, not once per entry.
+ */
+public final class RootDataset implements DirectDataset, AutoCloseable {
+    /** The default bound on decoded clusters held at once. */
+    public static final long DEFAULT_CACHE_BYTES = 256L << 20;
+
+    private final List<String> paths;
+    private final String tree;
+    private final List<RootFile> files = new ArrayList<>();
+    private final List<RootTable> tables = new ArrayList<>();
+    private final List<String> branches = new ArrayList<>();
+    private final Schema schema;
+    /** Per field: its column in each table. */
+    private final RootColumn[][] columns;
+    private final long[] sampleBytes;
+    private final boolean[] ragged;
+    /** Global entry number where each file starts, and the total after the last. */
+    private final long[] fileStart;
+    /** Global entry number where each cluster starts, and the total after the last. */
+    private final long[] clusterStart;
+    /** The file of each cluster. */
+    private final int[] clusterFile;
+    private final long size;
+    private final BlockCache<ColumnData[]> cache;
+
+    public RootDataset(List<String> paths, String tree, List<String> branches) throws IOException {
+        this(paths, tree, branches, DEFAULT_CACHE_BYTES);
+    }
+
+    /**
+     * @param paths      the files, local paths or http(s):// or s3:// URLs, read in this order
+     * @param tree       the tree's name, {@code dir/name} in a subdirectory
+     * @param branches   globs ({@code *}, {@code ?}) selecting branches; empty: every branch Stoker reads
+     * @param cacheBytes the bound on decoded clusters held at once (at least one is always held)
+     */
+    public RootDataset(List<String> paths, String tree, List<String> branches, long cacheBytes) throws IOException {
+        if (paths.isEmpty()) {
+            throw new IllegalArgumentException("name at least one ROOT file");
+        }
+        if (tree == null || tree.isBlank()) {
+            throw new IllegalArgumentException("name the tree to read (tree=), e.g. events");
+        }
+        this.paths = List.copyOf(paths);
+        this.tree = tree;
+        try {
+            for (String p : paths) {
+                RootFile f = RootFile.open(p);
+                files.add(f);
+                tables.add(f.table(tree));
+            }
+            RootTable first = tables.get(0);
+            List<RootColumn> selected = select(first, branches, paths.get(0));
+            columns = new RootColumn[selected.size()][tables.size()];
+            List<Field> fields = new ArrayList<>();
+            Map<String, String> fieldOf = new LinkedHashMap<>();
+            sampleBytes = new long[selected.size()];
+            ragged = new boolean[selected.size()];
+            for (int i = 0; i < selected.size(); i++) {
+                RootColumn c = selected.get(i);
+                this.branches.add(c.name());
+                String field = fieldName(c.name());
+                String clash = fieldOf.put(field, c.name());
+                if (clash != null) {
+                    throw new IllegalArgumentException(paths.get(0) + ": branches '" + clash + "' and '" + c.name()
+                            + "' would both be field '" + field + "'; select one of them");
+                }
+                ragged[i] = c.ragged();
+                Field fd = c.ragged() ? Field.ragged(field, c.dtype(), 32L * c.dtype().byteSize())
+                        : Field.tensor(field, c.dtype(), shape(c));
+                fields.add(fd);
+                sampleBytes[i] = c.ragged() ? 0 : fd.sampleBytes();
+                for (int t = 0; t < tables.size(); t++) {
+                    RootColumn other = column(tables.get(t), c.name());
+                    if (other == null || other.dtype() != c.dtype() || other.fixed() != c.fixed() || other.ragged() != c.ragged()) {
+                        throw new IllegalArgumentException(paths.get(t) + ": tree '" + tree + "' "
+                                + (other == null ? "has no branch '" + c.name() + "'" : "has branch '" + c.name() + "' as "
+                                + other.type() + ", " + paths.get(0) + " has it as " + c.type())
+                                + ": the files of one dataset must share the selected branches");
+                    }
+                    columns[i][t] = other;
+                }
+            }
+            schema = Schema.of(fields);
+            fileStart = new long[tables.size() + 1];
+            List<Long> starts = new ArrayList<>();
+            List<Integer> owners = new ArrayList<>();
+            for (int t = 0; t < tables.size(); t++) {
+                RootTable table = tables.get(t);
+                fileStart[t + 1] = Math.addExact(fileStart[t], table.entries());
+                for (long s : table.clusterStarts()) {
+                    starts.add(fileStart[t] + s);
+                    owners.add(t);
+                }
+            }
+            size = fileStart[tables.size()];
+            clusterStart = new long[starts.size() + 1];
+            clusterFile = new int[owners.size()];
+            for (int i = 0; i < starts.size(); i++) {
+                clusterStart[i] = starts.get(i);
+                clusterFile[i] = owners.get(i);
+            }
+            clusterStart[starts.size()] = size;
+            cache = new BlockCache<>(paths.get(0), clusterFile.length, cacheBytes, this::decode, RootDataset::bytes);
+        } catch (IOException | RuntimeException e) {
+            closeAll();
+            throw e;
+        }
+    }
+
+    /** The columns {@code globs} select (every readable one when empty); a selected refused branch is an error. */
+    private static List<RootColumn> select(RootTable t, List<String> globs, String path) {
+        if (globs == null || globs.isEmpty()) {
+            if (t.columns().isEmpty()) {
+                throw new IllegalArgumentException(path + ": tree '" + t.name() + "' has no branch Stoker reads"
+                        + (t.refused().isEmpty() ? "" : "; " + refusedList(t)));
+            }
+            return t.columns();
+        }
+        List<RootColumn> out = new ArrayList<>();
+        for (String g : globs) {
+            Pattern p = glob(g);
+            for (var e : t.refused().entrySet()) {
+                if (p.matcher(e.getKey()).matches()) {
+                    throw new IllegalArgumentException(path + ": branch '" + e.getKey() + "' is " + e.getValue()
+                            + ", which Stoker does not read; leave it out of branches=");
+                }
+            }
+            boolean any = false;
+            for (RootColumn c : t.columns()) {
+                if (p.matcher(c.name()).matches()) {
+                    any = true;
+                    if (!out.contains(c)) {
+                        out.add(c);
+                    }
+                }
+            }
+            if (!any) {
+                List<String> names = t.columns().stream().map(RootColumn::name).toList();
+                throw new IllegalArgumentException(path + ": no branch of tree '" + t.name() + "' matches '" + g + "' (it has "
+                        + (names.size() > 40 ? String.join(", ", names.subList(0, 40)) + ", ..." : String.join(", ", names)) + ")");
+            }
+        }
+        return out;
+    }
+
+    private static String refusedList(RootTable t) {
+        StringBuilder b = new StringBuilder("it has ");
+        t.refused().forEach((k, v) -> b.append(b.length() > 7 ? ", " : "").append(k).append(" (").append(v).append(')'));
+        return b.toString();
+    }
+
+    static Pattern glob(String g) {
+        StringBuilder b = new StringBuilder();
+        for (char ch : g.toCharArray()) {
+            switch (ch) {
+                case '*' -> b.append(".*");
+                case '?' -> b.append('.');
+                default -> b.append(Pattern.quote(String.valueOf(ch)));
+            }
+        }
+        return Pattern.compile(b.toString());
+    }
+
+    private static RootColumn column(RootTable t, String name) {
+        for (RootColumn c : t.columns()) {
+            if (c.name().equals(name)) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    /** A branch path as a field name: {@code /} as {@code .}, a trailing {@code [N]} left off, other signs as {@code _}. */
+    static String fieldName(String branch) {
+        String s = branch.replace('/', '.').replaceAll("\\[[^\\]]*\\]", "");
+        StringBuilder b = new StringBuilder();
+        for (char ch : s.toCharArray()) {
+            b.append(Character.isLetterOrDigit(ch) && ch < 128 || ch == '_' || ch == '.' || ch == '-' ? ch : '_');
+        }
+        if (b.isEmpty() || !(Character.isLetter(b.charAt(0)) || b.charAt(0) == '_')) {
+            b.insert(0, '_');
+        }
+        return b.toString();
+    }
+
+    /** A fixed column's per-entry shape: {@code []} for a scalar, the type's dimensions for an array. */
+    private static long[] shape(RootColumn c) {
+        List<Long> dims = new ArrayList<>();
+        String t = c.type();
+        for (int i = t.indexOf('['); i >= 0; i = t.indexOf('[', i + 1)) {
+            int j = t.indexOf(']', i);
+            try {
+                dims.add(Long.parseLong(t.substring(i + 1, j)));
+            } catch (RuntimeException e) {
+                dims.clear();
+                break;
+            }
+        }
+        long product = dims.stream().reduce(1L, (a, b) -> a * b);
+        if (dims.isEmpty() || product != c.fixed()) {
+            return c.fixed() == 1 && dims.isEmpty() ? new long[0] : new long[] {c.fixed()};
+        }
+        return dims.stream().mapToLong(Long::longValue).toArray();
+    }
+
+    /** The branches read, in field order. */
+    public List<String> branches() {
+        return List.copyOf(branches);
+    }
+
+    private ColumnData[] decode(int k) throws IOException {
+        int t = clusterFile[k];
+        long from = clusterStart[k] - fileStart[t];
+        long to = clusterStart[k + 1] - fileStart[t];
+        ColumnData[] out = new ColumnData[columns.length];
+        for (int f = 0; f < columns.length; f++) {
+            out[f] = tables.get(t).read(columns[f][t], from, to);
+        }
+        return out;
+    }
+
+    private static long bytes(ColumnData[] d) {
+        long n = 64;
+        for (ColumnData c : d) {
+            n += c.values().byteSize() + (c.offsets() == null ? 0 : 8L * c.offsets().length);
+        }
+        return n;
+    }
+
+    @Override
+    public void read(long index, Row row) throws IOException {
+        if (index < 0 || index >= size) {
+            throw new IndexOutOfBoundsException("entry " + index + " of " + size);
+        }
+        int k = Arrays.binarySearch(clusterStart, index);
+        if (k < 0) {
+            k = -k - 2;
+        }
+        while (k + 1 < clusterStart.length && clusterStart[k + 1] == index) {
+            k++; // clusters of no entries (an empty file) lie at the same start
+        }
+        ColumnData[] d = cache.get(k);
+        int at = (int) (index - clusterStart[k]);
+        for (int f = 0; f < d.length; f++) {
+            if (ragged[f]) {
+                long[] o = d[f].offsets();
+                int e = columns[f][0].dtype().byteSize();
+                row.append(f, d[f].values(), o[at] * e, (o[at + 1] - o[at]) * e);
+            } else {
+                row.copy(f, d[f].values(), at * sampleBytes[f], sampleBytes[f]);
+            }
+        }
+    }
+
+    @Override
+    public long size() {
+        return size;
+    }
+
+    @Override
+    public Schema schema() {
+        return schema;
+    }
+
+    @Override
+    public String name() {
+        return paths.size() == 1 ? paths.get(0) + ":" + tree : paths.get(0) + " and " + (paths.size() - 1) + " more:" + tree;
+    }
+
+    /**
+     * A hash of each file's size and first and last 64 KiB, with the tree and the branches read:
+     * the same content gives the same fingerprint wherever it lives.
+     */
+    @Override
+    public long fingerprint() {
+        long h = 0x9E3779B97F4A7C15L ^ tree.hashCode();
+        try {
+            for (RootFile f : files) {
+                int n = (int) Math.min(f.size(), 64 << 10);
+                h = mix(h, f.size());
+                h = mix(h, hash(f.read(0, n, "fingerprint")));
+                h = mix(h, hash(f.read(f.size() - n, n, "fingerprint")));
+            }
+        } catch (IOException e) {
+            return 0; // no fingerprint: a resume is not checked against one
+        }
+        for (String b : branches) {
+            h = mix(h, b.hashCode());
+        }
+        return h == 0 ? 1 : h;
+    }
+
+    private static long hash(ByteBuffer b) {
+        long h = 1125899906842597L;
+        for (int i = b.position(); i < b.limit(); i++) {
+            h = 31 * h + b.get(i);
+        }
+        return h;
+    }
+
+    private static long mix(long h, long v) {
+        long x = h ^ (v + 0x9E3779B97F4A7C15L + (h << 6) + (h >>> 2));
+        x ^= x >>> 33;
+        x *= 0xff51afd7ed558ccdL;
+        return x ^ (x >>> 33);
+    }
+
+    @Override
+    public void close() {
+        if (cache != null) {
+            cache.close();
+        }
+        closeAll();
+    }
+
+    private void closeAll() {
+        for (RootTable t : tables) {
+            try {
+                t.close();
+            } catch (IOException | RuntimeException e) {
+                // closing frees memory only; the files are closed next
+            }
+        }
+        for (RootFile f : files) {
+            f.close();
+        }
+    }
+}

@@ -1,0 +1,127 @@
+package dev.stoker.root;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.stoker.Batch;
+import dev.stoker.DType;
+import dev.stoker.Loader;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class RootDatasetTest {
+    static String path(String name) {
+        return PhysicsData.root(name).toString();
+    }
+
+    /** Entry {@code i}'s bytes of column {@code c}, read straight from the table. */
+    private static MemorySegment entry(RootTable t, RootColumn c, long i) throws IOException {
+        return t.read(c, i, i + 1).values();
+    }
+
+    @Test
+    void everyEntryOfEveryBranchArrivesOnceThroughAShuffledLoader() throws IOException {
+        String p = path("uproot-HZZ.root");
+        try (RootDataset d = new RootDataset(List.of(p), "events", List.of());
+             RootFile f = RootFile.open(p); RootTable t = f.table("events")) {
+            assertEquals(2421, d.size());
+            assertEquals(t.columns().size(), d.schema().size());
+            assertTrue(d.schema().field(d.schema().indexOf("Jet_Px")).isRagged());
+            assertEquals(DType.FLOAT32, d.schema().field(d.schema().indexOf("Jet_Px")).dtype());
+            BitSet seen = new BitSet();
+            try (Loader l = Loader.builder(d).batchSize(64).workers(2).shuffle(true).seed(7).build()) {
+                for (Batch b : l) {
+                    for (int r = 0; r < b.size(); r++) {
+                        long i = b.index(r);
+                        assertTrue(!seen.get((int) i), "entry " + i + " twice");
+                        seen.set((int) i);
+                        if (i % 13 == 0) {
+                            for (int k = 0; k < t.columns().size(); k++) {
+                                RootColumn c = t.columns().get(k);
+                                assertEquals(-1, entry(t, c, i).mismatch(b.bytes(k, r)), c.name() + " entry " + i);
+                            }
+                        }
+                    }
+                }
+            }
+            assertEquals(2421, seen.cardinality());
+        }
+    }
+
+    @Test
+    void severalFilesAreOneDatasetInFileOrder() throws IOException {
+        try (RootDataset one = new RootDataset(List.of(path("uproot-HZZ.root")), "events", List.of("Muon_*", "NMuon"));
+             RootDataset two = new RootDataset(List.of(path("uproot-HZZ.root"), path("uproot-HZZ-zstd.root")), "events",
+                     List.of("Muon_*", "NMuon"))) {
+            assertEquals(2 * one.size(), two.size());
+            assertEquals(List.of("Muon_Px", "Muon_Py", "Muon_Pz", "Muon_E", "Muon_Charge", "Muon_Iso", "NMuon"), two.branches()); // tree order
+            List<byte[]> first = digests(one);
+            List<byte[]> both = digests(two);
+            for (int i = 0; i < first.size(); i++) {
+                assertArrayEquals(first.get(i), both.get(i));
+                assertArrayEquals(first.get(i), both.get(i + first.size()));
+            }
+            assertNotEquals(one.fingerprint(), two.fingerprint());
+        }
+    }
+
+    private static List<byte[]> digests(RootDataset d) throws IOException {
+        List<byte[]> out = new ArrayList<>();
+        try (Loader l = Loader.builder(d).batchSize(1).build()) {
+            for (Batch b : l) {
+                java.security.MessageDigest md;
+                try {
+                    md = java.security.MessageDigest.getInstance("SHA-256");
+                } catch (java.security.NoSuchAlgorithmException e) {
+                    throw new AssertionError(e);
+                }
+                b.digest(md);
+                out.add(md.digest());
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void aSelectedRefusedBranchIsAnErrorNamingItsType() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new RootDataset(List.of(path("uproot-Zmumu.root")), "events", List.of("*")).close());
+        assertTrue(e.getMessage().endsWith("branch 'Type' is char*, which Stoker does not read; leave it out of branches="),
+                e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> new RootDataset(List.of(path("uproot-Zmumu.root")), "events", List.of("Nope*")).close());
+        assertTrue(e.getMessage().contains("no branch of tree 'events' matches 'Nope*'"), e.getMessage());
+    }
+
+    @Test
+    void splitClassMembersAreFieldsNamedByTheirPaths() throws IOException {
+        try (RootDataset d = new RootDataset(List.of(path("uproot-small-evnt-tree-fullsplit.root")), "tree",
+                List.of("evt/Array*", "evt/P3/*", "evt/StlVecU16", "evt/SliceF64"))) {
+            assertEquals(List.of(10L), java.util.Arrays.stream(d.schema().field(d.schema().indexOf("evt.ArrayF32")).shape()).boxed().toList());
+            assertEquals(DType.INT32, d.schema().field(d.schema().indexOf("evt.P3.P3.Px")).dtype());
+            assertTrue(d.schema().field(d.schema().indexOf("evt.StlVecU16")).isRagged());
+            assertTrue(d.schema().field(d.schema().indexOf("evt.SliceF64")).isRagged());
+        }
+    }
+
+    @Test
+    void filesThatDoNotShareTheBranchesAreRefused() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new RootDataset(List.of(path("uproot-HZZ.root"), path("uproot-Zmumu.root")), "events", List.of("NJet")).close());
+        assertTrue(e.getMessage().contains("uproot-Zmumu.root: tree 'events' has no branch 'NJet'"), e.getMessage());
+    }
+
+    @Test
+    void anEmptyTreeIsAnEmptyDataset() throws IOException {
+        try (RootDataset d = new RootDataset(List.of(path("uproot-empty.root")), "tree", List.of())) {
+            assertEquals(0, d.size());
+        }
+    }
+}
