@@ -148,6 +148,27 @@ final class RNTupleTable implements RootTable {
         Map<RootColumn, Plan> plans = new LinkedHashMap<>();
         Map<String, String> refused = new LinkedHashMap<>();
         plan(schema, plans, refused);
+        for (Plan pl : plans.values()) {
+            List<RntSchema.ColumnRec> reps = pl.index() != null ? pl.index() : pl.values();
+            long per = pl.index() != null ? 1 : pl.column().fixed();
+            for (int k = 0; k < clusters.size(); k++) {
+                RntClusters.Cluster c = clusters.get(k);
+                RntSchema.ColumnRec col = primary(reps, c);
+                String w = what + " field '" + pl.column().name() + "' cluster " + k;
+                if (col == null) {
+                    throw new CorruptShardException(path, -1, w + ": every column representation is suppressed");
+                }
+                RntClusters.Page[] pages = c.columns()[col.id()].pages();
+                for (int j = 0; j < pages.length; j++) {
+                    checkPage(path, col, pages[j], w + " page " + j);
+                }
+                long held = c.columns()[col.id()].elements();
+                if (held != Math.multiplyExact(c.entries(), per)) {
+                    throw new CorruptShardException(path, -1, w + ": " + c.entries() + " entries, but column " + col.id()
+                            + " holds " + held + " elements there (expected " + c.entries() * per + ")");
+                }
+            }
+        }
         return new RNTupleTable(file, key.name(), next, clusters, plans, refused);
     }
 
@@ -389,6 +410,12 @@ final class RNTupleTable implements RootTable {
         if (!c.ragged()) {
             long n = (to - from) * c.fixed();
             checkArray(n * size, c);
+            for (int k = cluster(from); k < clusters.size() && starts[k] < to; k++) {
+                RntClusters.Cluster cl = clusters.get(k);
+                long a = Math.max(from, cl.firstEntry()) - cl.firstEntry();
+                long b = Math.min(to, cl.firstEntry() + cl.entries()) - cl.firstEntry();
+                values(plan, plan.values(), k, a * c.fixed(), b * c.fixed(), null, 0, c.dtype());
+            }
             MemorySegment out = MemorySegment.ofArray(new byte[(int) (n * size)]);
             long at = 0;
             for (int k = cluster(from); k < clusters.size() && starts[k] < to; k++) {
@@ -400,6 +427,7 @@ final class RNTupleTable implements RootTable {
             }
             return new ColumnData(out, null);
         }
+        checkArray((to - from + 1) * 8, c);
         long[] offsets = new long[(int) (to - from + 1)];
         long[][] ranges = new long[clusters.size()][];
         long total = 0;
@@ -408,6 +436,7 @@ final class RNTupleTable implements RootTable {
             long a = Math.max(from, cl.firstEntry()) - cl.firstEntry();
             long b = Math.min(to, cl.firstEntry() + cl.entries()) - cl.firstEntry();
             long lo = Math.max(a - 1, 0);
+            values(plan, plan.index(), k, lo, b, null, 0, DType.INT64);
             MemorySegment idx = MemorySegment.ofArray(new long[(int) (b - lo)]);
             values(plan, plan.index(), k, lo, b, idx, 0, DType.INT64);
             long prev = a == 0 ? 0 : idx.getAtIndex(ValueLayout.JAVA_LONG, 0);
@@ -427,6 +456,11 @@ final class RNTupleTable implements RootTable {
             ranges[k] = new long[] {first, prev};
         }
         checkArray(total * size, c);
+        for (int k = 0; k < clusters.size(); k++) {
+            if (ranges[k] != null && ranges[k][1] > ranges[k][0]) {
+                values(plan, plan.values(), k, ranges[k][0], ranges[k][1], null, 0, c.dtype());
+            }
+        }
         MemorySegment out = MemorySegment.ofArray(new byte[(int) (total * size)]);
         long at = 0;
         for (int k = 0; k < clusters.size(); k++) {
@@ -462,10 +496,21 @@ final class RNTupleTable implements RootTable {
         return Math.max(i, 0);
     }
 
+    /** The representation of {@code reps} that cluster {@code c} stores (not suppressed), or null. */
+    private static RntSchema.ColumnRec primary(List<RntSchema.ColumnRec> reps, RntClusters.Cluster c) {
+        for (RntSchema.ColumnRec r : reps) {
+            if (!c.columns()[r.id()].suppressed()) {
+                return r;
+            }
+        }
+        return null;
+    }
+
     /**
      * Elements {@code [a, b)} (counted from the cluster's first element of the column) of the
      * representation of {@code reps} that cluster {@code k} stores, into {@code out} at byte
-     * {@code at} as {@code d}.
+     * {@code at} as {@code d}; with {@code out} null, only checks that the pages hold them and
+     * that each page's declared size is one its stored bytes justify.
      */
     private void values(Plan plan, List<RntSchema.ColumnRec> reps, int k, long a, long b, MemorySegment out, long at,
             DType d) throws IOException {
@@ -473,16 +518,8 @@ final class RNTupleTable implements RootTable {
             return;
         }
         RntClusters.Cluster cl = clusters.get(k);
-        RntSchema.ColumnRec col = null;
-        RntClusters.ColumnPages cp = null;
-        for (RntSchema.ColumnRec r : reps) {
-            RntClusters.ColumnPages x = cl.columns()[r.id()];
-            if (!x.suppressed()) {
-                col = r;
-                cp = x;
-                break;
-            }
-        }
+        RntSchema.ColumnRec col = primary(reps, cl);
+        RntClusters.ColumnPages cp = col == null ? null : cl.columns()[col.id()];
         String what = "RNTuple '" + name + "' field '" + plan.column().name() + "' cluster " + k;
         if (col == null) {
             throw new CorruptShardException(file.path(), -1, what + ": every column representation is suppressed");
@@ -499,7 +536,9 @@ final class RNTupleTable implements RootTable {
         for (int p = 0; p < pages.length && pageStart < b; p++) {
             RntClusters.Page pg = pages[p];
             long pageEnd = pageStart + pg.elements();
-            if (pageEnd > a && pg.elements() > 0) {
+            if (pageEnd > a && pg.elements() > 0 && out == null) {
+                checkPage(file.path(), col, pg, what + " page " + p);
+            } else if (pageEnd > a && pg.elements() > 0) {
                 MemorySegment decoded = page(col, pg, what + " page " + p);
                 long lo = Math.max(a, pageStart) - pageStart;
                 long hi = Math.min(b, pageEnd) - pageStart;
@@ -517,13 +556,9 @@ final class RNTupleTable implements RootTable {
     /** A page read, checked and decoded to its column's natural type. */
     private MemorySegment page(RntSchema.ColumnRec col, RntClusters.Page pg, String what) throws IOException {
         String path = file.path();
+        checkPage(path, col, pg, what);
         long bytes = RntEncoding.pageBytes(pg.elements(), col.bits());
         long natBytes = pg.elements() * RntEncoding.natural(col.type()).byteSize();
-        if (bytes > Integer.MAX_VALUE - 16 || natBytes > Integer.MAX_VALUE - 16
-                || (bytes != pg.size() && bytes > pg.size() * MAX_RATIO)) {
-            throw new CorruptShardException(path, pg.offset(), what + ": " + pg.elements() + " elements of "
-                    + col.bits() + " bits (" + bytes + " bytes) declared in a page of " + pg.size() + " bytes");
-        }
         int stored = (int) pg.size();
         if (pg.checksum() && (pg.offset() + stored > file.size() - 8)) {
             throw new CorruptShardException(path, pg.offset(), what + ": its checksum lies past the file's end");
@@ -544,6 +579,18 @@ final class RNTupleTable implements RootTable {
         MemorySegment dst = MemorySegment.ofArray(new byte[(int) natBytes]);
         RntEncoding.decode(col.type(), col.bits(), pg.elements(), src, dst, 0, col.min(), col.max());
         return dst;
+    }
+
+    /** Fails unless the page's decoded size is one its stored bytes can hold (NOTE [Declared sizes]). */
+    private static void checkPage(String path, RntSchema.ColumnRec col, RntClusters.Page pg, String what)
+            throws CorruptShardException {
+        long bytes = RntEncoding.pageBytes(pg.elements(), col.bits());
+        long natBytes = pg.elements() * RntEncoding.natural(col.type()).byteSize();
+        if (bytes > Integer.MAX_VALUE - 16 || natBytes > Integer.MAX_VALUE - 16
+                || (bytes != pg.size() && bytes > pg.size() * MAX_RATIO)) {
+            throw new CorruptShardException(path, pg.offset(), what + ": " + pg.elements() + " elements of "
+                    + col.bits() + " bits (" + bytes + " bytes) declared in a page of " + pg.size() + " bytes");
+        }
     }
 
     /** Elements {@code [lo, hi)} of {@code src} (of {@code from}) into {@code out} at byte {@code at} as {@code to}. */
