@@ -108,8 +108,8 @@ final class RntClusters {
                     boolean sum = n < 0;
                     long elements = sum ? -(long) n : n;
                     if (loc[0] < 0 || loc[1] < 0 || loc[1] > fileSize || loc[0] > fileSize - loc[1]) {
-                        throw c.corrupt("cluster " + k + " column " + j + " page " + p + " at byte " + loc[1]
-                                + " of " + loc[0] + " bytes lies outside the file (" + fileSize + " bytes)");
+                        throw c.corrupt("cluster " + k + " column " + j + " page " + p + " (" + loc[0] + " bytes at byte "
+                                + loc[1] + ") lies outside the file (" + fileSize + " bytes)");
                     }
                     pages[p] = new Page(elements, sum, loc[0], loc[1]);
                 }
