@@ -140,6 +140,71 @@ class RNTupleCorruptionTest {
         }
     }
 
+    /** A field record: versions 0, its parent, role, flags, name, type, no alias or description, then its array size. */
+    static RntRewriter.Out field(int parent, int role, int flags, String name, String type, long arraySize) {
+        RntRewriter.Out f = new RntRewriter.Out();
+        f.i32(0);
+        f.i32(0);
+        f.i32(parent);
+        f.i16(role);
+        f.i16(flags);
+        f.string(name);
+        f.string(type);
+        f.string("");
+        f.string("");
+        if ((flags & 1) != 0) {
+            f.i64(arraySize);
+        }
+        return f;
+    }
+
+    @Test
+    void aFixedSizeArrayAddedInTheSchemaExtensionReadsNAnEntry() throws IOException {
+        RntRewriter r = RntRewriter.of(fixture(INT_FLOAT), "ntuple");
+        assertEquals(2, r.schema.fields.size());
+        RntRewriter.Out fields = new RntRewriter.Out();
+        fields.record(field(2, RntSchema.ROLE_LEAF, 0x01, "xyz", "std::array<float,3>", 3));
+        fields.record(field(2, RntSchema.ROLE_LEAF, 0, "_0", "float", 0));
+        RntRewriter.Out columns = new RntRewriter.Out();
+        RntRewriter.Out col = new RntRewriter.Out();
+        col.i16(RntEncoding.SPLIT_REAL32);
+        col.i16(32);
+        col.i32(3);
+        col.i16(0);
+        col.i16(0);
+        columns.record(col);
+        RntRewriter.Out ext = new RntRewriter.Out();
+        ext.list(fields, 2);
+        ext.list(columns, 1);
+        ext.list(new RntRewriter.Out(), 0);
+        ext.list(new RntRewriter.Out(), 0);
+        RntRewriter.Out frame = new RntRewriter.Out();
+        frame.record(ext);
+        r.extension = frame.toByteArray();
+        long[] bits = new long[30];
+        for (int e = 0; e < 10; e++) {
+            float[] xyz = {e, e + 0.5f, -e};
+            for (int k = 0; k < 3; k++) {
+                bits[3 * e + k] = Float.floatToRawIntBits(xyz[k]) & 0xFFFFFFFFL;
+            }
+        }
+        RntClusters.Cluster c = r.lists.get(0).get(0);
+        RntClusters.ColumnPages[] cols = Arrays.copyOf(c.columns(), 3);
+        cols[2] = new RntClusters.ColumnPages(0, false, 0, new RntClusters.Page[] {
+            r.appendPage(12, RntEncodingTest.split(Arrays.copyOfRange(bits, 0, 12), 4)),
+            r.appendPage(18, RntEncodingTest.split(Arrays.copyOfRange(bits, 12, 30), 4))});
+        r.lists.get(0).set(0, new RntClusters.Cluster(0, 10, cols));
+        Path p = r.write(tmp.resolve("array.root"));
+        try (RootFile f = RootFile.open(p.toString()); RootTable t = f.table("ntuple")) {
+            RootColumn xyz = RNTupleTableTest.column(t, "xyz");
+            assertEquals(new RootColumn("xyz", dev.stoker.DType.FLOAT32, 3, false, "std::array<float,3>"), xyz);
+            ColumnData d = t.read(xyz, 3, 6);
+            assertArrayEquals(new float[] {3, 3.5f, -3, 4, 4.5f, -4, 5, 5.5f, -5}, RNTupleTableTest.floats(d.values()));
+            assertArrayEquals(new int[] {9, 8, 7, 6, 5, 4, 3, 2, 1, 0},
+                    RNTupleTableTest.ints(t.read(RNTupleTableTest.column(t, "one_integers"), 0, 10).values()));
+        }
+    }
+
     @Test
     void aHundredMillionEntriesDeclaredInAFewBytesAreRefusedBeforeAllocating() throws IOException {
         RntRewriter r = RntRewriter.of(fixture(INT_FLOAT), "ntuple");

@@ -22,7 +22,8 @@ final class RntRewriter {
     final long headerChecksum;
     final List<RntClusters.Group> groups;
     final List<List<RntClusters.Cluster>> lists = new ArrayList<>();
-    private final byte[] extension;
+    /** The footer's schema extension record frame, as it will be written. */
+    byte[] extension;
     private final ByteArrayOutputStream tail = new ByteArrayOutputStream();
 
     private RntRewriter(Path p, String name) throws IOException {
@@ -176,6 +177,17 @@ final class RntRewriter {
             for (int i = 0; i < 8; i++) {
                 write((int) (v >>> (8 * i)));
             }
+        }
+
+        void i16(int v) {
+            write(v);
+            write(v >>> 8);
+        }
+
+        void string(String v) {
+            byte[] b = v.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            i32(b.length);
+            writeBytes(b);
         }
 
         void bytes(byte[] b) {
