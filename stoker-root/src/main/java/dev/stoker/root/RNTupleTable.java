@@ -12,6 +12,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * An RNTuple (ROOT's columnar successor of the TTree, binary format 1.0) as a {@link RootTable}:
@@ -54,7 +55,16 @@ final class RNTupleTable implements RootTable {
     private final List<RootColumn> columns;
     private final Map<RootColumn, Plan> plans;
     private final Map<String, String> refused;
+    /**
+     * NOTE [Last page]: each column's last decoded page (immutable once decoded), so that reads
+     * smaller than a page decode it once; memory: one page a column (ROOT writes pages of at most
+     * 1 MiB by default), released by {@link #close()}.
+     */
+    private final Map<Integer, Decoded> last = new ConcurrentHashMap<>();
     private volatile boolean closed;
+
+    private record Decoded(int cluster, int page, MemorySegment values) {
+    }
 
     private RNTupleTable(RootFile file, String name, long entries, List<RntClusters.Cluster> clusters,
             Map<RootColumn, Plan> plans, Map<String, String> refused) {
@@ -539,7 +549,14 @@ final class RNTupleTable implements RootTable {
             if (pageEnd > a && pg.elements() > 0 && out == null) {
                 checkPage(file.path(), col, pg, what + " page " + p);
             } else if (pageEnd > a && pg.elements() > 0) {
-                MemorySegment decoded = page(col, pg, what + " page " + p);
+                Decoded hit = last.get(col.id());
+                MemorySegment decoded;
+                if (hit != null && hit.cluster() == k && hit.page() == p) {
+                    decoded = hit.values();
+                } else {
+                    decoded = page(col, pg, what + " page " + p);
+                    last.put(col.id(), new Decoded(k, p, decoded));
+                }
                 long lo = Math.max(a, pageStart) - pageStart;
                 long hi = Math.min(b, pageEnd) - pageStart;
                 long dst = at + (pageStart + lo - a) * d.byteSize();
@@ -628,6 +645,7 @@ final class RNTupleTable implements RootTable {
     @Override
     public void close() {
         closed = true;
+        last.clear();
     }
 
     @Override

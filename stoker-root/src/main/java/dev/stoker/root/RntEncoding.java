@@ -199,12 +199,34 @@ final class RntEncoding {
         }
     }
 
-    /** Bytes of element i, byte j are at {@code src[j * n + i]}. */
+    /** Bytes of element i, byte j are at {@code src[j * n + i]}: each element gathered and written once. */
     private static void unsplit(MemorySegment src, MemorySegment dst, long at, long n, int w) {
-        for (int j = 0; j < w; j++) {
-            long base = j * n;
-            for (long i = 0; i < n; i++) {
-                dst.set(ValueLayout.JAVA_BYTE, at + i * w + j, src.get(ValueLayout.JAVA_BYTE, base + i));
+        switch (w) {
+            case 2 -> {
+                for (long i = 0; i < n; i++) {
+                    int v = (src.get(ValueLayout.JAVA_BYTE, i) & 0xFF) | (src.get(ValueLayout.JAVA_BYTE, n + i) & 0xFF) << 8;
+                    dst.set(I16, at + 2 * i, (short) v);
+                }
+            }
+            case 4 -> {
+                long n2 = 2 * n;
+                long n3 = 3 * n;
+                for (long i = 0; i < n; i++) {
+                    int v = (src.get(ValueLayout.JAVA_BYTE, i) & 0xFF)
+                            | (src.get(ValueLayout.JAVA_BYTE, n + i) & 0xFF) << 8
+                            | (src.get(ValueLayout.JAVA_BYTE, n2 + i) & 0xFF) << 16
+                            | (src.get(ValueLayout.JAVA_BYTE, n3 + i) & 0xFF) << 24;
+                    dst.set(I32, at + 4 * i, v);
+                }
+            }
+            default -> {
+                for (long i = 0; i < n; i++) {
+                    long v = 0;
+                    for (int j = 0; j < w; j++) {
+                        v |= (src.get(ValueLayout.JAVA_BYTE, j * n + i) & 0xFFL) << (8 * j);
+                    }
+                    dst.set(I64, at + 8 * i, v);
+                }
             }
         }
     }

@@ -232,6 +232,25 @@ class RNTupleTableTest {
     }
 
     @Test
+    void readingOneEntryAtATimeGivesTheWholeReadsValues() throws IOException {
+        try (RootFile f = RootFile.open(file("test_multiple_cluster_groups_rntuple_v1-0-0-0.root").toString());
+                RootTable t = f.table("ntuple")) {
+            for (RootColumn c : t.columns()) {
+                ColumnData whole = t.read(c, 0, t.entries());
+                for (long e = 0; e < t.entries(); e++) {
+                    ColumnData one = t.read(c, e, e + 1);
+                    long start = c.ragged() ? whole.offsets()[(int) e] * 2 : e * 4;
+                    long bytes = c.ragged() ? (whole.offsets()[(int) e + 1] - whole.offsets()[(int) e]) * 2 : 4;
+                    assertEquals(-1, one.values().mismatch(whole.values().asSlice(start, bytes)), c.name() + " entry " + e);
+                    if (c.ragged()) {
+                        assertEquals(bytes / 2, one.offsets()[1]);
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
     void readsOutsideTheEntriesAreRefused() throws IOException {
         try (RootFile f = RootFile.open(file("test_int_float_rntuple_v1-0-0-0.root").toString());
                 RootTable t = f.table("ntuple")) {
