@@ -98,17 +98,17 @@ final class RNTupleTable implements RootTable {
                     + ", expected 0x40000000 | at least 66");
         }
         int f = p + 6;
-        long stored = a.getLong(f + 64);
-        long computed = Xxh3.hash(a, f, 64);
-        if (stored != computed) {
-            throw new CorruptShardException(path, at + 6, what + ": anchor checksum " + Long.toHexString(stored)
-                    + " does not match its XXH3 " + Long.toHexString(computed));
-        }
         int epoch = a.getShort(f) & 0xFFFF;
         if (epoch != 1) {
             throw new CorruptShardException(path, at + 6, what + ": format version " + epoch + "."
                     + (a.getShort(f + 2) & 0xFFFF) + "." + (a.getShort(f + 4) & 0xFFFF) + "."
                     + (a.getShort(f + 6) & 0xFFFF) + ", Stoker reads RNTuple 1.x (ROOT 6.34 and later)");
+        }
+        long stored = a.getLong(f + 64);
+        long computed = Xxh3.hash(a, f, 64);
+        if (stored != computed) {
+            throw new CorruptShardException(path, at + 6, what + ": anchor checksum " + Long.toHexString(stored)
+                    + " does not match its XXH3 " + Long.toHexString(computed));
         }
         long seekHeader = a.getLong(f + 8);
         long nbytesHeader = a.getLong(f + 16);
@@ -116,7 +116,17 @@ final class RNTupleTable implements RootTable {
         long seekFooter = a.getLong(f + 32);
         long nbytesFooter = a.getLong(f + 40);
         long lenFooter = a.getLong(f + 48);
+        long maxKeySize = a.getLong(f + 56);
+        if (maxKeySize <= 0) {
+            throw new CorruptShardException(path, at + 6, what + ": anchor declares a maximum key size of " + maxKeySize);
+        }
 
+        for (long[] e : new long[][] {{seekHeader, nbytesHeader}, {seekFooter, nbytesFooter}}) {
+            if (e[1] > maxKeySize) {
+                throw new CorruptShardException(path, e[0], what + ": an envelope of " + e[1] + " bytes, over the "
+                        + maxKeySize + " bytes of a key: split over several keys, which Stoker does not read");
+            }
+        }
         ByteBuffer header = envelope(file, seekHeader, nbytesHeader, lenHeader, 1, what + " header");
         long headerChecksum = header.getLong(header.limit() - 8);
         RntSchema schema = RntSchema.header(new RntCursor(payload(header), path, "'" + key.name() + "' header",
@@ -171,6 +181,11 @@ final class RNTupleTable implements RootTable {
                 RntClusters.Page[] pages = c.columns()[col.id()].pages();
                 for (int j = 0; j < pages.length; j++) {
                     checkPage(path, col, pages[j], w + " page " + j);
+                    if (pages[j].size() > maxKeySize) {
+                        throw new CorruptShardException(path, pages[j].offset(), w + " page " + j + ": " + pages[j].size()
+                                + " bytes, over the " + maxKeySize + " bytes of a key: split over several keys, which"
+                                + " Stoker does not read");
+                    }
                 }
                 long held = c.columns()[col.id()].elements();
                 if (held != Math.multiplyExact(c.entries(), per)) {

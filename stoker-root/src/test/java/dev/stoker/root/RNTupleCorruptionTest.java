@@ -303,6 +303,23 @@ class RNTupleCorruptionTest {
     }
 
     @Test
+    void anAnchorOfAnotherEpochOrWithBlobsSplitOverKeysIsRefusedByName() throws IOException {
+        RntRewriter r = RntRewriter.of(fixture(INT_FLOAT), "ntuple");
+        byte[] b = r.original.clone();
+        ByteBuffer a = ByteBuffer.wrap(b).order(ByteOrder.BIG_ENDIAN);
+        a.putShort((int) r.anchorAt, (short) 0);
+        Path old = Files.write(tmp.resolve("epoch0.root"), b);
+        fails(old, () -> readAll(old, "ntuple"), "format version 0.", "Stoker reads RNTuple 1.x");
+
+        byte[] c = r.original.clone();
+        ByteBuffer k = ByteBuffer.wrap(c).order(ByteOrder.BIG_ENDIAN);
+        k.putLong((int) r.anchorAt + 56, 30);
+        k.putLong((int) r.anchorAt + 64, Xxh3.hash(k, (int) r.anchorAt, 64));
+        Path split = Files.write(tmp.resolve("split.root"), c);
+        fails(split, () -> readAll(split, "ntuple"), "over the 30 bytes of a key");
+    }
+
+    @Test
     void aFlippedPageByteFailsItsChecksumNamingThePage() throws IOException {
         RntRewriter r = RntRewriter.of(fixture(INT_FLOAT), "ntuple");
         RntClusters.Page pg = r.lists.get(0).get(0).columns()[1].pages()[0];
