@@ -205,6 +205,79 @@ class RNTupleCorruptionTest {
         }
     }
 
+    static RntRewriter.Out columnRecord(int type, int bits, int field, int representation) {
+        RntRewriter.Out c = new RntRewriter.Out();
+        c.i16(type);
+        c.i16(bits);
+        c.i32(field);
+        c.i16(0);
+        c.i16(representation);
+        return c;
+    }
+
+    @Test
+    void bitsDouble32Int64AndASuppressedRepresentationRead() throws IOException {
+        RntRewriter r = RntRewriter.of(fixture(INT_FLOAT), "ntuple");
+        RntRewriter.Out fields = new RntRewriter.Out();
+        fields.record(field(2, RntSchema.ROLE_LEAF, 0, "flag", "bool", 0));
+        fields.record(field(3, RntSchema.ROLE_LEAF, 0, "d32", "double", 0));
+        fields.record(field(4, RntSchema.ROLE_LEAF, 0, "big", "std::int64_t", 0));
+        fields.record(field(5, RntSchema.ROLE_LEAF, 0, "two", "float", 0));
+        RntRewriter.Out columns = new RntRewriter.Out();
+        columns.record(columnRecord(RntEncoding.BIT, 1, 2, 0));
+        columns.record(columnRecord(RntEncoding.SPLIT_REAL32, 32, 3, 0));
+        columns.record(columnRecord(RntEncoding.SPLIT_INT64, 64, 4, 0));
+        columns.record(columnRecord(RntEncoding.REAL32, 32, 5, 0));
+        columns.record(columnRecord(RntEncoding.SPLIT_REAL32, 32, 5, 1));
+        RntRewriter.Out ext = new RntRewriter.Out();
+        ext.list(fields, 4);
+        ext.list(columns, 5);
+        ext.list(new RntRewriter.Out(), 0);
+        ext.list(new RntRewriter.Out(), 0);
+        RntRewriter.Out frame = new RntRewriter.Out();
+        frame.record(ext);
+        r.extension = frame.toByteArray();
+        long[] flag = new long[10];
+        long[] d32 = new long[10];
+        long[] big = new long[10];
+        long[] two = new long[10];
+        for (int e = 0; e < 10; e++) {
+            flag[e] = e % 3 == 0 ? 1 : 0;
+            d32[e] = Float.floatToRawIntBits(e * 0.25f) & 0xFFFFFFFFL;
+            big[e] = RntEncodingTest.zigzag((e - 5) * 1_000_000_000_000L);
+            two[e] = Float.floatToRawIntBits(e + 0.125f) & 0xFFFFFFFFL;
+        }
+        RntClusters.Cluster c = r.lists.get(0).get(0);
+        RntClusters.ColumnPages[] cols = Arrays.copyOf(c.columns(), 7);
+        cols[2] = new RntClusters.ColumnPages(0, false, 0,
+                new RntClusters.Page[] {r.appendPage(10, RntEncodingTest.pack(flag, 1))});
+        cols[3] = new RntClusters.ColumnPages(0, false, 0,
+                new RntClusters.Page[] {r.appendPage(10, RntEncodingTest.split(d32, 4))});
+        cols[4] = new RntClusters.ColumnPages(0, false, 0,
+                new RntClusters.Page[] {r.appendPage(10, RntEncodingTest.split(big, 8))});
+        cols[5] = new RntClusters.ColumnPages(0, true, 0, new RntClusters.Page[0]);
+        cols[6] = new RntClusters.ColumnPages(0, false, 0,
+                new RntClusters.Page[] {r.appendPage(10, RntEncodingTest.split(two, 4))});
+        r.lists.get(0).set(0, new RntClusters.Cluster(0, 10, cols));
+        Path p = r.write(tmp.resolve("types.root"));
+        try (RootFile f = RootFile.open(p.toString()); RootTable t = f.table("ntuple")) {
+            assertEquals(List.of("one_integers", "two_floats", "flag", "d32", "big", "two"),
+                    t.columns().stream().map(RootColumn::name).toList());
+            ColumnData fl = t.read(RNTupleTableTest.column(t, "flag"), 0, 10);
+            ColumnData dd = t.read(RNTupleTableTest.column(t, "d32"), 0, 10);
+            ColumnData bg = t.read(RNTupleTableTest.column(t, "big"), 0, 10);
+            ColumnData tw = t.read(RNTupleTableTest.column(t, "two"), 0, 10);
+            assertEquals(dev.stoker.DType.FLOAT64, RNTupleTableTest.column(t, "d32").dtype());
+            for (int e = 0; e < 10; e++) {
+                assertEquals(e % 3 == 0 ? 1 : 0, fl.values().get(java.lang.foreign.ValueLayout.JAVA_BYTE, e));
+                assertEquals(e * 0.25, dd.values().getAtIndex(java.lang.foreign.ValueLayout.JAVA_DOUBLE_UNALIGNED, e));
+                assertEquals((e - 5) * 1_000_000_000_000L,
+                        bg.values().getAtIndex(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, e));
+                assertEquals(e + 0.125f, tw.values().getAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, e));
+            }
+        }
+    }
+
     @Test
     void aHundredMillionEntriesDeclaredInAFewBytesAreRefusedBeforeAllocating() throws IOException {
         RntRewriter r = RntRewriter.of(fixture(INT_FLOAT), "ntuple");
