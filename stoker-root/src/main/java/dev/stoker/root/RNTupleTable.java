@@ -163,7 +163,11 @@ final class RNTupleTable implements RootTable {
                 throw new CorruptShardException(path, seekFooter, what + ": cluster " + i + " starts at entry "
                         + c.firstEntry() + ", the clusters before it end at entry " + next);
             }
-            next = Math.addExact(next, c.entries());
+            if (c.entries() > Long.MAX_VALUE - next) {
+                throw new CorruptShardException(path, seekFooter, what + ": cluster " + i + " of " + c.entries()
+                        + " entries overflows the entry count");
+            }
+            next += c.entries();
         }
         Map<RootColumn, Plan> plans = new LinkedHashMap<>();
         Map<String, String> refused = new LinkedHashMap<>();
@@ -188,9 +192,9 @@ final class RNTupleTable implements RootTable {
                     }
                 }
                 long held = c.columns()[col.id()].elements();
-                if (held != Math.multiplyExact(c.entries(), per)) {
+                if (c.entries() > Long.MAX_VALUE / per || held != c.entries() * per) {
                     throw new CorruptShardException(path, -1, w + ": " + c.entries() + " entries, but column " + col.id()
-                            + " holds " + held + " elements there (expected " + c.entries() * per + ")");
+                            + " holds " + held + " elements there (" + per + " an entry)");
                 }
             }
         }
