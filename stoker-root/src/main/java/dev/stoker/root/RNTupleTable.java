@@ -219,7 +219,7 @@ final class RNTupleTable implements RootTable {
                     + size + " (at most " + MAX_RATIO + " times as many, and at least 16)");
         }
         ByteBuffer raw = file.read(offset, (int) size, what);
-        ByteBuffer env = file.decompress(raw, (int) length, what).slice().order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer env = decompress(file, raw, (int) length, what, offset).slice().order(ByteOrder.LITTLE_ENDIAN);
         long stored = env.getLong((int) length - 8);
         long computed = Xxh3.hash(env, 0, (int) length - 8);
         if (stored != computed) {
@@ -610,11 +610,22 @@ final class RNTupleTable implements RootTable {
             }
             raw = raw.slice(raw.position(), stored);
         }
-        ByteBuffer plain = file.decompress(raw, (int) bytes, what);
+        ByteBuffer plain = decompress(file, raw, (int) bytes, what, pg.offset());
         MemorySegment src = MemorySegment.ofBuffer(plain);
         MemorySegment dst = MemorySegment.ofArray(new byte[(int) natBytes]);
         RntEncoding.decode(col.type(), col.bits(), pg.elements(), src, dst, 0, col.min(), col.max());
         return dst;
+    }
+
+    /** The file's decompression, a codec's own exception (zstd-jni throws on some damaged frames) made one line. */
+    private static ByteBuffer decompress(RootFile file, ByteBuffer raw, int length, String what, long offset)
+            throws IOException {
+        try {
+            return file.decompress(raw, length, what);
+        } catch (RuntimeException e) {
+            throw new CorruptShardException(file.path(), offset, what + ": does not decompress (" + e.getMessage() + ")",
+                    e);
+        }
     }
 
     /** Fails unless the page's decoded size is one its stored bytes can hold (NOTE [Declared sizes]). */

@@ -405,6 +405,31 @@ class RNTupleCorruptionTest {
     }
 
     @Test
+    void anyChangedByteReadsOrFailsWithOneLine() throws IOException {
+        java.util.Random rnd = new java.util.Random(53);
+        for (String name : List.of(INT_FLOAT, JAGGED, "test_multiple_cluster_groups_rntuple_v1-0-0-0.root",
+                "test_float_types_rntuple_v1-0-0-0.root", "rntviewer-testfile-uncomp-single-rntuple-v1-0-0-0.root")) {
+            String table = name.startsWith("rntviewer") ? "Contributors" : "ntuple";
+            byte[] b = Files.readAllBytes(fixture(name));
+            Path p = tmp.resolve("changed-" + name);
+            for (int i = 0; i < 150; i++) {
+                byte[] c = b.clone();
+                int at = rnd.nextInt(c.length);
+                c[at] = (byte) (rnd.nextBoolean() ? c[at] ^ (1 << rnd.nextInt(8)) : rnd.nextInt(256));
+                Files.write(p, c);
+                try {
+                    readAll(p, table);
+                } catch (IOException | IllegalArgumentException e) { // IllegalArgumentException: a key's name changed
+                    assertFalse(e.getMessage().contains("\n"), e.getMessage());
+                    assertTrue(e.getMessage().contains(p.toString()), name + " byte " + at + ": " + e.getMessage());
+                } catch (RuntimeException e) {
+                    throw new AssertionError(name + " byte " + at + " changed: " + e, e);
+                }
+            }
+        }
+    }
+
+    @Test
     void everyTruncationFailsWithOneLine() throws IOException {
         for (String name : List.of(INT_FLOAT, JAGGED, "rntviewer-testfile-uncomp-single-rntuple-v1-0-0-0.root")) {
             byte[] b = Files.readAllBytes(fixture(name));
