@@ -93,8 +93,9 @@ final class CatCommand implements Runnable {
     }
 
     /**
-     * Row {@code r} of a batch as field name -> value: a tensor's row, or a variable field's value
-     * as the source means it ({@link Recipe#shown}: a string's text), else its bytes.
+     * Row {@code r} of a batch as field name -> value: a tensor's row, a ragged field's list of
+     * numbers, or a variable field's value as the source means it ({@link Recipe#shown}: a
+     * string's text), else its bytes.
      */
     private static Map<String, Object> row(Recipe recipe, Batch b, int r) {
         Map<String, Object> out = new LinkedHashMap<>();
@@ -102,7 +103,9 @@ final class CatCommand implements Runnable {
             Field field = b.schema().field(f);
             byte[] bytes = b.bytes(f, r).toArray(ValueLayout.JAVA_BYTE);
             Object shown = field.isVariable() ? recipe.shown(field.name(), bytes) : null;
-            out.put(field.name(), shown != null ? shown : field.isVariable() ? bytes : new Tensor(field.dtype(), field.shape(), bytes));
+            out.put(field.name(), shown != null ? shown
+                    : field.isRagged() ? new Tensor(field.dtype(), new long[] {bytes.length / field.dtype().byteSize()}, bytes)
+                    : field.isVariable() ? bytes : new Tensor(field.dtype(), field.shape(), bytes));
         }
         return out;
     }
