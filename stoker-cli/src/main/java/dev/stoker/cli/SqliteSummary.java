@@ -1,7 +1,7 @@
 package dev.stoker.cli;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import dev.stoker.formats.sqlite.Record;
+import dev.stoker.formats.sqlite.SqliteRecord;
 import dev.stoker.formats.sqlite.SqliteFile;
 import dev.stoker.formats.sqlite.SqliteTable;
 import java.io.IOException;
@@ -84,10 +84,10 @@ final class SqliteSummary {
         int k = 0;
         boolean byEvent = true;
         try (SqliteTable.Cursor c = t.cursor(0)) {
-            Record r = new Record(t);
+            SqliteRecord r = new SqliteRecord(t);
             while (k < ev.length && c.next()) {
                 c.record(r);
-                if (r.kind(column) != Record.Kind.INTEGER) {
+                if (r.kind(column) != SqliteRecord.Kind.INTEGER) {
                     return; // not event numbers
                 }
                 ev[k] = r.integer(column);

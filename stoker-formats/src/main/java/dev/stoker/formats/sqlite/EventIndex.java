@@ -178,7 +178,7 @@ final class EventIndex {
         long[] runCount = new long[1024];
         int runs = 0;
         try (SqliteTable.Cursor c = pulses.cursor(0)) {
-            Record r = new Record(pulses);
+            SqliteRecord r = new SqliteRecord(pulses);
             long ordinal = 0;
             while (c.next()) {
                 c.record(r);
@@ -234,7 +234,7 @@ final class EventIndex {
             }
             long[] ev = new long[(int) n];
             try (SqliteTable.Cursor c = truth.cursor(0)) {
-                Record r = new Record(truth);
+                SqliteRecord r = new SqliteRecord(truth);
                 int i = 0;
                 while (c.next() && i < n) {
                     c.record(r);
@@ -295,7 +295,7 @@ final class EventIndex {
     }
 
     /** The event number of a row: an integer (or a real with an integer's value), never NULL or text. */
-    private static long event(Record r, int column, SqliteTable table) throws CorruptShardException {
+    private static long event(SqliteRecord r, int column, SqliteTable table) throws CorruptShardException {
         return switch (r.kind(column)) {
             case INTEGER -> r.integer(column);
             case REAL -> {
@@ -309,7 +309,7 @@ final class EventIndex {
         };
     }
 
-    private static CorruptShardException bad(Record r, int column, SqliteTable table, String what) {
+    private static CorruptShardException bad(SqliteRecord r, int column, SqliteTable table, String what) {
         return new CorruptShardException(table.file().name(), -1, "table " + table.name() + ", row " + r.rowid() + ": its "
                 + table.columns().get(column) + " holds " + what + ", not an event number (an integer)");
     }

@@ -60,8 +60,8 @@ public final class SqliteEvents implements DirectDataset, AutoCloseable {
 
     /** A reading thread's records and value buffers. */
     private final class Scratch {
-        final Record pulse = new Record(pulses);
-        final Record truthRecord = truth == null ? null : new Record(truth);
+        final SqliteRecord pulse = new SqliteRecord(pulses);
+        final SqliteRecord truthRecord = truth == null ? null : new SqliteRecord(truth);
         final byte[][] bytes = new byte[featureColumns.length][];
         final MemorySegment[] segments = new MemorySegment[featureColumns.length];
 
@@ -252,7 +252,7 @@ public final class SqliteEvents implements DirectDataset, AutoCloseable {
         for (int f = 0; f < features; f++) {
             s.buffer(f, (long) n * featureTypes[f].byteSize());
         }
-        Record r = s.pulse;
+        SqliteRecord r = s.pulse;
         if (index.order == null) {
             try (SqliteTable.Cursor c = pulses.cursor(index.start[e])) {
                 for (int j = 0; j < n; j++) {
@@ -277,7 +277,7 @@ public final class SqliteEvents implements DirectDataset, AutoCloseable {
             row.append(f, s.segments[f], 0, (long) n * featureTypes[f].byteSize());
         }
         if (truthColumns.length > 0) {
-            Record t = s.truthRecord;
+            SqliteRecord t = s.truthRecord;
             try (SqliteTable.Cursor c = truth.cursor(index.truthRows[e])) {
                 c.next();
                 c.record(t);
@@ -295,7 +295,7 @@ public final class SqliteEvents implements DirectDataset, AutoCloseable {
     }
 
     /** Row {@code j} of the event: each feature's value into its buffer. */
-    private void put(Scratch s, Record r, int j) throws CorruptShardException {
+    private void put(Scratch s, SqliteRecord r, int j) throws CorruptShardException {
         for (int f = 0; f < featureColumns.length; f++) {
             int col = featureColumns[f];
             MemorySegment b = s.segments[f];
@@ -307,7 +307,7 @@ public final class SqliteEvents implements DirectDataset, AutoCloseable {
         }
     }
 
-    private double real(Record r, int col, SqliteTable t, int field) throws CorruptShardException {
+    private double real(SqliteRecord r, int col, SqliteTable t, int field) throws CorruptShardException {
         return switch (r.kind(col)) {
             case REAL -> r.real(col);
             case INTEGER -> r.integer(col);
@@ -316,7 +316,7 @@ public final class SqliteEvents implements DirectDataset, AutoCloseable {
         };
     }
 
-    private long integer(Record r, int col, SqliteTable t, int field) throws CorruptShardException {
+    private long integer(SqliteRecord r, int col, SqliteTable t, int field) throws CorruptShardException {
         return switch (r.kind(col)) {
             case INTEGER -> r.integer(col);
             case REAL -> {
@@ -330,7 +330,7 @@ public final class SqliteEvents implements DirectDataset, AutoCloseable {
         };
     }
 
-    private CorruptShardException refused(Record r, int col, SqliteTable t, int field, String what) {
+    private CorruptShardException refused(SqliteRecord r, int col, SqliteTable t, int field, String what) {
         Field f = schema.field(field);
         return new CorruptShardException(file.name(), -1, "table " + t.name() + ", row " + r.rowid() + ", column "
                 + t.columns().get(col) + ": " + what + " where field " + f.name() + " (" + f.dtype().label() + ") wants "

@@ -139,7 +139,7 @@ public final class SqliteFile implements AutoCloseable {
                 SqlSchema.parse("CREATE TABLE sqlite_schema(type text, name text, tbl_name text, rootpage integer, sql text)"));
         List<Object[]> rows = new ArrayList<>();
         try (SqliteTable.Cursor c = schema.cursor(0)) {
-            Record r = new Record(schema);
+            SqliteRecord r = new SqliteRecord(schema);
             while (c.next()) {
                 c.record(r);
                 rows.add(new Object[] {r.text(0), r.text(1), r.text(2), r.isNull(3) ? 0L : r.integer(3), r.text(4)});

@@ -360,7 +360,7 @@ public final class SqliteTable {
         }
 
         /** Decodes the current row into {@code r}. */
-        public void record(Record r) throws CorruptShardException {
+        public void record(SqliteRecord r) throws CorruptShardException {
             r.decode(payload, payloadAt, payloadSize, rowid, l.pages[leaf]);
         }
 

@@ -13,7 +13,7 @@ import java.nio.ByteOrder;
  * hold (added by {@code ALTER TABLE} after it was written) reads as NULL; the rowid alias column
  * reads as the rowid.
  */
-public final class Record {
+public final class SqliteRecord {
     private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     private static final ValueLayout.OfDouble F64 = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
@@ -31,7 +31,7 @@ public final class Record {
     private int page;
     private int held;
 
-    public Record(SqliteTable table) {
+    public SqliteRecord(SqliteTable table) {
         this.table = table;
         this.alias = table.rowidAlias();
         int n = table.schema().columns().size();
