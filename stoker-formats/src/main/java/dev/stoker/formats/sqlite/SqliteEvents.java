@@ -60,8 +60,9 @@ public final class SqliteEvents implements DirectDataset, AutoCloseable {
 
     /** A reading thread's records and value buffers. */
     private final class Scratch {
-        final SqliteRecord pulse = new SqliteRecord(pulses);
-        final SqliteRecord truthRecord = truth == null ? null : new SqliteRecord(truth);
+        final SqliteRecord pulse = new SqliteRecord(pulses, 1 + java.util.Arrays.stream(featureColumns).max().orElse(0));
+        final SqliteRecord truthRecord = truth == null ? null
+                : new SqliteRecord(truth, 1 + java.util.Arrays.stream(truthColumns).max().orElse(0));
         final byte[][] bytes = new byte[featureColumns.length][];
         final MemorySegment[] segments = new MemorySegment[featureColumns.length];
 
@@ -134,7 +135,9 @@ public final class SqliteEvents implements DirectDataset, AutoCloseable {
             for (int c : index.count) {
                 rows += c;
             }
-            long perEvent = index.size() == 0 ? 1 : Math.max(1, rows / index.size());
+            // twice the mean rows an event: a batch's ragged values then fit the slot's region (which
+            // is sized by the hint) but for batches of unusually long events, which grow it
+            long perEvent = index.size() == 0 ? 1 : Math.max(1, 2 * Math.ceilDiv(rows, index.size()));
             List<Field> fields = new ArrayList<>();
             for (int f = 0; f < featureColumns.length; f++) {
                 fields.add(Field.ragged(wanted.get(f), featureTypes[f], perEvent * featureTypes[f].byteSize()));
@@ -308,6 +311,9 @@ public final class SqliteEvents implements DirectDataset, AutoCloseable {
     }
 
     private double real(SqliteRecord r, int col, SqliteTable t, int field) throws CorruptShardException {
+        if (r.isReal(col)) {
+            return r.real(col); // the usual case, first
+        }
         return switch (r.kind(col)) {
             case REAL -> r.real(col);
             case INTEGER -> r.integer(col);

@@ -32,9 +32,17 @@ public final class SqliteRecord {
     private int held;
 
     public SqliteRecord(SqliteTable table) {
+        this(table, table.schema().columns().size());
+    }
+
+    /**
+     * A record that decodes the first {@code columns} columns only (those a reader needs: the
+     * header is not parsed past them).
+     */
+    public SqliteRecord(SqliteTable table, int columns) {
         this.table = table;
         this.alias = table.rowidAlias();
-        int n = table.schema().columns().size();
+        int n = Math.min(columns, table.schema().columns().size());
         this.type = new long[n];
         this.offset = new long[n];
     }
@@ -65,20 +73,26 @@ public final class SqliteRecord {
         long headerEnd = at + headerSize;
         long body = headerEnd;
         int c = 0;
-        while (p < headerEnd) {
-            long t = 0;
-            for (int i = 0; ; i++) {
-                if (p >= headerEnd) {
-                    throw corrupt(at, "a serial type runs past the record header");
-                }
-                int v = b.get(ValueLayout.JAVA_BYTE, p++);
-                if (i == 8) {
-                    t = t << 8 | (v & 0xff);
-                    break;
-                }
-                t = t << 7 | (v & 0x7f);
-                if (v >= 0) {
-                    break;
+        int limit = type.length;
+        while (p < headerEnd && c < limit) {
+            long t = b.get(ValueLayout.JAVA_BYTE, p);
+            if (t >= 0) {
+                p++; // a one-byte serial type: every number's
+            } else {
+                t = 0;
+                for (int i = 0; ; i++) {
+                    if (p >= headerEnd) {
+                        throw corrupt(at, "a serial type runs past the record header");
+                    }
+                    int v = b.get(ValueLayout.JAVA_BYTE, p++);
+                    if (i == 8) {
+                        t = t << 8 | (v & 0xff);
+                        break;
+                    }
+                    t = t << 7 | (v & 0x7f);
+                    if (v >= 0) {
+                        break;
+                    }
                 }
             }
             long len = length(t);
@@ -138,6 +152,11 @@ public final class SqliteRecord {
         }
         long t = type[c];
         return t == 0 ? Kind.NULL : t == 7 ? Kind.REAL : t < 12 ? Kind.INTEGER : (t & 1) == 0 ? Kind.BLOB : Kind.TEXT;
+    }
+
+    /** Whether column {@code c} holds a real (an IEEE double). */
+    public boolean isReal(int c) {
+        return c < held && c != alias && type[c] == 7;
     }
 
     public boolean isNull(int c) {
