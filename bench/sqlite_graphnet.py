@@ -11,9 +11,10 @@ Both pad with this script's one numpy function (pad()), so the padding costs bot
                                                           writes them: FLOAT columns, an index on
                                                           event_no, truth keyed by event_no)
   run:   sqlite_graphnet.py run FILE [--batch 256] [--workers 2] [--seconds 10] [--repeats 1]
-Prints one JSON line per side: events/s (median over repeats, the first batch left out, as
-bench/peers/torch_peer.py measures), and Stoker's time to its first batch (which includes building
-the event index the first time a database is read).
+Prints one JSON line per side: events/s (median over repeats) over --seconds after the first
+batch, epoch after epoch (40,000 events are an epoch of a few seconds: the steady state is
+measured, not the JVM's warm-up), and the time to the first batch (Stoker's includes the server's
+start and, the first time a database is read, building its event index).
 """
 import argparse
 import json
@@ -94,19 +95,22 @@ def collate(items):
     return x, n, np.stack([t for _, t in items])
 
 
-def consume(batches, seconds, t0=None):
-    """Events/s after the first batch, over `seconds` or the epoch, whichever ends first; and the
-    seconds to the first batch from t0 (default: from iter())."""
+def consume(epochs, seconds, t0=None):
+    """Events/s after the first batch over `seconds`, epoch after epoch (each call of epochs() is an
+    epoch's batches): the steady state, JIT warm-up and worker start-up past; and the seconds to the
+    first batch from t0 (default: from the first epoch's start)."""
     t0 = time.perf_counter() if t0 is None else t0
-    it = iter(batches)
-    first = next(it)
+    it = iter(epochs())
+    next(it)
     t1 = time.perf_counter()
     events = 0
-    for b in it:
-        events += len(b[1])
-        if time.perf_counter() - t1 >= seconds:
-            break
-    return events / (time.perf_counter() - t1), t1 - t0, first
+    while time.perf_counter() - t1 < seconds:
+        for b in it:
+            events += len(b[1])
+            if time.perf_counter() - t1 >= seconds:
+                break
+        it = iter(epochs())
+    return events / (time.perf_counter() - t1), t1 - t0, None
 
 
 def peer(path, batch, workers, seconds):
@@ -114,8 +118,8 @@ def peer(path, batch, workers, seconds):
     from torch.utils.data import DataLoader
     torch.set_num_threads(1)
     loader = DataLoader(GraphnetStyle(path), batch_size=batch, shuffle=True, num_workers=workers, collate_fn=collate,
-                        persistent_workers=False)
-    rate, first, _ = consume(loader, seconds)
+                        persistent_workers=workers > 0)  # its workers kept from epoch to epoch, as Stoker's are
+    rate, first, _ = consume(lambda: loader, seconds)
     return rate, first
 
 
@@ -132,7 +136,7 @@ def stoker_side(path, batch, workers, seconds):
 
     t0 = time.perf_counter()  # the server's start and the event index count towards the first batch
     with stoker.Loader(source, batch_size=batch, shuffle=True, num_workers=workers, as_numpy=True) as loader:
-        rate, first, _ = consume(padded(loader), seconds, t0)
+        rate, first, _ = consume(lambda: padded(loader), seconds, t0)
         return rate, first
 
 
