@@ -51,8 +51,8 @@ final class SqliteSummary {
                     g.writeEndObject();
                 }
                 g.writeEndArray();
-                if (t.withoutRowid() || t.isVirtual()) {
-                    g.writeStringField("unread", t.withoutRowid() ? "WITHOUT ROWID" : "virtual");
+                if (t.unread() != null) {
+                    g.writeStringField("unread", t.unread());
                 } else {
                     g.writeNumberField("rows", t.rows());
                     int event = t.column("event_no");

@@ -12,7 +12,8 @@ import java.util.Locale;
  * the table is {@code WITHOUT ROWID} (its rows are an index b-tree, not read here) or has
  * generated columns (not stored in the record).
  */
-record SqlSchema(List<Column> columns, int rowidAlias, boolean withoutRowid, boolean generated, boolean virtual) {
+record SqlSchema(List<Column> columns, int rowidAlias, boolean withoutRowid, boolean generated, boolean virtual,
+        String unreadable) {
 
     /** A column's name, declared type (as written, upper-cased; "" when none) and affinity. */
     record Column(String name, String declared, Affinity affinity) {
@@ -43,7 +44,12 @@ record SqlSchema(List<Column> columns, int rowidAlias, boolean withoutRowid, boo
 
     /** A virtual table's: no columns read, no rows in the file. */
     static SqlSchema virtual(String sql) {
-        return new SqlSchema(List.of(), -1, false, false, true);
+        return new SqlSchema(List.of(), -1, false, false, true, null);
+    }
+
+    /** A table whose statement did not parse: refused when read, not when the file opens. */
+    static SqlSchema unreadable(String why) {
+        return new SqlSchema(List.of(), -1, false, false, false, why);
     }
 
     private static final List<String> CONSTRAINTS = List.of("CONSTRAINT", "PRIMARY", "NOT", "NULL", "UNIQUE", "CHECK",
@@ -135,7 +141,9 @@ record SqlSchema(List<Column> columns, int rowidAlias, boolean withoutRowid, boo
             if (pk >= 0 && declared.equals("INTEGER") && !desc) {
                 alias = columns.size();
             }
-            if (indexOfWord(p.subList(i, p.size()), "GENERATED") >= 0 || indexOfWord(p.subList(i, p.size()), "AS") >= 0) {
+            List<String> rest = p.subList(i, p.size());
+            int as = indexOfWord(rest, "AS");
+            if (indexOfWord(rest, "GENERATED") >= 0 || as >= 0 && as + 1 < rest.size() && rest.get(as + 1).equals("(")) {
                 generated = true;
             }
             columns.add(new Column(name, declared, Affinity.of(declared)));
@@ -147,7 +155,7 @@ record SqlSchema(List<Column> columns, int rowidAlias, boolean withoutRowid, boo
                 }
             }
         }
-        return new SqlSchema(List.copyOf(columns), withoutRowid ? -1 : alias, withoutRowid, generated, false);
+        return new SqlSchema(List.copyOf(columns), withoutRowid ? -1 : alias, withoutRowid, generated, false, null);
     }
 
     /** The index of column {@code name} (ASCII case ignored), or -1. */

@@ -162,8 +162,7 @@ public final class SqliteFile implements AutoCloseable {
                     try {
                         parsed = SqlSchema.parse(sql);
                     } catch (IllegalArgumentException e) {
-                        throw new CorruptShardException(name, -1, "table " + tname + ": cannot read its CREATE statement: "
-                                + e.getMessage());
+                        parsed = SqlSchema.unreadable(e.getMessage()); // refused if it is read, not if another table is
                     }
                 }
                 tables.put(tname, new SqliteTable(this, tname, (int) root, parsed == null ? SqlSchema.virtual(sql) : parsed));

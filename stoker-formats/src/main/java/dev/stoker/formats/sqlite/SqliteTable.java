@@ -91,14 +91,20 @@ public final class SqliteTable {
      * are an index b-tree), a virtual table, generated columns.
      */
     public void checkReadable() throws CorruptShardException {
-        String why = schema.withoutRowid() ? "is a WITHOUT ROWID table, which Stoker does not read (copy it into an "
+        String why = unread();
+        if (why != null) {
+            throw new CorruptShardException(file.name(), -1, "table " + name + " " + why);
+        }
+    }
+
+    /** Why this table's rows are not read (a WITHOUT ROWID or virtual table, ...), or null when they are. */
+    public String unread() {
+        return schema.unreadable() != null ? "has a CREATE statement Stoker cannot read: " + schema.unreadable()
+                : schema.withoutRowid() ? "is a WITHOUT ROWID table, which Stoker does not read (copy it into an "
                 + "ordinary table: CREATE TABLE t2 AS SELECT * FROM " + name + ")"
                 : schema.virtual() ? "is a virtual table: its rows are not in the file"
                 : schema.generated() ? "has generated columns, which Stoker does not read (copy it into an ordinary table: "
                 + "CREATE TABLE t2 AS SELECT * FROM " + name + ")" : null;
-        if (why != null) {
-            throw new CorruptShardException(file.name(), -1, "table " + name + " " + why);
-        }
     }
 
     /** The number of rows (the b-tree's leaf cells). */
@@ -168,7 +174,12 @@ public final class SqliteTable {
             long child;
             long from;
             if (next < cells) {
-                from = at + Short.toUnsignedInt(b.get(SqliteFile.U16, h + 12 + 2L * next));
+                long ptr = h + 12 + 2L * next;
+                from = at + Short.toUnsignedInt(b.get(SqliteFile.U16, ptr));
+                if (from < h + 12 + 2L * cells || from + 4 > at + file.usable()) {
+                    throw new CorruptShardException(file.name(), ptr, "table " + name + ", page " + page + ": cell " + next
+                            + " points to byte " + (from - at) + " of its page, outside the cell area");
+                }
                 child = Integer.toUnsignedLong(b.get(SqliteFile.U32, from));
             } else {
                 from = h + 8;

@@ -412,6 +412,23 @@ class SqliteEventsTest {
     }
 
     @Test
+    void anInteriorCellPointerOutsideItsPageIsRefused(@TempDir Path dir) throws Exception {
+        Path db = copy("graphnet.db", dir);
+        int root;
+        try (SqliteFile f = SqliteFile.open(db)) {
+            root = f.table("pulses").rootPage();
+        }
+        try (RandomAccessFile f = new RandomAccessFile(db.toFile(), "rw")) {
+            f.seek((long) (root - 1) * 1024 + 12);
+            f.writeShort(1022); // cell 0 at the page's last two bytes: its child pointer would run into the next page
+        }
+        try (SqliteFile f = SqliteFile.open(db)) {
+            var e = assertThrows(CorruptShardException.class, () -> f.table("pulses").rows());
+            assertTrue(e.getMessage().contains("page " + root) && e.getMessage().contains("outside the cell area"), e.getMessage());
+        }
+    }
+
+    @Test
     void aPageNumberPastTheFileIsRefused(@TempDir Path dir) throws Exception {
         Path db = copy("graphnet.db", dir);
         int root;
