@@ -21,6 +21,10 @@ _FLAG = "flag"
 _LIST = "list"
 _PLACE = "place"  # decode_on: "cpu", or where the batches' JPEGs are decoded ("cuda", "cuda:N", "torchvision")
 _FOLDER = "folder"  # a folder, made absolute here: a server opens it where the caller meant it
+_PADS = "pads"  # {glob: length}: ragged fields padded (LoaderSpec.pad)
+_STACKS = "stacks"  # {name: [field, ...]}: ragged fields stacked (LoaderSpec.stack)
+_FILE = "file"  # a file, made absolute here, as a folder is
+_FILES = "files"  # the arrays source's fields: name -> a path, or {"path", "dtype", "shape", "lengths"}
 
 
 class _Opt:
@@ -42,7 +46,7 @@ LOADER = {
     "epoch": _Opt(_INT, 0),
     "rank": _Opt(_INT, 0),
     "world_size": _Opt(_INT, 1),
-    "order": _Opt(_STR, choices=("shuffle", "sequential")),
+    "order": _Opt(_STR, choices=("shuffle", "sequential", "blocks")),
     "shuffle_window": _Opt(_INT, 0),
     "shuffle_window_bytes": _Opt(_INT, 0),
     "timeout_ms": _Opt(_INT, 1),
@@ -52,6 +56,13 @@ LOADER = {
     "memory_limit": _Opt(_INT, 1),
     "streams": _Opt(_INT, 1),
     "in_memory": _Opt(_FLAG),
+    "pad": _Opt(_PADS),
+    "stack": _Opt(_STACKS),
+    "stack_dtype": _Opt(_STR, choices=("float32", "float64", "float16", "bfloat16", "int8", "uint8", "int16", "int32",
+                                       "int64", "bool")),
+    "pad_value": _Opt(_FLOAT),
+    "lengths": _Opt(_FLAG),
+    "mask": _Opt(_FLAG),
 }
 
 # Nested specs: Images (shards, folder) and RemoteCache (the sources that read remote files).
@@ -82,7 +93,7 @@ SOURCES = {
         "seq_len": _Opt(_INT, 1),
         "dtype": _Opt(_STR, choices=("uint16", "uint32", "int32", "int64", "uint8")),
         "out_dtype": _Opt(_STR, choices=("int64", "int32")),
-        "windows": _Opt(_STR, choices=("disjoint", "random")),
+        "windows": _Opt(_STR, choices=("disjoint", "random", "offset")),
         "weights": _Opt(_LIST, floats=True),
         "separator": _Opt(_INT, -1),
         "raw": _Opt(_FLAG),
@@ -113,12 +124,50 @@ SOURCES = {
     "arrow": ("paths", {"fields": _Opt(_LIST), "image": _Opt(_STR)}, ("images", "cache")),
     "litdata": ("path", {"block_size": _Opt(_INT, 1), "password_env": _Opt(_STR), "fields": _Opt(_LIST),
                          "image": _Opt(_STR)}, ("images", "cache")),
+    # one file of named tensors as the path, or files= (then no path)
+    "arrays": ("path", {"files": _Opt(_FILES), "properties": _Opt(_FILE)}, ("cache",)),
 }
 
 # Other names for options: PyTorch DataLoader's, and the CLI's flags that name one value.
 ALIASES = {"batch": "batch_size", "num_workers": "workers", "dataset": "datasets"}
 # Keywords that are another option's value: jsonl's skip_bad=True is errors="skip-sample".
 _SKIP_BAD = "skip_bad"
+
+# The Python side's own keywords (stoker.Loader's parameters), for the hints of a misspelt one.
+PYTHON = ("as_numpy", "ahead", "ring_bytes", "timeout", "fields", "map", "server", "device", "shuffle")
+
+# NOTE [A DataLoader's keywords]: torch's DataLoader keywords that Stoker does not take as they
+# are, each refused with what to give instead (``Loader`` accepts pin_memory, persistent_workers
+# and prefetch_factor where they mean something, before these are looked at). A misspelt option
+# is never answered with one of these, nor one of these with a Stoker option of another meaning
+# (pin_memory is no in_memory).
+DATALOADER = {
+    "pin_memory": "Stoker's batches are in shared memory already (the ring the JVM collates into), not in pageable "
+                  "memory a copy must go through; device='cuda' page-locks the ring's slots (cudaHostRegister) and "
+                  "copies each batch to the GPU on a side stream a few batches ahead: give device='cuda' instead "
+                  "(pin_memory=True is then accepted), or copy with .to('cuda') yourself",
+    "prefetch_factor": "it counts batches per worker process; Stoker's workers are threads of one JVM, and "
+                       "prefetch= counts the batches prepared ahead in all: give prefetch=N (or num_workers=N with "
+                       "it, and prefetch is prefetch_factor * num_workers, as many as a DataLoader's)",
+    "worker_init_fn": "Stoker's workers are threads of the JVM and run no Python; a function of each batch is map=",
+    "generator": "the order comes from seed= (an integer every rank and every run agree on): give "
+                 "seed=N (for a torch.Generator, seed=generator.initial_seed())",
+    "sampler": "the order is Stoker's: shuffle=True|False (order='shuffle'|'sequential') with seed=, and rank= and "
+               "world_size= (torch.distributed's by default) for a DistributedSampler's share",
+    "batch_sampler": "batches are made by the JVM: batch_size= and drop_last=, with shuffle= and seed= for the order",
+    "collate_fn": "the JVM collates each batch into a dict of tensors (a variable-length field is (offsets, data)); "
+                  "a function of the collated batch is map=, and fields=(...) gives tuples",
+    "multiprocessing_context": "Stoker's workers are threads of one JVM, not Python processes",
+    "in_order": "Stoker's batches always come in order, and are the same for any number of workers",
+}
+
+
+def _near(name, candidates):
+    """A hint for a misspelt option: the near one, unless the name is a DataLoader keyword."""
+    if name in DATALOADER:
+        return ""
+    near = difflib.get_close_matches(name, [c for c in candidates if c not in DATALOADER], n=1, cutoff=0.75)
+    return f" (did you mean '{near[0]}'?)" if near else ""
 
 
 def schema():
@@ -168,12 +217,35 @@ def _check(name, opt, value):
         if isinstance(value, os.PathLike):
             value = os.fspath(value)
         if not isinstance(value, str) or not value:
+            if name == "transform" and value is not None:  # torchvision's objects are the Python side's
+                raise _bad(name, value, "of a source must be one of " + ", ".join(opt.choices) + "; torchvision's "
+                                        "transforms go to stoker.Loader(source, transform=...)")
             raise _bad(name, value, "must be a non-empty string")
         if opt.choices and value not in opt.choices:
             raise _bad(name, value, "must be one of " + ", ".join(opt.choices))
         return value
     if opt.kind == _FOLDER:
         return _folder(name, opt.modes, value)
+    if opt.kind == _PADS:
+        if not isinstance(value, dict) or not value:
+            raise _bad(name, value, "must be a dict of field-name globs to lengths, e.g. {'Jet_*': 128}")
+        for glob, n in value.items():
+            if not isinstance(glob, str) or not glob or isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+                raise _bad(name, value, "must map field-name globs (strings) to lengths (integers >= 1)")
+        return {glob: int(n) for glob, n in value.items()}
+    if opt.kind == _STACKS:
+        if not isinstance(value, dict) or not value:
+            raise _bad(name, value, "must be a dict of stack names to lists of fields, e.g. {'particles': ['Part_px', "
+                                    "'Part_py']}")
+        for stack, fields in value.items():
+            if not isinstance(stack, str) or not stack or isinstance(fields, str) or not isinstance(fields, (list, tuple)) \
+                    or not fields or not all(isinstance(f, str) and f for f in fields):
+                raise _bad(name, value, "must map stack names (strings) to non-empty lists of field names")
+        return {stack: list(fields) for stack, fields in value.items()}
+    if opt.kind == _FILE:
+        return _folder(name, (), value)
+    if opt.kind == _FILES:
+        return _files(name, value)
     if opt.kind == _LIST:
         items = [value] if isinstance(value, (str, numbers.Real)) else list(value)
         if not items:
@@ -227,6 +299,49 @@ def _folder(name, modes, value):
     return local_path(value)
 
 
+_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+
+
+def _file(name, field, value):
+    """One field's file: a path, or {"path", "dtype", "shape", "lengths"} (lengths itself a file)."""
+    if isinstance(value, (str, os.PathLike)):
+        value = {"path": value}
+    if not isinstance(value, dict):
+        raise _bad(name, value, f"gives field {field!r} a path or a dict {{'path', 'dtype', 'shape', 'lengths'}}")
+    unknown = set(value) - {"path", "dtype", "shape", "lengths"}
+    if unknown:
+        raise _bad(name, value, f"gives field {field!r} unknown keys {sorted(unknown)} (path, dtype, shape, lengths)")
+    if "path" not in value:
+        raise _bad(name, value, f"gives field {field!r} no 'path'")
+    out = {"path": _folder(name, (), value["path"])}
+    if value.get("dtype") is not None:
+        dtype = value["dtype"]
+        dtype = getattr(dtype, "name", dtype) if not isinstance(dtype, str) else dtype  # a numpy dtype
+        if not isinstance(dtype, str) or not dtype:
+            raise _bad(name, value, f"gives field {field!r} a dtype that is not a name such as 'float32'")
+        out["dtype"] = dtype
+    if value.get("shape") is not None:
+        shape = value["shape"]
+        if isinstance(shape, (str, bytes)) or not all(isinstance(d, numbers.Integral) and not isinstance(d, bool)
+                                                      for d in shape) or not list(shape):
+            raise _bad(name, value, f"gives field {field!r} a shape that is not a list of integers")
+        out["shape"] = [int(d) for d in shape]
+    if value.get("lengths") is not None:
+        out["lengths"] = _file(name, field + " (lengths)", value["lengths"])
+    return out
+
+
+def _files(name, value):
+    if not isinstance(value, dict) or not value:
+        raise _bad(name, value, "must map field names to files (a non-empty dict)")
+    out = {}
+    for field, file in value.items():
+        if not isinstance(field, str) or not _FIELD.match(field):
+            raise _bad(name, field, "names a field: letters, digits, _ . -, not starting with a digit")
+        out[field] = _file(name, field, file)
+    return out
+
+
 def check_option(name, value):
     """Checks one option of the images or cache spec by its name (ValueError if bad)."""
     for group in GROUPS.values():
@@ -241,6 +356,12 @@ def spec(source, paths, options):
     if source not in SOURCES:
         raise ValueError(f"stoker.Loader: unknown source {source!r}; one of " + ", ".join(SOURCES))
     paths_key, own, groups = SOURCES[source]
+    if source == "arrays":
+        if bool(paths) == ("files" in options):
+            raise ValueError("stoker.Loader: source 'arrays' takes one .pt, .safetensors or .npz file, or files={name: "
+                             "file, ...}, one of the two")
+        if not paths:
+            paths_key = None
     if paths_key is not None and not paths:
         raise ValueError(f"stoker.Loader: source {source!r} needs at least one path")
     if paths_key is None and paths:
@@ -277,9 +398,16 @@ def spec(source, paths, options):
                 loader["errors"] = "skip-sample"
             continue
         if canonical not in where:
-            near = difflib.get_close_matches(canonical, list(where) + list(ALIASES), n=1)
-            hint = f" (did you mean '{near[0]}'?)" if near else ""
-            raise ValueError(f"stoker.Loader: unknown option '{name}' for source '{source}'{hint}")
+            if canonical in DATALOADER:
+                raise ValueError(f"stoker.Loader: option '{name}' (a DataLoader's) is not taken: {DATALOADER[canonical]}")
+            others = [k for k, (_, other, gs) in SOURCES.items()
+                      if canonical in other or any(canonical in GROUPS[g] for g in gs)]
+            if others:
+                raise ValueError(f"stoker.Loader: option '{name}' is not one of source '{source}'; it is of "
+                                 + ", ".join(f"'{k}'" for k in others))
+            hint = _near(canonical, list(where) + list(ALIASES) + list(PYTHON))
+            raise ValueError(f"stoker.Loader: unknown option '{name}': not one of the loader, of the Python side, nor of "
+                             f"source '{source}'{hint}")
         into, opt = where[canonical]
         into[canonical] = _check(name, opt, value)
     if source == "hdf5" and "datasets" not in given:

@@ -4,6 +4,7 @@ import collections
 import os
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -68,16 +69,26 @@ def server_command():
 
 
 class Server:
-    """A private ``stoker serve`` process: started for one Loader, gone when it closes (and when
-    this process dies, since the server watches it)."""
+    """A ``stoker serve`` process of this Python process: started for one Loader (``server="own"``)
+    or shared by all of this process's loaders (``shared()``), gone when its last loader closes
+    (and when this process dies, since the server watches it).
 
-    def __init__(self, start_timeout=900.0):
-        self.dir = tempfile.mkdtemp(prefix="stoker-")
-        self.socket_path = os.path.join(self.dir, "serve.sock")
+    A shared server holds one connection of its own, the keeper, that sends nothing: the server
+    exits when its last client has gone, so the keeper keeps it serving while loaders come and go,
+    and ``close()`` shuts the keeper's socket down (a shutdown reaches the server even when a forked
+    child holds a copy of the descriptor), after which the server exits once its last loader's
+    session has ended."""
+
+    def __init__(self, start_timeout=900.0, keep=False, node_folder=None):
+        self.node = node_folder is not None
+        self.dir = node_folder if self.node else tempfile.mkdtemp(prefix="stoker-")
+        self.socket_path = os.path.join(self.dir, "node.sock" if self.node else "serve.sock")
         env = server_env()
         # no hsperfdata file in /tmp that a killed JVM would leave behind
         env["STOKER_JAVA_OPTS"] = (env.get("STOKER_JAVA_OPTS", "") + " -XX:-UsePerfData").strip()
-        cmd = server_command() + ["serve", "--socket", self.socket_path, "--parent", str(os.getpid()), "--owns-dir"]
+        # a node's server serves the node's processes while any holds its keeper, not only this one
+        cmd = server_command() + ["serve", "--socket", self.socket_path] + (
+            [] if self.node else ["--parent", str(os.getpid()), "--owns-dir"])
         self.stderr = collections.deque(maxlen=40)
         try:
             self.process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -99,6 +110,16 @@ class Server:
             if time.monotonic() > deadline:
                 self.kill()
                 raise StokerError(f"the stoker server did not start within {start_timeout:.0f} s")
+        self.owner = os.getpid()
+        self.users = 0  # loaders of this process that use it (a shared server's)
+        self.keeper = None
+        if keep:
+            try:
+                self.keeper = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.keeper.connect(self.socket_path)
+            except OSError as e:
+                self.kill()
+                raise StokerError(f"cannot connect to the stoker server at {self.socket_path}: {e}") from e
 
     def _drain_stdout(self):
         for line in self.process.stdout:
@@ -128,7 +149,21 @@ class Server:
         return LoaderDied(f"the stoker server (pid {self.process.pid}) {what}: it {status}; its last lines:\n{tail}",
                           code)
 
+    def alive(self):
+        return self.process.poll() is None
+
+    def _let_go(self):
+        """The keeper's socket shut down: the server exits once its last loader's session has ended."""
+        if self.keeper is not None:
+            try:
+                self.keeper.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self.keeper.close()
+            self.keeper = None
+
     def kill(self):
+        self._let_go()
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
@@ -136,6 +171,9 @@ class Server:
 
     def close(self, timeout=10.0):
         """Waits for the server to exit (it does once its last client has gone)."""
+        self._let_go()
+        if self.node:
+            return  # other processes of the node may still use it: it exits after the last of them
         try:
             self.process.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -144,4 +182,124 @@ class Server:
         self.cleanup()
 
     def cleanup(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
+        if not self.node:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Attached:
+    """A node's server that another process started (``server="node"``): this process holds a
+    keeper on it, as its starter does; the server exits when the last keeper and client are gone."""
+
+    def __init__(self, folder, keeper):
+        self.dir = folder
+        self.socket_path = os.path.join(folder, "node.sock")
+        self.keeper = keeper
+        self.owner = os.getpid()
+        self.users = 0
+        self.node = True
+
+    def alive(self):
+        import select
+        try:
+            readable, _, _ = select.select([self.keeper], [], [], 0)
+        except (OSError, ValueError):
+            return False
+        return not readable  # the keeper sends nothing: readable means the server closed it
+
+    def died(self, what="died"):
+        return LoaderDied(f"the node's stoker server at {self.socket_path} {what} (another process started it; its "
+                          "stderr is that process's)", None)
+
+    def kill(self):
+        self.close()
+
+    def close(self, timeout=0):
+        if self.keeper is not None:
+            try:
+                self.keeper.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self.keeper.close()
+            self.keeper = None
+
+
+# NOTE [One server a process]: the loaders of one Python process (train and validation, several
+# datasets) share one ``stoker serve``, started by the first and ended when the last closes, so
+# that a second loader's first batch needs no JVM start, and the JVM's own memory (classes, code,
+# heap) is paid once. Each loader has its own session, ring and socket on it, as the ranks of a
+# node have on a node's server: closing one leaves the others running. A forked child (a
+# DataLoader worker, ``os.fork``) never uses or ends its parent's server: the owner's pid is
+# checked, and a loader made in the child starts the child's own.
+#
+# NOTE [One server a node]: ``server="node"`` shares one server among the processes of a node (the
+# ranks of a job, each with its loaders) the same way: its socket is ``node.sock`` in a folder of
+# this user's alone (``$STOKER_NODE_DIR``, else ``stoker-UID`` in the temporary folder), and a lock
+# file there (``flock``) makes one process, the owner, start it while the others wait and attach.
+# Every process holds a keeper on it; the server is started without ``--parent``, so it serves
+# until the last process's keeper and clients are gone (a process that dies closes them), however
+# the processes end, in whatever order.
+_LOCK = threading.RLock()
+_SHARED = {}  # "process" or "node" -> the server
+
+
+def shared(kind="process"):
+    """This process's shared server (``kind`` "process" or "node"), started or attached when there
+    is none (or the last one died), with one more user: give it back with ``release``."""
+    with _LOCK:
+        s = _SHARED.get(kind)
+        if s is not None and s.owner == os.getpid():
+            s.users += 1  # held before anything that may run a finalizer that releases it
+            if s.alive():
+                return s
+            release(s)  # dead: its loaders raise LoaderDied; a new loader gets a new server
+        _SHARED.pop(kind, None)
+        s = Server(keep=True) if kind == "process" else _node_server()
+        s.kind = kind
+        s.users = 1
+        _SHARED[kind] = s
+        return s
+
+
+def node_folder():
+    """The folder of the node's server: this user's alone, made if missing, refused if it is not."""
+    folder = os.environ.get("STOKER_NODE_DIR") or os.path.join(tempfile.gettempdir(), f"stoker-{os.getuid()}")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        st = os.lstat(folder)
+    except OSError as e:
+        raise StokerError(f"cannot make the node server's folder {folder}: {e}") from e
+    import stat
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise StokerError(f"{folder}: the node server's folder must be a folder of this user's alone (mode 700), "
+                          f"not owned by uid {st.st_uid} with mode {oct(st.st_mode & 0o777)}; set STOKER_NODE_DIR "
+                          "to another")
+    return folder
+
+
+def _node_server():
+    import fcntl
+    folder = node_folder()
+    with open(os.path.join(folder, "node.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one process starts it; the others wait here, then attach
+        keeper = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            keeper.connect(os.path.join(folder, "node.sock"))
+            return Attached(folder, keeper)
+        except OSError:
+            keeper.close()  # none listens (or a dead one's socket, which the new server replaces)
+        return Server(keep=True, node_folder=folder)
+
+
+def release(server):
+    """One user of a shared server fewer; after the last, the server is let go (and a process's
+    own waited for)."""
+    with _LOCK:
+        if server.owner != os.getpid():
+            return  # a forked copy: the parent's
+        server.users -= 1
+        if server.users > 0:
+            return
+        kind = getattr(server, "kind", "process")
+        if _SHARED.get(kind) is server:
+            del _SHARED[kind]
+    server.close()

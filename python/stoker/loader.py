@@ -16,8 +16,9 @@ import time
 from . import _decode, _help
 from . import _device as _device_mod
 from . import _options
+from . import _pytransform
 from . import _protocol as P
-from ._process import Server
+from . import _process
 from ._ring import Ring
 from .sources import Source
 from .errors import DataError, LoaderDied, LoaderTimeout, StokerError
@@ -100,6 +101,22 @@ class Loader:
     ``streams=N`` splits each epoch into N streams, so that ``load_state_dict`` of the list of every
     old rank's ``state_dict()`` resumes at another world size.
 
+    Ragged fields (a variable-length list of numbers a sample: a jet's particles, an event's
+    pulses; ROOT vectors, Parquet ``list<float>`` columns, Arrow lists, HDF5 variable-length
+    datasets) arrive as ``(offsets, values)``: the values of the whole batch in their dtype, and
+    ``B + 1`` offsets counted in values. Padding turns them into what a model takes, in the JVM,
+    written straight into the batch:
+    ``pad={"Jet_*": 128}`` makes each ragged field whose name matches a glob (``*``, ``?``; the
+    first glob that matches counts) a tensor ``[B, 128]`` of its dtype, values past 128 dropped and
+    counted (``stats()["truncatedSamples"]``, ``stats()["droppedValues"]``); ``pad_value=`` fills
+    what a sample lacks (default 0). ``stack={"particles": ["Part_px", "Part_py", ...]}`` makes one
+    tensor ``[B, N, F]`` of fields that have one length in each sample (feature ``j`` the ``j``-th
+    field; a sample where they differ fails naming them), converted to ``stack_dtype``
+    (default ``"float32"``), its ``N`` from the ``pad`` glob that names the stack
+    (``pad={"particles": 128}``). ``lengths=True`` follows each padded field or stack ``NAME`` with
+    ``NAME_len`` (int64 ``[B]``: the entries it holds, at most ``N``), ``mask=True`` with
+    ``NAME_mask`` (bool ``[B, N]``). Ragged fields no glob names stay ``(offsets, values)``.
+
     Options of the Python side:
 
     - ``fields``: a tuple of field names: each batch is a tuple of those fields in that order
@@ -108,6 +125,29 @@ class Loader:
       ahead of the loop (torch operations release the GIL, so it runs while the loop does); the
       loop gets its results, owned as batches are. An exception in it is raised in the loop,
       naming the batch.
+    - ``transform`` (images) also takes torchvision's transforms as they are: a ``Compose``, an
+      ``nn.Sequential`` or a list. Its known prefix runs in the JVM with torchvision's semantics:
+      ``RandomResizedCrop`` (any square ``size``, ``scale``, ``ratio``; bilinear, antialiased) or
+      ``Resize(N)`` + ``CenterCrop``, then ``RandomHorizontalFlip(p)``, then ``ToTensor()`` +
+      ``Normalize`` with ImageNet's mean and std (or ``PILToTensor()``); a parameter the JVM does
+      not implement as torchvision does (another interpolation, a crop that is not square,
+      ``antialias=False``) is refused, naming it. From the first transform it does not run, the
+      rest runs in Python on each sample the JVM decoded, as torchvision would have run it (on a
+      PIL image before ``ToTensor``, on a tensor after), in ``python_workers`` processes. Which
+      part runs where is said once on stderr and in ``stats()["transform"]``.
+    - ``sample_map``: a function of one sample (a dict of the fields of one shape a sample, as
+      tensors) that returns a dict of tensors (or arrays, numbers) of one shape a field: each
+      batch is the samples' results, collated (variable-length fields and ``__key__`` pass
+      through as they are). It runs after a transform's Python part, in the same workers.
+    - ``python_workers``: the processes that run the per-sample Python (``"auto"``: one a core;
+      ``0``: in this process), forked once when the loader starts; they read each sample from the
+      ring with no copy and write into the batch's memory in shared memory, which is the user's
+      as a batch is. Each sample's functions run with torch's, numpy's and ``random``'s generators
+      seeded from the loader's seed, the epoch and the sample's key (sources without keys: its
+      batch's place in the rank's epoch and its row), so the batches are the same for any number
+      of workers and after a resume. An exception names the sample and is raised in the loop; a
+      worker that dies raises ``stoker.LoaderDied`` with its exit status. ``map`` then runs on the
+      loop's thread.
     - ``timeout``: seconds to wait for a batch (0, the default: no limit); past it, ``next()``
       raises ``stoker.LoaderTimeout`` (a ``TimeoutError``) saying what it waited for and what the
       server is doing. A server that dies raises ``stoker.LoaderDied`` within a second, timeout or
@@ -116,10 +156,20 @@ class Loader:
     - ``ring_bytes``: the bound of the shared-memory ring in bytes (see above).
     - ``ahead``: batches the server may hand over ahead of the loop (default: as many as fit
       64 MiB, between 2 and 8).
-    - ``server``: the socket path of a running ``stoker serve`` to use instead of starting one.
-      Paths and folders are the caller's: relative ones (data, ``cache``, ``window_cache``,
-      ``cache_dir``) are made absolute against this process's working folder before a server sees
-      them; URLs stay as given.
+    - ``server``: ``"process"`` (the default): one ``stoker serve`` for all of this process's
+      loaders (train and validation, several datasets), started by the first and ended when the
+      last closes (or the process ends), so that a second loader's first batch needs no JVM start
+      and the JVM's memory is paid once; each loader has its own session and ring, and closing
+      one leaves the others running. A forked child never uses its parent's: a loader made there
+      starts the child's own. ``"node"``: one server for all the processes of this node (8 ranks
+      with a train and a validation loader each: one JVM), started by the first under a lock file
+      in ``$STOKER_NODE_DIR`` (else ``stoker-UID`` in the temporary folder; a folder of this
+      user's alone), attached to by the others, and ended after the last of them has closed its
+      loaders or ended. ``"own"``: a server for this loader alone. A socket path (a
+      ``pathlib.Path``, or a path with a ``/``): a running ``stoker serve`` (one a node, started
+      with ``--stay``) instead of starting one. Paths and folders are the caller's: relative ones
+      (data, ``cache``, ``window_cache``, ``cache_dir``) are made absolute against this process's
+      working folder before a server sees them; URLs stay as given.
     - ``device``: ``"cuda"`` (or ``"cuda:N"``, a ``torch.device``) yields the batches on that GPU,
       each copied from the ring on a side stream a few ahead of the loop (``stoker._device``);
       without CUDA it fails at once, saying where it looked.
@@ -128,6 +178,14 @@ class Loader:
       that GPU (torchvision's nvJPEG decode) a few batches ahead of the loop; the batches are on
       that GPU. ``"torchvision"`` does the same on the CPU. ``"cpu"`` (the default): the workers
       decode. ``map`` runs after the decode.
+
+    A DataLoader's other keywords: ``pin_memory=True`` goes with ``device="cuda"`` (which
+    page-locks the ring's slots and copies each batch a few ahead; without ``device=`` it is
+    refused, saying so: Stoker's batches are in shared memory already), ``persistent_workers`` is
+    taken (the JVM's workers live as long as the loader), ``prefetch_factor`` with an integer
+    ``num_workers`` sets ``prefetch`` to their product; ``worker_init_fn``, ``generator``,
+    ``sampler``, ``batch_sampler``, ``collate_fn``, ``multiprocessing_context`` and
+    ``batch_size=None`` are refused, each saying what to give instead.
 
     Defaults that differ from a DataLoader's, and why: ``shuffle`` is on (``order="shuffle"``;
     a training loader shuffles, and Stoker's shuffle costs no memory), with ``seed=0`` (every
@@ -139,7 +197,7 @@ class Loader:
     """
 
     def __init__(self, source, *paths, as_numpy=None, ahead=None, ring_bytes=None, timeout=0, fields=None, map=None,
-                 server=None, **options):
+                 server=None, python_workers="auto", sample_map=None, **options):
         if "shuffle" in options:
             shuffle = options.pop("shuffle")
             if not isinstance(shuffle, bool):
@@ -148,6 +206,7 @@ class Loader:
                 raise ValueError("stoker.Loader: give 'shuffle' or 'order', not both")
             options["order"] = "shuffle" if shuffle else "sequential"
         self._device = _device_option(options.pop("device", None), as_numpy)
+        _dataloader_keywords(options, self._device)
         rank, world = _distributed()
         options.setdefault("rank", rank)
         options.setdefault("world_size", world)
@@ -164,6 +223,7 @@ class Loader:
             fields = tuple(fields)
         if map is not None and not callable(map):
             raise ValueError(f"stoker.Loader: option 'map' must be a function, got {map!r}")
+        source = self._transform_objects(source, options, as_numpy, python_workers, sample_map)
         decode_on = options.get("decode_on", source.options.get("decode_on") if isinstance(source, Source) else None)
         self._decode_on = None
         if decode_on not in (None, "cpu"):
@@ -205,7 +265,7 @@ class Loader:
         self._names = fields
         self._map = map
         self._decoder = None
-        self._server_path = server
+        self._server_path = _server_option(server)
         self._server = None
         self._conn = None
         self._ring = None
@@ -228,6 +288,65 @@ class Loader:
         self._wait_seconds = 0.0
         self._batches = 0
 
+    def _transform_objects(self, source, options, as_numpy, python_workers, sample_map):
+        """``transform=`` of torchvision's objects: split into the JVM's image options and the tail
+        Python runs (NOTE [Which part runs where] in ``_pytransform``), and ``sample_map``; the
+        source with the JVM's options."""
+        self._plan = None
+        self._pool = None
+        self._step = None
+        self._keys = False
+        self._python_workers = _pytransform.resolve_workers(python_workers)
+        if sample_map is not None and not callable(sample_map):
+            raise ValueError(f"stoker.Loader: option 'sample_map' must be a function, got {sample_map!r}")
+        given = options.get("transform", source.options.get("transform") if isinstance(source, Source) else None)
+        if not _pytransform.is_transform_object(given):
+            if sample_map is not None:
+                return self._per_sample(source, options, as_numpy, {}, sample_map)
+            return source
+        if "transform" not in options:
+            raise ValueError("stoker.Loader: a Source holds option values; give torchvision's transforms to "
+                             "stoker.Loader(source, transform=...)")
+        if torch is None or as_numpy:
+            raise ValueError("stoker.Loader: transform= of torchvision's transforms gives torch tensors; it needs torch, "
+                             "without as_numpy")
+        self._plan = _pytransform.plan(options.pop("transform"))
+        jvm = dict(self._plan.jvm)
+        own = dict(source.options) if isinstance(source, Source) else {}
+        clash = sorted(k for k in jvm if k in options or k in own)
+        if clash:
+            raise ValueError(f"stoker.Loader: {', '.join(clash)} are given by transform= (torchvision's transforms); "
+                             "give them there only")
+        if self._plan.tail or sample_map is not None:
+            return self._per_sample(source, options, as_numpy, jvm, sample_map)
+        if isinstance(source, Source):
+            return Source(source.kind, *source.paths, **own, **jvm)
+        options.update(jvm)
+        return source
+
+    def _per_sample(self, source, options, as_numpy, jvm, sample_map):
+        """Python runs functions on each sample (the transform's tail, ``sample_map``): the source,
+        with ``jvm``'s options and the samples' keys (which seed them) where it has keys."""
+        if torch is None or as_numpy:
+            raise ValueError("stoker.Loader: Python's per-sample functions (sample_map=, a transform's tail) give torch "
+                             "tensors; they need torch, without as_numpy")
+        self._step = _pytransform.Step(self._plan, sample_map)
+        own = dict(source.options) if isinstance(source, Source) else {}
+        for name in ("decode_on", "device"):
+            if (self._device if name == "device" else options.get(name, own.get(name))) not in (None, "cpu"):
+                raise ValueError(f"stoker.Loader: {name}= does not go with functions Python runs on each sample ("
+                                 f"{', '.join(self._step.describe())}): copy the batches to the GPU with .to()")
+        kind = source.kind if isinstance(source, Source) else source
+        if kind in _options.SOURCES and "images" in _options.SOURCES[kind][2]:
+            self._keys = bool(options.get("keys", own.get("keys", False)))
+            jvm["keys"] = True  # each sample's functions are seeded by its key
+            options.pop("keys", None)
+            own.pop("keys", None)
+        if isinstance(source, Source):
+            return Source(source.kind, *source.paths, **own, **jvm)
+        options.update(jvm)
+        return source
+
     # ---- the session ------------------------------------------------------------------------
 
     def _session(self):
@@ -238,8 +357,8 @@ class Loader:
                               "(batches it was handed stay readable)")
         if self._conn is not None:
             return self._conn
-        if self._server_path is None:
-            self._server = Server()
+        if self._server_path in ("process", "node", "own"):
+            self._server = _process.Server() if self._server_path == "own" else _process.shared(self._server_path)
             path = self._server.socket_path
         else:
             path = self._server_path
@@ -265,7 +384,7 @@ class Loader:
                                      f"eval); this one's fields are {known}")
                 images = self._spec["source"].get("images", {})
                 self._decoder = _decode.JpegDecoder(torch, self._decode_on, images)
-            if self._names is not None:
+            if self._names is not None and self._step is None:  # else the per-sample functions say the fields
                 known = [f.name for f in self._ring.fields]
                 if self._decoder is not None:
                     known = ["image"] + [n for n in known if n not in _decode.ENCODED]
@@ -275,8 +394,13 @@ class Loader:
             if self._device is not None:
                 self._backend = _device_mod.TorchCuda(torch, self._device)
             self._conn.send(P.MAPPED)
+            if self._step:
+                self._pool = _pytransform.Pool(torch, self._ring, self._step, self._python_workers,
+                                               os.path.dirname(self._info["ring"]))
+            if self._plan is not None or self._step:
+                _pytransform.say_once(self._where())  # once a loader
         except BaseException:
-            if self._server is not None and self._conn is None:
+            if self._server is not None and self._conn is None and self._server_path == "own":
                 self._server.kill()  # never connected: it would wait for a client that does not come
                 self._server = None
             self._teardown()
@@ -385,7 +509,11 @@ class Loader:
         self._info["midEpoch"] = True
         it = _Pass(self)
         self._iterating = it
-        if self._backend is not None:
+        if self._pool is not None:
+            first = max(0, self._info["epochBatches"] - self._info["batches"]) if self._info["epochBatches"] >= 0 else 0
+            it = _pytransform.TailPass(self, it, self._pool, self._names, self._keys, self._map,
+                                       self._spec["loader"].get("seed", 0), first, self._spec["loader"].get("rank", 0))
+        elif self._backend is not None:
             it = _device_mod.DevicePass(self, it, self._backend, depth=2)
         elif self._decoder is not None:
             it = _MapPass(self, it, _decoded(self._decoder, self._map, self._names))
@@ -425,7 +553,8 @@ class Loader:
             self._wait_seconds += self._conn.wait_seconds - w0
         if type_ == P.READY:
             slot, _, counter, _ = P.READY_BODY.unpack_from(p)
-            batch = self._ring.batch(slot, counter, p[P.READY_BYTES:], None if self._decoder else self._names)
+            batch = self._ring.batch(slot, counter, p[P.READY_BYTES:],
+                                     None if self._decoder or self._pool else self._names)
             self._intake = counter
             self._report()
             self._batches += 1
@@ -555,7 +684,15 @@ class Loader:
         s["pythonNextSeconds"] = self._next_seconds
         s["pythonIpcSecondsPerBatch"] = max(0.0, self._next_seconds - self._wait_seconds) / max(1, self._batches)
         s["pythonHeldBatches"] = self._ring.live if self._ring is not None else 0
+        if self._plan is not None or self._step:
+            s["transform"] = self._where()
+            s["transformJvm"] = list(self._plan.known) if self._plan is not None else []
+            s["transformPython"] = self._step.describe() if self._step else []
+            s["pythonWorkers"] = self._python_workers if self._step else 0
         return s
+
+    def _where(self):
+        return _pytransform.describe(self._plan, self._step, self._python_workers)
 
     def close(self):
         """Stops the server's loader (idempotent). Batches still held stay readable until they are gone."""
@@ -585,6 +722,11 @@ class Loader:
                 self._backend.close()
             finally:
                 self._backend = None
+        if self._pool is not None:
+            try:
+                self._pool.close()  # its workers read the ring
+            finally:
+                self._pool = None
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -596,8 +738,11 @@ class Loader:
             except OSError:
                 pass
         if self._server is not None:
-            self._server.close()
-            self._server = None
+            server, self._server = self._server, None
+            if self._server_path in ("process", "node"):
+                _process.release(server)  # the server ends with the last of this process's loaders
+            else:
+                server.close()
 
     def __enter__(self):
         return self
@@ -618,6 +763,60 @@ def _check_int(name, value, lo, hi):
     if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value > hi):
         bound = f"in [{lo}, {hi}]" if hi is not None else f">= {lo}"
         raise ValueError(f"stoker.Loader: option '{name}' must be an integer {bound}, got {value!r}")
+
+
+def _dataloader_keywords(options, device):
+    """A DataLoader's keywords taken where they mean something for Stoker (removed from
+    ``options``); the others are refused by ``_options.spec`` saying what to give instead
+    (NOTE [A DataLoader's keywords])."""
+    for name in ("batch_size", "batch"):
+        if name in options and options[name] is None:
+            raise ValueError(f"stoker.Loader: {name}=None (samples that are batches already) does not apply: every "
+                             "Stoker source yields samples, which the JVM collates into batches of batch_size (a "
+                             "DataLoader's batch_size=None is for a dataset that batches itself): give "
+                             "batch_size=N, the samples of each batch")
+    for name in _options.DATALOADER:  # a DataLoader's default given as it is asks for nothing
+        if name in options and options[name] is None or (name == "in_order" and options.get(name) is True):
+            del options[name]
+    if "pin_memory" in options:
+        pin = options.pop("pin_memory")
+        if not isinstance(pin, bool):
+            raise ValueError(f"stoker.Loader: option 'pin_memory' must be True or False, got {pin!r}")
+        if pin and device is None:
+            raise ValueError("stoker.Loader: pin_memory=True: " + _options.DATALOADER["pin_memory"])
+    if "persistent_workers" in options:  # Stoker's workers live as long as the loader, whatever this says
+        persistent = options.pop("persistent_workers")
+        if not isinstance(persistent, bool):
+            raise ValueError(f"stoker.Loader: option 'persistent_workers' must be True or False, got {persistent!r}")
+    if "prefetch_factor" in options:
+        factor = options.pop("prefetch_factor")
+        workers = options.get("num_workers", options.get("workers"))
+        if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
+            raise ValueError(f"stoker.Loader: option 'prefetch_factor' must be an integer >= 1, got {factor!r}")
+        if "prefetch" in options:
+            raise ValueError("stoker.Loader: give 'prefetch' (batches ahead in all) or 'prefetch_factor' (per worker), "
+                             "not both")
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError("stoker.Loader: prefetch_factor=" + str(factor) + " without num_workers=N: "
+                             + _options.DATALOADER["prefetch_factor"])
+        options["prefetch"] = factor * workers
+
+
+def _server_option(server):
+    """"process" (this process's shared server), "node" (the node's), "own" (a server of this loader's own), or the
+    absolute socket path of a running ``stoker serve``."""
+    if server is None:
+        return "process"
+    if isinstance(server, os.PathLike):
+        server = os.fspath(server)
+    if server in ("process", "node", "own"):
+        return server
+    if not isinstance(server, str) or "/" not in server:
+        raise ValueError(f"stoker.Loader: option 'server' must be 'process' (the default: one server for all of this "
+                         f"process's loaders), 'node' (one for all the processes of this node), 'own' (a server for "
+                         f"this loader alone) or the socket path of a running "
+                         f"`stoker serve` (a pathlib.Path or a path with a '/'), got {server!r}")
+    return os.path.abspath(server)
 
 
 def _device_option(device, as_numpy):

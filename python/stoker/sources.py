@@ -13,6 +13,7 @@ options, whose ``spec`` is the JSON the server's ``dev.stoker.sources`` reads. T
 """
 
 import json
+import os
 
 from . import _help, _options
 
@@ -54,8 +55,10 @@ def synthetic(**options):
 def tokens(*paths, **options):
     """Windows of ``seq_len`` + 1 tokens from token files (raw ``.bin`` of ``dtype``, ``.npy``, Megatron ``.bin/.idx``).
 
-    A file whose first bytes show another format (a zip archive such as ``torch.save``'s, a
-    compressed file, an HTML page, text) is refused, naming it; ``raw=True`` reads every file as
+    A ``.npy``, a ``torch.save`` archive (``.pt``: BabyLlama's ``torch.save(tensor, "tokenized.pt")``)
+    or a safetensors file is read as its one-dimensional integer tensor, whatever its name. A file
+    whose first bytes show another format (another zip archive, HDF5, Parquet, ROOT, SQLite, Arrow,
+    a compressed file, an HTML page, text) is refused, naming it; ``raw=True`` reads every file as
     raw tokens as it is."""
     return Source("tokens", *paths, **options)
 
@@ -129,6 +132,27 @@ def arrow(*paths, **options):
 def litdata(path, **options):
     """A LitData optimized dataset as it is: PyTree items, or a TokensLoader dataset's blocks of ``block_size`` tokens."""
     return Source("litdata", path, **options)
+
+
+def arrays(files, properties=None, **options):
+    """Named arrays as fields, the first dimension the sample: ``files`` maps field names to files, or is one file.
+
+    ``files`` is ``{"x": "x.npy", ...}``, each a ``.npy`` of any rank and dtype, a ``.pt`` or
+    ``.safetensors`` file of one tensor, or a raw file as ``np.memmap`` writes it, given with its
+    dtype and shape (``{"path": "x.bin", "dtype": "float32", "shape": [N, 127, 4]}``; -1 first:
+    as many samples as the file holds) or named in ``properties``, a JSON file of
+    ``{"NAME": {"dtype": ..., "shape": [...]}}`` (PolarBERT's ``memmap_properties.json``; a
+    structured dtype makes a field ``NAME.MEMBER`` of each member). ``{"path": "x.npy",
+    "lengths": "l.npy"}`` is a ragged field: sample ``i`` is the first ``l[i]`` rows of ``x[i]``,
+    delivered as offsets and values. Or ``files`` is one ``.pt`` (``torch.save``), ``.safetensors``
+    or ``.npz`` file whose named tensors are the fields (its pickle is read as data: a file that
+    holds anything but tensors and dicts of them is refused). Every field needs the same number of
+    samples."""
+    if properties is not None:
+        options["properties"] = properties
+    if isinstance(files, (str, os.PathLike)):
+        return Source("arrays", files, **options)
+    return Source("arrays", files=files, **options)
 
 
 for _kind in _options.SOURCES:  # every option, its default and meaning, in help(stoker.sources.KIND)

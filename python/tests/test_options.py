@@ -14,12 +14,12 @@ from stoker import _options
 @pytest.fixture
 def no_server(monkeypatch):
     """Fails the test if a server is started."""
-    import stoker.loader
+    import stoker._process
 
     def refuse(*a, **k):
         raise AssertionError("a server was started")
 
-    monkeypatch.setattr(stoker.loader, "Server", refuse)
+    monkeypatch.setattr(stoker._process, "Server", refuse)
 
 
 @pytest.mark.parametrize("options, named", [
@@ -151,3 +151,59 @@ def test_a_source_prints_without_the_secrets_of_its_urls(no_server):
         with pytest.raises(ValueError) as e:
             call()
         assert "s3cr3t" not in str(e.value) and "alice:***@host" in str(e.value), str(e.value)
+
+
+# NOTE [A DataLoader's keywords]: each taken where it means something, else refused saying what to give
+
+def loader_spec(**options):
+    return stoker.Loader("tokens", "t.bin", seq_len=8, **options)._spec["loader"]
+
+
+def test_dataloader_keywords_that_mean_something_are_taken(no_server):
+    assert loader_spec(persistent_workers=True) == loader_spec()
+    assert loader_spec(persistent_workers=False) == loader_spec()
+    assert loader_spec(pin_memory=False) == loader_spec()
+    assert loader_spec(num_workers=3, prefetch_factor=2)["prefetch"] == 6, "as many ahead as a DataLoader's"
+    assert loader_spec(prefetch_factor=None, sampler=None, collate_fn=None, worker_init_fn=None, generator=None,
+                       batch_sampler=None, in_order=True) == loader_spec(), "a DataLoader's defaults ask for nothing"
+
+
+@pytest.mark.parametrize("options, says", [
+    (dict(pin_memory=True), "device='cuda'"),
+    (dict(pin_memory="yes"), "True or False"),
+    (dict(persistent_workers=1), "True or False"),
+    (dict(prefetch_factor=2), "prefetch=N"),
+    (dict(prefetch_factor=2, num_workers=2, prefetch=4), "not both"),
+    (dict(prefetch_factor=0, num_workers=2), ">= 1"),
+    (dict(worker_init_fn=print), "map="),
+    (dict(generator=object()), "seed=generator.initial_seed()"),
+    (dict(sampler=[1, 2]), "world_size="),
+    (dict(batch_sampler=[1, 2]), "batch_size="),
+    (dict(collate_fn=print), "map="),
+    (dict(multiprocessing_context="spawn"), "threads of one JVM"),
+    (dict(batch_size=None), "give batch_size=N"),
+])
+def test_other_dataloader_keywords_are_refused_saying_what_to_give(no_server, options, says):
+    with pytest.raises(ValueError) as e:
+        stoker.Loader("tokens", "t.bin", seq_len=8, **options)
+    message = str(e.value)
+    assert says in message, message
+    assert "did you mean" not in message and "for source" not in message, message
+
+
+def test_a_hint_is_never_an_option_of_another_meaning(no_server):
+    with pytest.raises(ValueError) as e:
+        stoker.Loader("tokens", "t.bin", seq_len=8, pin_memory=True)
+    assert "'in_memory'" not in str(e.value) and "did you mean" not in str(e.value)
+    with pytest.raises(ValueError, match="did you mean 'in_memory'"):
+        stoker.Loader("tokens", "t.bin", seq_len=8, in_memroy=True)
+    with pytest.raises(ValueError, match="did you mean 'ring_bytes'"):
+        stoker.Loader("tokens", "t.bin", seq_len=8, ring_byte=1 << 20)
+    with pytest.raises(ValueError) as e:
+        stoker.Loader("tokens", "t.bin", seq_len=8, zzz=1)
+    assert "did you mean" not in str(e.value)
+
+
+def test_another_sources_option_says_whose_it_is(no_server):
+    with pytest.raises(ValueError, match="'size' is not one of source 'tokens'; it is of 'shards', 'folder'"):
+        stoker.Loader("tokens", "t.bin", seq_len=8, size=160)

@@ -1,7 +1,8 @@
 /**
  * The formats Stoker reads and writes, a package each: WebDataset tar shards
  * ({@code dev.stoker.formats.tar}), JSON lines and text ({@code .text}), token data for language
- * models ({@code .tokens}), numpy arrays ({@code .npy}), images ({@code .image}), and the record
+ * models ({@code .tokens}), numpy arrays ({@code .npy}), the tensors of {@code torch.save} and
+ * safetensors files and arrays as dataset columns ({@code .tensors}), images ({@code .image}), and the record
  * formats of other loaders, read as they are: MosaicML's MDS ({@code .mds}), TFRecord
  * ({@code .tfrecord}), ArrayRecord ({@code .riegeli}), LitData's chunks ({@code .litdata}) and Arrow
  * IPC files as Hugging Face's {@code datasets} saves them ({@code .arrow}), through {@code .records}; and
@@ -31,6 +32,7 @@ module dev.stoker.formats {
     exports dev.stoker.formats.riegeli;
     exports dev.stoker.formats.sqlite;
     exports dev.stoker.formats.tar;
+    exports dev.stoker.formats.tensors;
     exports dev.stoker.formats.text;
     exports dev.stoker.formats.tfrecord;
     exports dev.stoker.formats.tokens;

@@ -54,6 +54,11 @@ public final class Batch implements AutoCloseable {
     int slot;
 
     Batch(Schema schema, int capacity, Allocator allocator, Consumer<Batch> releaser) {
+        this(schema, null, capacity, allocator, releaser);
+    }
+
+    /** A batch of {@code schema}'s fields, written through {@code pad} from its source's (null: written as they are). */
+    Batch(Schema schema, PadLayout pad, int capacity, Allocator allocator, Consumer<Batch> releaser) {
         this.schema = schema;
         this.capacity = capacity;
         this.allocator = allocator;
@@ -80,7 +85,7 @@ public final class Batch implements AutoCloseable {
             }
         }
         this.indices = new long[capacity];
-        this.writer = new Row(this);
+        this.writer = new Row(this, pad);
     }
 
     /** The fields of this batch. */

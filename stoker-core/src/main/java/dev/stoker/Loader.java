@@ -52,6 +52,8 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     private static final String THREAD_PREFIX = "stoker-worker-";
     /** What the loader reads: a dataset by index, or a stream of shards. */
     final Plan plan;
+    /** The padding between the dataset's fields and the batches', or null (NOTE [Padding]). */
+    final PadLayout pad;
     /** What the loader was built with; its passes read nothing else of it. */
     final Options options;
     /** Chooses active workers and prefetch depth; null when both are fixed. */
@@ -88,6 +90,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
     Loader(LoaderBuilder b) {
         this.plan = b.plan;
+        this.pad = b.padding == null ? null : b.padding.layout(plan.schema(), plan.name()); // counters of its own
         stats.addSkipped(0, plan.shardsLeftOut());
         boolean streams = plan instanceof Plan.Streamed;
         Sampler sampler = b.sampler;
@@ -175,7 +178,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     /** Makes at least {@code n} buffers exist (consumer thread: a pass grows its window). */
     void ensureBuffers(int n) {
         for (int i = free.size(); i < Math.min(n, buffers.length); i++) {
-            Batch batch = new Batch(schema(), options.batchSize(), allocator, this::release);
+            Batch batch = new Batch(schema(), pad, options.batchSize(), allocator, this::release);
             batch.slot = i;
             buffers[i] = batch;
             free.grow(i + 1);
@@ -289,12 +292,12 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         synchronized (this) {
             r = pass;
         }
-        return stats.snapshot(r);
+        return stats.snapshot(r, pad);
     }
 
     /** The fields of every batch. */
     public Schema schema() {
-        return plan.schema();
+        return pad == null ? plan.schema() : pad.output;
     }
 
     /** Buffers made so far (the tests' TestHooks): NOTE [Holding batches]. */

@@ -37,6 +37,9 @@ public final class LoaderBuilder {
     long memoryLimit = defaultMemoryLimit();
     int holds = 1;
     int streams;
+    /** The padding of ragged fields, or null; {@link #padded} is it applied to the dataset's schema. */
+    Padding padding;
+    private PadLayout padded;
 
     LoaderBuilder(Plan plan) {
         this.plan = plan;
@@ -327,9 +330,23 @@ public final class LoaderBuilder {
         return plan instanceof Plan.Streamed;
     }
 
-    /** The fields of every batch the loader will deliver. */
+    /** The fields of every batch the loader will deliver (after {@link #padding}). */
     public Schema schema() {
-        return plan.schema();
+        return padded == null ? plan.schema() : padded.output;
+    }
+
+    /**
+     * Pads or stacks the dataset's ragged fields ({@link Padding}); refused at once, naming the
+     * glob or field, when it does not fit the dataset's fields (a glob that names no ragged field,
+     * a stack of a field that is not ragged or without a length). An empty padding changes nothing.
+     */
+    public LoaderBuilder padding(Padding padding) {
+        Objects.requireNonNull(padding, "padding");
+        PadLayout layout = padding.isEmpty() ? null : padding.layout(plan.schema(), plan.name());
+        set("padding", "padding(" + padding + ")");
+        this.padding = layout == null ? null : padding;
+        this.padded = layout;
+        return this;
     }
 
     /**

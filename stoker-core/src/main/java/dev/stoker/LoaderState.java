@@ -98,8 +98,11 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
      * @param samples      the samples taken from the next one
      * @param blockEmitted with a shuffle window, {@code (shards, samples)} is where the current
      *                     block starts, and this many of its samples went out
+     * @param shardCheck   the content check of the shard resumed into ({@link StreamingDataset#shardCheck}),
+     *                     taken when the position lies inside it; 0: none (at a shard boundary, or
+     *                     a dataset that gives none). NOTE [Shard check]
      */
-    public record Streamed(long shards, long samples, long blockEmitted) implements Position {
+    public record Streamed(long shards, long samples, long blockEmitted, long shardCheck) implements Position {
         public static final Streamed START = new Streamed(0, 0, 0);
 
         public Streamed {
@@ -107,6 +110,16 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                 throw new IllegalArgumentException("a stream position is never negative, got shard " + shards
                         + ", sample " + samples + ", block emitted " + blockEmitted);
             }
+        }
+
+        /** A position with no shard check. */
+        public Streamed(long shards, long samples, long blockEmitted) {
+            this(shards, samples, blockEmitted, 0);
+        }
+
+        /** Whether resuming here skips samples of a shard (so that the shard must be the one the state saw). */
+        boolean insideShard() {
+            return samples > 0 || blockEmitted > 0;
         }
     }
 
@@ -293,7 +306,8 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
     // samples or block progress, and otherwise reads as either kind (the numbers are the same).
     // A "streams" position (NOTE [Elastic streams]) keeps those numbers at 0, its count in
     // "streams", how the shards were split in "tail" and each stream it knows in "at" as
-    // [stream, shards, samples, blockEmitted].
+    // [stream, shards, samples, blockEmitted], with a fifth number, the shard check, when it has one
+    // (a "streamed" position keeps it in "shardCheck", in hexadecimal).
 
     public String toJson() {
         StringWriter out = new StringWriter();
@@ -323,6 +337,9 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                     g.writeNumberField("rankOffset", s.shards());
                     g.writeNumberField("sampleInShard", s.samples());
                     g.writeNumberField("blockEmitted", s.blockEmitted());
+                    if (s.shardCheck() != 0) {
+                        g.writeStringField("shardCheck", Long.toHexString(s.shardCheck()));
+                    }
                 }
                 case Streams s -> {
                     g.writeStringField("position", "streams");
@@ -334,8 +351,9 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                     g.writeStringField("tail", s.tail().name().toLowerCase(java.util.Locale.ROOT));
                     g.writeArrayFieldStart("at");
                     for (var e : s.at().entrySet()) {
-                        g.writeArray(new long[] {e.getKey(), e.getValue().shards(), e.getValue().samples(),
-                            e.getValue().blockEmitted()}, 0, 4);
+                        Streamed at = e.getValue();
+                        g.writeArray(new long[] {e.getKey(), at.shards(), at.samples(), at.blockEmitted(), at.shardCheck()},
+                                0, at.shardCheck() == 0 ? 4 : 5);
                     }
                     g.writeEndArray();
                 }
@@ -432,6 +450,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
         String kind = null;
         long version = -1;
         long[] data = {0};
+        long[] shardCheck = {0};
         boolean[] allRanks = {false};
         long[] v = new long[11];
         boolean[] seen = new boolean[11];
@@ -460,6 +479,14 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                                     + p.getText() + "'");
                         }
                     }
+                    case "shardCheck" -> {
+                        try {
+                            shardCheck[0] = Long.parseUnsignedLong(p.getText(), 16);
+                        } catch (NumberFormatException e) {
+                            throw new IllegalArgumentException("loader state: 'shardCheck' must be hexadecimal, got '"
+                                    + p.getText() + "'");
+                        }
+                    }
                     case "tail" -> tailName = p.getText();
                     case "allRanks" -> {
                         if (!t.isBoolean()) {
@@ -478,19 +505,20 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                             throw new IllegalArgumentException("loader state: 'at' must be an array");
                         }
                         while (p.nextToken() != JsonToken.END_ARRAY) {
-                            long[] e = new long[4];
+                            long[] e = new long[5];
                             int n = 0;
                             if (p.currentToken() == JsonToken.START_ARRAY) {
-                                while (p.nextToken() == JsonToken.VALUE_NUMBER_INT && n < 4) {
+                                while (p.nextToken() == JsonToken.VALUE_NUMBER_INT && n < 5) {
                                     e[n++] = p.getLongValue();
                                 }
                             }
-                            if (n != 4 || p.currentToken() != JsonToken.END_ARRAY || e[0] < 0 || e[0] > Integer.MAX_VALUE
+                            if (n < 4 || p.currentToken() != JsonToken.END_ARRAY || e[0] < 0 || e[0] > Integer.MAX_VALUE
                                     || e[1] < 0 || e[2] < 0 || e[3] < 0) {
                                 throw new IllegalArgumentException("loader state: each of 'at' must be [stream, shards, "
-                                        + "samples, blockEmitted], integers >= 0 (entry " + at.size() + ")");
+                                        + "samples, blockEmitted], integers >= 0, and optionally the shard check (entry "
+                                        + at.size() + ")");
                             }
-                            if (at.put((int) e[0], new Streamed(e[1], e[2], e[3])) != null) {
+                            if (at.put((int) e[0], new Streamed(e[1], e[2], e[3], e[4])) != null) {
                                 throw new IllegalArgumentException("loader state: stream " + e[0] + " is twice in 'at'");
                             }
                         }
@@ -582,12 +610,12 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
             default -> throw new IllegalArgumentException("loader state: 'position' must be indexed, streamed or streams,"
                     + " got '" + kind + "'");
         };
-        if (streamed && (v[6] != 0 || d.length > 0) || !streamed && (v[9] != 0 || v[10] != 0)) {
+        if (streamed && (v[6] != 0 || d.length > 0) || !streamed && (v[9] != 0 || v[10] != 0 || shardCheck[0] != 0)) {
             throw new IllegalArgumentException("loader state: a " + (streamed ? "streamed" : "indexed")
                     + " position with another kind's numbers (segmentStart " + v[6] + ", done " + done + ", sampleInShard "
                     + v[9] + ", blockEmitted " + v[10] + ")");
         }
-        Position position = streamed ? new Streamed(v[7], v[9], v[10]) : new Indexed(v[6], v[7], d);
+        Position position = streamed ? new Streamed(v[7], v[9], v[10], shardCheck[0]) : new Indexed(v[6], v[7], d);
         if (allRanks[0] && (streamed || v[4] != 0 || d.length > 0)) {
             throw new IllegalArgumentException("loader state: 'allRanks' is a merge's of a dataset read by index (rank 0,"
                     + " nothing delivered out of order), not of " + (streamed ? "a stream" : "rank " + v[4] + ", done " + done));

@@ -22,10 +22,14 @@ package dev.stoker;
  *                      batch's samples that came from one shard: 1 when every batch is read from
  *                      one shard (stream order), near 1/open shards when a window mixes them;
  *                      NaN when not measured
+ * @param truncatedSamples samples with a padded ragged field or stack longer than its length
+ *                      ({@link Padding}), cut to it
+ * @param droppedValues the values those samples lost (a stack's entry counts its features)
  */
 public record LoaderStats(long batches, long samples, long bytes, long skipped, long skippedShards, long fetchNanos,
                           long transformNanos, long collateNanos, long waitNanos, long wallNanos,
-                          double meanDisplacement, double shardShare) {
+                          double meanDisplacement, double shardShare, long truncatedSamples,
+                          long droppedValues) {
 
     public double seconds() {
         return wallNanos / 1e9;

@@ -23,10 +23,12 @@ final class Resume {
             throw new ResumeException("cannot resume: seed " + b.seed + " was set, the state has seed " + s.seed());
         }
         boolean sameSplit = s.worldSize() == b.worldSize;
-        if (b.plan instanceof Plan.Streamed) {
+        if (b.plan instanceof Plan.Streamed streamed) {
             LoaderState.Streams p = s.streams(b.tail);
             checkData(s, dataFingerprint);
-            return streams(p, b, length);
+            LoaderState.Streams own = streams(p, b, length);
+            checkShards(own, streamed.stream().dataset, sampler.order(length, s.seed(), s.epoch()), length);
+            return own;
         }
         LoaderState.Indexed p = s.indexed();
         checkData(s, dataFingerprint);
@@ -102,6 +104,39 @@ final class Resume {
                     + " the old ranks' states (LoaderState.merge; load_state_dict with the list of their state_dicts; --resume once per file)");
         }
         return p.of(b.rank, b.worldSize); // this rank's streams: a state it gives before its first batch holds no others
+    }
+
+    /**
+     * NOTE [Shard check]: a stream's state inside a shard says how many of the shard's samples
+     * were delivered, and resuming skips that many. A stream's fingerprint covers its shards'
+     * names only (a stream may start from object storage, and resumes on a staged copy), so a
+     * shard rewritten under its name would have other samples skipped, silently. A state taken
+     * inside a shard therefore keeps a check of that shard's content (its ends), and a loader
+     * resuming there compares it before it skips anything; shards resumed at their start need none.
+     */
+    private static void checkShards(LoaderState.Streams own, StreamingDataset<?> data, Order order, long length) {
+        for (var e : own.at().entrySet()) {
+            LoaderState.Streamed at = e.getValue();
+            Partition p = new Partition(0, length, own.count(), e.getKey(), own.tail());
+            if (at.shardCheck() == 0 || !at.insideShard() || at.shards() >= p.length()) {
+                continue;
+            }
+            int shard = (int) order.index(p.position(at.shards()));
+            String name = data.shardName(shard);
+            long now;
+            try {
+                now = data.shardCheck(shard);
+            } catch (java.io.IOException x) {
+                throw new ResumeException("cannot resume: reading " + name + " to check it is the shard the state was"
+                        + " saved in: " + Pass.describe(x, name));
+            }
+            if (now != 0 && now != at.shardCheck()) {
+                throw new ResumeException("cannot resume: " + name + " is not the shard the state was saved in (its content"
+                        + " differs: check " + Long.toHexString(now) + ", the state's " + Long.toHexString(at.shardCheck())
+                        + "), so skipping the " + at.samples() + " samples the state delivered from it would skip others;"
+                        + " the shard was rewritten under its name since, or the state is another dataset's");
+            }
+        }
     }
 
     /** The ranks of {@code worldSize} but {@code rank}, in words. */

@@ -10,8 +10,13 @@ import java.nio.ByteOrder;
  *
  * <p>Tensor fields: write {@link Field#sampleBytes()} bytes at {@link #offset(int)} of
  * {@link #column(int)}, or use the typed helpers, which take an element index within the sample.
- * Variable-length fields: {@link #append(int, byte[])} (any number of times per row). A field left
- * unwritten keeps whatever bytes the reused buffer held before.
+ * Variable-length fields: {@link #append(int, byte[])} (any number of times per row); a ragged
+ * field's appends hold whole little-endian values of its dtype. A field left unwritten keeps
+ * whatever bytes the reused buffer held before.
+ *
+ * <p>Fields are numbered as in {@link #schema()}, the dataset's own. When the loader pads ragged
+ * fields ({@link Padding}), the batch's schema differs from it, and the row writes each field
+ * where the batch has it: a padded field's appends into its tensor column (NOTE [Padding]).
  *
  * <p>A row object is reused for every sample of a batch and belongs to one thread at a time; it
  * must not be kept after the write call returns.
@@ -24,16 +29,39 @@ public final class Row {
     private static final ValueLayout.OfDouble DOUBLE = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final Batch batch;
+    /** The fields the dataset writes, by their numbers there: the batch's, or its source's when padded. */
+    private final Schema schema;
+    /** Each written field's batch column (NOTE [Padding]). */
+    private final int[] target;
+    /** The padding between the dataset's fields and the batch's, or null. */
+    private final PadLayout pad;
+    /** Values appended so far to this row of each padded field. */
+    private final long[] counts;
     private int row;
     private long index;
 
-    Row(Batch batch) {
+    Row(Batch batch, PadLayout pad) {
         this.batch = batch;
+        this.pad = pad;
+        this.schema = pad == null ? batch.schema() : pad.source;
+        this.target = pad == null ? identity(schema.size()) : pad.target;
+        this.counts = pad == null ? null : new long[schema.size()];
+    }
+
+    private static int[] identity(int n) {
+        int[] t = new int[n];
+        for (int i = 0; i < n; i++) {
+            t[i] = i;
+        }
+        return t;
     }
 
     void begin(int row, long index) {
         this.row = row;
         this.index = index;
+        if (pad != null) {
+            java.util.Arrays.fill(counts, 0);
+        }
         for (int f = 0; f < batch.schema().size(); f++) {
             if (batch.isVariable(f) && row > 0) {
                 batch.setVarEnd(f, row + 1, batch.varEnd(f, row));
@@ -44,7 +72,10 @@ public final class Row {
     }
 
     void commit() {
-        // the end offsets were advanced by append(); nothing else to do
+        // the end offsets were advanced by append(); a padded field's pad, lengths and mask are written now
+        if (pad != null) {
+            pad.finish(batch, row, counts);
+        }
     }
 
     void rollback() {
@@ -65,52 +96,61 @@ public final class Row {
         return index;
     }
 
+    /** The fields the dataset writes, numbered as the methods here take them (the batch's may differ: {@link Padding}). */
     public Schema schema() {
-        return batch.schema();
+        return schema;
     }
 
     /** The whole column of a tensor field; this row starts at {@link #offset(int)}. */
     public MemorySegment column(int field) {
-        return batch.column(field);
+        return batch.column(target[field]);
     }
 
     /** Byte offset of this row in the column of tensor field {@code field}. */
     public long offset(int field) {
-        return batch.rowOffset(field, row);
+        return batch.rowOffset(target[field], row);
     }
 
     /** Copies {@code bytes} bytes from {@code src} at {@code srcOffset} into this row of a tensor field. */
     public void copy(int field, MemorySegment src, long srcOffset, long bytes) {
-        MemorySegment.copy(src, srcOffset, batch.column(field), batch.rowOffset(field, row), bytes);
+        int f = target[field];
+        MemorySegment.copy(src, srcOffset, batch.column(f), batch.rowOffset(f, row), bytes);
     }
 
     /** Copies a byte array into this row of a tensor field, at its start. */
     public void put(int field, byte[] src) {
-        MemorySegment.copy(src, 0, batch.column(field), ValueLayout.JAVA_BYTE, batch.rowOffset(field, row), src.length);
+        int f = target[field];
+        MemorySegment.copy(src, 0, batch.column(f), ValueLayout.JAVA_BYTE, batch.rowOffset(f, row), src.length);
     }
 
     public void putByte(int field, long element, byte v) {
-        batch.column(field).set(ValueLayout.JAVA_BYTE, batch.rowOffset(field, row) + element, v);
+        int f = target[field];
+        batch.column(f).set(ValueLayout.JAVA_BYTE, batch.rowOffset(f, row) + element, v);
     }
 
     public void putShort(int field, long element, short v) {
-        batch.column(field).set(SHORT, batch.rowOffset(field, row) + 2 * element, v);
+        int f = target[field];
+        batch.column(f).set(SHORT, batch.rowOffset(f, row) + 2 * element, v);
     }
 
     public void putInt(int field, long element, int v) {
-        batch.column(field).set(INT, batch.rowOffset(field, row) + 4 * element, v);
+        int f = target[field];
+        batch.column(f).set(INT, batch.rowOffset(f, row) + 4 * element, v);
     }
 
     public void putLong(int field, long element, long v) {
-        batch.column(field).set(LONG, batch.rowOffset(field, row) + 8 * element, v);
+        int f = target[field];
+        batch.column(f).set(LONG, batch.rowOffset(f, row) + 8 * element, v);
     }
 
     public void putFloat(int field, long element, float v) {
-        batch.column(field).set(FLOAT, batch.rowOffset(field, row) + 4 * element, v);
+        int f = target[field];
+        batch.column(f).set(FLOAT, batch.rowOffset(f, row) + 4 * element, v);
     }
 
     public void putDouble(int field, long element, double v) {
-        batch.column(field).set(DOUBLE, batch.rowOffset(field, row) + 8 * element, v);
+        int f = target[field];
+        batch.column(f).set(DOUBLE, batch.rowOffset(f, row) + 8 * element, v);
     }
 
     /** Appends bytes to this row of a variable-length field. */
@@ -120,12 +160,17 @@ public final class Row {
 
     /** Appends {@code bytes} bytes of {@code src} from {@code srcOffset} to this row of a variable-length field. */
     public void append(int field, MemorySegment src, long srcOffset, long bytes) {
-        if (!batch.isVariable(field)) {
-            throw new IllegalArgumentException("field '" + batch.schema().field(field).name() + "' is not variable-length");
+        if (pad != null && pad.padded(field)) {
+            pad.append(batch, row, counts, field, src, srcOffset, bytes);
+            return;
         }
-        long end = batch.varEnd(field, row + 1);
-        MemorySegment dst = batch.growVar(field, end + bytes, end);
+        int f = target[field];
+        if (!batch.isVariable(f)) {
+            throw new IllegalArgumentException("field '" + schema.field(field).name() + "' is not variable-length");
+        }
+        long end = batch.varEnd(f, row + 1);
+        MemorySegment dst = batch.growVar(f, end + bytes, end);
         MemorySegment.copy(src, srcOffset, dst, end, bytes);
-        batch.setVarEnd(field, row + 1, end + bytes);
+        batch.setVarEnd(f, row + 1, end + bytes);
     }
 }

@@ -52,6 +52,28 @@ public interface Sampler {
     }
 
     /**
+     * Contiguous blocks of {@code block} samples in a random order per epoch, the samples of each
+     * in dataset order: a batch of {@code block} samples is a contiguous run of events at a random
+     * offset (as PolarBERT batches IceCube events), read with one sequential copy a field. The
+     * blocks' grid is shifted by a random offset each epoch, so a block holds other neighbours
+     * from one epoch to the next; every sample once per epoch, chosen by {@code (seed, epoch)}.
+     */
+    static Sampler blocks(long block) {
+        return new BlockOrder(block);
+    }
+
+    /**
+     * Over a dataset with a sample at every step (a token file's window at every token), chunk
+     * {@code c} of {@code stride} samples read once an epoch at the sample a random offset below
+     * {@code stride} into it, the offset chosen by {@code (seed, epoch, c)}: BabyLlama's chunk
+     * {@code i} plus a random offset below the sequence length. The chunks in a random order
+     * ({@code shuffle}) or in order; {@code size / stride} positions an epoch.
+     */
+    static Sampler offsets(long stride, boolean shuffle) {
+        return new OffsetOrder(stride, shuffle);
+    }
+
+    /**
      * A shuffle for data stored in blocks (a Parquet file's row groups, an HDF5 file's chunks),
      * where a sample costs its block's decoding: the blocks, {@code [starts[i], starts[i + 1])},
      * in a random order per epoch, and the samples of each {@code window} consecutive blocks of

@@ -43,6 +43,12 @@ final class Staged<T, R> implements StreamingDataset<R> {
         return staged == 0 ? 1 : staged;
     }
 
+    /** The upstream shard's: a stage makes the same samples from the same bytes. */
+    @Override
+    public long shardCheck(int shard) throws IOException {
+        return upstream.shardCheck(shard);
+    }
+
     @Override
     public String name() {
         return upstream.name();

@@ -62,7 +62,7 @@ final class Stats {
         skippedShards += shards;
     }
 
-    synchronized LoaderStats snapshot(Pass active) {
+    synchronized LoaderStats snapshot(Pass active, PadLayout pad) {
         long sk = skipped;
         long shards = skippedShards;
         long f = stages.fetch;
@@ -81,6 +81,7 @@ final class Stats {
         }
         return new LoaderStats(batches, samples, bytes, sk, shards, f, t, c, waitNanos, wallNanos,
                 displacementCount == 0 ? Double.NaN : displacementSum / displacementCount,
-                shardShareCount == 0 ? Double.NaN : shardShareSum / shardShareCount);
+                shardShareCount == 0 ? Double.NaN : shardShareSum / shardShareCount,
+                pad == null ? 0 : pad.truncatedSamples.sum(), pad == null ? 0 : pad.droppedValues.sum());
     }
 }

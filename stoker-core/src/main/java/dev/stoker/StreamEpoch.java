@@ -17,9 +17,10 @@ record StreamEpoch(StreamSource<?, ?> source, Options options, long epoch, Order
     /**
      * The part of stream {@code stream} this pass reads: its shards from {@code first} (the
      * first {@code skip} samples of which the saved pass delivered, and {@code blockEmitted} of
-     * the shuffle block starting there), at the pass's positions from {@code base}.
+     * the shuffle block starting there; {@code check} the state's check of that shard), at the
+     * pass's positions from {@code base}.
      */
-    record Segment(int stream, Partition partition, long first, long skip, long blockEmitted, long base) {
+    record Segment(int stream, Partition partition, long first, long skip, long blockEmitted, long check, long base) {
         /** The pass's positions this segment covers. */
         long length() {
             return partition.length() - first;
@@ -38,7 +39,7 @@ record StreamEpoch(StreamSource<?, ?> source, Options options, long epoch, Order
             Partition p = new Partition(0, o.length(), at.count(), c, at.tail());
             LoaderState.Streamed s = at.at().get(c);
             long first = Math.min(s.shards(), p.length());
-            Segment segment = new Segment(c, p, first, s.samples(), s.blockEmitted(), base);
+            Segment segment = new Segment(c, p, first, s.samples(), s.blockEmitted(), s.shardCheck(), base);
             segments.add(segment);
             base = segment.end();
         }
@@ -88,17 +89,17 @@ record StreamEpoch(StreamSource<?, ?> source, Options options, long epoch, Order
     LoaderState.Streams startPosition() {
         java.util.TreeMap<Integer, LoaderState.Streamed> at = new java.util.TreeMap<>();
         for (Segment s : segments) {
-            at.put(s.stream, new LoaderState.Streamed(s.first, s.skip, s.blockEmitted));
+            at.put(s.stream, new LoaderState.Streamed(s.first, s.skip, s.blockEmitted, s.check));
         }
         return new LoaderState.Streams(streams, tail, at);
     }
 
     /**
      * Where the streams stand at sample {@code offset} of position {@code m}, {@code emitted}
-     * samples of the shuffle block starting there delivered: those before {@code m}'s segment
-     * done, those after it where the pass found them.
+     * samples of the shuffle block starting there delivered, {@code check} the check of that
+     * shard: those before {@code m}'s segment done, those after it where the pass found them.
      */
-    LoaderState.Streams positionAt(long m, long offset, long emitted) {
+    LoaderState.Streams positionAt(long m, long offset, long emitted, long check) {
         java.util.TreeMap<Integer, LoaderState.Streamed> at = new java.util.TreeMap<>();
         int k = segmentOf(m);
         for (int i = 0; i < segments.length; i++) {
@@ -107,9 +108,9 @@ record StreamEpoch(StreamSource<?, ?> source, Options options, long epoch, Order
             if (i < k || i == k && m >= s.end()) {
                 p = new LoaderState.Streamed(s.partition.length(), 0, 0);
             } else if (i == k) {
-                p = new LoaderState.Streamed(s.first + m - s.base, offset, emitted);
+                p = new LoaderState.Streamed(s.first + m - s.base, offset, emitted, offset > 0 || emitted > 0 ? check : 0);
             } else {
-                p = new LoaderState.Streamed(s.first, s.skip, s.blockEmitted);
+                p = new LoaderState.Streamed(s.first, s.skip, s.blockEmitted, s.check);
             }
             at.put(s.stream, p);
         }

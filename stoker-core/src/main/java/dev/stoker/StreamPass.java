@@ -147,7 +147,34 @@ final class StreamPass extends Pass implements ShardRing.Owner, FilledQueue.Wait
     @Override
     LoaderState state() {
         return loader.stateAt(epoch, delivered == 0 ? stream.startPosition() : stream.positionAt(positionShard,
-                positionOffset, positionEmitted), deliveredBase + delivered);
+                positionOffset, positionEmitted, shardCheck(positionShard, positionOffset, positionEmitted)),
+                deliveredBase + delivered);
+    }
+
+    /** The shard whose check was taken last, and its check: states are taken often, a check costs two reads. */
+    private int checkedShard = -1;
+    private long checked;
+
+    /**
+     * The check of the shard at position {@code m} when a state there lies inside it (NOTE [Shard
+     * check]), else 0.
+     */
+    private synchronized long shardCheck(long m, long offset, long emitted) {
+        if (offset == 0 && emitted == 0 || m >= stream.shards()) {
+            return 0;
+        }
+        int shard = stream.shardAt(m);
+        if (shard != checkedShard) {
+            try {
+                checked = stream.source().dataset.shardCheck(shard);
+            } catch (java.io.IOException e) {
+                String name = stream.source().dataset.shardName(shard);
+                throw new LoaderException(name + ": reading the shard's check for the loader's state: "
+                        + Pass.describe(e, name), name, -1, e);
+            }
+            checkedShard = shard;
+        }
+        return checked;
     }
 
     // ---- ShardRing.Owner, FilledQueue.Waiting -------------------------------------------------

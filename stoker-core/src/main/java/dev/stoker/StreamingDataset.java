@@ -43,6 +43,17 @@ public interface StreamingDataset<T> {
         return 0;
     }
 
+    /**
+     * A check of shard {@code shard}'s content (0: none given), taken when a state is saved inside
+     * the shard and compared when a loader resumes there, so that a resume does not skip samples
+     * of another shard of the same name (NOTE [Shard check]). Like {@link #fingerprint()} it
+     * depends on the content only, never on where the bytes live. Called outside the hot path: as
+     * a state is taken and as a loader resumes.
+     */
+    default long shardCheck(int shard) throws IOException {
+        return 0;
+    }
+
     default String name() {
         return getClass().getSimpleName();
     }

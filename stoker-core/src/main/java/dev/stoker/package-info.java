@@ -9,7 +9,8 @@
  * {@link dev.stoker.Loader} runs fetch, {@link dev.stoker.Transform} and
  * {@link dev.stoker.Collator} on worker threads, writes each sample once into a pooled
  * {@link dev.stoker.Batch} (memory from an {@link dev.stoker.Allocator}), and hands batches to the
- * consumer in order, a bounded number ahead. A {@link dev.stoker.StreamingDataset} is read shard
+ * consumer in order, a bounded number ahead; a {@link dev.stoker.Padding} makes ragged fields (lists
+ * of numbers) padded tensors as they are written. A {@link dev.stoker.StreamingDataset} is read shard
  * by shard, through any {@link dev.stoker.ShardStage}s (packing, grouping: any number of samples
  * in and out) before the per-sample transform. {@link dev.stoker.LoaderState} is where it stands
  * (exact and elastic resume); {@link dev.stoker.LoaderStats} is what it measured.
@@ -21,6 +22,7 @@
  * over a stream is a {@code StreamPass}, which orchestrates a {@code ShardRing} per shard being read
  * (a {@code ShardCursor} reading it, helpers transforming ahead of the taker), a
  * {@code ShuffleWindow} (the shuffle window) and a {@code FilledQueue} (the collator's hand-off),
- * over an immutable {@code StreamEpoch}. {@code StageTimes} is what each stage cost.
+ * over an immutable {@code StreamEpoch}. {@code StageTimes} is what each stage cost. A
+ * {@code PadLayout} maps a dataset's fields to the padded batch's columns for its {@code Row}s.
  */
 package dev.stoker;

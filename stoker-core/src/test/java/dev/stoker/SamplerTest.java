@@ -199,4 +199,72 @@ class SamplerTest {
         }
         return b;
     }
+
+    /**
+     * Blocks: every sample once an epoch, each block of the order a contiguous run (modulo the
+     * dataset's end) of the block size (the short one r), in a random order that changes with
+     * the epoch, and the grid shifted between epochs.
+     */
+    @Test
+    void blocksVisitEverySampleOnceInContiguousRunsWhoseGridMovesWithTheEpoch() {
+        for (long size : new long[] {1, 7, 64, 1000, 1003}) {
+            for (long block : new long[] {1, 8, 64, 2000}) {
+                Sampler s = Sampler.blocks(block);
+                java.util.Set<java.util.List<Long>> grids = new HashSet<>();
+                for (long epoch = 0; epoch < 4; epoch++) {
+                    Order o = s.order(size, 11, epoch);
+                    assertEquals(size, o.length());
+                    boolean[] seen = new boolean[(int) size];
+                    java.util.List<Long> starts = new java.util.ArrayList<>();
+                    long p = 0;
+                    while (p < size) {
+                        long first = o.index(p);
+                        starts.add(first);
+                        long run = 0;
+                        while (p < size && (run == 0 || o.index(p) == (first + run) % size) && run < block) {
+                            long i = o.index(p);
+                            assertTrue(i >= 0 && i < size && !seen[(int) i], "size " + size + " block " + block + " index " + i);
+                            seen[(int) i] = true;
+                            run++;
+                            p++;
+                        }
+                        assertTrue(run == Math.min(block, size) || run == size % block, "a run of " + run);
+                    }
+                    java.util.Collections.sort(starts);
+                    grids.add(starts);
+                    assertEquals(o.index(size / 2), s.order(size, 11, epoch).index(size / 2), "a pure function");
+                }
+                if (size >= 64 && block == 8) {
+                    assertTrue(grids.size() > 1, "the grid moves between epochs");
+                }
+            }
+        }
+    }
+
+    /** Offsets: chunk c read at c * stride + an offset below stride, each chunk once, the offsets varying. */
+    @Test
+    void offsetsReadEveryChunkOnceAtAnOffsetBelowTheStride() {
+        long size = 10_000;
+        int stride = 64;
+        for (boolean shuffle : new boolean[] {false, true}) {
+            Sampler s = Sampler.offsets(stride, shuffle);
+            assertEquals(size / stride, s.length(size));
+            Order o = s.order(size, 3, 1);
+            Set<Long> chunks = new HashSet<>();
+            Set<Long> offsets = new HashSet<>();
+            boolean inOrder = true;
+            for (long p = 0; p < o.length(); p++) {
+                long i = o.index(p);
+                assertTrue(i < size);
+                assertTrue(chunks.add(i / stride), "chunk " + i / stride + " twice");
+                offsets.add(i % stride);
+                inOrder &= i / stride == p;
+            }
+            assertEquals(size / stride, chunks.size());
+            assertTrue(offsets.size() > stride / 2, "offsets spread: " + offsets.size());
+            assertEquals(!shuffle, inOrder);
+            assertTrue(o.index(5) != s.order(size, 3, 2).index(5) || o.index(6) != s.order(size, 3, 2).index(6),
+                    "another epoch, other offsets");
+        }
+    }
 }

@@ -596,6 +596,8 @@ final class Session {
             g.writeNumberField("bytes", s.bytes());
             g.writeNumberField("skipped", s.skipped());
             g.writeNumberField("skippedShards", s.skippedShards());
+            g.writeNumberField("truncatedSamples", s.truncatedSamples());
+            g.writeNumberField("droppedValues", s.droppedValues());
             g.writeNumberField("fetchSeconds", s.fetchNanos() / 1e9);
             g.writeNumberField("transformSeconds", s.transformNanos() / 1e9);
             g.writeNumberField("collateSeconds", s.collateNanos() / 1e9);

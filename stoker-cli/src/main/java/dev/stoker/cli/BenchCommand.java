@@ -3,6 +3,7 @@ package dev.stoker.cli;
 import dev.stoker.sources.Folder;
 import dev.stoker.sources.Hdf5;
 import dev.stoker.sources.Jsonl;
+import dev.stoker.sources.NamedArrays;
 import dev.stoker.sources.Parquet;
 import dev.stoker.sources.Shards;
 import dev.stoker.sources.SourceSpec;
@@ -10,6 +11,7 @@ import dev.stoker.sources.Sqlite;
 import dev.stoker.sources.Synthetic;
 import dev.stoker.sources.Tokens;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -49,19 +51,23 @@ final class BenchCommand implements Runnable {
                 refuseLoaderOptions();
             }
             SourceSpec source = source(); // first: a source's flag may set a loader's (--skip-bad)
-            return spec.parent().userObject() instanceof CatCommand cat ? cat.print(source, spec.commandLine().getOut())
+            return spec.parent().userObject() instanceof CatCommand cat ? cat.print(source, options.loader(), spec.commandLine().getOut())
                     : spec.parent().userObject() instanceof ShowCommand show ? show.draw(source, spec.commandLine().getErr())
                     : BenchRunner.bench(source, options, spec.commandLine()); // the command this source is under decides
         }
 
         /**
          * {@code cat} and {@code show} read in storage order on one thread and stop at the first
-         * error: a loader's option ({@link BenchOptions}) given to them would be ignored, so it is refused.
+         * error: a loader's option ({@link BenchOptions}) given to them would be ignored, so it is
+         * refused; {@code cat} takes the padding flags ({@link BenchOptions#PADDING}), which change what a sample is.
          */
         private void refuseLoaderOptions() {
             java.util.List<CommandLine.Model.OptionSpec> loaderOptions = spec.mixins().get("options").options();
             CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
             for (CommandLine.Model.OptionSpec o : parsed.matchedOptions()) {
+                if (spec.parent().userObject() instanceof CatCommand && BenchOptions.PADDING.contains(o.longestName())) {
+                    continue;
+                }
                 if (loaderOptions.stream().anyMatch(l -> l.longestName().equals(o.longestName()))) {
                     String typed = parsed.originalArgs().stream().map(a -> a.split("=", 2)[0])
                             .filter(java.util.Arrays.asList(o.names())::contains).findFirst().orElse(o.longestName());
@@ -90,7 +96,7 @@ final class BenchCommand implements Runnable {
     }
 
     @Command(name = "tokens", description = "Windows of --seq-len + 1 tokens from token files as x and y shifted by one "
-            + "(raw .bin, .npy, or Megatron .bin/.idx, whose documents are packed).")
+            + "(raw .bin, .npy, one tensor of a torch.save .pt or a .safetensors file, or Megatron .bin/.idx, whose documents are packed).")
     static final class TokensBench extends Subcommand {
         @Parameters(paramLabel = "PATH", arity = "1..*", description = "Token files (local paths or http(s):// "
                 + "and s3:// URLs, read through the cache); several are concatenated, or mixed with --weights.")
@@ -108,9 +114,10 @@ final class BenchCommand implements Runnable {
         @Option(names = "--out-dtype", defaultValue = "int64", description = "x and y as int64 or int32 (default ${DEFAULT-VALUE}).")
         String outDtype;
 
-        @Option(names = "--windows", defaultValue = "disjoint", paramLabel = "disjoint|random",
+        @Option(names = "--windows", defaultValue = "disjoint", paramLabel = "disjoint|random|offset",
                 description = "disjoint: non-overlapping windows, each token once per epoch (default); random: "
-                        + "windows at random offsets with replacement, as nanoGPT's get_batch.")
+                        + "windows at random offsets with replacement, as nanoGPT's get_batch; offset: each disjoint "
+                        + "window shifted by a random offset below the sequence length each epoch, in the loader's order.")
         String windows;
 
         @Option(names = "--weights", split = ",", description = "Mix the files in these proportions instead of concatenating them.")
@@ -269,6 +276,37 @@ final class BenchCommand implements Runnable {
         @Override
         SourceSpec source() {
             return new Sqlite(path, pulses, truth, index, features, truthFeatures, dtype, cache.spec());
+        }
+    }
+
+    @Command(name = "arrays", description = "Named arrays as fields, the first dimension the sample: .npy files of any rank, "
+            + "raw files (np.memmap) with a dtype and shape or a properties JSON, a padded array with its lengths as a ragged "
+            + "field; or the tensors of one .pt (torch.save), .safetensors or .npz file.")
+    static final class ArraysBench extends Subcommand {
+        @Parameters(paramLabel = "FILE", arity = "0..1", description = "One .pt, .safetensors or .npz file whose named tensors "
+                + "are the fields (instead of --files); a local path or an http(s):// or s3:// URL, read through the cache whole.")
+        String path;
+
+        @Option(names = "--files", paramLabel = "NAME=FILE", description = "A field and its file: a path, or a JSON object "
+                + "{\"path\": ..., \"dtype\": \"float32\", \"shape\": [N, ...], \"lengths\": FILE} (a raw file's dtype and shape; "
+                + "a padded array's lengths make a ragged field). Repeat for each field.")
+        Map<String, String> files;
+
+        @Option(names = "--properties", paramLabel = "FILE.json", description = "The dtypes and shapes of raw files, "
+                + "{\"NAME\": {\"dtype\": ..., \"shape\": [...]}}, looked up by field name, then by file name without its "
+                + "extension (PolarBERT's memmap_properties.json).")
+        String properties;
+
+        @Mixin
+        CacheOptions cache;
+
+        @Override
+        SourceSpec source() {
+            Map<String, NamedArrays.ArrayFile> given = new java.util.LinkedHashMap<>();
+            if (files != null) {
+                files.forEach((k, v) -> given.put(k, NamedArrays.ArrayFile.parse(v)));
+            }
+            return new NamedArrays(path, given, properties, cache.spec());
         }
     }
 

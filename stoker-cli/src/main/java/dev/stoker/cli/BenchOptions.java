@@ -31,8 +31,9 @@ final class BenchOptions {
     @Option(names = "--world-size", defaultValue = "1", description = "Number of ranks (default ${DEFAULT-VALUE}).")
     int worldSize;
 
-    @Option(names = "--order", defaultValue = "shuffle", paramLabel = "shuffle|sequential",
-            description = "Order of the epoch (default ${DEFAULT-VALUE}).")
+    @Option(names = "--order", defaultValue = "shuffle", paramLabel = "shuffle|sequential|blocks",
+            description = "Order of the epoch: shuffled, in storage order, or contiguous blocks of a batch in a random "
+                    + "order, their grid shifted each epoch (default ${DEFAULT-VALUE}).")
     String order;
 
     @Option(names = "--memory-limit", paramLabel = "BYTES", description = "The most bytes of batch buffers the loader may "
@@ -108,6 +109,29 @@ final class BenchOptions {
             + "sets N (a number each world size divides, such as 48).")
     Integer streams;
 
+    @Option(names = "--pad", paramLabel = "GLOB=N", description = "Pad the ragged fields (variable-length lists of numbers) "
+            + "whose names match GLOB to N values: a tensor [N] a sample, values past N dropped and counted; repeat for "
+            + "several globs (the first that matches a name counts); a stack takes its N from the glob that names it.")
+    java.util.Map<String, Integer> pad;
+
+    @Option(names = "--stack", paramLabel = "NAME=F1,F2,...", description = "Stack ragged fields of one length a sample "
+            + "into one field NAME, a tensor [N, F] a sample (feature j the j-th field named), N given by the pad glob that names NAME; "
+            + "repeatable.")
+    java.util.Map<String, String> stack;
+
+    @Option(names = "--stack-dtype", paramLabel = "DTYPE", description = "The dtype of stacks (default float32).")
+    String stackDtype;
+
+    @Option(names = "--pad-value", paramLabel = "X", defaultValue = "0", description = "The value past a sample's last "
+            + "entry in a padded field or stack (default ${DEFAULT-VALUE}).")
+    double padValue;
+
+    @Option(names = "--lengths", description = "Follow each padded field or stack NAME with NAME_len, int64: the entries it holds.")
+    boolean lengths;
+
+    @Option(names = "--mask", description = "Follow each padded field or stack NAME with NAME_mask, bool [N]: true where it holds an entry.")
+    boolean mask;
+
     @Option(names = "--plot", paramLabel = "FILE.png", description = "Draw throughput and accelerator idle time per configuration.")
     Path plot;
 
@@ -124,6 +148,20 @@ final class BenchOptions {
      */
     dev.stoker.sources.LoaderSpec loader() {
         return new dev.stoker.sources.LoaderSpec(batch, null, null, seed, epoch, rank, worldSize, order, shuffleWindow,
-                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams, inMemory);
+                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams, inMemory, pad, stacks(),
+                stackDtype, padValue, lengths, mask);
+    }
+
+    /** The flags of padding alone (what {@code stoker cat} takes of the loader's options). */
+    static final java.util.Set<String> PADDING = java.util.Set.of("--pad", "--stack", "--stack-dtype", "--pad-value",
+            "--lengths", "--mask");
+
+    /** {@code --stack NAME=F1,F2}: each stack's fields. */
+    private java.util.Map<String, java.util.List<String>> stacks() {
+        java.util.Map<String, java.util.List<String>> out = new java.util.LinkedHashMap<>();
+        if (stack != null) {
+            stack.forEach((name, fields) -> out.put(name, java.util.Arrays.stream(fields.split(",", -1)).map(String::trim).toList()));
+        }
+        return out;
     }
 }

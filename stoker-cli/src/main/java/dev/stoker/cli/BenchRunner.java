@@ -358,6 +358,10 @@ final class BenchRunner {
         if (s.skipped() > 0) {
             out.printf(Locale.ROOT, "%-10s skipped %d bad samples%n", "", s.skipped());
         }
+        if (s.truncatedSamples() > 0) {
+            out.printf(Locale.ROOT, "%-10s padding cut %,d samples (%.1f%%) to their length, dropping %,d values%n", "",
+                    s.truncatedSamples(), s.samples() == 0 ? 0 : 100.0 * s.truncatedSamples() / s.samples(), s.droppedValues());
+        }
         if (!Double.isNaN(s.shardShare())) {
             out.printf(Locale.ROOT, "%-10s shuffle: %.0f%% of a batch from its most frequent shard, samples moved %.1f places"
                     + " on average%n", "", 100 * s.shardShare(), s.meanDisplacement());
@@ -415,6 +419,8 @@ final class BenchRunner {
             }
             g.writeNumberField("skipped", s.skipped());
             g.writeNumberField("skippedShards", s.skippedShards());
+            g.writeNumberField("truncatedSamples", s.truncatedSamples());
+            g.writeNumberField("droppedValues", s.droppedValues());
             g.writeStringField("digest", r.digest);
             g.writeStringField("diagnosis", Diagnosis.of(s, r.workers, r.seconds, o.stepMs, Runtime.getRuntime().availableProcessors()));
             g.writeObjectFieldStart("stages");

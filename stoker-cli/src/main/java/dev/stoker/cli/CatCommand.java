@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import dev.stoker.Batch;
 import dev.stoker.Field;
 import dev.stoker.Loader;
+import dev.stoker.formats.records.Numbers;
 import dev.stoker.formats.records.RecordJson;
 import dev.stoker.formats.records.RecordSource;
 import dev.stoker.formats.records.Tensor;
@@ -45,16 +46,22 @@ final class CatCommand implements Runnable {
         throw new CommandLine.ParameterException(spec.commandLine(), "a source is needed (for example: mds DIR)");
     }
 
-    /** Prints {@code source}'s samples {@code [skip, skip + limit)} to {@code out}. */
-    int print(SourceSpec source, PrintWriter out) throws IOException {
+    /** Prints {@code source}'s samples {@code [skip, skip + limit)} to {@code out}, padded as {@code options} say. */
+    int print(SourceSpec source, LoaderSpec options, PrintWriter out) throws IOException {
         if (limit < 0 || skip < 0) {
             throw new Main.UsageException("--limit and --skip take counts >= 0");
         }
-        LoaderSpec sequential = storageOrder(64);
+        LoaderSpec plain = storageOrder(64);
+        LoaderSpec sequential = new LoaderSpec(plain.batchSize(), plain.workers(), plain.prefetch(), plain.seed(), plain.epoch(),
+                plain.rank(), plain.worldSize(), plain.order(), plain.shuffleWindow(), plain.shuffleWindowBytes(),
+                plain.timeoutMs(), plain.dropLast(), plain.errors(), plain.cores(), plain.memoryLimit(), plain.streams(),
+                plain.inMemory(), options.pad(), options.stack(), options.stackDtype(), options.padValue(), options.lengths(),
+                options.mask());
+        boolean padded = !options.pad().isEmpty() || !options.stack().isEmpty();
         try (Recipe recipe = source.open(sequential);
              JsonGenerator g = new JsonFactory().createGenerator(out).setRootValueSeparator(null)) {
             g.disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
-            if (recipe.records().isPresent()) {
+            if (recipe.records().isPresent() && !padded) { // padded: as the loader makes the samples
                 RecordSource records = recipe.records().get();
                 long end = Math.min(records.size(), limit == Long.MAX_VALUE ? Long.MAX_VALUE : skip + limit);
                 for (long i = skip; i < end; i++) {
@@ -93,18 +100,17 @@ final class CatCommand implements Runnable {
     }
 
     /**
-     * Row {@code r} of a batch as field name -> value: a tensor's row, a ragged field's list of
-     * numbers, or a variable field's value as the source means it ({@link Recipe#shown}: a
-     * string's text), else its bytes.
+     * Row {@code r} of a batch as field name -> value: a tensor's row, or a variable field's value
+     * as the source means it ({@link Recipe#shown}: a string's text), else its bytes.
      */
     private static Map<String, Object> row(Recipe recipe, Batch b, int r) {
         Map<String, Object> out = new LinkedHashMap<>();
         for (int f = 0; f < b.schema().size(); f++) {
             Field field = b.schema().field(f);
             byte[] bytes = b.bytes(f, r).toArray(ValueLayout.JAVA_BYTE);
-            Object shown = field.isVariable() ? recipe.shown(field.name(), bytes) : null;
+            Object shown = field.isVariable() && !field.isRagged() ? recipe.shown(field.name(), bytes) : null;
             out.put(field.name(), shown != null ? shown
-                    : field.isRagged() ? new Tensor(field.dtype(), new long[] {bytes.length / field.dtype().byteSize()}, bytes)
+                    : field.isRagged() ? new Numbers(field.dtype(), bytes) // a list of numbers: a JSON array
                     : field.isVariable() ? bytes : new Tensor(field.dtype(), field.shape(), bytes));
         }
         return out;

@@ -30,7 +30,7 @@ final class InspectCommand implements Callable<Integer> {
     private static final JsonFactory JSON = new JsonFactory();
 
     /** Every format inspect reads, as its help and its errors name them. */
-    static final String FORMATS = ".npy, .npz, a raw token .bin, a Megatron dataset (PREFIX, PREFIX.bin or PREFIX.idx), "
+    static final String FORMATS = ".npy, .npz, torch.save (.pt, .pth), .safetensors, a raw token .bin, a Megatron dataset (PREFIX, PREFIX.bin or PREFIX.idx), "
             + "tar shards (.tar, .tar.gz, .tgz, .tar.zst, .tar.lz4), JSON lines (.jsonl, .ndjson, also .gz or .zst), HDF5 (.h5, .hdf5, .hdf), "
             + "Parquet (.parquet, .pq), Arrow (.arrow or a datasets folder), TFRecord, ArrayRecord, an MDS or LitData folder, "
             + "an SQLite database (any name)";
@@ -241,6 +241,20 @@ final class InspectCommand implements Callable<Integer> {
             } finally {
                 Npy.closeAll(arrays);
             }
+        } else if (name.endsWith(".pt") || name.endsWith(".pth") || name.endsWith(".safetensors")
+                || Files.isRegularFile(p) && (dev.stoker.formats.tensors.TorchSave.isTorchSave(p)
+                || dev.stoker.formats.tensors.SafeTensors.looksLike(p))) {
+            try (dev.stoker.formats.tensors.TensorFile f = dev.stoker.formats.tensors.TensorFile.open(p)) {
+                g.writeStringField("format", f.format());
+                g.writeArrayFieldStart("tensors");
+                for (Map.Entry<String, NpyArray> e : f.arrays().entrySet()) {
+                    g.writeStartObject();
+                    g.writeStringField("name", e.getKey());
+                    tensor(e.getValue(), g);
+                    g.writeEndObject();
+                }
+                g.writeEndArray();
+            }
         } else if (name.endsWith(".h5") || name.endsWith(".hdf5") || name.endsWith(".hdf")) {
             if (!Files.exists(p)) {
                 throw new NoSuchFileException(p.toString());
@@ -351,6 +365,17 @@ final class InspectCommand implements Callable<Integer> {
         g.writeEndArray();
     }
 
+    /** A tensor of a torch.save or safetensors file: its dtype (as torch and Stoker name it), shape and first values. */
+    private static void tensor(NpyArray a, JsonGenerator g) throws IOException {
+        g.writeStringField("dtype", a.dtype().label());
+        g.writeArrayFieldStart("shape");
+        for (long d : a.shape()) {
+            g.writeNumber(d);
+        }
+        g.writeEndArray();
+        first(a, g);
+    }
+
     private static void npy(NpyArray a, JsonGenerator g) throws IOException {
         g.writeStringField("dtype", a.descr());
         g.writeArrayFieldStart("shape");
@@ -360,6 +385,10 @@ final class InspectCommand implements Callable<Integer> {
         g.writeEndArray();
         g.writeBooleanField("fortranOrder", a.fortranOrder());
         g.writeStringField("version", a.version());
+        first(a, g);
+    }
+
+    private static void first(NpyArray a, JsonGenerator g) throws IOException {
         g.writeArrayFieldStart("first");
         for (Object v : a.first(8)) {
             switch (v) {

@@ -27,7 +27,7 @@ public final class Main implements Runnable {
             BenchCommand.TokensBench.class, BenchCommand.JsonlBench.class, BenchCommand.ShardsBench.class,
             BenchCommand.FolderBench.class, BenchCommand.Hdf5Bench.class, BenchCommand.SqliteBench.class, BenchCommand.ParquetBench.class,
             RecordBenches.MdsBench.class, RecordBenches.TfRecordBench.class, RecordBenches.ArrayRecordBench.class,
-            RecordBenches.ArrowBench.class, RecordBenches.LitDataBench.class);
+            RecordBenches.ArrowBench.class, RecordBenches.LitDataBench.class, BenchCommand.ArraysBench.class);
     private static final java.util.Map<Class<?>, java.util.List<Class<?>>> TREE = java.util.Map.of(
             Main.class, java.util.List.of(DemoCommand.class, BenchCommand.class, CatCommand.class, ShowCommand.class, InspectCommand.class,
                     LsCommand.class,

@@ -165,4 +165,22 @@ class CatCommandTest {
             assertTrue(row.get("blob").has("sha256"), line); // binary stays bytes
         }
     }
+
+    @Test
+    void printsAListColumnAsItsValuesAndPadsItAsTheLoaderWould() throws Exception {
+        String lists = "../stoker-parquet/src/test/resources/parquet/lists.parquet";
+        Run r = cat("parquet", lists, "--columns", "id,jet_pt", "--skip", "5", "--limit", "1");
+        assertEquals(0, r.rc(), r.err());
+        JsonNode row = JSON.readTree(r.out().get(0));
+        assertEquals("[50.0,51.0,52.0,53.0,54.0]", row.get("jet_pt").toString(), r.out().get(0)); // a ragged field: an array
+        r = cat("parquet", lists, "--columns", "id,jet_pt", "--pad", "jet_*=3", "--pad-value", "-1", "--lengths", "--skip", "1",
+                "--limit", "2");
+        assertEquals(0, r.rc(), r.err());
+        assertEquals("[10.0,-1.0,-1.0]", JSON.readTree(r.out().get(0)).get("jet_pt").get("values").toString(), r.out().get(0));
+        assertEquals(1, JSON.readTree(r.out().get(0)).get("jet_pt_len").asInt(), r.out().get(0));
+        assertEquals("[20.0,21.0,-1.0]", JSON.readTree(r.out().get(1)).get("jet_pt").get("values").toString(), r.out().get(1));
+        r = cat("parquet", lists, "--columns", "id,jet_pt", "--pad", "muon_*=3");
+        assertEquals(2, r.rc(), r.err());
+        assertTrue(r.err().contains("pad 'muon_*' names no ragged field") && r.err().contains("jet_pt"), r.err());
+    }
 }

@@ -9,7 +9,7 @@ class DiagnosisTest {
     /** 1,000 samples in 100 batches over one second, with the given worker seconds and wait. */
     static LoaderStats stats(double fetch, double transform, double collate, double wait) {
         return new LoaderStats(100, 1000, 1000, 0, 0, (long) (fetch * 1e9), (long) (transform * 1e9), (long) (collate * 1e9),
-                (long) (wait * 1e9), 1_000_000_000L, Double.NaN, Double.NaN);
+                (long) (wait * 1e9), 1_000_000_000L, Double.NaN, Double.NaN, 0, 0);
     }
 
     @Test

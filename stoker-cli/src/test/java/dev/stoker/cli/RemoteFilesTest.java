@@ -75,6 +75,26 @@ class RemoteFilesTest {
     }
 
     @Test
+    void remoteArraysAreFetchedThroughTheCacheAndTheirErrorsNameTheUrl() throws Exception {
+        Path served = Files.createDirectories(tmp.resolve("served"));
+        float[] v = new float[10 * 3];
+        dev.stoker.formats.npy.Npy.write(served.resolve("x.npy"), dev.stoker.DType.FLOAT32, new long[] {10, 3},
+                java.lang.foreign.MemorySegment.ofArray(v));
+        Files.write(served.resolve("raw.npy"), new byte[40]);
+        try (TestServer s = new TestServer(served)) {
+            MainTest.Outcome o = stoker("bench", "arrays", "--files", "x=" + s.url("x.npy"), "--batch", "4", "--json",
+                    "--cache-dir", tmp.resolve("cache").toString());
+            assertEquals(0, o.code(), o.err());
+            assertEquals("10", MainTest.field(o.out().strip(), "samples"));
+            o = stoker("bench", "arrays", "--files", "r=" + s.url("raw.npy"), "--batch", "4",
+                    "--cache-dir", tmp.resolve("cache").toString());
+            String err = o.err().strip();
+            assertEquals(1, o.code(), err);
+            assertTrue(err.startsWith("stoker: " + s.url("raw.npy") + ": no .npy header"), err);
+        }
+    }
+
+    @Test
     void aRemoteIndexThatAnswers503ForAMomentIsAskedAgain() throws Exception {
         Path served = megatronPair();
         MainTest.Outcome local = stoker("bench", "tokens", served.resolve("docs.bin").toString(), "--seq-len", "8",

@@ -63,8 +63,8 @@ class SqliteCommandsTest {
         for (int i = 0; i < 3; i++) {
             JsonNode e = JSON.readTree(r.out().get(i));
             assertEquals(i, e.get("event_no").asInt());
-            assertEquals(rows[i], e.get("charge").get("values").size());
-            assertEquals("float64", e.get("charge").get("dtype").asText());
+            assertEquals(rows[i], e.get("charge").size(), "a ragged field prints as a JSON array of its numbers");
+            assertTrue(e.get("charge").get(0).isNumber());
         }
     }
 

@@ -135,7 +135,14 @@ class TokensCommandsTest {
                 + "</head><body><h1>Not Found</h1></body></html>\n".repeat(20));
         Path gzipped = Files.write(tmp.resolve("val.bin"), java.util.Arrays.copyOf(gz.toByteArray(), gz.size() + gz.size() % 2));
         Path idx = Files.copy(fixture("megatron/docs.idx"), tmp.resolve("docs.idx"));
-        String[][] cases = {{pt.toString(), pt + ": a zip archive"}, {html.toString(), html + ": an HTML page"},
+        java.io.ByteArrayOutputStream other = new java.io.ByteArrayOutputStream();
+        try (var z = new java.util.zip.ZipOutputStream(other)) {
+            z.putNextEntry(new java.util.zip.ZipEntry("notes.txt"));
+            z.write(new byte[4096]);
+        }
+        Path zipped = Files.write(tmp.resolve("data.bin"), java.util.Arrays.copyOf(other.toByteArray(), other.size() + other.size() % 2));
+        String[][] cases = {{pt.toString(), pt + ": entry 'archive/data.pkl' is compressed"},
+            {zipped.toString(), zipped + ": a zip archive, not tokens"}, {html.toString(), html + ": an HTML page"},
             {gzipped.toString(), gzipped + ": gzip-compressed"},
             {idx.toString(), tmp.resolve("docs.bin") + ": no such file: the data of the Megatron index " + idx}};
         for (String[] c : cases) {
@@ -144,7 +151,7 @@ class TokensCommandsTest {
             assertTrue(o.err().startsWith("stoker: " + c[1]), o.err());
             assertEquals(1, o.err().strip().lines().count(), o.err());
         }
-        assertTrue(stoker("bench", "tokens", pt.toString()).err().contains("--raw"), "how to read it as raw tokens all the same");
+        assertTrue(stoker("bench", "tokens", zipped.toString()).err().contains("--raw"), "how to read it as raw tokens all the same");
     }
 
     @Test

@@ -16,6 +16,7 @@ import io.jhdf.api.dataset.ChunkedDataset;
 import io.jhdf.api.dataset.ContiguousDataset;
 import io.jhdf.object.datatype.DataType;
 import io.jhdf.object.datatype.EnumDataType;
+import io.jhdf.object.datatype.VariableLength;
 import io.jhdf.object.datatype.FixedPoint;
 import io.jhdf.object.datatype.FloatingPoint;
 import io.jhdf.object.datatype.OrderedDataType;
@@ -34,7 +35,9 @@ import java.util.List;
  * default or {@code libver='latest'}) as a random-access dataset: the first axis is the sample
  * axis, and sample {@code i} is the slice {@code [i]} of every dataset named, read without
  * reading the rest (jHDF, a pure-Java reader). Each dataset becomes the field named by its last
- * path component. Samples are read as slices of decoded blocks (a chunk's rows for a chunked
+ * path component; a one-dimensional dataset of variable-length lists of numbers (h5py's
+ * {@code vlen_dtype}) becomes a {@link Field#ragged ragged} field, read whole when the file is
+ * opened. Samples are read as slices of decoded blocks (a chunk's rows for a chunked
  * dataset, about 1 MiB of rows for a contiguous one) held in a {@link BlockCache} bounded in
  * bytes, so a chunk is decompressed once per pass over it, not once per sample; a jHDF file handle
  * is not safe for concurrent reads, so each decoding thread takes a handle of its own from a pool
@@ -54,6 +57,15 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
     private final int[] firstBlock;
     private final long[] sampleBytes;
     private final BlockCache<MemorySegment> cache;
+    /** By dataset: its bytes mapped where they are stored as they are (contiguous, little-endian), else null. */
+    private final MemorySegment[] mapped;
+    /** By dataset: a variable-length dataset's values, read whole when the file is opened, else null. */
+    private final Lists[] lists;
+
+    /** A variable-length dataset of numbers: every sample's values little-endian, one after the other, and their byte offsets. */
+    private record Lists(MemorySegment values, long[] offsets) {
+    }
+    private final java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
     private volatile boolean closed;
 
     /** The default bound on decoded blocks held at once. */
@@ -92,11 +104,25 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
                 } catch (io.jhdf.exceptions.HdfInvalidPathException e) {
                     throw new IllegalArgumentException(path + ": no dataset " + names.get(i) + " (it has " + datasetPaths(file) + ")");
                 }
-                if (!(node instanceof Dataset d) || d.isCompound() || d.isVariableLength() || d.isScalar()) {
-                    throw new IllegalArgumentException(path + ": " + names.get(i) + " is not a numeric dataset with a sample axis");
+                boolean numberLists = node instanceof Dataset d && d.getDataType() instanceof VariableLength v
+                        && !v.isVariableLengthString() && d.getDimensions().length == 1;
+                if (!(node instanceof Dataset d) || d.isCompound() || d.isVariableLength() && !numberLists || d.isScalar()) {
+                    throw new IllegalArgumentException(path + ": " + names.get(i) + " is not a numeric dataset with a sample axis"
+                            + " (nor a one-dimensional dataset of variable-length lists of numbers)");
                 }
                 datasets[i] = d;
                 dims[i] = d.getDimensionsAsLong();
+                if (numberLists) {
+                    if (n >= 0 && dims[i][0] != n) {
+                        throw new IllegalArgumentException(path + ": " + names.get(i) + " has " + dims[i][0] + " samples, "
+                                + names.get(0) + " has " + n);
+                    }
+                    n = dims[i][0];
+                    String field = names.get(i).substring(names.get(i).lastIndexOf('/') + 1);
+                    DType t = dtype(((VariableLength) d.getDataType()).getParent(), path + ":" + names.get(i));
+                    fields.add(Field.ragged(field, t, t.byteSize() * 16L));
+                    continue;
+                }
                 if (n >= 0 && dims[i][0] != n) {
                     throw new IllegalArgumentException(path + ": " + names.get(i) + " has " + dims[i][0] + " samples, "
                             + names.get(0) + " has " + n);
@@ -112,7 +138,13 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
             this.firstBlock = new int[datasets.length + 1];
             this.sampleBytes = new long[datasets.length];
             long fileBytes = java.nio.file.Files.size(path);
+            this.lists = new Lists[datasets.length];
             for (int i = 0; i < datasets.length; i++) {
+                if (schema.field(i).isRagged()) { // read whole, its values checked against the file's size; no blocks
+                    lists[i] = lists(path, datasets[i], schema.field(i).dtype(), n, fileBytes);
+                    firstBlock[i + 1] = firstBlock[i];
+                    continue;
+                }
                 sampleBytes[i] = schema.field(i).sampleBytes();
                 // contiguous data is stored as it is (no compression) once written: a shape that needs more bytes lies
                 boolean stored = datasets[i] instanceof io.jhdf.api.dataset.ContiguousDataset c && !c.isEmpty();
@@ -127,16 +159,95 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
             }
             this.cache = new BlockCache<>(path.toString(), firstBlock[datasets.length], cacheBytes, this::decode,
                     MemorySegment::byteSize);
+            this.mapped = map(path, file, datasets, n, sampleBytes, fileBytes, arena);
             Handle first = new Handle(file, datasets);
             handles.add(first);
             all.add(first);
         } catch (io.jhdf.exceptions.HdfException e) {
             file.close();
+            arena.close();
             throw damaged(path, e);
         } catch (IOException | RuntimeException e) {
             file.close();
+            arena.close();
             throw e;
         }
+    }
+
+    /**
+     * NOTE [Contiguous]: a contiguous dataset (h5py's default) is stored as it is, C order, in one
+     * run of the file; read through jHDF, a slice is gathered one innermost row at a time, so a
+     * block of {@code [rows, L, F]} costs {@code rows * L} small reads before the first batch.
+     * Such a dataset in little-endian order is instead mapped where it lies (its address checked
+     * to hold {@code samples * sampleBytes} bytes inside the file), and a sample is one copy from
+     * the mapping: the first batch costs the same for a thousand samples or a billion, and a
+     * batch of consecutive samples is one copy a field ({@link #readAll}). Others (chunked,
+     * compact, big-endian) go through decoded blocks.
+     */
+    private static MemorySegment[] map(Path path, HdfFile file, Dataset[] datasets, long n, long[] sampleBytes, long fileBytes,
+                                       java.lang.foreign.Arena arena) throws IOException {
+        MemorySegment[] out = new MemorySegment[datasets.length];
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.READ)) {
+            for (int i = 0; i < datasets.length; i++) {
+                if (!(datasets[i] instanceof ContiguousDataset c) || c.isVariableLength() || c.isEmpty() || n == 0
+                        || order(c.getDataType()) == ByteOrder.BIG_ENDIAN && sampleBytes[i] / Math.max(1, elements(c)) > 1) {
+                    continue;
+                }
+                long at = file.getUserBlockSize() + c.getDataAddress();
+                long bytes = n * sampleBytes[i];
+                if (at < 0 || at > fileBytes || bytes > fileBytes - at) {
+                    throw new CorruptShardException(path.toString(), at, datasets[i].getPath() + ": its " + bytes
+                            + " bytes, stored as they are at byte " + at + ", do not fit the file's " + fileBytes + " bytes");
+                }
+                out[i] = ch.map(java.nio.channels.FileChannel.MapMode.READ_ONLY, at, bytes, arena);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * A variable-length dataset of numbers, read whole (jHDF follows each sample's reference into
+     * the file's global heap): its values, which the file holds, so their bytes are at most the
+     * file's (a larger count is a lying file, refused before the values are copied), little-endian
+     * in the batch's type, and each sample's byte offsets.
+     */
+    private static Lists lists(Path path, Dataset d, DType t, long n, long fileBytes) throws IOException {
+        Object data = d.getData();
+        if (!(data instanceof Object[] rows) || rows.length != n) {
+            throw new CorruptShardException(path.toString(), -1, d.getPath() + ": " + n + " lists expected, jHDF read "
+                    + (data instanceof Object[] r ? r.length : data == null ? "nothing" : data.getClass().getSimpleName()));
+        }
+        long[] offsets = new long[rows.length + 1];
+        for (int r = 0; r < rows.length; r++) {
+            Object row = rows[r];
+            int len = row == null ? 0 : row.getClass().isArray() ? java.lang.reflect.Array.getLength(row) : -1;
+            if (len < 0) {
+                throw new CorruptShardException(path.toString(), -1, d.getPath() + "[" + r + "]: a list expected, read a "
+                        + row.getClass().getSimpleName());
+            }
+            offsets[r + 1] = offsets[r] + (long) len * t.byteSize();
+            if (offsets[r + 1] > fileBytes) {
+                throw new CorruptShardException(path.toString(), -1, d.getPath() + ": its lists hold more values than the file's "
+                        + fileBytes + " bytes can (at list " + r + ")");
+            }
+        }
+        MemorySegment values = MemorySegment.ofArray(new byte[Math.toIntExact(offsets[rows.length])]);
+        for (int r = 0; r < rows.length; r++) {
+            if (rows[r] != null && offsets[r + 1] > offsets[r]) {
+                flatten(rows[r], t, values, offsets[r]);
+            }
+        }
+        return new Lists(values, offsets);
+    }
+
+    /** Elements of one sample of {@code d} (1 for a scalar dataset). */
+    private static long elements(Dataset d) {
+        long[] dim = d.getDimensionsAsLong();
+        long e = 1;
+        for (int k = 1; k < dim.length; k++) {
+            e *= dim[k];
+        }
+        return Math.max(1, e);
     }
 
     /**
@@ -281,10 +392,44 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
     @Override
     public void read(long index, Row row) throws IOException {
         for (int f = 0; f < datasets.length; f++) {
+            if (lists[f] != null) {
+                long from = lists[f].offsets()[(int) index];
+                row.append(f, lists[f].values(), from, lists[f].offsets()[(int) index + 1] - from);
+                continue;
+            }
+            if (mapped[f] != null) {
+                row.copy(f, mapped[f], index * sampleBytes[f], sampleBytes[f]);
+                continue;
+            }
             long b = index / blockRows[f];
             MemorySegment block = cache.get(firstBlock[f] + (int) b);
             row.copy(f, block, (index - b * blockRows[f]) * sampleBytes[f], sampleBytes[f]);
         }
+    }
+
+    /** Every field mapped ({@code NOTE [Contiguous]}): each run of consecutive samples is one copy a field. */
+    @Override
+    public boolean readAll(long[] indices, int from, int count, Row row) {
+        for (MemorySegment m : mapped) {
+            if (m == null) {
+                return false;
+            }
+        }
+        for (int f = 0; f < mapped.length; f++) {
+            MemorySegment column = row.column(f);
+            long at = row.offset(f);
+            long bytes = sampleBytes[f];
+            for (int j = 0; j < count; ) {
+                long first = indices[from + j];
+                int run = 1;
+                while (j + run < count && indices[from + j + run] == first + run) {
+                    run++;
+                }
+                MemorySegment.copy(mapped[f], first * bytes, column, at + j * bytes, run * bytes);
+                j += run;
+            }
+        }
+        return true;
     }
 
     /** Block {@code k}: some consecutive samples of one dataset, as little-endian C-order bytes. */
@@ -546,8 +691,12 @@ public final class Hdf5Dataset implements DirectDataset, AutoCloseable {
 
     @Override
     public void close() {
+        if (closed) {
+            return;
+        }
         closed = true;
         cache.close();
+        arena.close();
         for (Handle h; (h = all.poll()) != null; ) {
             h.file().close();
         }

@@ -62,6 +62,70 @@ class Hdf5DatasetTest {
         }
     }
 
+    /**
+     * Contiguous datasets (h5py's default) are read from a mapping of where they lie, a batch of
+     * them at once (NOTE [Contiguous]): the same values in any order, and a chunked one among
+     * them sends the batch through decoded blocks.
+     */
+    @Test
+    void contiguousDatasetsAreReadWholeBatchesAtOnceFromTheirMapping() throws IOException {
+        for (String f : new String[] {"default.h5", "latest.h5"}) {
+            try (Hdf5Dataset d = new Hdf5Dataset(fixture(f), List.of("/x", "/y"))) {
+                for (boolean shuffle : new boolean[] {false, true}) {
+                    try (Loader l = Loader.builder(d).batchSize(16).workers(2).shuffle(shuffle).build()) {
+                        java.util.Set<Long> seen = new java.util.HashSet<>();
+                        for (Batch b : l) {
+                            for (int r = 0; r < b.size(); r++) {
+                                long i = b.index(r);
+                                assertTrue(seen.add(i));
+                                for (int j = 0; j < 8; j++) {
+                                    assertEquals(i * 10 + j, b.data(0).get(ValueLayout.JAVA_FLOAT_UNALIGNED, 4L * (r * 8 + j)), 0, f);
+                                }
+                                assertEquals(i % 7, b.data(1).get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * r), f);
+                            }
+                        }
+                        assertEquals(100, seen.size());
+                    }
+                }
+                assertTrue(readsWholeBatches(d), f + ": contiguous datasets are mapped");
+            }
+            try (Hdf5Dataset d = new Hdf5Dataset(fixture(f), List.of("/x", "/z"))) {
+                assertTrue(!readsWholeBatches(d), f + ": a chunked dataset goes through blocks");
+            }
+        }
+    }
+
+    /** Whether {@code d} reads a batch of samples at once. */
+    private static boolean readsWholeBatches(Hdf5Dataset d) throws IOException {
+        boolean[] whole = {false};
+        try (Loader l = Loader.builder(new dev.stoker.DirectDataset() {
+            @Override
+            public long size() {
+                return d.size();
+            }
+
+            @Override
+            public dev.stoker.Schema schema() {
+                return d.schema();
+            }
+
+            @Override
+            public void read(long index, dev.stoker.Row row) throws IOException {
+                d.read(index, row);
+            }
+
+            @Override
+            public boolean readAll(long[] indices, int from, int count, dev.stoker.Row row) throws IOException {
+                boolean all = d.readAll(indices, from, count, row);
+                whole[0] |= all;
+                return all;
+            }
+        }).batchSize(8).workers(0).build()) {
+            l.iterator().next();
+        }
+        return whole[0];
+    }
+
     @Test
     void shuffleFilterAndAPartialLastChunk() throws IOException {
         try (Hdf5Dataset d = new Hdf5Dataset(fixture("default.h5"), List.of("/w"));

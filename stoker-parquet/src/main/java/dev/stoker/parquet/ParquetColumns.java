@@ -15,8 +15,8 @@ import java.nio.ByteOrder;
 import java.util.List;
 
 /**
- * Parquet's column types as Stoker reads them: which columns can be read (top-level, not
- * repeated), the kind of batch field each becomes, decimals as doubles, and what the footer's
+ * Parquet's column types as Stoker reads them: which columns can be read (top-level and flat, or
+ * top-level lists of numbers), the kind of batch field each becomes, decimals as doubles, and what the footer's
  * statistics say of a column (nulls, bytes per value). Static helpers of {@link ParquetDataset}.
  */
 final class ParquetColumns {
@@ -65,11 +65,49 @@ final class ParquetColumns {
         return null;
     }
 
-    /** A projected (or filter) column: its place in the file and its fields in the batch. */
-    record Column(SchemaNode.PrimitiveNode node, int typeLength, Kind kind, int field, int validField) {
-        String name() {
-            return node.name();
+    /**
+     * A projected (or filter) column: its place in the file (for a list, its element's leaf) and
+     * its fields in the batch; {@code list} names a top-level list of numbers, read as a ragged field.
+     */
+    record Column(SchemaNode.PrimitiveNode node, int typeLength, Kind kind, int field, int validField, String list) {
+        Column(SchemaNode.PrimitiveNode node, int typeLength, Kind kind, int field, int validField) {
+            this(node, typeLength, kind, field, validField, null);
         }
+
+        String name() {
+            return list != null ? list : node.name();
+        }
+
+        boolean isList() {
+            return list != null;
+        }
+    }
+
+    /**
+     * The leaf of top-level column {@code name} when it is a list of numbers (a LIST group of one
+     * numeric element, as pyarrow, Spark and DuckDB write {@code list<float>}, or a repeated
+     * number, the legacy two-level form); null when it is no list. A list of anything else (strings,
+     * decimals, structs, lists) is refused naming the column and what its elements are.
+     */
+    static SchemaNode.PrimitiveNode listLeaf(String location, FileSchema file, String name) {
+        SchemaNode n = file.getRootNode().children().stream().filter(c -> c.name().equals(name)).findFirst().orElse(null);
+        SchemaNode element;
+        if (n instanceof SchemaNode.GroupNode g && g.isList()) {
+            element = g.getListElement();
+        } else if (n instanceof SchemaNode.PrimitiveNode p && p.repetitionType() == RepetitionType.REPEATED) {
+            element = p;
+        } else {
+            return null;
+        }
+        if (element instanceof SchemaNode.PrimitiveNode p && p.maxRepetitionLevel() == 1) {
+            Kind k = kind(p);
+            if (k != Kind.BYTES && k != Kind.DECIMAL32 && k != Kind.DECIMAL64) {
+                return p;
+            }
+        }
+        throw new IllegalArgumentException(location + ": column '" + name + "' is a list of "
+                + (element instanceof SchemaNode.PrimitiveNode ? typeName(element) : "nested values (" + typeName(element) + ")")
+                + "; only lists of numbers (bool, integers, float, double) can be read");
     }
 
     /** A top-level, non-repeated primitive column of the file; {@code context} prefixes the error, which names {@code location}. */
@@ -110,7 +148,7 @@ final class ParquetColumns {
     static long fixedBytes(Column[] cols, long rows) {
         long n = 0;
         for (Column c : cols) {
-            int w = ChunkDecoder.width(c.node().type());
+            int w = c.isList() ? 0 : ChunkDecoder.width(c.node().type()); // a list is kept on the heap
             n += w == 0 ? 0 : ChunkDecoder.SLACK + ((rows * w + 7) & ~7L);
             if (c.kind() == Kind.DECIMAL32 || c.kind() == Kind.DECIMAL64) {
                 n += 8 * rows;
@@ -161,7 +199,9 @@ final class ParquetColumns {
     /** A column's type as {@code stoker inspect} names it: the logical type if any, else the physical one. */
     static String typeName(SchemaNode n) {
         String base;
-        if (!(n instanceof SchemaNode.PrimitiveNode p)) {
+        if (n instanceof SchemaNode.GroupNode g && g.isList()) {
+            return "list<" + typeName(g.getListElement()) + ">";
+        } else if (!(n instanceof SchemaNode.PrimitiveNode p)) {
             base = "group";
         } else {
             LogicalType l = p.logicalType();

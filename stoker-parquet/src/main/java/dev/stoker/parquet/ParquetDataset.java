@@ -44,7 +44,9 @@ import java.util.logging.Logger;
  * A Parquet file as a random-access dataset: one sample per row, one batch field per projected
  * column. Numeric and boolean columns become scalar fields of their type (int32, int64, uint32,
  * uint64, float32, float64, bool; decimals stored as int32 or int64 become float64), strings and
- * binary become variable-length fields (offsets + bytes). A nullable column that holds nulls also
+ * binary become variable-length fields (offsets + bytes), lists of numbers ({@code list<float>}) ragged
+ * fields of their element's type ({@link Field#ragged}; a null list reads as an empty one, a
+ * null element of a float list as NaN, of any other list as an error). A nullable column that holds nulls also
  * gets a bool field {@code <name>_valid} (false for a null, whose value is written as 0, NaN or
  * empty).
  *
@@ -128,6 +130,13 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
             this.columns = new Column[names.size()];
             List<Field> fields = new ArrayList<>();
             for (int i = 0; i < names.size(); i++) {
+                SchemaNode.PrimitiveNode leaf = ParquetColumns.listLeaf(location, file, names.get(i));
+                if (leaf != null) { // a list of numbers: a ragged field, its values read by Hardwood's nested reader
+                    Kind kind = kind(leaf);
+                    this.columns[i] = new Column(leaf, typeLength(file, leaf), kind, fields.size(), -1, names.get(i));
+                    fields.add(Field.ragged(names.get(i), kind.dtype, bytesHint(blocks, leaf.columnIndex())));
+                    continue;
+                }
                 SchemaNode.PrimitiveNode node = flatColumn(location, file, names.get(i), "");
                 Kind kind = kind(node);
                 boolean nulls = node.repetitionType() == RepetitionType.OPTIONAL && mayHoldNulls(blocks, node.columnIndex());

@@ -19,6 +19,7 @@ import dev.stoker.parquet.ParquetColumns.Column;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
@@ -104,6 +105,10 @@ final class RowGroups implements AutoCloseable {
                     ChunkDecoder.Spec spec = new ChunkDecoder.Spec(m.type(), current.typeLength(),
                             current.node().maxDefinitionLevel(), m.codec());
                     Values v;
+                    if (current.isList()) {
+                        out[order[i]] = list(group, current, n);
+                        continue;
+                    }
                     try {
                         v = decoder.decode(bytes, (int) (c.chunkStartOffset() - from), Math.toIntExact(m.totalCompressedSize()), spec, n, memory.allocator);
                     } catch (ChunkDecoder.Unsupported e) {
@@ -198,6 +203,91 @@ final class RowGroups implements AutoCloseable {
         }
         byte[] validity = nulls ? valid : null;
         return w > 0 ? new Values(w, n, seg, validity) : new Values(n, bytes.toByteArray(), offsets, validity);
+    }
+
+    /**
+     * A list column's chunk, decoded by Hardwood's nested column reader: each row's values, as
+     * little-endian values of the element's type one after the other, and {@code n + 1} byte
+     * offsets (a null list is empty). A null element of a float or double list is NaN; of any
+     * other list, an error naming the column, the row group and the row.
+     */
+    private Values list(RowGroup group, Column c, int n) throws IOException {
+        long from = Long.MAX_VALUE;
+        long to = 0;
+        for (ColumnChunk k : group.columns()) {
+            from = Math.min(from, k.chunkStartOffset());
+            to = Math.max(to, k.chunkStartOffset() + k.metaData().totalCompressedSize());
+        }
+        PhysicalType type = c.node().type();
+        int w = ChunkDecoder.width(type);
+        // the values a chunk holds, from its footer: the bound of what its rows may take, checked before anything is held
+        long stated = ParquetColumns.chunk(group, c).metaData().numValues();
+        if (stated < 0 || stated * w > Integer.MAX_VALUE - 16) {
+            throw new CorruptShardException(location, ParquetColumns.chunk(group, c).chunkStartOffset(), "column '" + c.name()
+                    + "': a row group's list holds " + stated + " values; at most " + (Integer.MAX_VALUE - 16) / w + " can be read");
+        }
+        byte[] data = new byte[(int) Math.min(stated * w, 1 << 20)];
+        int[] offsets = new int[n + 1];
+        int at = 0;
+        int r = 0;
+        try (ColumnReader reader = hardwood.buildColumnReader(c.node().columnIndex())
+                .filter(RowGroupPredicate.byteRange(from, to)).batchSize(n).build()) {
+            while (reader.nextBatch()) {
+                int m = reader.getRecordCount();
+                if (r + m > n) {
+                    throw new IOException("Hardwood read more than the row group's " + n + " rows");
+                }
+                int values = reader.getValueCount();
+                int[] layer = reader.getLayerOffsets(0);
+                Validity leaf = reader.getLeafValidity();
+                if (layer.length < m || (long) at + (long) values * w > stated * w) {
+                    throw new IOException("column '" + c.name() + "': the list's rows hold more values than its chunk states ("
+                            + stated + ")");
+                }
+                if (at + values * w > data.length) {
+                    data = Arrays.copyOf(data, (int) Math.min(stated * w, Math.max((long) at + (long) values * w, 2L * data.length)));
+                }
+                MemorySegment seg = MemorySegment.ofArray(data);
+                boolean[] bools = type == PhysicalType.BOOLEAN ? reader.getBooleans() : null;
+                int[] ints = type == PhysicalType.INT32 ? reader.getInts() : null;
+                long[] longs = type == PhysicalType.INT64 ? reader.getLongs() : null;
+                float[] floats = type == PhysicalType.FLOAT ? reader.getFloats() : null;
+                double[] doubles = type == PhysicalType.DOUBLE ? reader.getDoubles() : null;
+                for (int i = 0; i < m; i++) {
+                    int start = layer[i];
+                    int end = i + 1 < m ? layer[i + 1] : layer.length > m ? layer[m] : values;
+                    if (start < 0 || end < start || end > values) {
+                        throw new IOException("column '" + c.name() + "': row " + (r + i) + "'s values [" + start + ", " + end
+                                + ") are not within the " + values + " read");
+                    }
+                    for (int j = start; j < end; j++) {
+                        long o = (long) at + (long) (j - start) * w;
+                        boolean isNull = leaf.isNull(j);
+                        if (isNull && type != PhysicalType.FLOAT && type != PhysicalType.DOUBLE) {
+                            throw new CorruptShardException(location, -1, "column '" + c.name() + "', row group "
+                                    + meta.rowGroups().indexOf(group) + ", row " + (r + i) + ": a null inside a list of "
+                                    + ParquetColumns.typeName(c.node()) + "; Stoker reads lists of numbers without nulls "
+                                    + "(a float or double list's null reads as NaN)");
+                        }
+                        switch (type) {
+                            case BOOLEAN -> seg.set(ValueLayout.JAVA_BYTE, o, bools[j] ? (byte) 1 : 0);
+                            case INT32 -> seg.set(LE_INT, o, ints[j]);
+                            case INT64 -> seg.set(LE_LONG, o, longs[j]);
+                            case FLOAT -> seg.set(LE_FLOAT, o, isNull ? Float.NaN : floats[j]);
+                            case DOUBLE -> seg.set(LE_DOUBLE, o, isNull ? Double.NaN : doubles[j]);
+                            default -> throw new AssertionError(type);
+                        }
+                    }
+                    at += (end - start) * w;
+                    offsets[r + i + 1] = at;
+                }
+                r += m;
+            }
+        }
+        if (r != n) {
+            throw new IOException("Hardwood read " + r + " of the row group's " + n + " rows");
+        }
+        return new Values(n, at == data.length ? data : Arrays.copyOf(data, at), offsets, null);
     }
 
     /** The rows of row group {@code g} whose filter column satisfies the condition. */

@@ -21,7 +21,7 @@ import java.util.Locale;
 import java.util.stream.Stream;
 
 /**
- * A source's local files loaded into memory before the first epoch ({@code in_memory},
+ * A source's local files (its paths; the arrays source's files and their lengths' files) loaded into memory before the first epoch ({@code in_memory},
  * {@code --in-memory}): copied into a private folder of a memory file system ({@code /dev/shm},
  * or {@code $STOKER_SHM_DIR}), which the source then reads in place of the originals (NOTE [In
  * memory]).
@@ -66,6 +66,16 @@ final class InMemory implements AutoCloseable {
         } else if (json.get("path") instanceof TextNode t) {
             copies.add(plan(t.asText(), 0));
         }
+        int named = copies.size();
+        List<ObjectNode> fields = new ArrayList<>(); // the arrays source's files, and their lengths' files
+        if (json.get("files") instanceof ObjectNode files) {
+            for (JsonNode f : files) {
+                for (JsonNode at = f; at instanceof ObjectNode o && o.get("path") instanceof TextNode t; at = o.get("lengths")) {
+                    fields.add(o);
+                    copies.add(plan(t.asText(), copies.size()));
+                }
+            }
+        }
         long bytes = copies.stream().mapToLong(Copy::bytes).sum();
         Path root = shmRoot();
         long free = Files.getFileStore(root).getUsableSpace();
@@ -84,9 +94,16 @@ final class InMemory implements AutoCloseable {
             }
             double seconds = (System.nanoTime() - t0) / 1e9;
             if (paths instanceof ArrayNode) {
-                json.set("paths", rewritten);
-            } else if (!copies.isEmpty()) {
+                ArrayNode copied = json.arrayNode();
+                for (int i = 0; i < named; i++) {
+                    copied.add(rewritten.get(i));
+                }
+                json.set("paths", copied);
+            } else if (named > 0) {
                 json.set("path", rewritten.get(0));
+            }
+            for (int i = 0; i < fields.size(); i++) {
+                fields.get(i).set("path", rewritten.get(named + i));
             }
             Recipe r = Specs.source(json.toString()).open(loader);
             r.hold(memory);

@@ -1,10 +1,16 @@
 package dev.stoker.sources;
 
 import dev.stoker.ErrorPolicy;
+import dev.stoker.DType;
 import dev.stoker.Loader;
 import dev.stoker.LoaderBuilder;
+import dev.stoker.Padding;
 import dev.stoker.Sampler;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 
 /**
  * The loader's options as plain data, apart from the source's ({@code DataLoader(dataset, ...)}
@@ -16,21 +22,39 @@ import java.time.Duration;
  * <p>{@code prefetch} is batches ahead, for a stream shards ahead; with no workers it does not
  * apply. {@code cores} bounds what the autotuner may give workers.
  *
- * @param order        {@code shuffle} or {@code sequential} (a source with an order of its own, such
- *                     as random windows, replaces it)
+ * @param order        {@code shuffle}, {@code sequential} or {@code blocks} (contiguous runs of a
+ *                     batch in a random order: {@link Sampler#blocks}); a source with an order of
+ *                     its own, such as random windows, replaces it
  * @param errors       {@code fail}, {@code skip-sample} or {@code skip-shard}
  * @param streams      the streams a streaming source's epoch is split into (null: one a rank), the
  *                     unit its states record, so a job may resume at another world size
  * @param inMemory     the source's local files copied into memory before the first epoch, their
  *                     size checked first ({@link Specs#open}; NOTE [In memory])
+ * @param pad          ragged fields padded: glob of names → length ({@code {"Jet_*": 128}}); a
+ *                     stack takes its length from the glob that names it ({@link Padding})
+ * @param stack        ragged fields stacked into one {@code [N, F]} field: name → fields
+ * @param stackDtype   the dtype of stacks (null: float32)
+ * @param padValue     the value past a sample's last entry
+ * @param lengths      each padded field or stack {@code NAME} followed by {@code NAME_len} (int64)
+ * @param mask         each padded field or stack {@code NAME} followed by {@code NAME_mask} (bool {@code [N]})
  */
 public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, Long seed, Long epoch, int rank, int worldSize,
                          String order, int shuffleWindow, Long shuffleWindowBytes, Long timeoutMs, boolean dropLast,
-                         String errors, Integer cores, Long memoryLimit, Integer streams, boolean inMemory) {
+                         String errors, Integer cores, Long memoryLimit, Integer streams, boolean inMemory,
+                         Map<String, Integer> pad, Map<String, List<String>> stack, String stackDtype, double padValue,
+                         boolean lengths, boolean mask) {
 
     /** The defaults: batches of 32, workers and prefetch tuned, shuffled with seed 0, epoch 0, one rank, errors fail. */
     public static final LoaderSpec DEFAULT = new LoaderSpec(32, null, null, null, null, 0, 1, "shuffle", 0, null, null, false,
             "fail", null, null, null, false);
+
+    /** These options, with nothing padded. */
+    public LoaderSpec(int batchSize, Integer workers, Integer prefetch, Long seed, Long epoch, int rank, int worldSize,
+                      String order, int shuffleWindow, Long shuffleWindowBytes, Long timeoutMs, boolean dropLast,
+                      String errors, Integer cores, Long memoryLimit, Integer streams, boolean inMemory) {
+        this(batchSize, workers, prefetch, seed, epoch, rank, worldSize, order, shuffleWindow, shuffleWindowBytes, timeoutMs,
+                dropLast, errors, cores, memoryLimit, streams, inMemory, Map.of(), Map.of(), null, 0, false, false);
+    }
 
     public LoaderSpec {
         SpecException.atLeast("batch_size", batchSize, 1);
@@ -48,7 +72,7 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, Long 
         if (rank >= worldSize) {
             throw SpecException.naming("rank", rank + " is not in a world of " + worldSize + " ({world_size})");
         }
-        order = SpecException.oneOf("order", order == null ? "shuffle" : order, "shuffle", "sequential");
+        order = SpecException.oneOf("order", order == null ? "shuffle" : order, "shuffle", "sequential", "blocks");
         SpecException.atLeast("shuffle_window", shuffleWindow, 0);
         if (shuffleWindowBytes != null) {
             SpecException.atLeast("shuffle_window_bytes", shuffleWindowBytes, 0);
@@ -66,24 +90,68 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, Long 
         if (streams != null) {
             SpecException.atLeast("streams", streams, worldSize);
         }
+        pad = pad == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(pad));
+        for (var e : pad.entrySet()) {
+            if (e.getKey() == null || e.getKey().isEmpty()) {
+                throw SpecException.naming("pad", "a glob must not be empty");
+            }
+            if (e.getValue() == null || e.getValue() < 1) {
+                throw SpecException.naming("pad", "'" + e.getKey() + "' needs a length >= 1, got " + e.getValue());
+            }
+        }
+        Map<String, List<String>> stacks = new LinkedHashMap<>();
+        if (stack != null) {
+            for (var e : stack.entrySet()) {
+                if (e.getValue() == null || e.getValue().isEmpty() || e.getValue().stream().anyMatch(f -> f == null || f.isEmpty())) {
+                    throw SpecException.naming("stack", "'" + e.getKey() + "' needs a list of field names");
+                }
+                stacks.put(e.getKey(), List.copyOf(e.getValue()));
+            }
+        }
+        stack = Collections.unmodifiableMap(stacks);
+        if (stackDtype != null) {
+            stackDtype = SpecException.oneOf("stack_dtype", stackDtype, "float32", "float64", "float16", "bfloat16", "int8",
+                    "uint8", "int16", "int32", "int64", "bool");
+        }
+        if (!Double.isFinite(padValue)) {
+            throw SpecException.naming("pad_value", "must be a finite number, got " + padValue);
+        }
+    }
+
+    /** The {@link Padding} that {@link #pad}, {@link #stack} and their options describe. */
+    public Padding padding() {
+        Padding p = Padding.of();
+        for (var e : pad.entrySet()) {
+            p = p.pad(e.getKey(), e.getValue());
+        }
+        for (var e : stack.entrySet()) {
+            p = p.stack(e.getKey(), e.getValue());
+        }
+        if (stackDtype != null) {
+            p = p.stackType(DType.valueOf(stackDtype.toUpperCase(java.util.Locale.ROOT)));
+        }
+        return p.value(padValue).lengths(lengths).mask(mask);
     }
 
     /** The same with {@code batchSize} samples per batch. */
     public LoaderSpec withBatchSize(int batchSize) {
         return new LoaderSpec(batchSize, workers, prefetch, seed, epoch, rank, worldSize, order, shuffleWindow,
-                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams, inMemory);
+                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams, inMemory, pad, stack, stackDtype,
+                padValue, lengths, mask);
     }
 
     /** The same with these workers and prefetch (null: {@code auto}). */
     public LoaderSpec withWorkers(Integer workers, Integer prefetch) {
         return new LoaderSpec(batchSize, workers, prefetch, seed, epoch, rank, worldSize, order, shuffleWindow,
-                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams, inMemory);
+                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams, inMemory, pad, stack, stackDtype,
+                padValue, lengths, mask);
     }
 
     /** The same for {@code rank} of {@code worldSize}. */
     public LoaderSpec withRank(int rank, int worldSize) {
         return new LoaderSpec(batchSize, workers, prefetch, seed, epoch, rank, worldSize, order, shuffleWindow,
-                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams, inMemory);
+                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams, inMemory, pad, stack, stackDtype,
+                padValue, lengths, mask);
     }
 
     /** The error policy {@link #errors} names. */
@@ -110,6 +178,19 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, Long 
         return b.resume(state);
     }
 
+    /**
+     * The sampler {@link #order} names. {@code blocks}: contiguous runs of a batch of samples a
+     * rank (of {@code batchSize * worldSize} samples, rank {@code r} taking every
+     * {@code worldSize}-th of each from its {@code r}-th), in a random order.
+     */
+    Sampler sampler() {
+        return switch (order) {
+            case "shuffle" -> Sampler.shuffle();
+            case "blocks" -> Sampler.blocks((long) batchSize * worldSize);
+            default -> Sampler.sequential();
+        };
+    }
+
     /** The seed of the order: {@link #seed}, or 0. */
     public long orderSeed() {
         return seed == null ? 0 : seed;
@@ -131,7 +212,7 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, Long 
      */
     LoaderBuilder configure(LoaderBuilder b, Sampler sampler) {
         b.batchSize(batchSize).rank(rank).worldSize(worldSize)
-                .sampler(sampler != null ? sampler : order.equals("shuffle") ? Sampler.shuffle() : Sampler.sequential());
+                .sampler(sampler != null ? sampler : sampler());
         if (workers == null) {
             b.workers(Loader.AUTO);
         } else if (workers > 0) {
@@ -166,6 +247,16 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, Long 
         }
         if (streams != null) {
             b.streams(streams);
+        }
+        Padding padding = padding();
+        if (!padding.isEmpty()) {
+            try {
+                b.padding(padding);
+            } catch (IllegalArgumentException e) {
+                throw new SpecException(null, e.getMessage()); // it names the glob, stack or field
+            }
+        } else if (lengths || mask) {
+            throw SpecException.naming(lengths ? "lengths" : "mask", "is for padded fields: give {pad} (and {stack}) too");
         }
         return b;
     }

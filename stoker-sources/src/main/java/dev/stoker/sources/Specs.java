@@ -61,6 +61,7 @@ public final class Specs {
         m.put("arrayrecord", ArrayRecord.of(List.of()));
         m.put("arrow", Arrow.of(List.of()));
         m.put("litdata", LitData.of(null));
+        m.put("arrays", NamedArrays.of(Map.of()));
         return m;
     }
 
@@ -106,6 +107,17 @@ public final class Specs {
     /** A loader spec from its JSON. */
     public static LoaderSpec loader(String json) {
         return read(LoaderSpec.DEFAULT, (ObjectNode) tree(json), "the loader");
+    }
+
+    /** A value of a nested type ({@code type}) of option {@code option}, from its JSON, read as the specs are. */
+    static <T> T value(String json, Class<T> type, String option) {
+        try {
+            return JSON.readValue(json, type);
+        } catch (UnrecognizedPropertyException e) {
+            throw new SpecException(option, "has no option '" + e.getPropertyName() + "'");
+        } catch (JsonProcessingException e) {
+            throw new SpecException(option, "has a value that cannot be read: " + firstLine(e.getOriginalMessage()));
+        }
     }
 
     /** The JSON of {@code spec}, its kind first; {@link #source} reads it back equal. */

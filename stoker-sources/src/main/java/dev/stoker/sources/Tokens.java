@@ -1,11 +1,16 @@
 package dev.stoker.sources;
 
+import dev.stoker.CorruptShardException;
 import dev.stoker.DType;
 import dev.stoker.DirectDataset;
 import dev.stoker.Loader;
 import dev.stoker.Sampler;
+import dev.stoker.formats.io.Magic;
 import dev.stoker.formats.npy.Npy;
 import dev.stoker.formats.npy.NpyArray;
+import dev.stoker.formats.tensors.SafeTensors;
+import dev.stoker.formats.tensors.TensorFile;
+import dev.stoker.formats.tensors.TorchSave;
 import dev.stoker.formats.tokens.Megatron;
 import dev.stoker.formats.tokens.PackedSequences;
 import dev.stoker.formats.tokens.TokenFile;
@@ -19,17 +24,21 @@ import java.util.List;
 
 /**
  * Windows of {@code seqLen + 1} tokens from token files, as {@code x} and {@code y} shifted by one:
- * raw {@code .bin} files of {@code dtype}, {@code .npy} arrays, or Megatron {@code .bin/.idx}
+ * raw {@code .bin} files of {@code dtype}, {@code .npy} arrays, a one-dimensional integer tensor of a
+ * {@code torch.save} archive ({@code .pt}) or a safetensors file, or Megatron {@code .bin/.idx}
  * pairs, whose documents are packed (with {@code separator} between them when it is not -1).
  * Several files are concatenated, or mixed in the proportions {@code weights}. Local paths, or
  * http(s):// and s3:// URLs read through {@code cache}. A file is read as raw tokens only when its
- * first bytes show no other format: a {@code .npy} array under another name is read as one, a
- * Megatron {@code .idx} as its pair, and a zip archive ({@code torch.save}), compressed file, HTML
+ * first bytes show no other format: a {@code .npy} array, a {@code torch.save} archive or a
+ * safetensors file under another name is read as one, a Megatron {@code .idx} as its pair, and
+ * any other zip archive, an HDF5, Parquet, ROOT, SQLite or Arrow file, a compressed file, an HTML
  * page or text is refused, naming what it is.
  *
  * @param windows {@code disjoint}: non-overlapping windows, each token once per epoch;
  *                {@code random}: windows at random offsets with replacement (nanoGPT's get_batch),
- *                as many per epoch as disjoint windows would give
+ *                as many per epoch as disjoint windows would give; {@code offset}: window
+ *                {@code i} of the disjoint ones shifted by a random offset below
+ *                {@code seq_len} each epoch ({@link Sampler#offsets}), in the loader's order
  * @param outDtype {@code x} and {@code y} as {@code int64} or {@code int32}
  * @param raw      every file read as raw tokens of {@code dtype}, as it is, whatever its name and first bytes
  */
@@ -40,7 +49,7 @@ public record Tokens(List<String> paths, int seqLen, String dtype, String outDty
         SpecException.atLeast("seq_len", seqLen, 1);
         tokenType(dtype);
         outType(outDtype);
-        SpecException.oneOf("windows", windows, "disjoint", "random");
+        SpecException.oneOf("windows", windows, "disjoint", "random", "offset");
         if (weights != null) {
             weights = List.copyOf(weights);
             for (double w : weights) {
@@ -93,7 +102,7 @@ public record Tokens(List<String> paths, int seqLen, String dtype, String outDty
         if (weights != null && weights.size() != paths.size()) {
             throw new SpecException("weights", "needs one weight per path: " + weights.size() + " for " + paths.size());
         }
-        boolean random = windows.equals("random");
+        boolean random = !windows.equals("disjoint"); // a window at every token, the sampler choosing
         DType out = outType(outDtype);
         return Recipe.open(kind(), r -> {
             List<DirectDataset> datasets = new ArrayList<>();
@@ -112,8 +121,10 @@ public record Tokens(List<String> paths, int seqLen, String dtype, String outDty
             } else {
                 data = datasets.size() == 1 ? datasets.get(0) : DirectDataset.concat(datasets);
             }
-            if (random) {
+            if (windows.equals("random")) {
                 r.sampler(Sampler.random(Math.max(1, data.size() / seqLen))); // as many draws as disjoint windows
+            } else if (windows.equals("offset")) {
+                r.sampler(Sampler.offsets(seqLen, !loader.order().equals("sequential")));
             }
             r.tokensPerSample(seqLen).base(() -> Loader.builder(data));
         });
@@ -133,6 +144,41 @@ public record Tokens(List<String> paths, int seqLen, String dtype, String outDty
         return new IOException(m.replace(folder, location.substring(0, location.length() - name.length())), e);
     }
 
+    /**
+     * Whether {@code p} is a file of tensors, read as its tensor: a {@code torch.save} archive
+     * (BabyLlama's {@code torch.save(tensor, "tokenized.pt")}) or a safetensors file, by name or
+     * by its first bytes. A zip archive that is no {@code torch.save} is refused here; the other
+     * formats a file's first bytes show are refused by {@link TokenFile#open} (NOTE [Raw or not]).
+     */
+    private static boolean tensors(Path p, String name) throws IOException {
+        if (!Files.isRegularFile(p)) {
+            return false; // TokenFile.open names what it is
+        }
+        Magic m = Magic.of(Magic.head(p));
+        if (m == Magic.ZIP && !TorchSave.isTorchSave(p)) {
+            throw new CorruptShardException(name, 0, "a zip archive, not tokens (no torch.save data.pkl in it); a raw token "
+                    + "file that only begins like one is read as it is with --raw (Python: raw=True)");
+        }
+        return m == Magic.ZIP || m == Magic.TORCH_LEGACY || name.endsWith(".safetensors") || SafeTensors.looksLike(p);
+    }
+
+    /** The one tensor a token file of tensors holds. */
+    private static NpyArray tensor(TensorFile f) throws CorruptShardException {
+        if (f.arrays().size() != 1) {
+            throw new CorruptShardException(f.name(), -1, "holds " + f.arrays().size() + " tensors " + f.arrays().keySet()
+                    + ": a token file holds one tensor of token ids (the arrays source reads named tensors as fields)");
+        }
+        return f.arrays().values().iterator().next();
+    }
+
+    private static dev.stoker.formats.tokens.Tokens tokensOf(NpyArray a) throws IOException {
+        try {
+            return dev.stoker.formats.tokens.Tokens.of(a);
+        } catch (IllegalArgumentException e) {
+            throw new IOException(e.getMessage(), e); // an array that is no token ids: bad data, named
+        }
+    }
+
     /** One file's windows, or for Megatron data its documents packed. */
     private DirectDataset windows(Recipe r, Path p, boolean random, DType out) throws IOException {
         String name = p.toString();
@@ -144,12 +190,9 @@ public record Tokens(List<String> paths, int seqLen, String dtype, String outDty
         } else if (!Files.exists(p)) {
             throw new NoSuchFileException(name);
         } else if (name.endsWith(".npy") || Npy.isNpy(p)) {
-            NpyArray a = r.hold(Npy.read(p));
-            try {
-                t = dev.stoker.formats.tokens.Tokens.of(a);
-            } catch (IllegalArgumentException e) {
-                throw new IOException(e.getMessage(), e); // an array that is no token ids: bad data, named
-            }
+            t = tokensOf(r.hold(Npy.read(p)));
+        } else if (tensors(p, name)) {
+            t = tokensOf(tensor(r.hold(TensorFile.open(p))));
         } else {
             t = r.hold(TokenFile.open(p, tokenType(dtype))); // refuses a file that shows another format
         }

@@ -114,6 +114,67 @@ class SpecsTest {
         }
     }
 
+    /**
+     * windows="offset": each of the disjoint windows once an epoch, shifted by an offset below
+     * seq_len that changes with the epoch; order="blocks": each batch a contiguous run. Both resume
+     * exactly (their orders are pure functions of seed and epoch).
+     */
+    @Test
+    void offsetWindowsAndBlockOrderReadEachChunkOnceAndResumeExactly(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("t.bin");
+        byte[] tokens = new byte[2 * 1000];
+        for (int i = 0; i < 1000; i++) {
+            tokens[2 * i] = (byte) i;
+            tokens[2 * i + 1] = (byte) (i >> 8);
+        }
+        Files.write(file, tokens);
+        Tokens t = Tokens.of(List.of(file.toString())).withSeqLen(9);
+        Tokens offset = new Tokens(t.paths(), 9, t.dtype(), t.outDtype(), "offset", null, t.separator(), t.raw(), t.cache());
+        LoaderSpec loader = LoaderSpec.DEFAULT.withBatchSize(4).withWorkers(0, null);
+        try (Recipe r = offset.open(loader)) {
+            List<Long> first = firstTokens(r.builder(loader).epoch(0));
+            List<Long> second = firstTokens(r.builder(loader).epoch(1));
+            assertEquals(110, first.size()); // (1000 - 9) / 9 chunks
+            assertEquals(java.util.stream.LongStream.range(0, 110).boxed().toList(),
+                    first.stream().map(x -> x / 9).sorted().toList(), "each chunk once");
+            assertTrue(first.stream().anyMatch(x -> x % 9 != 0), "shifted: " + first);
+            assertTrue(!first.stream().sorted().toList().equals(second.stream().sorted().toList()), "other offsets next epoch");
+            assertResumes(r, loader);
+        }
+        LoaderSpec blocks = new LoaderSpec(4, 0, null, 5L, null, 0, 1, "blocks", 0, null, null, false, "fail", null, null,
+                null, false);
+        try (Recipe r = t.open(blocks)) {
+            List<Long> first = firstTokens(r.builder(blocks).epoch(0));
+            assertEquals(111, first.size()); // (1000 - 1) / 9 + 1 windows
+            for (int b = 0; b + 4 <= first.size(); b += 4) { // whole blocks, the short one last; one may wrap
+                long head = first.get(b);
+                List<Long> run = first.subList(b, b + 4).stream().map(x -> (x - head + 999) % 999).toList();
+                assertEquals(List.of(0L, 9L, 18L, 27L), run, "batch " + b / 4 + ": " + first);
+            }
+            assertEquals(java.util.stream.LongStream.range(0, 111).map(i -> i * 9).boxed().toList(), first.stream().sorted().toList());
+            assertResumes(r, blocks);
+        }
+    }
+
+    /** A loader resumed from its state after 5 batches delivers what the uninterrupted run did after them. */
+    private static void assertResumes(Recipe r, LoaderSpec spec) throws Exception {
+        List<Long> whole = firstTokens(r.builder(spec).epoch(0));
+        List<Long> got = new java.util.ArrayList<>();
+        dev.stoker.LoaderState state;
+        try (Loader l = r.builder(spec).epoch(0).build()) {
+            java.util.Iterator<Batch> it = l.iterator();
+            for (int k = 0; k < 5; k++) {
+                Batch batch = it.next();
+                for (int row = 0; row < batch.size(); row++) {
+                    got.add(batch.data("x").getAtIndex(java.lang.foreign.ValueLayout.JAVA_LONG, (long) row * 9));
+                }
+            }
+            state = dev.stoker.LoaderState.fromJson(l.state().toJson());
+        }
+        got.addAll(firstTokens(r.builder(spec).resume(state)));
+        assertEquals(whole, got);
+    }
+
     @Test
     void anImageCacheIsEstimatedFirstAndRefusedPastItsBoundWithTheNumbers(@TempDir Path dir) throws Exception {
         Path shard = dir.resolve("img-000000.tar");
@@ -273,6 +334,31 @@ class SpecsTest {
             }
         }
         return out;
+    }
+
+    @Test
+    void paddingIsPlainDataThatMakesAPadding() {
+        LoaderSpec l = Specs.loader("{\"pad\": {\"Jet_*\": 128, \"particles\": 64}, \"stack\": {\"particles\": [\"Part_px\", "
+                + "\"Part_py\"]}, \"stack_dtype\": \"float64\", \"pad_value\": -1, \"lengths\": true, \"mask\": true}");
+        assertEquals(l, Specs.loader(Specs.json(l)));
+        assertEquals(List.of("Jet_*", "particles"), List.copyOf(l.pad().keySet()), "the order given: the first glob that matches counts");
+        dev.stoker.Padding want = dev.stoker.Padding.of().pad("Jet_*", 128).pad("particles", 64)
+                .stack("particles", "Part_px", "Part_py").stackType(dev.stoker.DType.FLOAT64).value(-1).lengths(true).mask(true);
+        assertEquals(want, l.padding());
+        assertTrue(LoaderSpec.DEFAULT.padding().isEmpty());
+        assertEquals("pad", assertThrows(SpecException.class, () -> Specs.loader("{\"pad\": {\"x\": 0}}")).option());
+        assertEquals("stack", assertThrows(SpecException.class, () -> Specs.loader("{\"stack\": {\"s\": []}}")).option());
+        assertEquals("stack_dtype", assertThrows(SpecException.class, () -> Specs.loader("{\"stack_dtype\": \"int4\"}")).option());
+    }
+
+    @Test
+    void lengthsWithoutPaddingAreRefusedWhenTheLoaderIsMade() throws Exception {
+        LoaderSpec l = Specs.loader("{\"lengths\": true, \"workers\": 0}");
+        try (Recipe r = Specs.open(Synthetic.of(), l)) {
+            SpecException e = assertThrows(SpecException.class, () -> r.builder(l));
+            assertEquals("lengths", e.option());
+            assertTrue(e.getMessage().contains("give pad (and stack) too"), e.getMessage());
+        }
     }
 
     private static String option(String json) {

@@ -40,6 +40,44 @@ public final class Npy {
         return head.length >= n && java.util.Arrays.equals(head, 0, n, NpyHeader.MAGIC, 0, n);
     }
 
+    /**
+     * The element type a numpy name gives ({@code float32}, {@code int64}, {@code bool}, as
+     * {@code np.dtype(...).name} writes it) or a little-endian type string ({@code <f4}, {@code |u1});
+     * an {@link IllegalArgumentException} says what is read otherwise (a big-endian type string
+     * among them: raw arrays are read little-endian).
+     */
+    public static DType dtype(String name) {
+        String n = name == null ? "" : name;
+        DType byName = switch (n) {
+            case "bool" -> DType.BOOL;
+            case "int8" -> DType.INT8;
+            case "uint8" -> DType.UINT8;
+            case "int16" -> DType.INT16;
+            case "uint16" -> DType.UINT16;
+            case "int32" -> DType.INT32;
+            case "uint32" -> DType.UINT32;
+            case "int64" -> DType.INT64;
+            case "uint64" -> DType.UINT64;
+            case "float16" -> DType.FLOAT16;
+            case "bfloat16" -> DType.BFLOAT16;
+            case "float32" -> DType.FLOAT32;
+            case "float64" -> DType.FLOAT64;
+            default -> null;
+        };
+        if (byName != null) {
+            return byName;
+        }
+        if (n.length() >= 3 && "<|=".indexOf(n.charAt(0)) >= 0) {
+            try {
+                return NpyHeader.dtypeOf(n, n, -1);
+            } catch (CorruptShardException e) {
+                // named below
+            }
+        }
+        throw new IllegalArgumentException("dtype '" + n + "' is not read; numeric dtypes: bool, int8, uint8, int16, uint16, "
+                + "int32, uint32, int64, uint64, float16, bfloat16, float32, float64, or little-endian type strings (<f4, |u1, ...)");
+    }
+
     /** Maps a {@code .npy} file. */
     public static NpyArray read(Path path) throws IOException {
         MappedFile f = MappedFile.open(path);
@@ -61,6 +99,42 @@ public final class Npy {
         NpyHeader h = NpyHeader.parse(bytes, name);
         long n = elements(h.shape()) * h.dtype().byteSize();
         return new NpyArray(name, h, bytes.asSlice(h.dataOffset(), n), () -> { });
+    }
+
+    /**
+     * An array held in other bytes, read in place: a tensor of a {@code torch.save} or safetensors
+     * file, a raw file as {@code np.memmap} writes it. {@code data} holds the elements in C order
+     * and {@code order}; {@code owner} is closed with the array (nothing for bytes the caller keeps).
+     */
+    public static NpyArray view(String name, DType dtype, ByteOrder order, long[] shape, MemorySegment data, AutoCloseable owner) {
+        long need = elements(shape) * dtype.byteSize();
+        if (data.byteSize() != need) {
+            throw new IllegalArgumentException(name + ": shape " + java.util.Arrays.toString(shape) + " of " + dtype.label()
+                    + " needs " + need + " bytes, got " + data.byteSize());
+        }
+        return new NpyArray(name, new NpyHeader(0, 0, dtype, order, false, shape.clone(), 0), data, owner);
+    }
+
+    /**
+     * Maps a raw array file, as {@code np.memmap} and {@code arr.tofile()} write it: no header,
+     * {@code shape}'s elements of {@code dtype} little-endian in C order, the file exactly that
+     * long (a size that differs names the file, the bytes the shape needs and the bytes it has).
+     */
+    public static NpyArray raw(Path path, DType dtype, long[] shape) throws IOException {
+        long need;
+        try {
+            need = Math.multiplyExact(elements(shape), (long) dtype.byteSize());
+        } catch (ArithmeticException e) {
+            throw new CorruptShardException(path.toString(), -1, "shape " + java.util.Arrays.toString(shape) + " is larger than any file");
+        }
+        MappedFile f = MappedFile.open(path);
+        if (f.size() != need) {
+            f.close();
+            throw new CorruptShardException(path.toString(), -1, "a raw array of shape " + java.util.Arrays.toString(shape) + " of "
+                    + dtype.label() + " is " + need + " bytes, the file has " + f.size());
+        }
+        return new NpyArray(path.toString(), new NpyHeader(0, 0, dtype, ByteOrder.LITTLE_ENDIAN, false, shape.clone(), 0),
+                f.segment(), f);
     }
 
     /**

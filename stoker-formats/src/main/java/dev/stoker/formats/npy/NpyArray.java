@@ -62,7 +62,7 @@ public final class NpyArray implements AutoCloseable {
         return header.fortranOrder();
     }
 
-    /** The format version, e.g. "1.0". */
+    /** The format version, e.g. "1.0" ("0.0" for an array that came from no {@code .npy}: {@link Npy#view}, {@link Npy#raw}). */
     public String version() {
         return header.major() + "." + header.minor();
     }
@@ -99,6 +99,7 @@ public final class NpyArray implements AutoCloseable {
     public double getDouble(long i) {
         return switch (header.dtype()) {
             case FLOAT16 -> Float.float16ToFloat(data.get(i16, 2 * i));
+            case BFLOAT16 -> Float.intBitsToFloat((data.get(i16, 2 * i) & 0xFFFF) << 16);
             case FLOAT32 -> data.get(f32, 4 * i);
             case FLOAT64 -> data.get(f64, 8 * i);
             case UINT64 -> {
@@ -139,7 +140,7 @@ public final class NpyArray implements AutoCloseable {
             long s = storageIndex(i);
             out[i] = switch (header.dtype()) {
                 case BOOL -> getLong(s) != 0;
-                case FLOAT16, FLOAT32, FLOAT64 -> getDouble(s);
+                case FLOAT16, BFLOAT16, FLOAT32, FLOAT64 -> getDouble(s);
                 case UINT64 -> Long.toUnsignedString(getLong(s));
                 default -> getLong(s);
             };

@@ -23,7 +23,8 @@ import java.util.Set;
  * the first record, structs flattened to {@code a.b}, each typed by that first record. Numbers
  * and arrays become tensors of their type and shape (a list of numbers of length one a scalar,
  * of length n a vector), strings, bytes and JSON documents variable-length bytes (UTF-8), and a
- * list the format declares ragged variable-length bytes of its elements. Every
+ * list the format declares ragged (Arrow's {@code list<int32>}) a {@link Field#ragged ragged} field
+ * of its elements' type, which the loader can pad ({@link dev.stoker.Padding}). Every
  * record must match: a record whose field is missing or has another type or shape fails naming
  * the record, the field, and both. {@code fields} keeps only the named fields (dotted names for
  * struct members), so that a field the loader cannot batch (a list of images) can be left out.
@@ -79,7 +80,7 @@ public final class RecordDataset implements DirectDataset, AutoCloseable {
                 case FLOAT -> Field.scalar(name, DType.FLOAT32);
                 case BOOL -> Field.scalar(name, DType.BOOL);
                 case TEXT, BYTES, LIST_BYTES -> Field.bytes(name, Math.max(16, 2L * size(v)));
-                case RAGGED -> Field.bytes(name, Math.max(16, 2L * (v instanceof List<?> l ? l.size() : 1)
+                case RAGGED -> Field.ragged(name, source.raggedType(dotted), Math.max(16, 2L * (v instanceof List<?> l ? l.size() : 1)
                         * source.raggedType(dotted).byteSize()));
                 case LIST_TENSOR -> vector(name, ((Tensor) ((List<?>) v).get(0)).dtype(), ((List<?>) v).size());
                 case NUMBERS -> vector(name, ((Numbers) v).dtype(), ((Numbers) v).size());

@@ -67,6 +67,21 @@ public final class RemoteShards<T> implements StreamingDataset<T> {
         return Fingerprints.names(locations);
     }
 
+    /**
+     * The shard's ends ({@link Fingerprints#ends}) in its local copy (fetched if the cache does
+     * not hold it): the same as {@link TarShards}' for the same bytes.
+     */
+    @Override
+    public long shardCheck(int shard) throws IOException {
+        String location = locations.get(shard);
+        Path local = cache.acquire(location, check);
+        try {
+            return Fingerprints.ends(local);
+        } finally {
+            cache.release(location);
+        }
+    }
+
     @Override
     public String name() {
         return locations.isEmpty() ? "remote" : locations.get(0);

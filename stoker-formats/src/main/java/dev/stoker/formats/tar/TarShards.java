@@ -55,6 +55,12 @@ public final class TarShards implements StreamingDataset<TarSample> {
         return Fingerprints.names(names);
     }
 
+    /** The shard's ends ({@link Fingerprints#ends}): the same as {@link RemoteShards}' for the same bytes. */
+    @Override
+    public long shardCheck(int shard) throws IOException {
+        return Fingerprints.ends(shards.get(shard));
+    }
+
     @Override
     public ShardReader<TarSample> open(int shard) throws IOException {
         TarReader reader = TarReader.open(shards.get(shard), names.get(shard));

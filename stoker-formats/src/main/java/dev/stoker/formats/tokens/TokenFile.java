@@ -3,8 +3,8 @@ package dev.stoker.formats.tokens;
 import dev.stoker.CorruptShardException;
 import dev.stoker.DType;
 import dev.stoker.formats.io.Compression;
+import dev.stoker.formats.io.Magic;
 import dev.stoker.formats.io.MappedFile;
-import dev.stoker.formats.npy.Npy;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -65,16 +65,13 @@ public final class TokenFile implements Tokens, AutoCloseable {
     // opens with a tag's name, and, for tokens of two bytes and more, a first KiB that is all text
     // (a token stream of a real vocabulary holds ids below 0x2020, whose high byte is a control
     // character). Tokens of one byte are a byte-level model's, and text is just what they spell.
+    // The signatures are io.Magic's (zip, .npy, HDF5, Parquet, ROOT, SQLite, Arrow, the legacy
+    // torch.save pickle) and io.Compression's; the tokens source reads a torch.save archive, a
+    // .npy and a safetensors file as what they are before a file comes here as raw.
 
     /** Bytes of a file that the text check reads, and the fewest it needs to call a file text. */
     private static final int TEXT_PREFIX = 1024;
     private static final int TEXT_MINIMUM = 64;
-
-    private static final byte[] ZIP = {'P', 'K', 3, 4};
-    private static final byte[] ZIP_EMPTY = {'P', 'K', 5, 6};
-    /** Pickle protocol 2 and the long torch.save wrote first before its zip format (its "magic number"). */
-    private static final byte[] TORCH_LEGACY = {(byte) 0x80, 0x02, (byte) 0x8A, 0x0A, 0x6C, (byte) 0xFC, (byte) 0x9C, 0x46,
-        (byte) 0xF9, 0x20, 0x6A, (byte) 0xA8, 0x50, 0x19};
 
     /** What {@code s}'s first bytes show it to be when that is not raw tokens of {@code dtype}; null otherwise. */
     static String otherFormat(MemorySegment s, DType dtype) {
@@ -82,14 +79,14 @@ public final class TokenFile implements Tokens, AutoCloseable {
         if (startsWith(head, 0, Megatron.MAGIC)) {
             return "a Megatron index (give its .bin, or the prefix without .bin/.idx)";
         }
-        if (Npy.isNpy(head)) {
-            return "a numpy .npy array (give it a .npy name)";
-        }
-        if (startsWith(head, 0, ZIP) || startsWith(head, 0, ZIP_EMPTY)) {
-            return "a zip archive (torch.save .pt, .npz)";
-        }
-        if (startsWith(head, 0, TORCH_LEGACY)) {
-            return "a torch.save file (pickle)";
+        Magic m = Magic.of(head); // the one sniffer of container formats
+        if (m != null) {
+            return switch (m) {
+                case NPY -> "a numpy .npy array (give it a .npy name)";
+                case ZIP -> "a zip archive (torch.save .pt, .npz)";
+                case TORCH_LEGACY -> m.description() + "; torch.load it and torch.save it again (torch >= 1.6 writes the zip format)";
+                default -> m.description();
+            };
         }
         Compression c = Compression.of(head); // the one sniffer of compressed streams
         if (c != null) {

@@ -180,6 +180,12 @@ public final class WindowCache implements StreamingDataset<Pack.Window> {
         return fingerprint;
     }
 
+    /** The source shard's: its windows are made from its bytes. */
+    @Override
+    public long shardCheck(int shard) throws IOException {
+        return packed.shardCheck(shard);
+    }
+
     @Override
     public String name() {
         return packed.name();

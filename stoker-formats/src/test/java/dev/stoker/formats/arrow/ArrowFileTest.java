@@ -81,4 +81,34 @@ class ArrowFileTest {
         CorruptShardException e = assertThrows(CorruptShardException.class, () -> ArrowFiles.of(tmp));
         assertTrue(e.getMessage().contains("give one split's folder (train, test)"), e.getMessage());
     }
+
+    @Test
+    void aListOfIntegersIsARaggedFieldThatTheLoaderPads() throws IOException {
+        List<List<Integer>> want = new ArrayList<>();
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        for (String line : Files.readAllLines(DIR.resolve("saved/expected.jsonl"))) {
+            List<Integer> ints = new ArrayList<>();
+            json.readTree(line).get("ints").forEach(v -> ints.add(v.asInt()));
+            want.add(ints);
+        }
+        try (RecordSource s = open(DIR.resolve("saved"));
+             dev.stoker.formats.records.RecordDataset d = new dev.stoker.formats.records.RecordDataset(s, List.of("id", "ints"));
+             dev.stoker.Loader l = dev.stoker.Loader.builder(d).padding(dev.stoker.Padding.of().pad("ints", 2).value(-1)
+                     .lengths(true)).batchSize(4).build()) {
+            var ragged = d.schema().field(d.schema().indexOf("ints"));
+            assertTrue(ragged.isRagged() && ragged.dtype() == dev.stoker.DType.INT32, ragged.toString());
+            int rows = 0;
+            for (dev.stoker.Batch b : l) {
+                for (int r = 0; r < b.size(); r++, rows++) {
+                    List<Integer> w = want.get((int) b.index(r));
+                    int[] got = b.data("ints").asSlice(8L * r, 8).toArray(java.lang.foreign.ValueLayout.JAVA_INT);
+                    for (int j = 0; j < 2; j++) {
+                        assertEquals(j < w.size() ? w.get(j) : -1, got[j], "record " + b.index(r) + " " + w);
+                    }
+                    assertEquals(Math.min(2, w.size()), b.data("ints_len").getAtIndex(java.lang.foreign.ValueLayout.JAVA_LONG, r));
+                }
+            }
+            assertEquals(want.size(), rows);
+        }
+    }
 }

@@ -500,6 +500,67 @@ class TarTest {
     }
 
     /**
+     * A stream's state inside a shard skips that shard's delivered samples when it resumes, so it
+     * resumes only on the shard it was saved in: a shard rewritten under its name with its size
+     * kept is refused, naming it, where the names alone (the stream's fingerprint) still match.
+     */
+    @Test
+    void aStreamStateInsideAShardRewrittenUnderItsNameIsRefusedNotSkippedInto() throws IOException {
+        Path a = tmp.resolve("s-0.tar");
+        Path b = tmp.resolve("s-1.tar");
+        write(a, 10, 0);
+        write(b, 10, 100);
+        dev.stoker.Collator<TarSample> keys = new dev.stoker.Collator<>() {
+            final dev.stoker.Schema schema = dev.stoker.Schema.of(dev.stoker.Field.bytes("key", 8));
+
+            @Override
+            public dev.stoker.Schema schema() {
+                return schema;
+            }
+
+            @Override
+            public void write(TarSample s, dev.stoker.Row row) {
+                row.append(0, s.field("cls").toArray(ValueLayout.JAVA_BYTE));
+            }
+        };
+        TarShards shards = new TarShards(List.of(a, b));
+        String state;
+        List<String> got = new ArrayList<>();
+        try (dev.stoker.Loader l = dev.stoker.Loader.builder(shards, keys).batchSize(4).workers(1).build()) {
+            Iterator<dev.stoker.Batch> it = l.iterator();
+            for (int k = 0; k < 3; k++) { // 12 samples: all of s-0, 2 of s-1
+                dev.stoker.Batch batch = it.next();
+                for (int i = 0; i < batch.size(); i++) {
+                    got.add(text(batch.bytes(0, i)));
+                }
+            }
+            state = l.state().toJson();
+        }
+        assertTrue(state.contains("shardCheck"), state);
+        try (dev.stoker.Loader l = dev.stoker.Loader.builder(shards, keys).batchSize(4).workers(1)
+                .resume(dev.stoker.LoaderState.fromJson(state)).build()) {
+            for (dev.stoker.Batch batch : l) {
+                for (int i = 0; i < batch.size(); i++) {
+                    got.add(text(batch.bytes(0, i)));
+                }
+            }
+        }
+        assertEquals(20, new java.util.HashSet<>(got).size(), "resumed on the same shards: every sample once " + got);
+        byte[] bytes = Files.readAllBytes(b);
+        try (TarWriter w = new TarWriter(b)) { // other samples, the same keys and member sizes
+            for (int i = 100; i < 110; i++) {
+                w.write(String.format("k%05d", i), Map.of("cls", ("" + (i + 500)).getBytes(), "bin", new byte[i * 100]));
+            }
+        }
+        assertEquals(bytes.length, Files.size(b));
+        dev.stoker.ResumeException e = assertThrows(dev.stoker.ResumeException.class,
+                () -> dev.stoker.Loader.builder(shards, keys).batchSize(4).workers(1)
+                        .resume(dev.stoker.LoaderState.fromJson(state)).build().close());
+        assertTrue(e.getMessage().contains(b.toString()) && e.getMessage().contains("not the shard the state was saved in"),
+                e.getMessage());
+    }
+
+    /**
      * Sparse members, as GNU tar writes them (its own 'S' type, and PAX's GNU.sparse records under
      * a made-up name), are refused naming the member and its offset: read as they are, the first
      * would be a shorter, different file and the second a sample under the wrong key.
