@@ -110,6 +110,9 @@ SOURCES = {
     "shards": ("paths", {"stream": _Opt(_FLAG)}, ("images", "cache")),
     "folder": ("path", {}, ("images",)),
     "hdf5": ("path", {"datasets": _Opt(_LIST)}, ("cache",)),
+    "sqlite": ("path", {"pulses": _Opt(_STR), "truth": _Opt(_STR), "index": _Opt(_STR), "features": _Opt(_LIST),
+                        "truth_features": _Opt(_LIST), "dtype": _Opt(_STR, choices=("float32", "float64", "int64"))},
+               ("cache",)),
     "parquet": ("path", {"columns": _Opt(_LIST), "where": _Opt(_STR), "cache_mb": _Opt(_INT, 1),
                          "shuffle_row_groups": _Opt(_INT, 1)}, ()),
     "mds": ("path", {"fields": _Opt(_LIST), "cache_mb": _Opt(_INT, 1), "image": _Opt(_STR)}, ("images", "cache")),
@@ -412,6 +415,8 @@ def spec(source, paths, options):
         raise ValueError("stoker.Loader: source 'hdf5' needs datasets=[...] (the datasets to read)")
     if source == "root" and "tree" not in given:
         raise ValueError("stoker.Loader: source 'root' needs tree=... (the TTree or RNTuple to read, dir/name in a subdirectory)")
+    if source == "sqlite" and "pulses" not in given:
+        raise ValueError("stoker.Loader: source 'sqlite' needs pulses=TABLE (the table of many rows per event)")
     for g in groups:
         if not src[g]:
             del src[g]

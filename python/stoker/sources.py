@@ -83,6 +83,27 @@ def hdf5(path, **options):
     return Source("hdf5", path, **options)
 
 
+def sqlite(path, pulses=None, truth=None, index="event_no", features=(), truth_features=(), **options):
+    """Events of an SQLite database in GraphNeT's layout, read without SQLite (the file is never written to).
+
+    ``pulses`` is the table of many rows per event, ``truth`` the table of one row per event, both
+    keyed by the ``index`` column (``event_no``). Each event is a sample, in the truth table's
+    ``event_no`` order; each of ``features`` (default: every pulse column but ``index``) is a ragged
+    field (the event's rows in stored order, none for an event without rows: element offsets and
+    typed values), each of ``truth_features`` a scalar. ``dtype`` (``"float32"``, ``"float64"``,
+    ``"int64"``) sets every field's type; by default a column declared INTEGER reads as int64 and any
+    other as float64. ``in_memory=True`` on the loader copies the database into ``/dev/shm`` first.
+
+        train = stoker.sources.sqlite("events.db", pulses="SRTInIcePulses", truth="truth",
+                                      features=["dom_x", "dom_y", "dom_z", "dom_time", "charge"],
+                                      truth_features=["energy", "zenith"], dtype="float32")
+    """
+    given = {"pulses": pulses, "truth": truth, "index": index, "features": list(features),
+             "truth_features": list(truth_features)}
+    given = {k: v for k, v in given.items() if v is not None and v != []}
+    return Source("sqlite", path, **given, **options)
+
+
 def parquet(path, **options):
     """Rows of a Parquet file, the projected ``columns`` as fields."""
     return Source("parquet", path, **options)

@@ -5,7 +5,8 @@
  * safetensors files and arrays as dataset columns ({@code .tensors}), images ({@code .image}), and the record
  * formats of other loaders, read as they are: MosaicML's MDS ({@code .mds}), TFRecord
  * ({@code .tfrecord}), ArrayRecord ({@code .riegeli}), LitData's chunks ({@code .litdata}) and Arrow
- * IPC files as Hugging Face's {@code datasets} saves them ({@code .arrow}), through {@code .records}. The I/O
+ * IPC files as Hugging Face's {@code datasets} saves them ({@code .arrow}), through {@code .records}; and
+ * SQLite databases of event tables ({@code .sqlite}), read without SQLite. The I/O
  * plumbing they share ({@code .io}) is Stoker's own, open to its other modules only.
  */
 module dev.stoker.formats {
@@ -29,6 +30,7 @@ module dev.stoker.formats {
     exports dev.stoker.formats.npy;
     exports dev.stoker.formats.records;
     exports dev.stoker.formats.riegeli;
+    exports dev.stoker.formats.sqlite;
     exports dev.stoker.formats.tar;
     exports dev.stoker.formats.tensors;
     exports dev.stoker.formats.text;

@@ -8,6 +8,7 @@ import dev.stoker.sources.Parquet;
 import dev.stoker.sources.Root;
 import dev.stoker.sources.Shards;
 import dev.stoker.sources.SourceSpec;
+import dev.stoker.sources.Sqlite;
 import dev.stoker.sources.Synthetic;
 import dev.stoker.sources.Tokens;
 import java.util.List;
@@ -240,6 +241,42 @@ final class BenchCommand implements Runnable {
         @Override
         SourceSpec source() {
             return new Hdf5(path, datasets, cache.spec());
+        }
+    }
+
+    @Command(name = "sqlite", description = "Events of an SQLite database in GraphNeT's layout: a pulse table of many "
+            + "rows per event joined with a truth table of one row per event; pulse columns as ragged fields, truth columns "
+            + "as scalars. Read without SQLite; the file is never written to.")
+    static final class SqliteBench extends Subcommand {
+        @Parameters(paramLabel = "PATH", description = "The database (a local path or an http(s):// or s3:// URL, read through the cache whole).")
+        String path;
+
+        @Mixin
+        CacheOptions cache;
+
+        @Option(names = "--pulses", required = true, paramLabel = "TABLE", description = "The table of many rows per event (GraphNeT's pulse map).")
+        String pulses;
+
+        @Option(names = "--truth", paramLabel = "TABLE", description = "The table of one row per event; events come in its "
+                + "event order (default: none, the pulse table's event numbers, ascending).")
+        String truth;
+
+        @Option(names = "--index", defaultValue = "event_no", paramLabel = "COLUMN", description = "The event column of both tables (default ${DEFAULT-VALUE}).")
+        String index;
+
+        @Option(names = "--features", split = ",", paramLabel = "A,B", description = "Pulse columns to read, each a ragged field (default: every column but the event column).")
+        List<String> features = List.of();
+
+        @Option(names = "--truth-features", split = ",", paramLabel = "A,B", description = "Truth columns to read, each a scalar field.")
+        List<String> truthFeatures = List.of();
+
+        @Option(names = "--dtype", paramLabel = "TYPE", description = "float32, float64 or int64 for every field (default: "
+                + "int64 for a column declared INTEGER, float64 for any other).")
+        String dtype;
+
+        @Override
+        SourceSpec source() {
+            return new Sqlite(path, pulses, truth, index, features, truthFeatures, dtype, cache.spec());
         }
     }
 

@@ -33,7 +33,7 @@ final class InspectCommand implements Callable<Integer> {
     static final String FORMATS = ".npy, .npz, torch.save (.pt, .pth), .safetensors, a raw token .bin, a Megatron dataset (PREFIX, PREFIX.bin or PREFIX.idx), "
             + "tar shards (.tar, .tar.gz, .tgz, .tar.zst, .tar.lz4), JSON lines (.jsonl, .ndjson, also .gz or .zst), HDF5 (.h5, .hdf5, .hdf), "
             + "Parquet (.parquet, .pq), ROOT (.root: trees, branches, baskets), Arrow (.arrow or a datasets folder), TFRecord, "
-            + "ArrayRecord, an MDS or LitData folder";
+            + "ArrayRecord, an MDS or LitData folder, an SQLite database (any name)";
 
     @Parameters(paramLabel = "PATH", arity = "1..*", description = FORMATS + "; brace patterns (train-{000000..000009}.tar), "
             + "local paths or http(s):// and s3:// URLs (read through the cache).")
@@ -264,6 +264,8 @@ final class InspectCommand implements Callable<Integer> {
         String records = RecordSummary.format(p);
         if (records != null) {
             RecordSummary.describe(p, records, g);
+        } else if (SqliteSummary.isSqlite(p)) {
+            SqliteSummary.describe(p, g);
         } else if (name.endsWith(".npy")) {
             try (NpyArray a = Npy.read(p)) {
                 g.writeStringField("format", "npy");

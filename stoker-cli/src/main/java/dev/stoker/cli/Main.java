@@ -25,7 +25,7 @@ public final class Main implements Runnable {
      */
     private static final java.util.List<Class<?>> SOURCES = java.util.List.of(BenchCommand.SyntheticBench.class,
             BenchCommand.TokensBench.class, BenchCommand.JsonlBench.class, BenchCommand.ShardsBench.class,
-            BenchCommand.FolderBench.class, BenchCommand.Hdf5Bench.class, BenchCommand.ParquetBench.class, BenchCommand.RootBench.class,
+            BenchCommand.FolderBench.class, BenchCommand.Hdf5Bench.class, BenchCommand.SqliteBench.class, BenchCommand.ParquetBench.class, BenchCommand.RootBench.class,
             RecordBenches.MdsBench.class, RecordBenches.TfRecordBench.class, RecordBenches.ArrayRecordBench.class,
             RecordBenches.ArrowBench.class, RecordBenches.LitDataBench.class, BenchCommand.ArraysBench.class);
     private static final java.util.Map<Class<?>, java.util.List<Class<?>>> TREE = java.util.Map.of(

@@ -24,7 +24,7 @@ import java.io.IOException;
  * }</pre>
  */
 public sealed interface SourceSpec permits Synthetic, Tokens, Jsonl, Shards, Folder, Hdf5, Parquet, Mds, TfRecord,
-        ArrayRecord, Arrow, LitData, NamedArrays, Root {
+        ArrayRecord, Arrow, LitData, NamedArrays, Root, Sqlite {
     /** The kind's name in JSON and on the command line ({@code tokens}, {@code shards}, ...). */
     default String kind() {
         return Specs.kind(getClass());

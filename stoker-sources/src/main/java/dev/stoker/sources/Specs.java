@@ -54,6 +54,7 @@ public final class Specs {
         m.put("shards", Shards.of());
         m.put("folder", Folder.of(null));
         m.put("hdf5", Hdf5.of(null, List.of()));
+        m.put("sqlite", Sqlite.of(null, null, null));
         m.put("parquet", Parquet.of(null));
         m.put("mds", Mds.of(null));
         m.put("tfrecord", TfRecord.of(List.of()));

@@ -42,7 +42,16 @@ public final class Sidecar {
      * cannot be stored anywhere is still returned, and built again next time.
      */
     public static <T> T of(Path file, String suffix, Load<T> load, Build<T> build, Store<T> store) throws IOException {
-        List<Path> places = places(file, suffix);
+        return of(file, suffix, true, load, build, store);
+    }
+
+    /**
+     * As {@link #of(Path, String, Load, Build, Store)}, but kept beside the file only when
+     * {@code beside} (a file the user keeps read-only gets its index in the cache alone).
+     */
+    public static <T> T of(Path file, String suffix, boolean beside, Load<T> load, Build<T> build, Store<T> store)
+            throws IOException {
+        List<Path> places = beside ? places(file, suffix) : places(file, suffix).subList(1, 2);
         for (Path p : places) {
             if (Files.isRegularFile(p)) {
                 T stored = load.load(p);
