@@ -13,7 +13,8 @@
 #     baskets from memory, 1 thread and 2 (bench/RootCeiling.java).
 # All shuffled across files, batch 512, one epoch a repeat (the first 40 batches where the default cache
 # thrashes), median of REPEATS; events/s.
-# Before the first run it checks that Stoker's reader and uproot read the generated files alike.
+# It first checks the peer's uproot against ../shared/physics-data/root/expected_ttrees.json, and before
+# the first run that Stoker's reader and uproot read the generated files alike.
 # Needs: apt-get install -y python3-torch python3-numpy python3-lz4 python3-xxhash python3-zstd
 #        and uproot's source: git clone https://github.com/scikit-hep/uproot5 "$UPROOT_SRC"
 #        (default /tmp/stoker-bench/uproot5; measured with 5388b857)
@@ -27,6 +28,9 @@ cd "$root"
 py=/usr/bin/python3
 data=/tmp/stoker-bench/root
 lz4jar=$(ls stoker-cli/target/lib/lz4-java-*.jar | head -n 1)
+# the peer's uproot, run with numpy only, reads the real files as expected (skipped without ../shared)
+expected=../shared/physics-data/root/expected_ttrees.json
+[ -f "$expected" ] && "$py" bench/uproot_env.py "$expected"
 for codec in lz4 zlib; do
   if [ ! -f "$data/$codec/background_3.root" ]; then
     "$py" bench/jetclass_ttree.py "$data/$codec" --codec "$codec" --check

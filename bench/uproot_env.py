@@ -12,6 +12,10 @@ uproot 5 is a pure-Python package; offline it is run from a checkout of its sour
     (lz4.block.decompress is the same LZ4 block decoder; python3-xxhash verifies ROOT's checksum as
     uproot does).
   - uproot/version.py (written by uproot's build): a fixed version string.
+
+`python3 bench/uproot_env.py [EXPECTED_JSON]` checks that uproot so run reads the real ROOT files of
+../shared/physics-data/root as expected_ttrees.json says (every numeric branch: value and entry
+counts, sum, first values).
 """
 import os
 import sys
@@ -92,3 +96,48 @@ def open_file(path):
     """uproot.open on a local file through uproot's own memory-mapped source (its default, fsspec, is absent)."""
     uproot = load()
     return uproot.open(path, handler=uproot.source.file.MemmapSource)
+
+
+def check(expected_path):
+    """Reads every branch listed in expected_ttrees.json (../shared/physics-data/root) with this uproot
+    and compares value counts, per-entry counts, sums and first values; returns the number that differ."""
+    import json
+
+    import numpy as np
+
+    expected = json.load(open(expected_path))
+    folder = os.path.dirname(os.path.abspath(expected_path))
+    bad = checked = 0
+    for name, info in sorted(expected.items()):
+        tree = open_file(os.path.join(folder, name))[info["tree"]] if info.get("branches") else None
+        for branch, want in sorted((info.get("branches") or {}).items()):
+            if "n_values" not in want:
+                continue
+            arr = tree[branch].array(library="np")
+            if arr.dtype == object:
+                counts = [len(x) for x in arr]
+                parts = [np.asarray(x).ravel() for x in arr]
+                flat = np.concatenate(parts) if parts else np.zeros(0)
+            else:
+                counts = [int(np.prod(arr.shape[1:]))] * len(arr)
+                flat = arr.ravel()
+            got_sum = float(flat.astype(np.float64).sum())
+            same = (len(flat) == want["n_values"]
+                    and abs(got_sum - want["sum"]) <= 1e-9 * max(1.0, abs(want["sum"]))
+                    and np.allclose(flat[:4].astype(np.float64), want.get("first_values", [])[:4], rtol=0, atol=0)
+                    and ("counts_first" not in want or counts[:8] == want["counts_first"]))
+            checked += 1
+            if not same:
+                bad += 1
+                print(f"{name}: {branch}: {len(flat)} values, sum {got_sum}, first {flat[:4].tolist()}; expected "
+                      f"{want['n_values']}, {want['sum']}, {want.get('first_values')}")
+    print(f"{checked} branches of {len(expected)} files checked against {expected_path}: "
+          + ("all equal" if not bad else f"{bad} differ"))
+    return bad
+
+
+if __name__ == "__main__":
+    # python3 bench/uproot_env.py [EXPECTED_JSON]: this uproot, stubs and all, reads the real files as expected
+    here = os.path.dirname(os.path.abspath(__file__))
+    default = os.path.join(here, "..", "..", "shared", "physics-data", "root", "expected_ttrees.json")
+    sys.exit(1 if check(sys.argv[1] if len(sys.argv) > 1 else default) else 0)
