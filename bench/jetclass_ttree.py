@@ -9,7 +9,7 @@ python3-lz4 + python3-xxhash for LZ4), writing what ROOT 6 writes for a tree of 
   keys list | free-segments list
 
 Each tree is named `tree` and holds, per jet:
-  n_part                     int32, the leaf count (about 30-128 particles, mean ~50 as in JetClass)
+  n_part                     int32, the leaf count (mean ~51 particles, 5th-95th percentile 26-83, at most 128)
   part_px[n_part] ... part_pt[n_part]   17 jagged float32 branches (leaf-count arrays, with entry offsets)
   jet_pt, jet_eta, jet_energy float32;  label int32 (1 for signal files, 0 for background)
 
