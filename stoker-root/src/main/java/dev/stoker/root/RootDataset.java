@@ -49,6 +49,7 @@ public final class RootDataset implements DirectDataset, AutoCloseable {
     private final int[] clusterFile;
     private final long size;
     private final BlockCache<ColumnData[]> cache;
+    private final long cacheBytes;
 
     public RootDataset(List<String> paths, String tree, List<String> branches) throws IOException {
         this(paths, tree, branches, DEFAULT_CACHE_BYTES);
@@ -128,6 +129,7 @@ public final class RootDataset implements DirectDataset, AutoCloseable {
             }
             clusterStart[starts.size()] = size;
             cache = new BlockCache<>(paths.get(0), clusterFile.length, cacheBytes, this::decode, RootDataset::bytes);
+            this.cacheBytes = cacheBytes;
         } catch (IOException | RuntimeException e) {
             closeAll();
             throw e;
@@ -228,6 +230,60 @@ public final class RootDataset implements DirectDataset, AutoCloseable {
             return c.fixed() == 1 && dims.isEmpty() ? new long[0] : new long[] {c.fixed()};
         }
         return dims.stream().mapToLong(Long::longValue).toArray();
+    }
+
+    /** Global entry numbers where the clusters start, then the entry count: the blocks of a block shuffle. */
+    public long[] clusterStarts() {
+        return clusterStart.clone();
+    }
+
+    /**
+     * NOTE [Mixing]: a shuffled epoch over ROOT files reads clusters in a random order, the
+     * entries of each {@code window} consecutive clusters of that order in a random order among
+     * themselves ({@link dev.stoker.Sampler#blockShuffle}), so each cluster is decompressed once a
+     * pass and a batch mixes entries of about {@code window} clusters, which the permutation draws
+     * from every file (weaver's event-based mixing with a bounded window). The window is as many
+     * clusters as fit in half the cache, their decoded size estimated from the first cluster
+     * (decoded here, as a first batch would), at least 1: a global permutation over more clusters
+     * than the cache holds would decompress a cluster again for nearly every entry.
+     */
+    public int mixingWindow() throws IOException {
+        int clusters = clusterFile.length;
+        long entries = clusterStart[1] - clusterStart[0];
+        if (clusters == 0 || entries == 0) {
+            return 1;
+        }
+        long perCluster = Math.max(1, bytes(cache.get(0)));
+        return (int) Math.max(1, Math.min(clusters, cacheBytes / 2 / perCluster));
+    }
+
+    /**
+     * The mean number of distinct files a batch of {@code batch} consecutive positions of
+     * {@code order} draws from, over at most its first {@code batches} batches.
+     */
+    public double filesPerBatch(dev.stoker.Order order, int batch, int batches) {
+        long n = Math.min(order.length(), (long) batch * batches);
+        if (n == 0 || batch < 1) {
+            return 0;
+        }
+        java.util.BitSet seen = new java.util.BitSet(tables.size());
+        long total = 0;
+        long counted = 0;
+        for (long p = 0; p < n; p += batch) {
+            seen.clear();
+            for (long q = p; q < Math.min(n, p + batch); q++) {
+                int f = Arrays.binarySearch(fileStart, order.index(q));
+                seen.set(f >= 0 ? f : -f - 2);
+            }
+            total += seen.cardinality();
+            counted++;
+        }
+        return (double) total / counted;
+    }
+
+    /** The files read. */
+    public int files() {
+        return tables.size();
     }
 
     /** The branches read, in field order. */

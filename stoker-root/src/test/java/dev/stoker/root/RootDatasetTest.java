@@ -72,6 +72,40 @@ class RootDatasetTest {
         }
     }
 
+    /**
+     * NOTE [Mixing]: shuffled by clusters, a window of them at a time, every entry arrives once and
+     * a batch draws from several files, where storage order draws from one; the window is bounded
+     * by the cache.
+     */
+    @Test
+    void aClusterShuffleVisitsEveryEntryOnceAndMixesTheFiles() throws IOException {
+        List<String> four = List.of(path("uproot-HZZ.root"), path("uproot-HZZ-lz4.root"), path("uproot-HZZ-zstd.root"),
+                path("uproot-HZZ-lzma.root"));
+        try (RootDataset d = new RootDataset(four, "events", List.of("Muon_Px", "NMuon"), 1L << 20)) {
+            long[] starts = d.clusterStarts();
+            assertEquals(0, starts[0]);
+            assertEquals(d.size(), starts[starts.length - 1]);
+            int window = d.mixingWindow();
+            assertTrue(window >= 1 && window <= starts.length - 1, "window " + window);
+            dev.stoker.Sampler mixing = dev.stoker.Sampler.blockShuffle(starts, window);
+            assertEquals(1.0, d.filesPerBatch(dev.stoker.Sampler.sequential().order(d.size(), 0, 0), 64, 1000), 0.1);
+            assertTrue(d.filesPerBatch(mixing.order(d.size(), 3, 0), 64, 1000) > 1.5, "a shuffled batch mixes the files");
+            BitSet seen = new BitSet();
+            try (Loader l = Loader.builder(d).sampler(mixing).batchSize(64).workers(2).seed(3).build()) {
+                for (Batch b : l) {
+                    for (int r = 0; r < b.size(); r++) {
+                        assertTrue(!seen.get((int) b.index(r)), "entry " + b.index(r) + " twice");
+                        seen.set((int) b.index(r));
+                    }
+                }
+            }
+            assertEquals(d.size(), seen.cardinality());
+        }
+        try (RootDataset small = new RootDataset(four, "events", List.of(), 1L << 16)) {
+            assertEquals(1, small.mixingWindow(), "a cache smaller than two clusters mixes one at a time");
+        }
+    }
+
     private static List<byte[]> digests(RootDataset d) throws IOException {
         List<byte[]> out = new ArrayList<>();
         try (Loader l = Loader.builder(d).batchSize(1).build()) {

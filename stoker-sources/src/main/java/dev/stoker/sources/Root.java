@@ -10,7 +10,9 @@ import java.util.List;
  * The entries of a tree (a TTree or an RNTuple) in one or more CERN ROOT files (local paths, or
  * http(s):// or s3:// URLs read by ranged requests), one after the other in file order, each
  * selected branch a field: scalars and fixed-size arrays as tensors, variable-length ones
- * ({@code T[n]}, {@code std::vector<T>}) as ragged fields.
+ * ({@code T[n]}, {@code std::vector<T>}) as ragged fields. Shuffled, the clusters come in a random
+ * order and the entries of a window of them mixed, the window as many clusters as fit in half the
+ * cache (NOTE [Mixing] in {@code RootDataset}): each cluster is decompressed once a pass.
  *
  * @param paths    the files, in order; a shard pattern ({@code run-{0..9}.root}) names several
  * @param tree     the tree's name, {@code dir/name} in a subdirectory
@@ -59,6 +61,15 @@ public record Root(List<String> paths, String tree, List<String> branches, long 
         RootDataset data = dataset();
         return Recipe.open(kind(), r -> {
             r.hold(data);
+            if (loader.order().equals("shuffle")) { // NOTE [Mixing] in RootDataset
+                int window = data.mixingWindow();
+                dev.stoker.Sampler mixing = dev.stoker.Sampler.blockShuffle(data.clusterStarts(), window);
+                r.sampler(mixing);
+                double files = data.filesPerBatch(mixing.order(data.size(), loader.orderSeed(), 0), loader.batchSize(), 200);
+                r.report(() -> String.format(java.util.Locale.ROOT, "root: shuffled by clusters, %d at a time (%d in all): "
+                        + "a batch draws from %.1f of the %d files on average", window, data.clusterStarts().length - 1, files,
+                        data.files()));
+            }
             r.base(() -> Loader.builder(data));
         });
     }
