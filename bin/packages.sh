@@ -9,6 +9,7 @@
 #   gcc, libjpeg62-turbo-dev  build the region-of-interest JPEG decoder and the stand-in CUDA
 #                 runtime stoker-cuda's tests bind to
 #   zip, unzip, binutils  build the wheel (.ci/run tests it): jars trimmed, the runtime stripped
+#   lz4, xxhash   write LZ4 baskets of the JetClass-shaped ROOT trees the root source is tested on
 py=${STOKER_PYTHON:-/usr/bin/python3}
 missing=()
 "$py" -c "import numpy" >/dev/null 2>&1 || missing+=(python3-numpy)
@@ -17,6 +18,8 @@ missing=()
 "$py" -c "import PIL" >/dev/null 2>&1 || missing+=(python3-pil)
 "$py" -c "import torchvision" >/dev/null 2>&1 || missing+=(python3-torchvision)
 "$py" -c "import ensurepip" >/dev/null 2>&1 || missing+=(python3-venv)
+"$py" -c "import lz4.block" >/dev/null 2>&1 || missing+=(python3-lz4)
+"$py" -c "import xxhash" >/dev/null 2>&1 || missing+=(python3-xxhash)
 ls /usr/lib/*/libturbojpeg.so.0 >/dev/null 2>&1 || missing+=(libturbojpeg0)
 ls /usr/lib/*/libisal.so.2 >/dev/null 2>&1 || missing+=(libisal2)
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
