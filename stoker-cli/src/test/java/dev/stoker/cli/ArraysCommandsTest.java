@@ -49,10 +49,10 @@ class ArraysCommandsTest {
         assertEquals(0, r.rc(), r.err());
         assertEquals(3, r.out().size());
         JsonNode first = JSON.readTree(r.out().get(0));
-        assertEquals("[0.0,1.0]", first.get("x").get("values").toString());
+        assertEquals("[0.0,1.0]", first.get("x").toString());
         assertEquals(2, first.get("l").asInt());
-        assertEquals("[]", JSON.readTree(r.out().get(1)).get("x").get("values").toString());
-        assertEquals("[4.0]", JSON.readTree(r.out().get(2)).get("x").get("values").toString());
+        assertEquals("[]", JSON.readTree(r.out().get(1)).get("x").toString());
+        assertEquals("[4.0]", JSON.readTree(r.out().get(2)).get("x").toString());
     }
 
     @Test

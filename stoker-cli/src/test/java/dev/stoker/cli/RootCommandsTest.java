@@ -49,8 +49,8 @@ class RootCommandsTest {
         assertEquals(0, o.code(), o.err());
         JsonNode j = new ObjectMapper().readTree(o.out().strip());
         assertEquals(1, j.get("NJet").asInt());
-        assertEquals(1, j.get("Jet_Px").get("values").size());
-        assertEquals(-38.874714, j.get("Jet_Px").get("values").get(0).asDouble(), 1e-5);
+        assertEquals(1, j.get("Jet_Px").size());
+        assertEquals(-38.874714, j.get("Jet_Px").get(0).asDouble(), 1e-5);
     }
 
     @Test
