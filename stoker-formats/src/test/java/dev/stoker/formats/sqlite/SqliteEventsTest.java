@@ -42,6 +42,13 @@ class SqliteEventsTest {
         if (made == null) {
             Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "python3 writes the databases");
             Path dir = Files.createTempDirectory("stoker-sqlite-test");
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> { // shared by the test classes of this run
+                try (var all = Files.walk(dir)) {
+                    all.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+                } catch (IOException e) {
+                    // left for the system's temporary-folder cleaning
+                }
+            }));
             Path script = Path.of("src/test/resources/sqlite/make_databases.py").toAbsolutePath();
             Process p = new ProcessBuilder("/usr/bin/python3", script.toString(), dir.toString()).inheritIO().start();
             assertEquals(0, p.waitFor(), "make_databases.py");
