@@ -1,6 +1,7 @@
 import dev.stoker.Batch;
 import dev.stoker.Loader;
 import dev.stoker.Padding;
+import dev.stoker.Sampler;
 import dev.stoker.root.RootDataset;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -8,7 +9,8 @@ import java.util.List;
 
 /**
  * The JVM side of the ROOT benchmark (what bench/root_stoker.py measures, without the Python
- * bridge): a Loader over a RootDataset of the JetClass-shaped trees, shuffled, batch 512, the 17
+ * bridge): a Loader over a RootDataset of the JetClass-shaped trees, shuffled as the root source
+ * shuffles (NOTE [Mixing] in RootDataset: a window of clusters at a time), batch 512, the 17
  * particle branches stacked and padded to [B, 128, 17] float32 with lengths, the jet floats and
  * label as they are. Each repeat is one epoch (or --batches batches of it); prints events/s a repeat,
  * the median, and the loader's stats. One loader serves every repeat, its decoded-cluster cache
@@ -56,7 +58,9 @@ public final class RootLoaderBench {
                         data.close();
                     }
                     data = new RootDataset(files, "tree", branches, cacheMb << 20);
-                    loader = Loader.builder(data).batchSize(512).workers(workers).shuffle(true).seed(1)
+                    // shuffled as the root source shuffles: clusters in a random order, a window of them at a time
+                    Sampler mixing = Sampler.blockShuffle(data.clusterStarts(), data.mixingWindow());
+                    loader = Loader.builder(data).batchSize(512).workers(workers).sampler(mixing).seed(1)
                             .padding(Padding.of().stack("particles", PARTICLES).pad("particles", 128).lengths(true)).build();
                 }
                 long t = System.nanoTime();

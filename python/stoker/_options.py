@@ -25,6 +25,8 @@ _PADS = "pads"  # {glob: length}: ragged fields padded (LoaderSpec.pad)
 _STACKS = "stacks"  # {name: [field, ...]}: ragged fields stacked (LoaderSpec.stack)
 _FILE = "file"  # a file, made absolute here, as a folder is
 _FILES = "files"  # the arrays source's fields: name -> a path, or {"path", "dtype", "shape", "lengths"}
+_LABELLED = "labelled"  # {group: [path, ...]}: groups of files, each a label (the root source's groups)
+_WEIGHTS = "weights"  # {group: weight}: each group's share of an epoch's draws
 
 
 class _Opt:
@@ -126,7 +128,9 @@ SOURCES = {
                          "image": _Opt(_STR)}, ("images", "cache")),
     # one file of named tensors as the path, or files= (then no path)
     "arrays": ("path", {"files": _Opt(_FILES), "properties": _Opt(_FILE)}, ("cache",)),
-    "root": ("paths", {"tree": _Opt(_STR), "branches": _Opt(_LIST), "cache_mb": _Opt(_INT, 1)}, ()),
+    # groups of files ({"signal": [...], ...}) in place of the paths
+    "root": ("paths", {"tree": _Opt(_STR), "branches": _Opt(_LIST), "cache_mb": _Opt(_INT, 1), "groups": _Opt(_LABELLED),
+                       "label": _Opt(_STR), "weights": _Opt(_WEIGHTS)}, ()),
 }
 
 # Other names for options: PyTorch DataLoader's, and the CLI's flags that name one value.
@@ -243,6 +247,29 @@ def _check(name, opt, value):
                     or not fields or not all(isinstance(f, str) and f for f in fields):
                 raise _bad(name, value, "must map stack names (strings) to non-empty lists of field names")
         return {stack: list(fields) for stack, fields in value.items()}
+    if opt.kind == _LABELLED:
+        if not isinstance(value, dict) or not value:
+            raise _bad(name, value, "must map group names to lists of files, e.g. {'signal': ['s.root'], "
+                                    "'background': ['b.root']}")
+        out = {}
+        for group, files in value.items():
+            if isinstance(files, (str, os.PathLike)):
+                files = [files]
+            if not isinstance(group, str) or not group or not isinstance(files, (list, tuple)) or not files \
+                    or not all(isinstance(f, (str, os.PathLike)) and os.fspath(f) for f in files):
+                raise _bad(name, value, "must map group names (strings) to non-empty lists of files")
+            out[group] = [local_path(os.fspath(f)) for f in files]
+        return out
+    if opt.kind == _WEIGHTS:
+        if not isinstance(value, dict) or not value:
+            raise _bad(name, value, "must map group names to weights, e.g. {'signal': 1, 'background': 3}")
+        for group, w in value.items():
+            if not isinstance(group, str) or isinstance(w, bool) or not isinstance(w, numbers.Real) or not w >= 0 \
+                    or w == float("inf"):
+                raise _bad(name, value, "must map group names (strings) to finite weights >= 0")
+        if not any(w > 0 for w in value.values()):
+            raise _bad(name, value, "must not all be 0")
+        return {group: float(w) for group, w in value.items()}
     if opt.kind == _FILE:
         return _folder(name, (), value)
     if opt.kind == _FILES:
@@ -363,6 +390,11 @@ def spec(source, paths, options):
                              "file, ...}, one of the two")
         if not paths:
             paths_key = None
+    if source == "root" and "groups" in options:
+        if paths:
+            raise ValueError("stoker.Loader: source 'root' takes files as paths or as groups ({'signal': [...], "
+                             "'background': [...]}), not both")
+        paths_key = None
     if paths_key is not None and not paths:
         raise ValueError(f"stoker.Loader: source {source!r} needs at least one path")
     if paths_key is None and paths:
@@ -413,6 +445,9 @@ def spec(source, paths, options):
         into[canonical] = _check(name, opt, value)
     if source == "hdf5" and "datasets" not in given:
         raise ValueError("stoker.Loader: source 'hdf5' needs datasets=[...] (the datasets to read)")
+    if source == "root" and "weights" in src and set(src["weights"]) != set(src.get("groups", {})):
+        raise ValueError(f"stoker.Loader: weights= must give one weight to each group {list(src.get('groups', {}))}, "
+                         f"got {list(src['weights'])}")
     if source == "root" and "tree" not in given:
         raise ValueError("stoker.Loader: source 'root' needs tree=... (the TTree or RNTuple to read, dir/name in a subdirectory)")
     if source == "sqlite" and "pulses" not in given:

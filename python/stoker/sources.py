@@ -155,7 +155,7 @@ def arrays(files, properties=None, **options):
     return Source("arrays", files=files, **options)
 
 
-def root(paths, *more, **options):
+def root(paths=None, *more, **options):
     """Entries of a ``tree`` (a TTree or an RNTuple; ``dir/name`` in a subdirectory) in CERN ROOT files.
 
     ``paths`` is a file or a list of them, or several files as arguments (local paths, http(s)://
@@ -163,7 +163,19 @@ def root(paths, *more, **options):
     branch Stoker reads). Scalars and fixed-size arrays arrive as tensors; variable-length
     branches (``T[n]``, ``std::vector<T>``) as ragged fields: ``(offsets, values)``, the values
     typed and the offsets counted in values. A selected string, object or nested container is an
-    error naming it and its type. Field names are the branch paths, ``/`` written as ``.``."""
+    error naming it and its type. Field names are the branch paths, ``/`` written as ``.``.
+
+    Labelled inputs: ``paths`` a dict of groups of files, ``{"signal": [...], "background": [...]}``,
+    is one dataset, group after group, with one more field ``label`` (int64: the group's number in
+    the dict's order; ``label=`` names it otherwise). ``weights={"signal": 1, "background": 3}``
+    draws an epoch's entries from the groups in those proportions instead, each group in its own
+    shuffled order, a group drawn beyond its size passing through it again."""
+    if isinstance(paths, dict) or (paths is None and "groups" in options):
+        if more or (paths is not None and "groups" in options):
+            raise ValueError("stoker.sources.root: groups of files ({'signal': [...], ...}) take no more paths")
+        return Source("root", **({"groups": paths} if paths is not None else {}), **options)
+    if paths is None:
+        raise ValueError("stoker.sources.root: name the ROOT files, or groups of them ({'signal': [...], ...})")
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
     return Source("root", *paths, *more, **options)

@@ -84,7 +84,7 @@ def test_padded_particles_equal_numpy_padding_in_file_order(tmp_path, codec):
 def test_a_shuffled_epoch_gives_every_event_once_across_both_files(tmp_path):
     paths, data = write(tmp_path, "zlib")
     parts, lengths, jet_pt, label = expected(data)
-    got, _ = load(paths, shuffle=True, workers=2)
+    got, stats = load(paths, shuffle=True, workers=2)
     assert len(got["jet_pt"]) == len(jet_pt)
     assert not np.array_equal(got["jet_pt"], jet_pt), "not shuffled"
     # jet_pt identifies an event here (drawn from a continuous distribution)
@@ -97,3 +97,51 @@ def test_a_shuffled_epoch_gives_every_event_once_across_both_files(tmp_path):
     np.testing.assert_array_equal(got["label"], label[order])
     # both files in the first batches (signal is label 1, background 0)
     assert set(got["label"][:128].tolist()) == {0, 1}
+    assert stats["filesPerBatch"] > 1.5, stats
+
+
+def test_groups_of_files_are_one_source_with_a_label_field(tmp_path):
+    paths, data = write(tmp_path, "zlib")  # a signal-like file (its label branch 1) and a background-like one (0)
+    source = stoker.sources.root({"signal": [paths[0]], "background": [paths[1]]}, tree="tree",
+                                 branches=["jet_pt", "label"], label="group")
+    assert eval(repr(source), {"stoker": stoker}) == source
+    jet_pt = np.concatenate([d["jet_pt"] for d in data])
+    with stoker.Loader(source, batch_size=100, shuffle=True, seed=4, workers=2, as_numpy=True) as loader:
+        got = [(np.asarray(b["jet_pt"]), np.asarray(b["label"]), np.asarray(b["group"])) for b in loader]
+        stats = loader.stats()
+    pt, label, group = (np.concatenate(x) for x in zip(*got))
+    assert sorted(pt.tolist()) == sorted(jet_pt.tolist()), "every event once"
+    assert group.dtype == np.int64
+    np.testing.assert_array_equal(group, 1 - label)  # signal is group 0, its branch says 1
+    assert set(group[:100].tolist()) == {0, 1} and stats["filesPerBatch"] > 1.5
+    with pytest.raises(Exception, match="'label'.*label="):
+        with stoker.Loader(stoker.sources.root({"signal": [paths[0]], "background": [paths[1]]}, tree="tree",
+                                               branches=["label"]), batch_size=10) as loader:
+            next(iter(loader))
+
+
+def test_weights_draw_the_groups_in_proportion_each_in_its_own_order(tmp_path):
+    paths, data = write(tmp_path, "zlib")
+    n_signal, n_background = len(data[0]["jet_pt"]), len(data[1]["jet_pt"])
+    source = stoker.sources.root({"signal": [paths[0]], "background": [paths[1]]}, tree="tree",
+                                 branches=["jet_pt"], weights={"signal": 1, "background": 3})
+    epochs = []
+    with stoker.Loader(source, batch_size=128, shuffle=True, seed=4, workers=2, as_numpy=True) as loader:
+        for epoch in range(2):
+            loader.set_epoch(epoch)
+            got = [(np.asarray(b["jet_pt"]), np.asarray(b["label"])) for b in loader]
+            epochs.append(tuple(np.concatenate(x) for x in zip(*got)))
+    for pt, label in epochs:
+        total = n_signal + n_background
+        assert len(pt) == total
+        assert abs(int((label == 1).sum()) - total * 3 / 4) <= 1
+        signal = pt[label == 0]
+        assert len(np.unique(signal)) == len(signal), "a group drawn below its size: no event twice"
+        assert set(signal.tolist()) <= set(data[0]["jet_pt"].tolist())
+        background = pt[label == 1]
+        assert set(background.tolist()) == set(data[1]["jet_pt"].tolist()), "drawn beyond its size: every event"
+        assert np.unique(background, return_counts=True)[1].max() <= 2
+    assert set(epochs[0][0][epochs[0][1] == 0].tolist()) != set(epochs[1][0][epochs[1][1] == 0].tolist()), \
+        "another part of the signal each epoch"
+    with pytest.raises(ValueError, match="one weight to each group"):
+        stoker.sources.root({"signal": [paths[0]], "background": [paths[1]]}, tree="tree", weights={"signal": 1})

@@ -34,6 +34,17 @@ public interface DirectDataset {
     }
 
     /**
+     * A hint, before the loader reads: it stacks the ragged float32 fields {@code fields} (in this
+     * order) into one tensor of entries by features ({@link Padding#stack}). A dataset that holds
+     * them field by field may from now on hold them entry by entry and write a sample's entries with
+     * one {@link Row#appendEntries}: a shuffled read then takes each sample from one place instead
+     * of one place a field (NOTE [Entry-major] in Row). The batches are the same either way; the
+     * default ignores the hint.
+     */
+    default void willStack(List<String> fields) {
+    }
+
+    /**
      * A fingerprint of this dataset's content (0: none given), recorded in a {@link LoaderState}
      * and checked when a loader resumes from it, so that a state saved from other data is refused
      * rather than continued at positions that mean other samples. It depends on the content only,

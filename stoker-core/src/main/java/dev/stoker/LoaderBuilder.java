@@ -346,6 +346,9 @@ public final class LoaderBuilder {
         set("padding", "padding(" + padding + ")");
         this.padding = layout == null ? null : padding;
         this.padded = layout;
+        if (layout != null && plan instanceof Plan.Indexed indexed && padding.stackType() == DType.FLOAT32) {
+            padding.stacks().values().forEach(indexed.source()::willStack);
+        }
         return this;
     }
 

@@ -288,6 +288,35 @@ final class PadLayout {
         }
     }
 
+    /**
+     * Appends {@code entries} entries of {@code fields} held entry by entry (NOTE [Entry-major] in
+     * {@link Row}) with one copy, when they are exactly a float32 stack's fields in its order and
+     * none of them has been appended to on its own in this row; false otherwise, having written nothing.
+     */
+    boolean appendEntries(Batch batch, int row, long[] counts, int[] fields, MemorySegment src, long srcOffset,
+                          long entries) {
+        int g = group[fields[0]];
+        if (g < 0 || type[g] != DType.FLOAT32 || !Arrays.equals(members[g], fields)) {
+            return false;
+        }
+        long have = counts[fields[0]];
+        for (int m : fields) {
+            if (counts[m] != have) {
+                return false;
+            }
+        }
+        for (int m : fields) {
+            counts[m] = have + entries;
+        }
+        long take = Math.min(entries, length[g] - have);
+        if (take > 0) {
+            int o = out[g];
+            long entry = 4L * fields.length;
+            MemorySegment.copy(src, srcOffset, batch.column(o), batch.rowOffset(o, row) + have * entry, take * entry);
+        }
+        return true;
+    }
+
     /** Completes row {@code row} once its sample is written: checks stacks, pads, writes lengths and masks. */
     void finish(Batch batch, int row, long[] counts) {
         long dropped = 0;
@@ -329,18 +358,10 @@ final class PadLayout {
         }
     }
 
-    /** Writes {@code count} values of {@code size} bytes, each {@code bits}, at {@code at}: long by long where it can. */
+    /** Writes {@code count} values of {@code size} bytes, each {@code bits}, at {@code at}: in one fill where the bytes are all alike. */
     private static void fill(MemorySegment col, long at, long count, int size, long bits) {
         if (bits == 0 || size == 1) {
-            long pattern = (bits & 0xff) * 0x0101010101010101L;
-            long end = at + count * size;
-            long i = at;
-            for (; i + 8 <= end; i += 8) {
-                col.set(LONG, i, pattern);
-            }
-            for (; i < end; i++) {
-                col.set(ValueLayout.JAVA_BYTE, i, (byte) pattern);
-            }
+            col.asSlice(at, count * size).fill((byte) bits);
             return;
         }
         for (long k = 0; k < count; k++) {

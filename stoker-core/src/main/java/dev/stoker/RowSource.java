@@ -27,6 +27,10 @@ abstract class RowSource {
         return 0;
     }
 
+    /** Passes {@link DirectDataset#willStack} on to a dataset that writes directly. */
+    void willStack(java.util.List<String> fields) {
+    }
+
     /** True when {@link #loadAll} may write a whole batch at once. */
     boolean readsBatches() {
         return false;
@@ -72,6 +76,7 @@ abstract class RowSource {
         String name() {
             return dataset.name();
         }
+
 
         @Override
         boolean timesStages() {
@@ -132,6 +137,11 @@ abstract class RowSource {
         @Override
         String name() {
             return dataset.name();
+        }
+
+        @Override
+        void willStack(java.util.List<String> fields) {
+            dataset.willStack(fields);
         }
 
         @Override

@@ -85,6 +85,18 @@ public interface Sampler {
     static Sampler blockShuffle(long[] starts, int window) {
         return new BlockShuffle(starts, window);
     }
+
+    /**
+     * Groups of samples, group {@code g} the indices {@code [starts[g], starts[g + 1])} (signal and
+     * background files, say), drawn in the proportions {@code weights}: an epoch of as many
+     * positions as samples, each group within one sample of its share at every prefix, its draws
+     * running through its own order ({@code within.get(g)}, over the group's samples, a new order
+     * each time they pass its end). A group drawn less than its size sees another part of itself
+     * each epoch, one drawn more sees all of itself (NOTE [Group draws]). Chosen by {@code (seed, epoch)}.
+     */
+    static Sampler groups(long[] starts, double[] weights, java.util.List<Sampler> within) {
+        return new GroupSampler(starts, weights, within);
+    }
 }
 
 final class Samplers {

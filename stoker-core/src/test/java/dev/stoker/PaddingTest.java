@@ -191,6 +191,132 @@ class PaddingTest {
     }
 
     @Test
+    void aStackAppendedAValueAtATimeIsStagedCutAndPaddedInEveryReusedBuffer() {
+        // Jet_pt and Jet_eta come one value an append (0 to 6 a sample): a float32 stack, staged
+        Padding p = Padding.of().stack("jets", "Jet_eta", "Jet_pt").pad("jets", 4).value(-1).mask(true);
+        try (Loader l = events(300, p).batchSize(7).workers(2).prefetch(2).shuffle(true).seed(5).build()) {
+            int at = l.schema().indexOf("jets");
+            long cut = 0;
+            long seen = 0;
+            for (Batch b : l) {
+                for (int r = 0; r < b.size(); r++) {
+                    long i = b.data(0).getAtIndex(I64, r);
+                    int kept = Math.min(jets(i), 4);
+                    cut += jets(i) > 4 ? 1 : 0;
+                    for (int j = 0; j < 4; j++) {
+                        long e = r * 8L + j * 2L;
+                        assertEquals(j < kept ? jetEta(i, j) : -1f, b.data(at).getAtIndex(F32, e), "sample " + i);
+                        assertEquals(j < kept ? jetPt(i, j) : -1f, b.data(at).getAtIndex(F32, e + 1), "sample " + i);
+                        assertEquals(j < kept, b.data(at + 1).get(ValueLayout.JAVA_BYTE, r * 4L + j) != 0);
+                    }
+                    seen++;
+                }
+            }
+            assertEquals(300, seen);
+            assertEquals(cut, l.stats().truncatedSamples());
+        }
+    }
+
+    /**
+     * Particles a, b, c (float32, 0 to 5 a sample): field by field, or, once told the loader stacks
+     * fields ({@link DirectDataset#willStack}), those entry by entry through {@link Row#appendEntries}.
+     */
+    static final class Particles implements DirectDataset {
+        static final Schema SCHEMA = Schema.of(Field.scalar("id", DType.INT64), Field.ragged("a", DType.FLOAT32, 16),
+                Field.ragged("b", DType.FLOAT32, 16), Field.ragged("c", DType.FLOAT32, 16));
+        final boolean takesHints;
+        volatile int[] stacked;
+
+        Particles(boolean takesHints) {
+            this.takesHints = takesHints;
+        }
+
+        static float value(long i, int field, long e) {
+            return i * 100 + field * 10 + e;
+        }
+
+        @Override
+        public void willStack(List<String> fields) {
+            if (takesHints) {
+                stacked = fields.stream().mapToInt(SCHEMA::indexOf).toArray();
+            }
+        }
+
+        @Override
+        public long size() {
+            return 90;
+        }
+
+        @Override
+        public Schema schema() {
+            return SCHEMA;
+        }
+
+        @Override
+        public void read(long i, Row row) {
+            row.putLong(0, 0, i);
+            int n = (int) (i % 6);
+            int[] s = stacked;
+            for (int f = 1; f <= 3; f++) {
+                final int field = f;
+                if (s != null && java.util.Arrays.stream(s).anyMatch(x -> x == field)) {
+                    continue;
+                }
+                float[] v = new float[n];
+                for (int e = 0; e < n; e++) {
+                    v[e] = value(i, f, e);
+                }
+                row.append(f, MemorySegment.ofArray(v), 0, 4L * n);
+            }
+            if (s != null) {
+                float[] v = new float[n * s.length];
+                for (int e = 0; e < n; e++) {
+                    for (int j = 0; j < s.length; j++) {
+                        v[e * s.length + j] = value(i, s[j], e);
+                    }
+                }
+                row.appendEntries(s, MemorySegment.ofArray(v), 0, n);
+            }
+        }
+    }
+
+    @Test
+    void fieldsHeldEntryByEntryGiveTheSameBatchesAsFieldByFieldInAnyPadding() {
+        Padding[] paddings = {
+            Padding.of().stack("p", "a", "b", "c").pad("p", 4).lengths(true), // the stack the data is told of: one copy
+            Padding.of().stack("p", "c", "a").pad("p", 3).mask(true), // told of, then read into another stack's order
+            Padding.of().stack("p", "a", "b").pad("p", 8).value(-2), // a part of the fields
+        };
+        for (Padding p : paddings) {
+            List<String> byField = new ArrayList<>();
+            List<String> byEntry = new ArrayList<>();
+            Particles told = new Particles(true);
+            for (Particles d : new Particles[] {new Particles(false), told}) {
+                try (Loader l = Loader.builder(d).padding(p).batchSize(7).workers(2).shuffle(true).seed(3).build()) {
+                    for (Batch b : l) {
+                        (d.takesHints ? byEntry : byField).add(Runs.digest(b));
+                    }
+                }
+            }
+            assertTrue(told.stacked != null, "the dataset was told of the stack");
+            assertEquals(byField, byEntry, p.toString());
+        }
+        // held as a stack of a, b, c but read into one of a and b, or unpadded: the entries come apart into each field's values
+        for (Padding p : new Padding[] {Padding.of().stack("p", "a", "b").pad("p", 3), Padding.of()}) {
+            Particles held = new Particles(false);
+            held.stacked = new int[] {1, 2, 3};
+            List<String> a = new ArrayList<>();
+            List<String> b = new ArrayList<>();
+            try (Loader l = Loader.builder(new Particles(false)).padding(p).batchSize(5).build();
+                 Loader m = Loader.builder(held).padding(p).batchSize(5).build()) {
+                l.forEach(x -> a.add(Runs.digest(x)));
+                m.forEach(x -> b.add(Runs.digest(x)));
+            }
+            assertEquals(a, b, p.toString());
+        }
+    }
+
+    @Test
     void aStackKeepsIntegersExactInAnIntegerType() {
         Padding p = Padding.of().stack("q", "Part_q").pad("q", 5).stackType(DType.INT64).value(-7);
         try (Loader l = events(20, p).batchSize(20).build()) {

@@ -618,6 +618,9 @@ final class Session {
             g.writeNumberField("sessionCounter", counter);
             g.writeNumberField("sessionReported", reported);
             g.writeBooleanField("sessionPassRunning", pass != null);
+            for (var f : (recipe == null ? java.util.Map.<String, Double>of() : recipe.figures()).entrySet()) {
+                g.writeNumberField(f.getKey(), f.getValue());
+            }
         });
     }
 }

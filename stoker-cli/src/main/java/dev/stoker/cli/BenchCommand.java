@@ -314,9 +314,22 @@ final class BenchCommand implements Runnable {
     @Command(name = "root", description = "Entries of a tree (a TTree or an RNTuple) in CERN ROOT files, one after the "
             + "other in file order, each selected branch a field (variable-length branches as ragged fields).")
     static final class RootBench extends Subcommand {
-        @Parameters(paramLabel = "PATH", arity = "1..*", description = "The ROOT files: local paths, or http(s):// or s3:// "
-                + "URLs read by ranged requests; several are one dataset, in order.")
-        List<String> paths;
+        @Parameters(paramLabel = "PATH", arity = "0..*", description = "The ROOT files: local paths, or http(s):// or s3:// "
+                + "URLs read by ranged requests; several are one dataset, in order (or --groups).")
+        List<String> paths = List.of();
+
+        @Option(names = "--groups", paramLabel = "NAME=PATH[,PATH...]", description = "Groups of files in place of the "
+                + "paths, each NAME=PATH[,PATH...] (signal=s.root; the option once a group): one dataset, group after group, "
+                + "with a label field holding each entry's group number (0, 1, ... in the order given).")
+        java.util.LinkedHashMap<String, String> groups = new java.util.LinkedHashMap<>();
+
+        @Option(names = "--label", defaultValue = "label", paramLabel = "NAME", description = "The name of the groups' "
+                + "label field (default ${DEFAULT-VALUE}).")
+        String label;
+
+        @Option(names = "--weights", split = ",", paramLabel = "NAME=W", description = "Each group's share of an epoch's "
+                + "draws (signal=1,background=3), each group in its own shuffled order; default: every entry once an epoch.")
+        java.util.LinkedHashMap<String, Double> weights = new java.util.LinkedHashMap<>();
 
         @Option(names = "--tree", required = true, paramLabel = "NAME", description = "The tree to read (dir/name in a subdirectory).")
         String tree;
@@ -330,7 +343,9 @@ final class BenchCommand implements Runnable {
 
         @Override
         SourceSpec source() {
-            return new Root(paths, tree, branches, cacheMb);
+            Map<String, List<String>> files = new java.util.LinkedHashMap<>();
+            groups.forEach((name, given) -> files.put(name, List.of(given.split(","))));
+            return new Root(paths, tree, branches, cacheMb, files, label, weights);
         }
     }
 

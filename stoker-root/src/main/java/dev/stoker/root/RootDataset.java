@@ -48,8 +48,37 @@ public final class RootDataset implements DirectDataset, AutoCloseable {
     /** The file of each cluster. */
     private final int[] clusterFile;
     private final long size;
-    private final BlockCache<ColumnData[]> cache;
+    private final BlockCache<Cluster> cache;
     private final long cacheBytes;
+    /** The field groups a loader stacks ({@link #willStack}): held entry by entry in clusters decoded from then on. */
+    private volatile List<int[]> entryMajor = List.of();
+    private volatile boolean closed;
+    /** Each file's group, or null for a dataset without groups. */
+    private final int[] groupOfFile;
+    private final List<String> groupNames;
+    /** The label field's number, or -1. */
+    private final int labelField;
+
+    /**
+     * A decoded cluster: each field's data (null for one held in a stack) and the stacks held entry
+     * by entry, their values off the heap in {@code memory}, freed when the cache drops the cluster.
+     * Kept off the heap, a cache of decoded clusters costs the collector nothing to keep: held on
+     * it, each cluster was copied and compacted by every collection while it lived, which under the
+     * serial collector the server runs halved a shuffled epoch's rate.
+     */
+    private record Cluster(ColumnData[] columns, List<Stack> stacks, java.lang.foreign.Arena memory) {
+        void free() {
+            memory.close();
+        }
+    }
+
+    /**
+     * Fields {@code fields} of a cluster held entry by entry (NOTE [Entry-major] in Row): entry
+     * {@code e}'s float32 values are {@code [offsets[e] * w, offsets[e + 1] * w)} of {@code values},
+     * {@code w} the fields.
+     */
+    private record Stack(int[] fields, MemorySegment values, long[] offsets) {
+    }
 
     public RootDataset(List<String> paths, String tree, List<String> branches) throws IOException {
         this(paths, tree, branches, DEFAULT_CACHE_BYTES);
@@ -62,6 +91,44 @@ public final class RootDataset implements DirectDataset, AutoCloseable {
      * @param cacheBytes the bound on decoded clusters held at once (at least one is always held)
      */
     public RootDataset(List<String> paths, String tree, List<String> branches, long cacheBytes) throws IOException {
+        this(paths, tree, branches, cacheBytes, null, null, null);
+    }
+
+    /**
+     * The files of several groups ({@code {"signal": [...], "background": [...]}}) as one
+     * dataset, group after group, each group's files in order, with one more field {@code label}:
+     * int64, the group's number in {@code groups}' order (0, 1, ...). Draw them in proportions
+     * with {@link dev.stoker.Sampler#groups} over {@link #groupStarts()}.
+     */
+    public static RootDataset labelled(Map<String, List<String>> groups, String label, String tree, List<String> branches,
+                                       long cacheBytes) throws IOException {
+        if (groups.isEmpty()) {
+            throw new IllegalArgumentException("name at least one group of ROOT files");
+        }
+        if (label == null || label.isBlank()) {
+            throw new IllegalArgumentException("name the label field of the groups");
+        }
+        List<String> all = new ArrayList<>();
+        List<Integer> groupOf = new ArrayList<>();
+        int g = 0;
+        for (var e : groups.entrySet()) {
+            if (e.getValue().isEmpty()) {
+                throw new IllegalArgumentException("group '" + e.getKey() + "' names no files");
+            }
+            for (String path : e.getValue()) {
+                all.add(path);
+                groupOf.add(g);
+            }
+            g++;
+        }
+        return new RootDataset(all, tree, branches, cacheBytes, groupOf.stream().mapToInt(Integer::intValue).toArray(),
+                List.copyOf(groups.keySet()), label);
+    }
+
+    private RootDataset(List<String> paths, String tree, List<String> branches, long cacheBytes, int[] groupOfFile,
+                        List<String> groupNames, String label) throws IOException {
+        this.groupOfFile = groupOfFile;
+        this.groupNames = groupNames == null ? List.of() : groupNames;
         if (paths.isEmpty()) {
             throw new IllegalArgumentException("name at least one ROOT file");
         }
@@ -108,6 +175,14 @@ public final class RootDataset implements DirectDataset, AutoCloseable {
                     columns[i][t] = other;
                 }
             }
+            if (label != null) {
+                if (fieldOf.containsKey(label)) {
+                    throw new IllegalArgumentException(paths.get(0) + ": branch '" + fieldOf.get(label) + "' is field '" + label
+                            + "' already; give the groups' label field another name (label=)");
+                }
+                fields.add(Field.scalar(label, dev.stoker.DType.INT64));
+            }
+            labelField = label == null ? -1 : fields.size() - 1;
             schema = Schema.of(fields);
             fileStart = new long[tables.size() + 1];
             List<Long> starts = new ArrayList<>();
@@ -128,7 +203,8 @@ public final class RootDataset implements DirectDataset, AutoCloseable {
                 clusterFile[i] = owners.get(i);
             }
             clusterStart[starts.size()] = size;
-            cache = new BlockCache<>(paths.get(0), clusterFile.length, cacheBytes, this::decode, RootDataset::bytes);
+            cache = new BlockCache<>(paths.get(0), clusterFile.length, cacheBytes, this::decode, RootDataset::bytes,
+                    Cluster::free);
             this.cacheBytes = cacheBytes;
         } catch (IOException | RuntimeException e) {
             closeAll();
@@ -232,6 +308,31 @@ public final class RootDataset implements DirectDataset, AutoCloseable {
         return dims.stream().mapToLong(Long::longValue).toArray();
     }
 
+    /** The groups' names, in label order (empty without groups). */
+    public List<String> groups() {
+        return groupNames;
+    }
+
+    /** Global entry numbers where each group starts, then the entry count (without groups: one group). */
+    public long[] groupStarts() {
+        if (groupOfFile == null) {
+            return new long[] {0, size};
+        }
+        long[] starts = new long[groupNames.size() + 1];
+        for (int t = tables.size() - 1; t >= 0; t--) {
+            starts[groupOfFile[t]] = fileStart[t];
+        }
+        starts[groupNames.size()] = size;
+        return starts;
+    }
+
+    /** Where group {@code g}'s clusters start, counted from the group's first entry, then its entry count. */
+    public long[] clusterStarts(int g) {
+        long[] groups = groupStarts();
+        return Arrays.stream(clusterStart).filter(s -> s >= groups[g] && s <= groups[g + 1]).map(s -> s - groups[g])
+                .distinct().toArray();
+    }
+
     /** Global entry numbers where the clusters start, then the entry count: the blocks of a block shuffle. */
     public long[] clusterStarts() {
         return clusterStart.clone();
@@ -291,7 +392,38 @@ public final class RootDataset implements DirectDataset, AutoCloseable {
         return List.copyOf(branches);
     }
 
-    private ColumnData[] decode(int k) throws IOException {
+    /**
+     * Holds the ragged float32 fields {@code fields}, which a loader stacks, entry by entry in the
+     * clusters decoded from now on (NOTE [Entry-major] in Row); ignored unless every one is such a
+     * field of this dataset and none is in a stack already. A cluster whose fields differ in length
+     * at some entry keeps them field by field.
+     */
+    @Override
+    public synchronized void willStack(List<String> fields) {
+        int[] g = new int[fields.size()];
+        List<String> names = schema.fields().stream().map(Field::name).toList();
+        for (int j = 0; j < g.length; j++) {
+            g[j] = names.indexOf(fields.get(j));
+            if (g[j] < 0 || g[j] >= ragged.length || !ragged[g[j]] || schema.field(g[j]).dtype() != dev.stoker.DType.FLOAT32) {
+                return;
+            }
+        }
+        if (g.length < 2 || Arrays.stream(g).distinct().count() != g.length) {
+            return;
+        }
+        for (int[] held : entryMajor) {
+            for (int f : g) {
+                if (Arrays.stream(held).anyMatch(x -> x == f)) {
+                    return;
+                }
+            }
+        }
+        List<int[]> next = new ArrayList<>(entryMajor);
+        next.add(g);
+        entryMajor = List.copyOf(next);
+    }
+
+    private Cluster decode(int k) throws IOException {
         int t = clusterFile[k];
         long from = clusterStart[k] - fileStart[t];
         long to = clusterStart[k + 1] - fileStart[t];
@@ -299,13 +431,72 @@ public final class RootDataset implements DirectDataset, AutoCloseable {
         for (int f = 0; f < columns.length; f++) {
             out[f] = tables.get(t).read(columns[f][t], from, to);
         }
-        return out;
+        java.lang.foreign.Arena memory = java.lang.foreign.Arena.ofShared();
+        try {
+            List<Stack> stacks = new ArrayList<>();
+            for (int[] g : entryMajor) {
+                Stack s = entryMajor(g, out, memory);
+                if (s != null) {
+                    stacks.add(s);
+                    for (int f : g) {
+                        out[f] = null;
+                    }
+                }
+            }
+            for (int f = 0; f < out.length; f++) {
+                if (out[f] != null) {
+                    MemorySegment v = memory.allocate(out[f].values().byteSize(), 8);
+                    v.copyFrom(out[f].values());
+                    out[f] = new ColumnData(v, out[f].offsets());
+                }
+            }
+            return new Cluster(out, stacks, memory);
+        } catch (RuntimeException e) {
+            memory.close();
+            throw e;
+        }
     }
 
-    private static long bytes(ColumnData[] d) {
+    /** Fields {@code g} of a decoded cluster interleaved entry by entry into {@code memory}, or null if their lengths differ. */
+    private static Stack entryMajor(int[] g, ColumnData[] d, java.lang.foreign.Arena memory) {
+        long[] offsets = d[g[0]].offsets();
+        for (int f : g) {
+            if (!Arrays.equals(d[f].offsets(), offsets)) {
+                return null;
+            }
+        }
+        int w = g.length;
+        long n = offsets[offsets.length - 1];
+        MemorySegment entries = memory.allocate(4 * n * w, 8);
+        // a block of entries at a time, interleaved in an array that stays in the processor's cache
+        int block = (int) Math.min(n, 1024);
+        float[] column = new float[block];
+        float[] interleaved = new float[block * w];
+        for (long i0 = 0; i0 < n; i0 += block) {
+            int m = (int) Math.min(block, n - i0);
+            for (int j = 0; j < w; j++) {
+                MemorySegment.copy(d[g[j]].values(), FLOAT, 4 * i0, column, 0, m);
+                for (int i = 0, at = j; i < m; i++, at += w) {
+                    interleaved[at] = column[i];
+                }
+            }
+            MemorySegment.copy(interleaved, 0, entries, FLOAT, 4 * i0 * w, m * w);
+        }
+        return new Stack(g, entries, offsets);
+    }
+
+    private static final java.lang.foreign.ValueLayout.OfFloat FLOAT =
+            java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
+
+    private static long bytes(Cluster c) {
         long n = 64;
-        for (ColumnData c : d) {
-            n += c.values().byteSize() + (c.offsets() == null ? 0 : 8L * c.offsets().length);
+        for (ColumnData d : c.columns()) {
+            if (d != null) {
+                n += d.values().byteSize() + (d.offsets() == null ? 0 : 8L * d.offsets().length);
+            }
+        }
+        for (Stack s : c.stacks()) {
+            n += s.values().byteSize() + 8L * s.offsets().length;
         }
         return n;
     }
@@ -322,9 +513,40 @@ public final class RootDataset implements DirectDataset, AutoCloseable {
         while (k + 1 < clusterStart.length && clusterStart[k + 1] == index) {
             k++; // clusters of no entries (an empty file) lie at the same start
         }
-        ColumnData[] d = cache.get(k);
         int at = (int) (index - clusterStart[k]);
+        Cluster c = cache.get(k);
+        try {
+            write(k, c, at, row);
+        } catch (IllegalStateException e) {
+            // the cache dropped the cluster between handing it out and the copies from it, which
+            // then failed, having read nothing of the freed memory: written again from our own copy
+            if (closed) {
+                throw e;
+            }
+            row.restart();
+            Cluster own = decode(k);
+            try {
+                write(k, own, at, row);
+            } finally {
+                own.free();
+            }
+        }
+    }
+
+    /** Writes entry {@code at} of decoded cluster {@code k}. */
+    private void write(int k, Cluster c, int at, Row row) {
+        if (labelField >= 0) {
+            row.putLong(labelField, 0, groupOfFile[clusterFile[k]]);
+        }
+        for (Stack s : c.stacks()) {
+            long[] o = s.offsets();
+            row.appendEntries(s.fields(), s.values(), o[at] * 4L * s.fields().length, o[at + 1] - o[at]);
+        }
+        ColumnData[] d = c.columns();
         for (int f = 0; f < d.length; f++) {
+            if (d[f] == null) {
+                continue; // in a stack
+            }
             if (ragged[f]) {
                 long[] o = d[f].offsets();
                 int e = columns[f][0].dtype().byteSize();
@@ -370,6 +592,12 @@ public final class RootDataset implements DirectDataset, AutoCloseable {
         for (String b : branches) {
             h = mix(h, b.hashCode());
         }
+        if (groupOfFile != null) {
+            for (int t = 0; t < groupOfFile.length; t++) {
+                h = mix(h, groupNames.get(groupOfFile[t]).hashCode());
+            }
+            h = mix(h, schema.field(labelField).name().hashCode());
+        }
         return h == 0 ? 1 : h;
     }
 
@@ -390,6 +618,7 @@ public final class RootDataset implements DirectDataset, AutoCloseable {
 
     @Override
     public void close() {
+        closed = true;
         if (cache != null) {
             cache.close();
         }

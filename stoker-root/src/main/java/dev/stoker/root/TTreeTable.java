@@ -467,6 +467,12 @@ final class TTreeTable implements RootTable {
             }
             return new ColumnData(MemorySegment.ofArray(out), null);
         }
+        if (parts.size() == 1 && parts.get(0).first() == from && parts.get(0).n() == to - from
+                && parts.get(0).offsets()[0] == 0) { // a whole basket: its arrays as they are
+            Decoded d = parts.get(0);
+            long bytes = d.offsets()[d.n()] * size;
+            return new ColumnData(MemorySegment.ofArray(d.values()).asSlice(0, bytes), d.offsets());
+        }
         long[] offsets = new long[(int) (to - from + 1)];
         long total = 0;
         for (Decoded d : parts) {

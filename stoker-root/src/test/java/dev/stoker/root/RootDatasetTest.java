@@ -26,32 +26,40 @@ class RootDatasetTest {
         return t.read(c, i, i + 1).values();
     }
 
-    @Test
-    void everyEntryOfEveryBranchArrivesOnceThroughAShuffledLoader() throws IOException {
+    /**
+     * Every entry of four files once (the same events, each file compressed another way), each
+     * branch's bytes as the table reads them: with a cache that holds every cluster, and with one
+     * that holds one at a time, so that three workers reading shuffled entries find clusters freed
+     * under them and read them again.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(longs = {RootDataset.DEFAULT_CACHE_BYTES, 1})
+    void everyEntryOfEveryBranchArrivesOnceThroughAShuffledLoader(long cacheBytes) throws IOException {
         String p = path("uproot-HZZ.root");
-        try (RootDataset d = new RootDataset(List.of(p), "events", List.of());
+        List<String> four = List.of(p, path("uproot-HZZ-lz4.root"), path("uproot-HZZ-zstd.root"), path("uproot-HZZ-lzma.root"));
+        try (RootDataset d = new RootDataset(four, "events", List.of(), cacheBytes);
              RootFile f = RootFile.open(p); RootTable t = f.table("events")) {
-            assertEquals(2421, d.size());
+            assertEquals(4 * 2421, d.size());
             assertEquals(t.columns().size(), d.schema().size());
             assertTrue(d.schema().field(d.schema().indexOf("Jet_Px")).isRagged());
             assertEquals(DType.FLOAT32, d.schema().field(d.schema().indexOf("Jet_Px")).dtype());
             BitSet seen = new BitSet();
-            try (Loader l = Loader.builder(d).batchSize(64).workers(2).shuffle(true).seed(7).build()) {
+            try (Loader l = Loader.builder(d).batchSize(64).workers(3).shuffle(true).seed(7).build()) {
                 for (Batch b : l) {
                     for (int r = 0; r < b.size(); r++) {
                         long i = b.index(r);
                         assertTrue(!seen.get((int) i), "entry " + i + " twice");
                         seen.set((int) i);
-                        if (i % 13 == 0) {
+                        if (i % (cacheBytes == 1 ? 3 : 13) == 0) {
                             for (int k = 0; k < t.columns().size(); k++) {
                                 RootColumn c = t.columns().get(k);
-                                assertEquals(-1, entry(t, c, i).mismatch(b.bytes(k, r)), c.name() + " entry " + i);
+                                assertEquals(-1, entry(t, c, i % 2421).mismatch(b.bytes(k, r)), c.name() + " entry " + i);
                             }
                         }
                     }
                 }
             }
-            assertEquals(2421, seen.cardinality());
+            assertEquals(4 * 2421, seen.cardinality());
         }
     }
 
@@ -104,6 +112,53 @@ class RootDatasetTest {
         try (RootDataset small = new RootDataset(four, "events", List.of(), 1L << 16)) {
             assertEquals(1, small.mixingWindow(), "a cache smaller than two clusters mixes one at a time");
         }
+    }
+
+    /**
+     * NOTE [Entry-major]: told that the loader stacks the jets' fields, the dataset holds them
+     * entry by entry; the stacked batches hold what the fields hold read one by one.
+     */
+    @Test
+    void stackedFieldsHeldEntryByEntryHoldWhatTheFieldsHold() throws IOException {
+        String p = path("uproot-HZZ.root");
+        List<String> jets = List.of("Jet_Px", "Jet_Py", "Jet_Pz", "Jet_E");
+        java.lang.foreign.ValueLayout.OfFloat f32 = java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED
+                .withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
+        List<String> expected = new ArrayList<>();
+        List<String> stacked = new ArrayList<>();
+        for (boolean pad : new boolean[] {false, true}) {
+            try (RootDataset d = new RootDataset(List.of(p), "events", List.of("Jet_*", "NJet", "Muon_Px"), 1L << 20)) {
+                dev.stoker.LoaderBuilder b = Loader.builder(d).sampler(dev.stoker.Sampler.blockShuffle(d.clusterStarts(), 2))
+                        .batchSize(50).workers(2).seed(4);
+                if (pad) {
+                    b.padding(dev.stoker.Padding.of().stack("jets", jets).pad("jets", 3).lengths(true));
+                }
+                try (Loader l = b.build()) {
+                    dev.stoker.Schema s = l.schema();
+                    for (Batch batch : l) {
+                        for (int r = 0; r < batch.size(); r++) {
+                            float[] v = new float[12];
+                            long n;
+                            if (pad) {
+                                MemorySegment.copy(batch.bytes(s.indexOf("jets"), r), f32, 0, v, 0, 12);
+                                n = batch.data(s.indexOf("jets_len")).getAtIndex(java.lang.foreign.ValueLayout.JAVA_LONG, r);
+                            } else {
+                                n = Math.min(3, batch.bytes(s.indexOf("Jet_Px"), r).byteSize() / 4);
+                                for (int j = 0; j < 4; j++) {
+                                    MemorySegment col = batch.bytes(s.indexOf(jets.get(j)), r);
+                                    for (int e = 0; e < n; e++) {
+                                        v[e * 4 + j] = col.getAtIndex(f32, e);
+                                    }
+                                }
+                            }
+                            (pad ? stacked : expected).add(batch.index(r) + ":" + n + ":" + java.util.Arrays.toString(v));
+                        }
+                    }
+                }
+            }
+        }
+        assertEquals(2421, stacked.size());
+        assertEquals(expected, stacked);
     }
 
     private static List<byte[]> digests(RootDataset d) throws IOException {

@@ -21,6 +21,7 @@ public final class Recipe implements AutoCloseable {
     private Supplier<LoaderBuilder> base;
     private final List<AutoCloseable> resources = new ArrayList<>();
     private final List<Supplier<String>> reports = new ArrayList<>();
+    private final java.util.Map<String, Double> figures = new java.util.LinkedHashMap<>();
     private Sampler sampler;
     private int shardBuffer;
     private double tokensPerSample;
@@ -79,6 +80,14 @@ public final class Recipe implements AutoCloseable {
         return reports.stream().map(Supplier::get).map(dev.stoker.storage.Storage::redact).toList();
     }
 
+    /**
+     * Figures the source adds to a loader's stats, by name (the root source's
+     * {@code filesPerBatch}: the distinct files a shuffled batch draws from, on average).
+     */
+    public java.util.Map<String, Double> figures() {
+        return java.util.Collections.unmodifiableMap(figures);
+    }
+
     /** Closes what the source holds, last opened first. Idempotent. */
     @Override
     public void close() throws IOException {
@@ -123,6 +132,11 @@ public final class Recipe implements AutoCloseable {
 
     Recipe tokensPerSample(double tokens) {
         this.tokensPerSample = tokens;
+        return this;
+    }
+
+    Recipe figure(String name, double value) {
+        figures.put(name, value);
         return this;
     }
 
