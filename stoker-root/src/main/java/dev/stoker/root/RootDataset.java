@@ -6,7 +6,6 @@ import dev.stoker.Row;
 import dev.stoker.Schema;
 import dev.stoker.internal.BlockCache;
 import java.io.IOException;
-import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -58,27 +57,6 @@ public final class RootDataset implements DirectDataset, AutoCloseable {
     private final List<String> groupNames;
     /** The label field's number, or -1. */
     private final int labelField;
-
-    /**
-     * A decoded cluster: each field's data (null for one held in a stack) and the stacks held entry
-     * by entry, their values off the heap in {@code memory}, freed when the cache drops the cluster.
-     * Kept off the heap, a cache of decoded clusters costs the collector nothing to keep: held on
-     * it, each cluster was copied and compacted by every collection while it lived, which under the
-     * serial collector the server runs halved a shuffled epoch's rate.
-     */
-    private record Cluster(ColumnData[] columns, List<Stack> stacks, java.lang.foreign.Arena memory) {
-        void free() {
-            memory.close();
-        }
-    }
-
-    /**
-     * Fields {@code fields} of a cluster held entry by entry (NOTE [Entry-major] in Row): entry
-     * {@code e}'s float32 values are {@code [offsets[e] * w, offsets[e + 1] * w)} of {@code values},
-     * {@code w} the fields.
-     */
-    private record Stack(int[] fields, MemorySegment values, long[] offsets) {
-    }
 
     public RootDataset(List<String> paths, String tree, List<String> branches) throws IOException {
         this(paths, tree, branches, DEFAULT_CACHE_BYTES);
@@ -203,7 +181,7 @@ public final class RootDataset implements DirectDataset, AutoCloseable {
                 clusterFile[i] = owners.get(i);
             }
             clusterStart[starts.size()] = size;
-            cache = new BlockCache<>(paths.get(0), clusterFile.length, cacheBytes, this::decode, RootDataset::bytes,
+            cache = new BlockCache<>(paths.get(0), clusterFile.length, cacheBytes, this::decode, Cluster::bytes,
                     Cluster::free);
             this.cacheBytes = cacheBytes;
         } catch (IOException | RuntimeException e) {
@@ -354,7 +332,7 @@ public final class RootDataset implements DirectDataset, AutoCloseable {
         if (clusters == 0 || entries == 0) {
             return 1;
         }
-        long perCluster = Math.max(1, bytes(cache.get(0)));
+        long perCluster = Math.max(1, cache.get(0).bytes());
         return (int) Math.max(1, Math.min(clusters, cacheBytes / 2 / perCluster));
     }
 
@@ -431,74 +409,7 @@ public final class RootDataset implements DirectDataset, AutoCloseable {
         for (int f = 0; f < columns.length; f++) {
             out[f] = tables.get(t).read(columns[f][t], from, to);
         }
-        java.lang.foreign.Arena memory = java.lang.foreign.Arena.ofShared();
-        try {
-            List<Stack> stacks = new ArrayList<>();
-            for (int[] g : entryMajor) {
-                Stack s = entryMajor(g, out, memory);
-                if (s != null) {
-                    stacks.add(s);
-                    for (int f : g) {
-                        out[f] = null;
-                    }
-                }
-            }
-            for (int f = 0; f < out.length; f++) {
-                if (out[f] != null) {
-                    MemorySegment v = memory.allocate(out[f].values().byteSize(), 8);
-                    v.copyFrom(out[f].values());
-                    out[f] = new ColumnData(v, out[f].offsets());
-                }
-            }
-            return new Cluster(out, stacks, memory);
-        } catch (RuntimeException e) {
-            memory.close();
-            throw e;
-        }
-    }
-
-    /** Fields {@code g} of a decoded cluster interleaved entry by entry into {@code memory}, or null if their lengths differ. */
-    private static Stack entryMajor(int[] g, ColumnData[] d, java.lang.foreign.Arena memory) {
-        long[] offsets = d[g[0]].offsets();
-        for (int f : g) {
-            if (!Arrays.equals(d[f].offsets(), offsets)) {
-                return null;
-            }
-        }
-        int w = g.length;
-        long n = offsets[offsets.length - 1];
-        MemorySegment entries = memory.allocate(4 * n * w, 8);
-        // a block of entries at a time, interleaved in an array that stays in the processor's cache
-        int block = (int) Math.min(n, 1024);
-        float[] column = new float[block];
-        float[] interleaved = new float[block * w];
-        for (long i0 = 0; i0 < n; i0 += block) {
-            int m = (int) Math.min(block, n - i0);
-            for (int j = 0; j < w; j++) {
-                MemorySegment.copy(d[g[j]].values(), FLOAT, 4 * i0, column, 0, m);
-                for (int i = 0, at = j; i < m; i++, at += w) {
-                    interleaved[at] = column[i];
-                }
-            }
-            MemorySegment.copy(interleaved, 0, entries, FLOAT, 4 * i0 * w, m * w);
-        }
-        return new Stack(g, entries, offsets);
-    }
-
-    private static final java.lang.foreign.ValueLayout.OfFloat FLOAT =
-            java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
-
-    private static long bytes(Cluster c) {
-        long n = 64;
-        for (ColumnData d : c.columns()) {
-            if (d != null) {
-                n += d.values().byteSize() + (d.offsets() == null ? 0 : 8L * d.offsets().length);
-            }
-        }
-        for (Stack s : c.stacks()) {
-            n += s.values().byteSize() + 8L * s.offsets().length;
-        }
-        return n;
+        return Cluster.of(out, entryMajor);
     }
 
     @Override
@@ -538,23 +449,7 @@ public final class RootDataset implements DirectDataset, AutoCloseable {
         if (labelField >= 0) {
             row.putLong(labelField, 0, groupOfFile[clusterFile[k]]);
         }
-        for (Stack s : c.stacks()) {
-            long[] o = s.offsets();
-            row.appendEntries(s.fields(), s.values(), o[at] * 4L * s.fields().length, o[at + 1] - o[at]);
-        }
-        ColumnData[] d = c.columns();
-        for (int f = 0; f < d.length; f++) {
-            if (d[f] == null) {
-                continue; // in a stack
-            }
-            if (ragged[f]) {
-                long[] o = d[f].offsets();
-                int e = columns[f][0].dtype().byteSize();
-                row.append(f, d[f].values(), o[at] * e, (o[at + 1] - o[at]) * e);
-            } else {
-                row.copy(f, d[f].values(), at * sampleBytes[f], sampleBytes[f]);
-            }
-        }
+        c.write(at, row, sampleBytes);
     }
 
     @Override
