@@ -26,9 +26,10 @@ import java.util.TreeSet;
  * may end with the entries' byte offsets (fEntryOffset), and where it does not, the counts come
  * from the counter branch ({@code T[n]}, a split class's C array) or from each entry's own header
  * ({@code std::vector}: a byte count, a version and the size, 10 bytes). Every count is checked
- * against the bytes the basket holds before anything is copied, and a decoded basket is kept in a
- * byte-bounded cache (one for all open tables) so that reading a basket's entries in several pieces
- * decompresses it once.
+ * against the bytes the basket holds before anything is copied, and a decoded basket that a read
+ * leaves entries of (one across clusters, as ROOT 5 wrote them) is kept in a byte-bounded cache (one
+ * for all open tables) so that reading its entries in several pieces decompresses it once; a basket
+ * read whole is not kept, so that aligned baskets cost the collector nothing after their read.
  */
 final class TTreeTable implements RootTable {
     /** Decoded baskets kept, in bytes, for all open tables together: memory stays bounded however many files are open. */
@@ -450,7 +451,9 @@ final class TTreeTable implements RootTable {
         List<Decoded> parts = new ArrayList<>();
         int first = basketOf(b, from);
         for (int i = first; i < b.writeBasket && b.basketEntry[i] < to; i++) {
-            parts.add(basket(col, i));
+            // kept for a later read only if this one leaves some of its entries (a basket across clusters)
+            boolean whole = b.basketEntry[i] >= from && (i + 1 < b.writeBasket ? b.basketEntry[i + 1] : entries) <= to;
+            parts.add(basket(col, i, !whole));
         }
         if (from == to) {
             return new ColumnData(MemorySegment.ofArray(new byte[0]), col.header() >= 0 ? new long[1] : null);
@@ -513,16 +516,22 @@ final class TTreeTable implements RootTable {
     private record CacheKey(TTreeTable table, TTreeMeta.Branch branch, int basket) {
     }
 
-    private Decoded basket(Col col, int i) throws IOException {
+    private Decoded basket(Col col, int i, boolean keep) throws IOException {
         CacheKey key = new CacheKey(this, col.branch(), i);
         Decoded d;
         synchronized (CACHE) {
-            d = CACHE.get(key);
+            d = keep ? CACHE.get(key) : CACHE.remove(key);
+            if (d != null && !keep) {
+                cached -= weight(d);
+            }
         }
         if (d != null) {
             return d;
         }
         d = decode(col, i);
+        if (!keep) {
+            return d;
+        }
         synchronized (CACHE) {
             Decoded old = CACHE.put(key, d);
             cached += weight(d) - (old == null ? 0 : weight(old));
@@ -681,7 +690,7 @@ final class TTreeTable implements RootTable {
         long[] out = new long[(int) (to - from)];
         int k = 0;
         for (int i = basketOf(cb, from); i < cb.writeBasket && cb.basketEntry[i] < to; i++) {
-            Decoded d = basket(counter, i);
+            Decoded d = basket(counter, i, true); // each of the counted branches reads it
             MemorySegment v = MemorySegment.ofArray(d.values());
             for (long j = Math.max(from, d.first()); j < Math.min(to, d.first() + d.n()); j++) {
                 long at = j - d.first();
