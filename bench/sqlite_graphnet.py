@@ -2,15 +2,16 @@
 """GraphNeT-shaped SQLite events: Stoker's sqlite source against GraphNeT's own way of reading them
 (a torch Dataset whose __getitem__ runs one `SELECT ... WHERE event_no = ?` on the pulse table and
 one on the truth table, as graphnet.data.dataset.SQLiteDataset does, in a DataLoader of 2 workers).
-Both sides deliver the same padded batches: pulses as float32 [B, N, F] (N the batch's longest
-event, zeros after each event's end) with the lengths, truth as float32 [B, T], events shuffled.
-Both pad with this script's one numpy function (pad()), so the padding costs both sides the same.
+Both sides deliver the same padded batches: pulses as float32 [B, N, F] (N = --pad, zeros after
+each event's end, longer events cut) with the lengths, truth as float32 [B, T], events shuffled.
+GraphNeT's side pads with this script's numpy function (pad(), one vectorized scatter a batch);
+Stoker's loader pads in the JVM (stack= the five features, pad= N, lengths=True).
 
   make:  sqlite_graphnet.py make FILE [--events 40000]   (~30 pulses an event: ~1.2M pulse rows;
                                                           5 features, 4 truth columns, as GraphNeT
                                                           writes them: FLOAT columns, an index on
                                                           event_no, truth keyed by event_no)
-  run:   sqlite_graphnet.py run FILE [--batch 256] [--workers 2] [--seconds 10] [--repeats 1]
+  run:   sqlite_graphnet.py run FILE [--batch 256] [--workers 2] [--pad 64] [--seconds 10] [--repeats 1]
 Prints one JSON line per side: events/s (median over repeats) over --seconds after the first
 batch, epoch after epoch (40,000 events are an epoch of a few seconds: the steady state is
 measured, not the JVM's warm-up), and the time to the first batch (Stoker's includes the server's
@@ -57,14 +58,19 @@ def make(path, events):
     print(json.dumps({"file": path, "events": events, "pulses": int(counts.sum()), "bytes": os.path.getsize(path)}))
 
 
-def pad(values, offsets):
-    """[total, F] values and B+1 row offsets -> float32 [B, N, F] zero-padded, and int64 lengths [B]."""
-    lengths = np.diff(offsets)
-    out = np.zeros((len(lengths), int(lengths.max(initial=0)), values.shape[1]), np.float32)
-    rows = np.repeat(np.arange(len(lengths)), lengths)
-    pos = np.arange(len(values)) - np.repeat(offsets[:-1], lengths)
-    out[rows, pos] = values
-    return out, lengths
+PAD = 64
+
+
+def pad(values, offsets, n):
+    """[total, F] values and B+1 row offsets -> float32 [B, n, F] zero-padded (longer events cut), and
+    int64 lengths [B] (at most n)."""
+    counts = np.diff(offsets)
+    out = np.zeros((len(counts), n, values.shape[1]), np.float32)
+    rows = np.repeat(np.arange(len(counts)), counts)
+    pos = np.arange(len(values)) - np.repeat(offsets[:-1], counts)
+    keep = pos < n
+    out[rows[keep], pos[keep]] = values[keep]
+    return out, np.minimum(counts, n)
 
 
 class GraphnetStyle:
@@ -91,7 +97,7 @@ class GraphnetStyle:
 def collate(items):
     lengths = np.array([len(p) for p, _ in items])
     offsets = np.concatenate([[0], np.cumsum(lengths)])
-    x, n = pad(np.concatenate([p for p, _ in items]), offsets)
+    x, n = pad(np.concatenate([p for p, _ in items]), offsets, PAD)
     return x, n, np.stack([t for _, t in items])
 
 
@@ -130,23 +136,24 @@ def stoker_side(path, batch, workers, seconds):
 
     def padded(loader):
         for b in loader:
-            offsets = b[FEATURES[0]][0]
-            x, n = pad(np.stack([b[f][1] for f in FEATURES], axis=1), offsets)
-            yield x, n, np.stack([b[t] for t in TRUTH], axis=1)
+            yield b["pulses"], b["pulses_len"], np.stack([b[t] for t in TRUTH], axis=1)
 
     t0 = time.perf_counter()  # the server's start and the event index count towards the first batch
-    with stoker.Loader(source, batch_size=batch, shuffle=True, num_workers=workers, as_numpy=True) as loader:
+    with stoker.Loader(source, batch_size=batch, shuffle=True, num_workers=workers, as_numpy=True,
+                       stack={"pulses": FEATURES}, pad={"pulses": PAD}, lengths=True) as loader:
         rate, first, _ = consume(lambda: padded(loader), seconds, t0)
         return rate, first
 
 
 def main():
+    global PAD
     a = argparse.ArgumentParser()
     a.add_argument("what", choices=("make", "run"))
     a.add_argument("file")
     a.add_argument("--events", type=int, default=40000)
     a.add_argument("--batch", type=int, default=256)
     a.add_argument("--workers", type=int, default=2)
+    a.add_argument("--pad", type=int, default=PAD, help="pulses an event is padded (or cut) to")
     a.add_argument("--seconds", type=float, default=10)
     a.add_argument("--repeats", type=int, default=1)
     a.add_argument("--sides", default="graphnet,stoker")
@@ -154,6 +161,7 @@ def main():
     if o.what == "make":
         make(o.file, o.events)
         return
+    PAD = o.pad
     for side in o.sides.split(","):
         run = peer if side == "graphnet" else stoker_side
         rates, firsts = [], []
@@ -161,7 +169,8 @@ def main():
             r, f = run(o.file, o.batch, o.workers, o.seconds)
             rates.append(r)
             firsts.append(f)
-        print(json.dumps({"side": side, "workers": o.workers, "batch": o.batch, "events_per_s": round(statistics.median(rates)),
+        print(json.dumps({"side": side, "workers": o.workers, "batch": o.batch, "pad": PAD,
+                          "events_per_s": round(statistics.median(rates)),
                           "first_batch_s": round(firsts[0], 3), "repeats": o.repeats}), flush=True)
 
 

@@ -145,3 +145,37 @@ def test_weights_draw_the_groups_in_proportion_each_in_its_own_order(tmp_path):
         "another part of the signal each epoch"
     with pytest.raises(ValueError, match="one weight to each group"):
         stoker.sources.root({"signal": [paths[0]], "background": [paths[1]]}, tree="tree", weights={"signal": 1})
+
+
+def test_weighted_groups_resume_from_a_state_dict_as_the_uninterrupted_run(tmp_path):
+    paths, _ = write(tmp_path, "lz4" if _has_lz4() else "zlib")
+    source = stoker.sources.root({"signal": [paths[0]], "background": [paths[1]]}, tree="tree",
+                                 branches=["jet_pt"], weights={"signal": 2, "background": 1})
+    opts = dict(batch_size=64, shuffle=True, seed=8, workers=2, as_numpy=True)
+
+    def pts(loader, limit=None):
+        out = []
+        for b in loader:
+            out.append(np.asarray(b["jet_pt"]).tolist())
+            if len(out) == limit:
+                break
+        return out
+
+    with stoker.Loader(source, **opts) as loader:
+        whole = pts(loader)
+    with stoker.Loader(source, **opts) as loader:
+        head = pts(loader, limit=7)
+        state = loader.state_dict()
+    with stoker.Loader(source, **dict(opts, workers=1)) as loader:
+        loader.load_state_dict(state)
+        tail = pts(loader)
+    assert head + tail == whole
+
+
+def _has_lz4():
+    try:
+        import lz4.block  # noqa: F401
+        import xxhash  # noqa: F401
+        return True
+    except ImportError:
+        return False

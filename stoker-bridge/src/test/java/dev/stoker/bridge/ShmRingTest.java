@@ -104,7 +104,8 @@ class ShmRingTest {
 
     @Test
     void noticesAheadDefaultToWhatFits64MiBBetweenTwoAndEight() {
-        assertEquals(8, Session.defaultAhead(512 << 10));
+        assertEquals(32, Session.defaultAhead(512 << 10));
+        assertEquals(16, Session.defaultAhead(4 << 20));
         assertEquals(2, Session.defaultAhead(64L * 3 * 224 * 224 * 4));
         assertEquals(4, Session.defaultAhead(16 << 20));
     }
