@@ -28,15 +28,11 @@ import java.util.TreeSet;
  * ({@code std::vector}: a byte count, a version and the size, 10 bytes). Every count is checked
  * against the bytes the basket holds before anything is copied, and a decoded basket that a read
  * leaves entries of (one across clusters, as ROOT 5 wrote them) is kept in a byte-bounded cache (one
- * for all open tables) so that reading its entries in several pieces decompresses it once; a basket
- * read whole is not kept, so that aligned baskets cost the collector nothing after their read.
+ * for all open tables: {@link BasketCache}) so that reading its entries in several pieces
+ * decompresses it once; a basket read whole is not kept, so that aligned baskets cost the
+ * collector nothing after their read.
  */
 final class TTreeTable implements RootTable {
-    /** Decoded baskets kept, in bytes, for all open tables together: memory stays bounded however many files are open. */
-    static final long CACHE_BYTES = 64L << 20;
-    private static final Map<Object, Decoded> CACHE = new LinkedHashMap<>(16, 0.75f, true);
-    private static long cached;
-
     private final RootFile file;
     private final String name;
     private final long entries;
@@ -48,12 +44,12 @@ final class TTreeTable implements RootTable {
     boolean entryOffsets = true;
 
     /** How a column's entries lie in its baskets; header is -1 for one of fixed size, else each entry's header bytes. */
-    private record Col(RootColumn column, String path, TTreeMeta.Branch branch, DType dtype, int fixed, int header,
-                       TTreeMeta.Branch counter, DType counterType) {
+    record Col(RootColumn column, String path, TTreeMeta.Branch branch, DType dtype, int fixed, int header,
+               TTreeMeta.Branch counter, DType counterType) {
     }
 
     /** One basket decoded: entries {@code [first, first + n)}, values little-endian, element offsets for a ragged column. */
-    private record Decoded(long first, int n, byte[] values, long[] offsets) {
+    record Decoded(long first, int n, byte[] values, long[] offsets) {
     }
 
     private TTreeTable(RootFile file, String name, TTreeMeta.Tree tree, Map<String, List<Streamers.Info>> streamers) throws IOException {
@@ -116,7 +112,7 @@ final class TTreeTable implements RootTable {
                 walk(b.children, path + "/", owner, streamers, cols, ref);
                 continue;
             }
-            Object kind = b.element ? element(b, streamers) : plain(b, owner);
+            Object kind = b.element ? BranchTypes.element(b, streamers) : BranchTypes.plain(b, owner);
             if (kind instanceof String why) {
                 ref.put(path, why);
                 continue;
@@ -127,238 +123,6 @@ final class TTreeTable implements RootTable {
             cols.add(c.column());
             byName.put(path, c);
         }
-    }
-
-    /** A plain TBranch's column, or the reason it is refused. */
-    private static Object plain(TTreeMeta.Branch b, Map<TTreeMeta.Leaf, TTreeMeta.Branch> owner) {
-        if (b.leaves.size() != 1) {
-            return b.leaves.isEmpty() ? "a branch without leaves" : "a leaf list (" + b.title + ")";
-        }
-        TTreeMeta.Leaf l = b.leaves.get(0);
-        DType t = switch (l.cls) {
-            case "TLeafO" -> DType.BOOL;
-            case "TLeafB" -> l.unsigned ? DType.UINT8 : DType.INT8;
-            case "TLeafS" -> l.unsigned ? DType.UINT16 : DType.INT16;
-            case "TLeafI" -> l.unsigned ? DType.UINT32 : DType.INT32;
-            case "TLeafL", "TLeafG" -> l.unsigned ? DType.UINT64 : DType.INT64;
-            case "TLeafF" -> DType.FLOAT32;
-            case "TLeafD" -> DType.FLOAT64;
-            default -> null;
-        };
-        if (t == null) {
-            return switch (l.cls) {
-                case "TLeafC" -> "char*";
-                case "TLeafF16" -> "Float16_t";
-                case "TLeafD32" -> "Double32_t";
-                default -> l.cls;
-            };
-        }
-        List<Integer> dims = dims(l.title);
-        if (l.count != null) {
-            if (!(l.count instanceof TTreeMeta.Leaf cl) || owner.get(cl) == null) {
-                return cname(t) + "[] (its counter is not a leaf of this tree)";
-            }
-            if (dims.size() > 1 || l.len > 1) {
-                return cname(t) + "[]" + suffix(dims.subList(Math.min(1, dims.size()), dims.size()));
-            }
-            DType ct = counterType(cl);
-            if (ct == null) {
-                return cname(t) + "[] (counted by a " + cl.cls + ")";
-            }
-            return new Col(new RootColumn("", t, 1, true, cname(t) + "[]"), "", b, t, 1, 0, owner.get(cl), ct);
-        }
-        int fixed = Math.max(1, l.len);
-        String type = cname(t) + suffix(dims);
-        return new Col(new RootColumn("", t, fixed, false, type), "", b, t, fixed, -1, null, null);
-    }
-
-    private static DType counterType(TTreeMeta.Leaf l) {
-        return switch (l.cls) {
-            case "TLeafB" -> l.unsigned ? DType.UINT8 : DType.INT8;
-            case "TLeafS" -> l.unsigned ? DType.UINT16 : DType.INT16;
-            case "TLeafI" -> l.unsigned ? DType.UINT32 : DType.INT32;
-            case "TLeafL", "TLeafG" -> l.unsigned ? DType.UINT64 : DType.INT64;
-            case "TLeafElement" -> basic(l.type);
-            default -> null;
-        };
-    }
-
-    /** A TBranchElement's column, or the reason it is refused. */
-    private static Object element(TTreeMeta.Branch b, Map<String, List<Streamers.Info>> streamers) {
-        if (b.id < 0) {
-            // the whole object at the top: a std::vector<T> of numbers is read, nothing else
-            DType t = vectorOf(b.className);
-            if (t == null) {
-                return typeName(b.className);
-            }
-            return vector(b, t);
-        }
-        Streamers.Element e = null;
-        List<Streamers.Info> infos = streamers.get(b.className);
-        if (infos != null) {
-            Streamers.Info info = infos.get(infos.size() - 1);
-            for (Streamers.Info i : infos) {
-                if (i.version() == b.classVersion) {
-                    info = i;
-                }
-            }
-            e = info.element(b.id, cleanName(b.name));
-        }
-        String declared = e == null ? "" : e.typeName();
-        if (b.type == 31 || b.type == 41) {
-            return typeName(declared.isEmpty() ? "a member of a split collection" : declared) + " (a member of a split collection)";
-        }
-        int st = b.streamerType;
-        DType basic = basic(st);
-        if (basic != null) {
-            return new Col(new RootColumn("", basic, 1, false, cname(basic)), "", b, basic, 1, -1, null, null);
-        }
-        if (st > 20 && st < 40 && basic(st - 20) != null) {
-            DType t = basic(st - 20);
-            int n = b.leaves.size() == 1 && b.leaves.get(0).len > 0 ? b.leaves.get(0).len : e == null ? 0 : e.arrayLength();
-            if (n <= 0) {
-                return cname(t) + "[?] (its length is not recorded)";
-            }
-            String type = cname(t) + (e != null && !dims(b.name).isEmpty() ? suffix(dims(b.name)) : "[" + n + "]");
-            return new Col(new RootColumn("", t, n, false, type), "", b, t, n, -1, null, null);
-        }
-        if (st > 40 && st < 60 && basic(st - 40) != null) {
-            DType t = basic(st - 40);
-            if (!(b.branchCount instanceof TTreeMeta.Branch counter) || counter.leaves.size() != 1) {
-                return cname(t) + "[] (its counter branch is missing)";
-            }
-            DType ct = counterType(counter.leaves.get(0));
-            if (ct == null) {
-                return cname(t) + "[] (counted by a " + counter.leaves.get(0).cls + ")";
-            }
-            return new Col(new RootColumn("", t, 1, true, cname(t) + "[]"), "", b, t, 1, 1, counter, ct);
-        }
-        if (st == 300 || st == 500 || st == 365) {
-            if (e == null) {
-                return "an STL container of " + b.className + " (no streamer info describes it)";
-            }
-            DType t = vectorOf(e.typeName());
-            return t == null ? typeName(e.typeName()) : vector(b, t);
-        }
-        return switch (st) {
-            case 7 -> "char*";
-            case 9 -> "Double32_t";
-            case 19 -> "Float16_t";
-            case 65 -> "TString";
-            default -> declared.isEmpty() ? "a member of " + b.className + " of streamer type " + st : typeName(declared);
-        };
-    }
-
-    private static Col vector(TTreeMeta.Branch b, DType t) {
-        return new Col(new RootColumn("", t, 1, true, "std::vector<" + cname(t) + ">"), "", b, t, 1, 10, null, null);
-    }
-
-    /** The element type of {@code vector<T>} for a numeric T, else null. */
-    static DType vectorOf(String cls) {
-        String s = cls.replace(" ", "");
-        if (s.startsWith("std::")) {
-            s = s.substring(5);
-        }
-        if (!s.startsWith("vector<") || !s.endsWith(">")) {
-            return null;
-        }
-        return ctype(s.substring(7, s.length() - 1));
-    }
-
-    /** A C or ROOT type name, as in a streamer or a class name, to a dtype; null when it is not a number. */
-    static DType ctype(String t) {
-        return switch (t.replace("std::", "")) {
-            case "bool", "Bool_t" -> DType.BOOL;
-            case "char", "signedchar", "Char_t", "int8_t" -> DType.INT8;
-            case "unsignedchar", "UChar_t", "uint8_t" -> DType.UINT8;
-            case "short", "Short_t", "int16_t" -> DType.INT16;
-            case "unsignedshort", "UShort_t", "uint16_t" -> DType.UINT16;
-            case "int", "Int_t", "int32_t" -> DType.INT32;
-            case "unsignedint", "unsigned", "UInt_t", "uint32_t" -> DType.UINT32;
-            case "long", "Long_t", "Long64_t", "longlong", "int64_t" -> DType.INT64;
-            case "unsignedlong", "ULong_t", "ULong64_t", "unsignedlonglong", "uint64_t" -> DType.UINT64;
-            case "float", "Float_t" -> DType.FLOAT32;
-            case "double", "Double_t" -> DType.FLOAT64;
-            default -> null;
-        };
-    }
-
-    /** A streamer type code of a basic type to its dtype; null for any other code. */
-    static DType basic(int code) {
-        return switch (code) {
-            case 1 -> DType.INT8;
-            case 2 -> DType.INT16;
-            case 3 -> DType.INT32;
-            case 4, 16 -> DType.INT64;
-            case 5 -> DType.FLOAT32;
-            case 8 -> DType.FLOAT64;
-            case 11 -> DType.UINT8;
-            case 12 -> DType.UINT16;
-            case 13, 15, 6 -> DType.UINT32; // 6: a counter of a split class's arrays, as uproot reads it
-            case 14, 17 -> DType.UINT64;
-            case 18 -> DType.BOOL;
-            default -> null;
-        };
-    }
-
-    /** The C++ name uproot shows for a dtype. */
-    static String cname(DType t) {
-        return switch (t) {
-            case BOOL -> "bool";
-            case FLOAT32 -> "float";
-            case FLOAT64 -> "double";
-            default -> t.label() + "_t";
-        };
-    }
-
-    /** A ROOT class name as a C++ type: {@code vector<string>} becomes {@code std::vector<std::string>}. */
-    static String typeName(String cls) {
-        String s = cls.replace(" ", "").replace("std::", "");
-        s = s.replaceAll("\\b(vector|map|set|unordered_map|unordered_set|list|deque|multimap|multiset|string|pair|array|bitset)\\b", "std::$1");
-        return s.replace(",", ", ");
-    }
-
-    private static String cleanName(String name) {
-        String s = name;
-        int dot = s.lastIndexOf('.');
-        if (dot >= 0) {
-            s = s.substring(dot + 1);
-        }
-        int br = s.indexOf('[');
-        return br >= 0 ? s.substring(0, br) : s;
-    }
-
-    /** The fixed dimensions {@code [3][2]} of a leaf title or branch name ({@code [n]} counts as -1). */
-    private static List<Integer> dims(String title) {
-        List<Integer> out = new ArrayList<>();
-        String s = title;
-        int slash = s.indexOf('/');
-        if (slash >= 0) {
-            s = s.substring(0, slash);
-        }
-        int i = s.indexOf('[');
-        while (i >= 0) {
-            int j = s.indexOf(']', i);
-            if (j < 0) {
-                break;
-            }
-            String d = s.substring(i + 1, j);
-            try {
-                out.add(Integer.parseInt(d.strip()));
-            } catch (NumberFormatException e) {
-                out.add(-1);
-            }
-            i = s.indexOf('[', j);
-        }
-        return out;
-    }
-
-    private static String suffix(List<Integer> dims) {
-        StringBuilder b = new StringBuilder();
-        for (int d : dims) {
-            b.append('[').append(d < 0 ? "" : String.valueOf(d)).append(']');
-        }
-        return b.toString();
     }
 
     /** The baskets of a column's branch (and counter) must cover the tree's entries, in order. */
@@ -512,44 +276,17 @@ final class TTreeTable implements RootTable {
         return lo;
     }
 
-    /** A basket of a branch of a table (the table by identity). */
-    private record CacheKey(TTreeTable table, TTreeMeta.Branch branch, int basket) {
-    }
-
+    /** Basket {@code i} of a column: from the {@link BasketCache}, else decoded (and kept there if {@code keep}). */
     private Decoded basket(Col col, int i, boolean keep) throws IOException {
-        CacheKey key = new CacheKey(this, col.branch(), i);
-        Decoded d;
-        synchronized (CACHE) {
-            d = keep ? CACHE.get(key) : CACHE.remove(key);
-            if (d != null && !keep) {
-                cached -= weight(d);
-            }
-        }
+        Decoded d = BasketCache.get(this, col.branch(), i, keep);
         if (d != null) {
             return d;
         }
         d = decode(col, i);
-        if (!keep) {
-            return d;
-        }
-        synchronized (CACHE) {
-            Decoded old = CACHE.put(key, d);
-            cached += weight(d) - (old == null ? 0 : weight(old));
-            var it = CACHE.entrySet().iterator();
-            while (cached > CACHE_BYTES && it.hasNext()) {
-                var e = it.next();
-                if (e.getKey().equals(key)) {
-                    continue;
-                }
-                cached -= weight(e.getValue());
-                it.remove();
-            }
+        if (keep) {
+            BasketCache.put(this, col.branch(), i, d);
         }
         return d;
-    }
-
-    private static long weight(Decoded d) {
-        return d.values().length + (d.offsets() == null ? 0 : 8L * d.offsets().length) + 64;
     }
 
     /** One basket of a column, read, decompressed and checked (NOTE [Baskets]). */
@@ -683,7 +420,7 @@ final class TTreeTable implements RootTable {
             }
         }
         if (counter == null) {
-            counter = new Col(new RootColumn(col.counter().name, col.counterType(), 1, false, cname(col.counterType())),
+            counter = new Col(new RootColumn(col.counter().name, col.counterType(), 1, false, BranchTypes.cname(col.counterType())),
                     col.path() + "'s counter", col.counter(), col.counterType(), 1, -1, null, null);
         }
         TTreeMeta.Branch cb = counter.branch();
@@ -725,15 +462,6 @@ final class TTreeTable implements RootTable {
 
     @Override
     public void close() {
-        synchronized (CACHE) {
-            var it = CACHE.entrySet().iterator();
-            while (it.hasNext()) {
-                var e = it.next();
-                if (((CacheKey) e.getKey()).table() == this) {
-                    cached -= weight(e.getValue());
-                    it.remove();
-                }
-            }
-        }
+        BasketCache.drop(this);
     }
 }
