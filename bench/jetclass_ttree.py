@@ -8,6 +8,12 @@ python3-lz4 + python3-xxhash for LZ4), writing what ROOT 6 writes for a tree of 
   TTree key (TTree 20, TBranch 13, TLeafI/TLeafF 1 over TLeaf 2) | StreamerInfo key (an empty TList) |
   keys list | free-segments list
 
+With --subdir NAME the tree's key lives in a TDirectory NAME (its key and record after the top directory's,
+its own keys list before the top one; the tree's and baskets' fSeekPdir point at it). With --gap BYTES the
+baskets start after a sparse hole; a file ending past 2e9 bytes (TFile::kStartBigFile) is written in ROOT's
+large format: fVersion + 1000000 with 64-bit fEND/fSeekFree/fSeekInfo, keys past 2e9 as TKey 1004 and
+directory records as TDirectory 1005 (64-bit seeks), TFree 1001.
+
 Each tree is named `tree` and holds, per jet:
   n_part                     int32, the leaf count (mean ~51 particles, 5th-95th percentile 26-83, at most 128)
   part_px[n_part] ... part_pt[n_part]   17 jagged float32 branches (leaf-count arrays, with entry offsets)
@@ -21,7 +27,7 @@ offsets (count, one offset per entry counted from the key's start, a trailing 0)
 
 Usage:
   python3 bench/jetclass_ttree.py OUT_DIR [--codec lz4|zlib] [--signal 4] [--background 4]
-                                  [--jets 10000] [--cluster 1000] [--seed 1]
+                                  [--jets 10000] [--cluster 1000] [--seed 1] [--subdir NAME] [--gap BYTES]
 writes OUT_DIR/{signal,background}_N.root. `--check` reads every file back with uproot (bench/uproot_env.py)
 and compares every value with what was written.
 """
@@ -47,6 +53,8 @@ K_BYTE_COUNT = 0x40000000
 K_NEW_CLASS = 0xFFFFFFFF
 K_MAP_OFFSET = 2
 DATIME = ((2026 - 1995) << 26) | (1 << 22) | (1 << 17)  # 2026-01-01 00:00:00, so files are reproducible
+START_BIG_FILE = 2000000000  # TFile::kStartBigFile: records past it are written with 64-bit seeks
+DIRECTORY_LENGTH = 60  # TDirectoryFile::Sizeof(), either width
 
 
 # ---------------------------------------------------------------- events
@@ -185,11 +193,29 @@ class Buf:
 
 
 def key_header(nbytes, objlen, keylen, seek, pdir, cls, name, title, cycle=1):
-    return struct.pack(">ihiIhhii", nbytes, 4, objlen, DATIME, keylen, cycle, seek, pdir) + tstring(cls) + tstring(name) + tstring(title)
+    """A TKey header: version 4 with 32-bit fSeekKey/fSeekPdir, or 1004 with 64-bit ones past START_BIG_FILE."""
+    if seek > START_BIG_FILE:
+        head = struct.pack(">ihiIhhqq", nbytes, 1004, objlen, DATIME, keylen, cycle, seek, pdir)
+    else:
+        head = struct.pack(">ihiIhhii", nbytes, 4, objlen, DATIME, keylen, cycle, seek, pdir)
+    return head + tstring(cls) + tstring(name) + tstring(title)
 
 
-def key_length(cls, name, title, extra=0):
-    return 26 + len(tstring(cls)) + len(tstring(name)) + len(tstring(title)) + extra
+def key_length(cls, name, title, extra=0, seek=0):
+    """The length of the key header key_header writes at `seek` (8 bytes more past START_BIG_FILE)."""
+    return 26 + len(tstring(cls)) + len(tstring(name)) + len(tstring(title)) + extra + (8 if seek > START_BIG_FILE else 0)
+
+
+def directory_record(nbytes_keys, nbytes_name, seek_dir, seek_parent, seek_keys):
+    """TDirectoryFile's record (60 bytes): version 5 with 32-bit seeks and 12 spare bytes, or 1005 with 64-bit seeks."""
+    if max(seek_dir, seek_parent, seek_keys) > START_BIG_FILE:
+        out = struct.pack(">hIIiiqqq", 1005, DATIME, DATIME, nbytes_keys, nbytes_name, seek_dir, seek_parent, seek_keys)
+        out += struct.pack(">H", 1) + bytes(16)
+    else:
+        out = struct.pack(">hIIiiiii", 5, DATIME, DATIME, nbytes_keys, nbytes_name, seek_dir, seek_parent, seek_keys)
+        out += struct.pack(">H", 1) + bytes(16) + bytes(12)
+    assert len(out) == DIRECTORY_LENGTH
+    return out
 
 
 # ---------------------------------------------------------------- the file
@@ -205,8 +231,13 @@ class Branch:
         self.maximum = 0
 
 
-def write_tree(path, data, setting, cluster, tree_name="tree"):
-    """Writes `data` (from jets()) as a TTree `tree_name` in a new file at `path`, baskets every `cluster` entries."""
+def write_tree(path, data, setting, cluster, tree_name="tree", subdir=None, gap=0):
+    """Writes `data` (from jets()) as a TTree `tree_name` in a new file at `path`, baskets every `cluster` entries.
+
+    subdir="NAME" puts the tree in a TDirectory NAME inside the top directory (read it as "NAME/tree_name");
+    gap=BYTES leaves a hole of that many bytes before the baskets (sparse: the file is seeked over, not
+    written). A file ending past TFile::kStartBigFile (2e9 bytes) is written as ROOT's large format.
+    """
     n = len(data["n_part"])
     counts = data["n_part"].astype(np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)])
@@ -220,9 +251,19 @@ def write_tree(path, data, setting, cluster, tree_name="tree"):
         # the TFile key and its TDirectory record, rewritten once the keys list is placed
         top_keylen = key_length("TFile", fname, "")
         named = tstring(fname) + tstring("")
-        dir_len = 2 + 4 * 7 + 2 + 16 + 12
-        top_objlen = len(named) + dir_len
+        top_objlen = len(named) + DIRECTORY_LENGTH
         f.write(b"\0" * (top_keylen + top_objlen))
+        # a subdirectory: its key and TDirectory record (right after the top one, as TDirectory::mkdir
+        # places it), rewritten once its keys list is placed
+        dir_seek = 100
+        if subdir is not None:
+            if not subdir or "/" in subdir:
+                raise ValueError(f"subdir {subdir!r}: one directory name")
+            dir_seek = f.tell()
+            sub_keylen = key_length("TDirectory", subdir, subdir, seek=dir_seek)
+            f.write(b"\0" * (sub_keylen + DIRECTORY_LENGTH))
+        if gap:
+            f.seek(f.tell() + gap)
         # baskets, cluster by cluster
         for lo in range(0, n, cluster):
             hi = min(n, lo + cluster)
@@ -235,16 +276,16 @@ def write_tree(path, data, setting, cluster, tree_name="tree"):
                     values = data[b.name][offsets[lo]:offsets[hi]].astype(b.dtype)
                     raw = values.tobytes()
                     entry_offsets = (offsets[lo:hi] - offsets[lo]) * 4
-                keylen = key_length("TBasket", b.name, tree_name, 18 + 1)
+                seek = f.tell()
+                keylen = key_length("TBasket", b.name, tree_name, 18 + 1, seek=seek)
                 obj = raw
                 if entry_offsets is not None:
                     table = np.concatenate([[hi - lo + 1], entry_offsets + keylen, [0]]).astype(">i4")
                     obj = raw + table.tobytes()
                 packed = compress(obj, setting)
-                seek = f.tell()
                 nbytes = keylen + len(packed)
                 nev_buf_size = max(1000, hi - lo + 1) if entry_offsets is not None else b.dtype.itemsize
-                head = key_header(nbytes, len(obj), keylen, seek, 100, "TBasket", b.name, tree_name)
+                head = key_header(nbytes, len(obj), keylen, seek, dir_seek, "TBasket", b.name, tree_name)
                 head += struct.pack(">Hiiii", 3, 32000, nev_buf_size, hi - lo, keylen + len(raw)) + b"\0"
                 assert len(head) == keylen
                 f.write(head + packed)
@@ -254,44 +295,62 @@ def write_tree(path, data, setting, cluster, tree_name="tree"):
                 b.tot += keylen + len(obj)
                 b.zip += nbytes
         # the TTree
-        tree_keylen = key_length("TTree", tree_name, tree_name)
-        tree = tree_bytes(tree_keylen, tree_name, n, cluster, branches, setting)
         tree_seek = f.tell()
-        f.write(key_header(tree_keylen + len(tree), len(tree), tree_keylen, tree_seek, 100, "TTree", tree_name, tree_name) + tree)
+        tree_keylen = key_length("TTree", tree_name, tree_name, seek=tree_seek)
+        tree = tree_bytes(tree_keylen, tree_name, n, cluster, branches, setting)
+        tree_key = key_header(tree_keylen + len(tree), len(tree), tree_keylen, tree_seek, dir_seek, "TTree", tree_name, tree_name)
+        f.write(tree_key + tree)
         # streamer infos: an empty TList (readers of TTree 20 / TBranch 13 / TLeaf 2 do not need them)
         info = Buf(0)
         at = info.begin(5)
         info.tobject()
         info.put(tstring("") + struct.pack(">i", 0))
         info.end(at)
-        info_keylen = key_length("TList", "StreamerInfo", "Doubly linked list")
         info_seek = f.tell()
+        info_keylen = key_length("TList", "StreamerInfo", "Doubly linked list", seek=info_seek)
         info_nbytes = info_keylen + len(info.b)
         f.write(key_header(info_nbytes, len(info.b), info_keylen, info_seek, 100, "TList", "StreamerInfo", "Doubly linked list") + info.b)
-        # keys list: the directory's one key (the tree)
-        keys_keylen = key_length("TFile", fname, "")
-        tree_key = key_header(tree_keylen + len(tree), len(tree), tree_keylen, tree_seek, 100, "TTree", tree_name, tree_name)
-        keys_obj = struct.pack(">i", 1) + tree_key
+        top_entry = tree_key
+        if subdir is not None:
+            # the subdirectory's keys list (the tree), then its key in the top directory's keys list
+            sub_keys_seek = f.tell()
+            sub_keys_keylen = key_length("TDirectory", subdir, subdir, seek=sub_keys_seek)
+            sub_keys_obj = struct.pack(">i", 1) + tree_key
+            sub_keys_nbytes = sub_keys_keylen + len(sub_keys_obj)
+            f.write(key_header(sub_keys_nbytes, len(sub_keys_obj), sub_keys_keylen, sub_keys_seek, dir_seek, "TDirectory",
+                               subdir, subdir) + sub_keys_obj)
+            top_entry = key_header(sub_keylen + DIRECTORY_LENGTH, DIRECTORY_LENGTH, sub_keylen, dir_seek, 100, "TDirectory",
+                                   subdir, subdir)
+        # keys list: the top directory's one key (the tree, or the subdirectory)
         keys_seek = f.tell()
+        keys_keylen = key_length("TFile", fname, "", seek=keys_seek)
+        keys_obj = struct.pack(">i", 1) + top_entry
         keys_nbytes = keys_keylen + len(keys_obj)
         f.write(key_header(keys_nbytes, len(keys_obj), keys_keylen, keys_seek, 100, "TFile", fname, "") + keys_obj)
         # free segments: everything after the end of the file
-        free_keylen = key_length("TFile", fname, "")
         free_seek = f.tell()
-        free_obj = struct.pack(">hii", 1, free_seek + free_keylen + 10, 2000000000)
+        free_keylen = key_length("TFile", fname, "", seek=free_seek)
+        if free_seek > START_BIG_FILE:
+            free_obj = struct.pack(">hqq", 1001, free_seek + free_keylen + 18, 1000000000000)
+        else:
+            free_obj = struct.pack(">hii", 1, free_seek + free_keylen + 10, START_BIG_FILE)
         free_nbytes = free_keylen + len(free_obj)
         f.write(key_header(free_nbytes, len(free_obj), free_keylen, free_seek, 100, "TFile", fname, "") + free_obj)
         end = f.tell()
-        if end >= 2 ** 31:
-            raise ValueError(f"{path}: {end} bytes; this writer writes small (< 2 GB) files only")
+        if subdir is not None:
+            f.seek(dir_seek)
+            f.write(key_header(sub_keylen + DIRECTORY_LENGTH, DIRECTORY_LENGTH, sub_keylen, dir_seek, 100, "TDirectory", subdir, subdir)
+                    + directory_record(sub_keys_nbytes, sub_keylen, dir_seek, 100, sub_keys_seek))
         nbytes_name = top_keylen + len(named)
-        directory = struct.pack(">hIIiiiii", 5, DATIME, DATIME, keys_nbytes, nbytes_name, 100, 0, keys_seek)
-        directory += struct.pack(">H", 1) + bytes(16) + bytes(12)
-        assert len(directory) == dir_len
         f.seek(100)
-        f.write(key_header(top_keylen + top_objlen, top_objlen, top_keylen, 100, 0, "TFile", fname, "") + named + directory)
-        header = struct.pack(">4siiiiiiiBiiiH16s", b"root", 62206, 100, end, free_seek, free_nbytes, 1, nbytes_name, 4,
-                             setting, info_seek, info_nbytes, 1, bytes(16))
+        f.write(key_header(top_keylen + top_objlen, top_objlen, top_keylen, 100, 0, "TFile", fname, "") + named
+                + directory_record(keys_nbytes, nbytes_name, 100, 0, keys_seek))
+        if end > START_BIG_FILE:  # ROOT's large header: fVersion + 1000000, 64-bit fEND, fSeekFree, fSeekInfo; fUnits 8
+            header = struct.pack(">4siiqqiiiBiqiH16s", b"root", 62206 + 1000000, 100, end, free_seek, free_nbytes, 1, nbytes_name, 8,
+                                 setting, info_seek, info_nbytes, 1, bytes(16))
+        else:
+            header = struct.pack(">4siiiiiiiBiiiH16s", b"root", 62206, 100, end, free_seek, free_nbytes, 1, nbytes_name, 4,
+                                 setting, info_seek, info_nbytes, 1, bytes(16))
         f.seek(0)
         f.write(header)
     return end
@@ -366,11 +425,12 @@ def tree_bytes(keylen, name, entries, cluster, branches, setting):
 
 # ---------------------------------------------------------------- check with uproot
 
-def check(path, data):
-    """Reads `path` with uproot (numpy only) and compares every value with `data`; returns the entry count."""
+def check(path, data, tree="tree"):
+    """Reads the tree `tree` ("dir/name" in a subdirectory) of `path` with uproot (numpy only) and compares every
+    value with `data`; returns the entry count."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import uproot_env
-    tree = uproot_env.open_file(path)["tree"]
+    tree = uproot_env.open_file(path)[tree]
     got = tree.arrays(["n_part", "label"] + JET_FEATURES, library="np")
     for k in ["n_part", "label"] + JET_FEATURES:
         if not np.array_equal(got[k], data[k]):
@@ -393,6 +453,9 @@ def main():
     ap.add_argument("--jets", type=int, default=10000, help="jets per file")
     ap.add_argument("--cluster", type=int, default=1000, help="entries per basket")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--subdir", default=None, help="write each tree in this TDirectory (read it as SUBDIR/tree)")
+    ap.add_argument("--gap", type=int, default=0, help="a sparse hole of this many bytes before the baskets "
+                    "(past 2e9 the file is written in ROOT's large format)")
     ap.add_argument("--check", action="store_true", help="read every file back with uproot and compare")
     a = ap.parse_args()
     level = a.level if a.level is not None else (4 if a.codec == "lz4" else 1)
@@ -404,11 +467,11 @@ def main():
             t0 = time.time()
             data = jets(a.jets, kind == "signal", rng)
             path = os.path.join(a.out, f"{kind}_{i}.root")
-            size = write_tree(path, data, setting, a.cluster)
+            size = write_tree(path, data, setting, a.cluster, subdir=a.subdir, gap=a.gap)
             raw = sum(data[k].nbytes for k in data)
             msg = f"{path}: {a.jets} jets, {int(data['n_part'].sum())} particles, {size / 1e6:.1f} MB ({raw / 1e6:.1f} MB raw), fCompress {setting}, {time.time() - t0:.1f} s"
             if a.check:
-                check(path, data)
+                check(path, data, tree=f"{a.subdir}/tree" if a.subdir else "tree")
                 msg += ", uproot reads it back identically"
             print(msg, flush=True)
 
