@@ -419,7 +419,7 @@ def server_pid(loader):
 
 
 def test_kill_9_of_the_server_mid_epoch_raises_loader_died_within_a_second(data):
-    loader = stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=4, ahead=2)  # the server cannot have sent it all
+    loader = stoker.Loader("tokens", data / "tokens.bin", seq_len=50, batch=4)
     it = iter(loader)
     next(it)
     pid = server_pid(loader)
