@@ -38,6 +38,22 @@ def stoker_cli(*args, check=True):
     return r
 
 
+def read_all(source, **options):
+    """Every field's values over the whole pass, in file order: tensors concatenated, ragged ones as (counts, values)."""
+    got = {}
+    with stoker.Loader(source, batch_size=100, shuffle=False, as_numpy=True, **options) as loader:
+        for batch in loader:
+            for name, v in batch.items():
+                if isinstance(v, tuple):
+                    offsets, values = (np.asarray(a) for a in v)
+                    counts, vals = got.setdefault(name, ([], []))
+                    counts.append(np.diff(offsets))
+                    vals.append(values[offsets[0]:offsets[-1]])
+                else:
+                    got.setdefault(name, []).append(np.array(v))
+    return {k: (tuple(np.concatenate(x) for x in v) if isinstance(v, tuple) else np.concatenate(v)) for k, v in got.items()}
+
+
 def bench_digests(tmp_path, source, *args):
     """The per-batch digests `stoker bench --digests` prints for these options."""
     out = tmp_path / f"digests-{len(list(tmp_path.iterdir()))}.txt"

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import stoker
-from conftest import ROOT
+from conftest import ROOT, read_all
 
 PHYSICS = os.path.join(os.path.dirname(ROOT), "shared", "physics-data", "root")
 pytestmark = pytest.mark.skipif(not os.path.isdir(PHYSICS), reason="../shared/physics-data is absent")
@@ -16,22 +16,6 @@ pytestmark = pytest.mark.skipif(not os.path.isdir(PHYSICS), reason="../shared/ph
 def expected(name):
     with open(os.path.join(PHYSICS, "expected_ttrees.json")) as f:
         return json.load(f)[name]
-
-
-def read_all(source, **options):
-    """Every field's values over the whole pass, in file order: tensors concatenated, ragged ones as (counts, values)."""
-    got = {}
-    with stoker.Loader(source, batch_size=100, shuffle=False, as_numpy=True, **options) as loader:
-        for batch in loader:
-            for name, v in batch.items():
-                if isinstance(v, tuple):
-                    offsets, values = (np.asarray(a) for a in v)
-                    counts, vals = got.setdefault(name, ([], []))
-                    counts.append(np.diff(offsets))
-                    vals.append(values[offsets[0]:offsets[-1]])
-                else:
-                    got.setdefault(name, []).append(np.array(v))
-    return {k: (tuple(np.concatenate(x) for x in v) if isinstance(v, tuple) else np.concatenate(v)) for k, v in got.items()}
 
 
 def test_every_branch_of_hzz_equals_uproot():

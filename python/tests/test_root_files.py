@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import stoker
-from conftest import ROOT
+from conftest import ROOT, read_all
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import jetclass_ttree as jt  # noqa: E402
@@ -30,19 +30,7 @@ def write(path, **options):
 
 def read(path, tree):
     """Every value of BRANCHES through the root source, in file order: jagged ones as (counts, values)."""
-    source = stoker.sources.root(str(path), tree=tree, branches=BRANCHES)
-    got = {}
-    with stoker.Loader(source, batch_size=64, shuffle=False, as_numpy=True) as loader:
-        for batch in loader:
-            for name, v in batch.items():
-                if isinstance(v, tuple):
-                    offsets, values = (np.asarray(a) for a in v)
-                    counts, vals = got.setdefault(name, ([], []))
-                    counts.append(np.diff(offsets))
-                    vals.append(values[offsets[0]:offsets[-1]])
-                else:
-                    got.setdefault(name, []).append(np.array(v))
-    return {k: (tuple(np.concatenate(x) for x in v) if isinstance(v, tuple) else np.concatenate(v)) for k, v in got.items()}
+    return read_all(stoker.sources.root(str(path), tree=tree, branches=BRANCHES))
 
 
 def assert_values(got, data):

@@ -23,6 +23,8 @@ final class GroupSampler implements Sampler {
     private final long[] starts;
     private final double[] weights;
     private final List<Sampler> within;
+    /** Each group's samples. */
+    private final long[] sizes;
     private final String id;
 
     GroupSampler(long[] starts, double[] weights, List<Sampler> within) {
@@ -36,7 +38,7 @@ final class GroupSampler implements Sampler {
                 throw new IllegalArgumentException("group starts must not decrease: " + Arrays.toString(starts));
             }
         }
-        long[] sizes = new long[groups];
+        this.sizes = new long[groups];
         for (int g = 0; g < groups; g++) {
             sizes[g] = starts[g + 1] - starts[g];
         }
@@ -64,15 +66,10 @@ final class GroupSampler implements Sampler {
     @Override
     public Order order(long size, long seed, long epoch) {
         check(size);
-        int groups = weights.length;
-        long[] sizes = new long[groups];
-        for (int g = 0; g < groups; g++) {
-            sizes[g] = starts[g + 1] - starts[g];
-        }
         Blend blend = new Blend(weights, size, sizes);
         long key = Keys.key(seed, epoch, 0x47524f555053L);
         ConcurrentHashMap<Long, Order> passes = new ConcurrentHashMap<>();
-        ThreadLocal<LastRun> runs = ThreadLocal.withInitial(LastRun::new);
+        ThreadLocal<LastRun> runs = ThreadLocal.withInitial(() -> new LastRun(weights.length));
         return new Order() {
             @Override
             public long length() {
@@ -93,17 +90,27 @@ final class GroupSampler implements Sampler {
                 int g = c.part;
                 long n = sizes[g];
                 long pass = c.local / n;
-                Order o = passes.computeIfAbsent(((long) g << 40) | pass,
-                        k -> within.get(g).order(n, Keys.key(seed, g, epoch), pass));
-                return starts[g] + o.index(c.local % n);
+                if (last.orders[g] == null || last.passes[g] != pass) { // the map only when a group's pass changes
+                    last.orders[g] = passes.computeIfAbsent(((long) g << 40) | pass,
+                            k -> within.get(g).order(n, Keys.key(seed, g, epoch), pass));
+                    last.passes[g] = pass;
+                }
+                return starts[g] + last.orders[g].index(c.local % n);
             }
         };
     }
 
-    /** A thread's permutation of the run it read last. */
+    /** A thread's permutation of the run it read last, and each group's pass it read last. */
     private static final class LastRun {
         long run = -1;
         Permutation mix;
+        final long[] passes;
+        final Order[] orders;
+
+        LastRun(int groups) {
+            passes = new long[groups];
+            orders = new Order[groups];
+        }
     }
 
     @Override

@@ -216,7 +216,7 @@ final class TTreeTable implements RootTable {
         int first = basketOf(b, from);
         for (int i = first; i < b.writeBasket && b.basketEntry[i] < to; i++) {
             // kept for a later read only if this one leaves some of its entries (a basket across clusters)
-            boolean whole = b.basketEntry[i] >= from && (i + 1 < b.writeBasket ? b.basketEntry[i + 1] : entries) <= to;
+            boolean whole = b.basketEntry[i] >= from && basketEnd(b, i) <= to;
             parts.add(basket(col, i, !whole));
         }
         if (from == to) {
