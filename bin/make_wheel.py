@@ -31,7 +31,7 @@ def long_description(package):
 def files(package, runtime):
     """(path in the wheel, file on disk), the package's Python files and the runtime."""
     for name in sorted(os.listdir(package)):
-        if name.endswith(".py") or name == "_reference.json":  # the options' help (stoker/_help.py)
+        if name.endswith(".py") or name in ("_reference.json", "py.typed"):  # the options' help (stoker/_help.py); PEP 561
             yield f"stoker/{name}", os.path.join(package, name)
     for top, dirs, names in os.walk(runtime):
         dirs.sort()

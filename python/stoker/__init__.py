@@ -9,7 +9,8 @@
 from ._ring import Batch, BatchTuple
 from .errors import DataError, LoaderDied, LoaderTimeout, StokerError
 from . import sources
-from .loader import Loader, batch_digest
+from .loader import Loader
+from . import testing
 
-__all__ = ["Loader", "sources", "Batch", "BatchTuple", "batch_digest", "DataError", "LoaderDied", "LoaderTimeout", "StokerError"]
+__all__ = ["Loader", "sources", "Batch", "BatchTuple", "DataError", "LoaderDied", "LoaderTimeout", "StokerError"]
 __version__ = "0.1.0"

@@ -14,10 +14,7 @@ The CUDA calls are made through a backend object, so that the flow (what is free
 waits on what) is tested without a GPU by a backend that records them.
 """
 
-import collections
 import os
-
-from . import _protocol as P
 
 
 def cuda_missing_reason(torch, device):
@@ -106,99 +103,3 @@ class TorchCuda:
 
     def wait(self, event):
         event.synchronize()
-
-
-class DevicePass:
-    """One loop over the loader, its batches on the device: ``depth`` copies in flight."""
-
-    __slots__ = ("loader", "host", "backend", "depth", "inflight", "unfinished", "done", "stale")
-
-    def __init__(self, loader, host, backend, depth):
-        self.loader = loader
-        self.host = host
-        self.backend = backend
-        self.depth = depth
-        self.inflight = collections.deque()  # [counter, host batch, device batch, tensors, event]: not yet handed out
-        self.unfinished = collections.deque()  # (host batch, event): handed out, host batch kept until the copy is done
-        self.done = False
-        self.stale = False
-
-    def __iter__(self):
-        return self
-
-    def __len__(self):
-        return len(self.loader)
-
-    def __next__(self):
-        self._free_finished()
-        while not self.done and len(self.inflight) < self.depth + 1:
-            self._make_room()
-            try:
-                counter, batch = self.loader._take(self.host)
-            except StopIteration:
-                self.done = True
-                break
-            self._register(batch)
-            tensors = []
-            if isinstance(batch, tuple):  # fields=(...): a tuple, in that order
-                moved = tuple(self._move(v, tensors) for v in batch)
-            else:
-                moved = {name: self._move(v, tensors) for name, v in batch.items()}
-            self.inflight.append([counter, batch, moved, tensors, self.backend.record()])
-        if not self.inflight:
-            self._finish()
-            if self.host.end_counter is not None:
-                self.loader._ended(self.host.end_counter)
-                self.host.end_counter = None
-            raise StopIteration
-        counter, batch, moved, tensors, event = self.inflight.popleft()
-        self.backend.hand_over(event, tensors)
-        self.unfinished.append((batch, event))
-        self.loader._handed(counter)
-        return moved
-
-    def _move(self, value, tensors):
-        """A field's copy on the device (a variable-length field's offsets and bytes both)."""
-        if isinstance(value, tuple):
-            out = tuple(self.backend.copy(v) for v in value)
-            tensors.extend(out)
-            return out
-        out = self.backend.copy(value)
-        tensors.append(out)
-        return out
-
-    def _register(self, batch):
-        """The batch's slot page-locked (the backend asks CUDA once a slot, for the loader's life)."""
-        ring = self.loader._ring
-        self.backend.register(ring.address() + P.RING_HEADER + batch._owner.slot * ring.slot_bytes, ring.slot_bytes)
-
-    def _free_finished(self):
-        while self.unfinished and self.backend.done(self.unfinished[0][1]):
-            self.unfinished.popleft()[0].release()
-
-    def _make_room(self):
-        """Before asking for another batch: if this process holds every batch the server may hand
-        out and nothing is on its way, the oldest copy must finish so that its batch can go back."""
-        while self.loader._holds_all():
-            if not self.unfinished:
-                return  # nothing of ours to give: the user holds the rest
-            batch, event = self.unfinished.popleft()
-            self.backend.wait(event)
-            batch.release()
-            self.loader._report(force=True)
-
-    def _finish(self):
-        """The pass's end: every copy done, every host batch back."""
-        while self.unfinished:
-            batch, event = self.unfinished.popleft()
-            self.backend.wait(event)
-            batch.release()
-        self.loader._report(force=True)
-
-    def drop(self):
-        """A pass left early: copies finish before their host batches go back."""
-        self._finish()
-        while self.inflight:
-            _, batch, _, _, event = self.inflight.popleft()
-            self.backend.wait(event)
-            batch._owner.disarm()

@@ -23,7 +23,7 @@ except ImportError:
 def digests(loader, limit=None):
     out = []
     for b in loader:
-        out.append(stoker.batch_digest(b))
+        out.append(stoker.testing.batch_digest(b))
         if limit is not None and len(out) == limit:
             break
     return out
@@ -50,7 +50,7 @@ def test_image_shards_and_json_lines_have_the_bench_digests(data, tmp_path):
         got = []
         for b in loader:
             assert tuple(b["image"].shape[1:]) == (3, 224, 224)
-            got.append(stoker.batch_digest(b))
+            got.append(stoker.testing.batch_digest(b))
         assert got == expected
     expected = bench_digests(tmp_path, "jsonl", data / "docs.jsonl", "--seq-len", "64", "--batch", "5")
     with stoker.Loader("jsonl", data / "docs.jsonl", seq_len=64, batch=5) as loader:
@@ -81,7 +81,7 @@ def test_uint8_images_have_the_bench_digests_and_normalize_to_the_float_images(d
         got = []
         for a, b in zip(u8, f32):
             assert a["image"].dtype == np.uint8 and a["image"].shape[1:] == (3, 224, 224)
-            got.append(stoker.batch_digest(a))
+            got.append(stoker.testing.batch_digest(a))
             normalized = (a["image"].astype(np.float32) / 255 - mean) / std
             np.testing.assert_allclose(normalized, b["image"], atol=1e-5)
         assert got == expected
@@ -96,7 +96,7 @@ def test_parquet_shuffled_by_row_group_has_the_bench_digests_and_every_row_once(
     with stoker.Loader("parquet", path, **opts) as loader:
         got, ids = [], []
         for b in loader:
-            got.append(stoker.batch_digest(b))
+            got.append(stoker.testing.batch_digest(b))
             ids.extend(int(v) for v in b["id"].tolist())
         assert got == expected
     assert sorted(ids) == list(range(10_000)), "each row exactly once"
@@ -114,7 +114,7 @@ def test_a_variable_length_field_is_offsets_and_bytes_even_when_it_outgrows_its_
             assert set(b) == {"bin"}, "each member a field of its own"
             offsets, raw = b["bin"]
             assert len(offsets) == 3 and int(offsets[0]) == 0 and int(offsets[-1]) == len(raw)
-            got.append(stoker.batch_digest(b))
+            got.append(stoker.testing.batch_digest(b))
         assert got == expected
         assert loader.stats()["spilledBytes"] > 0, "the large rows outgrew the slot and came over the socket"
 
@@ -189,7 +189,7 @@ def test_a_refused_state_leaves_a_running_loader_as_it_was(data):
         whole = digests(loader)
     with stoker.Loader("tokens", data / "tokens.bin", seq_len=60, batch=16, seed=2) as loader:
         it = iter(loader)
-        head = [stoker.batch_digest(next(it)) for _ in range(3)]
+        head = [stoker.testing.batch_digest(next(it)) for _ in range(3)]
         before = loader.state_dict()
         with pytest.raises(ValueError, match="cannot resume"):
             loader.load_state_dict(foreign)
@@ -340,7 +340,7 @@ def test_kept_windows_give_the_batches_of_json_lines_tokenized_each_epoch(data, 
     folder = tmp_path / "windows"
     for run in range(2):  # filling the files, then a later run reading them
         with stoker.Loader("jsonl", data / "docs.jsonl", seq_len=64, batch=5, shard_kb=4, window_cache=str(folder)) as loader:
-            got = [stoker.batch_digest(b) for _ in range(2) for b in loader]
+            got = [stoker.testing.batch_digest(b) for _ in range(2) for b in loader]
         assert got == expected, f"run {run}"
     files = sorted(p.name for p in folder.iterdir())
     assert files and all(f.startswith("stoker-windows-") and f.endswith(".win") for f in files), files
@@ -350,7 +350,7 @@ def test_a_source_in_memory_gives_the_batches_of_its_files_and_leaves_nothing(da
     shards = [str(data / f"shard-{s:06d}.tar") for s in range(3)]
     expected = bench_digests(tmp_path, "shards", *shards, "--transform", "train224", "--batch", "8", "--seed", "2")
     with stoker.Loader("shards", *shards, transform="train224", batch_size=8, seed=2, in_memory=True) as loader:
-        assert [stoker.batch_digest(b) for b in loader] == expected
+        assert [stoker.testing.batch_digest(b) for b in loader] == expected
     assert not [n for n in os.listdir("/dev/shm") if n.startswith("stoker-memory-")], "a copy left in /dev/shm"
 
 

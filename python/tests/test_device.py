@@ -75,9 +75,10 @@ class FakeCuda:
 def device_pass(loader, finish_after):
     """Iterates as device="cuda" does, with the fake backend, which checks that each host batch
     goes back only after its copy finished; then every host batch is back."""
-    it = iter(loader)
     fake = FakeCuda(loader, finish_after)
-    out = list(_device.DevicePass(loader, it, fake, depth=2))
+    loader._session()
+    loader._backend = fake  # stands in for the CUDA backend device="cuda" makes
+    out = list(loader)
     assert all(e["finished"] for e in fake.events), "the pass ended with copies unfinished"
     assert fake.handed == list(range(len(fake.events))), "batches handed over in order, each once"
     assert loader._ring.live == 0, "every host batch given back"
@@ -92,7 +93,7 @@ def test_device_flow_gives_every_batch_in_order_and_frees_slots_only_after_their
     expected = bench_digests(tmp_path, "tokens", data / "tokens.bin", *opts)
     with stoker.Loader("tokens", data / "tokens.bin", seq_len=32, batch=5, seed=4, ahead=ahead) as loader:
         out, copied = device_pass(loader, finish_after)
-        assert [stoker.batch_digest(b) for b in out] == expected
+        assert [stoker.testing.batch_digest(b) for b in out] == expected
         assert copied == len(expected), "every batch copied once"
         # the loader goes on: the next pass (the next epoch) works the same
         out2, _ = device_pass(loader, finish_after)

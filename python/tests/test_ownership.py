@@ -30,10 +30,10 @@ def test_every_batch_of_an_epoch_kept_in_a_list_is_unchanged_at_the_end(data, tm
     expected = bench_digests(tmp_path, "tokens", data / "tokens.bin", *TOKENS_ARGS)
     with stoker.Loader("tokens", data / "tokens.bin", as_numpy=as_numpy, **TOKENS) as loader:
         kept = list(loader)
-        assert [stoker.batch_digest(b) for b in kept] == expected
-        second = [stoker.batch_digest(b) for b in loader]  # another epoch, while the first is kept
+        assert [stoker.testing.batch_digest(b) for b in kept] == expected
+        second = [stoker.testing.batch_digest(b) for b in loader]  # another epoch, while the first is kept
         assert second != expected
-        assert [stoker.batch_digest(b) for b in kept] == expected, "a kept batch changed"
+        assert [stoker.testing.batch_digest(b) for b in kept] == expected, "a kept batch changed"
 
 
 def test_batches_queued_three_ahead_by_a_prefetch_thread_are_the_bench_batches(data, tmp_path):
@@ -45,7 +45,7 @@ def test_batches_queued_three_ahead_by_a_prefetch_thread_are_the_bench_batches(d
 
         def prefetch():
             for b in loader:
-                q.put((stoker.batch_digest(b), b))
+                q.put((stoker.testing.batch_digest(b), b))
             q.put(None)
 
         t = threading.Thread(target=prefetch)
@@ -54,7 +54,7 @@ def test_batches_queued_three_ahead_by_a_prefetch_thread_are_the_bench_batches(d
         while (item := q.get()) is not None:
             digest_when_made, batch = item
             time.sleep(0.002)  # the step, while the thread takes more batches
-            assert stoker.batch_digest(batch) == digest_when_made, "a queued batch changed under the step"
+            assert stoker.testing.batch_digest(batch) == digest_when_made, "a queued batch changed under the step"
             seen.append(digest_when_made)
             del batch, item
         t.join()
@@ -70,10 +70,10 @@ def test_a_batch_read_after_close_is_its_batch_and_never_a_crash(data):
         it = iter(loader)
         b = next(it)
         x = b["x"]
-        before = stoker.batch_digest(b)
+        before = stoker.testing.batch_digest(b)
         del b
         loader.close()
-        assert stoker.batch_digest({{"x": x}}) == stoker.batch_digest({{"x": x.clone() if hasattr(x, "clone") else x.copy()}})
+        assert stoker.testing.batch_digest({{"x": x}}) == stoker.testing.batch_digest({{"x": x.clone() if hasattr(x, "clone") else x.copy()}})
         print(int(x[0, 0]), int(x.sum()))
     """)
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
@@ -116,10 +116,10 @@ def test_holding_the_whole_ring_waits_says_so_once_and_goes_on_when_a_batch_is_r
         assert err.count("waiting for batch memory") == 1, err
         # a bound below what the loader needs is said to be raised, in sizes that are no "0 MiB"
         assert "ring_bytes=1 is less than the" in err and " 0 MiB" not in err, err
-        digests = [stoker.batch_digest(b) for b in kept]
+        digests = [stoker.testing.batch_digest(b) for b in kept]
         kept.pop(0).release()
         kept.append(next(it))  # room again
-        assert [stoker.batch_digest(b) for b in kept[:-1]] == digests[1:], "held batches did not change"
+        assert [stoker.testing.batch_digest(b) for b in kept[:-1]] == digests[1:], "held batches did not change"
 
 
 def server_pid(loader):
@@ -145,9 +145,9 @@ def test_timeout_raises_on_a_stopped_server_saying_so(data):
 
 def test_fields_make_tuples_so_that_for_x_y_in_loader_works(data):
     with stoker.Loader("tokens", data / "tokens.bin", **TOKENS) as loader:
-        plain = [(stoker.batch_digest({"x": b["x"]}), stoker.batch_digest({"y": b["y"]})) for b in loader]
+        plain = [(stoker.testing.batch_digest({"x": b["x"]}), stoker.testing.batch_digest({"y": b["y"]})) for b in loader]
     with stoker.Loader("tokens", data / "tokens.bin", fields=("y", "x"), **TOKENS) as loader:
-        got = [(stoker.batch_digest({"x": x}), stoker.batch_digest({"y": y})) for y, x in loader]
+        got = [(stoker.testing.batch_digest({"x": x}), stoker.testing.batch_digest({"y": y})) for y, x in loader]
     assert got == plain
     with pytest.raises(ValueError, match="not fields"):
         with stoker.Loader("tokens", data / "tokens.bin", fields=("image", "label"), **TOKENS) as loader:
@@ -213,7 +213,7 @@ def test_a_forked_child_reads_the_batches_it_inherited_and_leaves_the_parent_ses
         _, status = os.waitpid(pid, 0)
         assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
         assert [int(b["x"][0, 0]) for b in kept] == firsts
-        rest = [stoker.batch_digest(b) for b in it]  # the session is whole
+        rest = [stoker.testing.batch_digest(b) for b in it]  # the session is whole
         assert len(rest) == len(loader) - 3
 
 
@@ -247,7 +247,7 @@ def test_image_recipes_are_values_with_the_bench_batches(data, tmp_path):
         for b in loader:
             assert tuple(b["image"].shape[1:]) == (3, 32, 32)
             labels += [int(v) for v in b["label"]]
-            got.append(stoker.batch_digest(b))
+            got.append(stoker.testing.batch_digest(b))
     assert got == expected
     assert sorted(labels) == list(range(100, 112)), "labels from the .json member's field"
     with stoker.Loader("shards", shard, batch_size=4, transform="eval", size=40, resize=48, label="none",
@@ -273,13 +273,13 @@ def test_a_tensor_or_a_view_of_it_kept_without_its_batch_never_changes(data, as_
         kept = []
         for b in loader:
             x = b["x"]
-            kept.append((x[1:3], x[:, 0] * 1, stoker.batch_digest({"x": x[1:3]})))  # a view, a copy, its digest
+            kept.append((x[1:3], x[:, 0] * 1, stoker.testing.batch_digest({"x": x[1:3]})))  # a view, a copy, its digest
             del b, x  # the dict and the field are gone: only the view keeps the batch's memory
         for _ in range(2):
             for b in loader:  # two more epochs through the ring
                 pass
         for view, copy, digest in kept:
-            assert stoker.batch_digest({"x": view}) == digest, "a kept view changed"
+            assert stoker.testing.batch_digest({"x": view}) == digest, "a kept view changed"
         assert loader.stats()["pythonHeldBatches"] >= len(kept) - 1
 
 

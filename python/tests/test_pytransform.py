@@ -38,7 +38,7 @@ def no_output_left():
 
 def digests(paths, **options):
     with stoker.Loader("shards", *paths, batch_size=8, seed=5, num_workers=2, **options) as loader:
-        return [stoker.batch_digest(b) for b in loader]
+        return [stoker.testing.batch_digest(b) for b in loader]
 
 
 def test_a_small_model_trains_on_a_compose_and_the_batches_do_not_depend_on_the_python_workers(data, capfd):
@@ -56,7 +56,7 @@ def test_a_small_model_trains_on_a_compose_and_the_batches_do_not_depend_on_the_
             for epoch in range(2):
                 for x, y in loader:
                     assert x.shape == (len(y), 3, 160, 160) and x.dtype == torch.float32
-                    seen.append(stoker.batch_digest({"image": x, "label": y}))
+                    seen.append(stoker.testing.batch_digest({"image": x, "label": y}))
                     loss = torch.nn.functional.cross_entropy(model(x), y)
                     opt.zero_grad()
                     loss.backward()
@@ -92,7 +92,7 @@ def test_a_resumed_loader_gives_the_rest_of_the_epoch_with_the_same_augmentation
     compose = T.Compose([T.RandomResizedCrop(24), T.ColorJitter(0.5, 0.5), T.PILToTensor()])
     opts = dict(transform=compose, batch_size=8, seed=5, python_workers=2)
     with stoker.Loader("shards", *shards(data), **opts) as loader:
-        whole = [stoker.batch_digest(b) for b in loader]
+        whole = [stoker.testing.batch_digest(b) for b in loader]
     with stoker.Loader("shards", *shards(data), **opts) as loader:
         it = iter(loader)
         next(it)
@@ -100,7 +100,7 @@ def test_a_resumed_loader_gives_the_rest_of_the_epoch_with_the_same_augmentation
         state = loader.state_dict()
     with stoker.Loader("shards", *shards(data), **opts) as loader:
         loader.load_state_dict(state)
-        assert [stoker.batch_digest(b) for b in loader] == whole[2:]
+        assert [stoker.testing.batch_digest(b) for b in loader] == whole[2:]
 
 
 @pytest.mark.parametrize("compose, preset", [
@@ -252,7 +252,7 @@ def test_sample_map_after_a_transforms_tail_and_fields_of_its_outputs(data):
 def test_sample_map_of_a_source_without_keys_resumes_exactly(data):
     opts = dict(seq_len=16, batch_size=8, sample_map=shift, python_workers=1, seed=3)
     with stoker.Loader("tokens", data / "tokens.bin", **opts) as loader:
-        whole = [stoker.batch_digest(b) for b in loader]
+        whole = [stoker.testing.batch_digest(b) for b in loader]
     with stoker.Loader("tokens", data / "tokens.bin", **opts) as loader:
         it = iter(loader)
         for _ in range(3):
@@ -260,7 +260,7 @@ def test_sample_map_of_a_source_without_keys_resumes_exactly(data):
         state = loader.state_dict()
     with stoker.Loader("tokens", data / "tokens.bin", **opts) as loader:
         loader.load_state_dict(state)
-        assert [stoker.batch_digest(b) for b in loader] == whole[3:]
+        assert [stoker.testing.batch_digest(b) for b in loader] == whole[3:]
 
 
 def test_a_source_value_refuses_transform_objects_saying_where_they_go():
