@@ -41,6 +41,12 @@ MAX_MESSAGE = (64 << 10) - FRAME_BYTES
 # the ring: its header, then slot k at RING_HEADER + k * slot bytes
 RING_HEADER = 4096
 RING_MAGIC = "STOKRING"
+RING_VERSION_AT = 8
+RING_SLOTS_AT = 12
+RING_SLOT_BYTES_AT = 16
+RING_SLOT_HEADER_AT = 24
+RING_FIELDS_AT = 32
+RING_CAPACITY_AT = 36
 SLOT_SEQUENCE = 0
 SLOT_EPOCH = 8
 SLOT_ROWS = 16
@@ -59,16 +65,10 @@ FIELD_BYTES_VALID = 112
 FIELD_OFFSETS = 120
 NOT_IN_SLOT = -1
 
-_TABLE_NAMES = ("VERSION", "OPEN", "MAPPED", "PASS", "FREE", "STATE", "LOAD", "STATS", "BYE", "HELLO", "READY", "END",
-                "ERROR", "STATE_IS", "STATS_ARE", "STARTED", "FRAME_BYTES", "READY_BYTES", "END_BYTES", "PASS_BYTES",
-                "MAX_MESSAGE", "RING_HEADER", "RING_MAGIC", "SLOT_SEQUENCE", "SLOT_EPOCH", "SLOT_ROWS", "SLOT_FIELDS",
-                "SLOT_COUNTER", "SLOT_FIELD0", "FIELD_BYTES", "NAME_BYTES", "FIELD_DTYPE", "FIELD_DIMS", "FIELD_VARIABLE",
-                "FIELD_SHAPE", "MAX_DIMS", "FIELD_DATA", "FIELD_BYTES_VALID", "FIELD_OFFSETS", "NOT_IN_SLOT")
-
-
 def table():
     """The contract, by name, as the contract test compares it with Protocol.java's."""
-    return {name: globals()[name] for name in _TABLE_NAMES}
+    return {name: value for name, value in globals().items()
+            if name.isupper() and isinstance(value, (int, str)) and not isinstance(value, bool)}
 
 
 FRAME = struct.Struct("<II")

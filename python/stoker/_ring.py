@@ -72,7 +72,7 @@ class Batch(dict):
 
     __slots__ = ("_owner",)
 
-    def release(self):
+    def release(self) -> None:
         """Gives the batch's memory back now; its arrays and tensors must not be read afterwards."""
         self._owner.give_back()
 
@@ -80,7 +80,7 @@ class Batch(dict):
 class BatchTuple(tuple):
     """A batch as a tuple of the fields named by ``fields=``, owned as a ``Batch`` is."""
 
-    def release(self):
+    def release(self) -> None:
         """Gives the batch's memory back now; its arrays and tensors must not be read afterwards."""
         self._owner.give_back()
 
@@ -127,10 +127,10 @@ class Ring:
             self.mm = mmap.mmap(fd, info["ringBytes"], mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         finally:
             os.close(fd)
-        magic = bytes(self.mm[:8]).decode("ascii", "replace")
-        version = int.from_bytes(self.mm[8:12], "little")
-        slots = int.from_bytes(self.mm[12:16], "little")
-        slot_bytes = int.from_bytes(self.mm[16:24], "little")
+        magic = bytes(self.mm[:len(P.RING_MAGIC)]).decode("ascii", "replace")
+        version = int.from_bytes(self.mm[P.RING_VERSION_AT:P.RING_VERSION_AT + 4], "little")
+        slots = int.from_bytes(self.mm[P.RING_SLOTS_AT:P.RING_SLOTS_AT + 4], "little")
+        slot_bytes = int.from_bytes(self.mm[P.RING_SLOT_BYTES_AT:P.RING_SLOT_BYTES_AT + 8], "little")
         if magic != P.RING_MAGIC or version != P.VERSION or slot_bytes != self.slot_bytes or \
                 P.RING_HEADER + slots * slot_bytes != info["ringBytes"]:
             self.mm.close()

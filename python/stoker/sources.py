@@ -14,14 +14,17 @@ options, whose ``spec`` is the JSON the server's ``dev.stoker.sources`` reads. T
 
 import json
 import os
+from typing import Any, Mapping, Optional, Sequence, Union
 
 from . import _help, _options
+
+PathLike = Union[str, "os.PathLike[str]"]
 
 
 class Source:
     """A source spec: ``kind`` (``"tokens"``, ``"shards"``, ...), its paths and its options."""
 
-    def __init__(self, kind, *paths, **options):
+    def __init__(self, kind: str, *paths: Any, **options: Any) -> None:
         try:
             spec = _options.spec(kind, paths, options)
         except ValueError as e:
@@ -35,24 +38,24 @@ class Source:
         self.options = dict(options)
         self.spec = spec["source"]
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Source) and self.spec == other.spec
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(json.dumps(self.spec, sort_keys=True))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         """The call that makes this source, with the secrets of its URLs (passwords, signatures) as ``***``."""
         args = [repr(str(p)) for p in self.paths] + [f"{k}={v!r}" for k, v in self.options.items()]
         return _options.redact(f"stoker.sources.{self.kind}({', '.join(args)})")
 
 
-def synthetic(**options):
+def synthetic(**options: Any) -> Source:
     """``samples`` samples of ``sample_bytes`` bytes, a pure function of the index, each costing ``work_us`` of CPU."""
     return Source("synthetic", **options)
 
 
-def tokens(*paths, **options):
+def tokens(*paths: PathLike, **options: Any) -> Source:
     """Windows of ``seq_len`` + 1 tokens from token files (raw ``.bin`` of ``dtype``, ``.npy``, Megatron ``.bin/.idx``).
 
     A ``.npy``, a ``torch.save`` archive (``.pt``: BabyLlama's ``torch.save(tensor, "tokenized.pt")``)
@@ -63,27 +66,28 @@ def tokens(*paths, **options):
     return Source("tokens", *paths, **options)
 
 
-def jsonl(*paths, **options):
+def jsonl(*paths: PathLike, **options: Any) -> Source:
     """JSON lines, the text of ``field`` tokenized by ``tokenizer`` and packed into windows of ``seq_len`` tokens."""
     return Source("jsonl", *paths, **options)
 
 
-def shards(*patterns, **options):
+def shards(*patterns: PathLike, **options: Any) -> Source:
     """WebDataset tar shards (brace patterns, paths, http(s):// and s3:// URLs), made batches by the image options."""
     return Source("shards", *patterns, **options)
 
 
-def folder(path, **options):
+def folder(path: PathLike, **options: Any) -> Source:
     """An image folder (``root/CLASS/IMAGE.jpg``) as torchvision's ImageFolder, made batches by the image options."""
     return Source("folder", path, **options)
 
 
-def hdf5(path, **options):
+def hdf5(path: PathLike, **options: Any) -> Source:
     """``datasets`` of an HDF5 file, the first axis being the sample axis."""
     return Source("hdf5", path, **options)
 
 
-def sqlite(path, pulses=None, truth=None, index="event_no", features=(), truth_features=(), **options):
+def sqlite(path: PathLike, pulses: Optional[str] = None, truth: Optional[str] = None, index: str = "event_no",
+           features: Sequence[str] = (), truth_features: Sequence[str] = (), **options: Any) -> Source:
     """Events of an SQLite database in GraphNeT's layout, read without SQLite (the file is never written to).
 
     ``pulses`` is the table of many rows per event, ``truth`` the table of one row per event, both
@@ -104,37 +108,38 @@ def sqlite(path, pulses=None, truth=None, index="event_no", features=(), truth_f
     return Source("sqlite", path, **given, **options)
 
 
-def parquet(path, **options):
+def parquet(path: PathLike, **options: Any) -> Source:
     """Rows of a Parquet file, the projected ``columns`` as fields."""
     return Source("parquet", path, **options)
 
 
-def mds(path, **options):
+def mds(path: PathLike, **options: Any) -> Source:
     """A MosaicML Streaming (MDS) dataset as it is: the folder of ``index.json`` and its shards, each column a field."""
     return Source("mds", path, **options)
 
 
-def tfrecord(*paths, **options):
+def tfrecord(*paths: PathLike, **options: Any) -> Source:
     """TFRecord files as they are (plain, GZIP, ZLIB), records as ``tf.train.Example`` (``decode``), each feature a field."""
     return Source("tfrecord", *paths, **options)
 
 
-def arrayrecord(*paths, **options):
+def arrayrecord(*paths: PathLike, **options: Any) -> Source:
     """ArrayRecord files (Grain's format) as they are, read by index: each record's bytes, or ``decode="example"``."""
     return Source("arrayrecord", *paths, **options)
 
 
-def arrow(*paths, **options):
+def arrow(*paths: PathLike, **options: Any) -> Source:
     """Arrow files as Hugging Face ``datasets`` saves them: a ``save_to_disk`` folder, a split's folder, or ``.arrow`` files."""
     return Source("arrow", *paths, **options)
 
 
-def litdata(path, **options):
+def litdata(path: PathLike, **options: Any) -> Source:
     """A LitData optimized dataset as it is: PyTree items, or a TokensLoader dataset's blocks of ``block_size`` tokens."""
     return Source("litdata", path, **options)
 
 
-def arrays(files, properties=None, **options):
+def arrays(files: Union[PathLike, Sequence[PathLike]], properties: Optional[PathLike] = None,
+           **options: Any) -> Source:
     """Named arrays as fields, the first dimension the sample: ``files`` maps field names to files, or is one file.
 
     ``files`` is ``{"x": "x.npy", ...}``, each a ``.npy`` of any rank and dtype, a ``.pt`` or
@@ -155,7 +160,8 @@ def arrays(files, properties=None, **options):
     return Source("arrays", files=files, **options)
 
 
-def root(paths=None, *more, **options):
+def root(paths: Union[None, PathLike, Sequence[PathLike], Mapping[str, Any]] = None, *more: PathLike,
+         **options: Any) -> Source:
     """Entries of a ``tree`` (a TTree or an RNTuple; ``dir/name`` in a subdirectory) in CERN ROOT files.
 
     ``paths`` is a file or a list of them, or several files as arguments (local paths, http(s)://

@@ -21,7 +21,7 @@ final class Protocol {
     static final int VERSION = 2;
 
     // ---- messages: client -> server --------------------------------------------------------
-    /** JSON: {@code args} (the source, as {@code stoker bench} takes it), {@code ahead}, {@code ringBytes}, {@code state}. */
+    /** JSON: {@code source} and {@code loader} (the specs, as {@code Specs} reads them), {@code ahead}, {@code ringBytes}, {@code state} (a loader state as JSON, or null). */
     static final int OPEN = 1;
     /** The client has mapped the ring. */
     static final int MAPPED = 2;
@@ -59,12 +59,22 @@ final class Protocol {
     static final int MAX_MESSAGE = (64 << 10) - FRAME_BYTES;
 
     // ---- the ring ----------------------------------------------------------------------------
-    /**
-     * Ring header: "STOKRING", u32 version at 8, u32 slots (the most the ring may grow to) at 12,
-     * u64 slot bytes at 16, u64 slot header bytes at 24, u32 fields at 32, u32 batch capacity at 36.
-     */
+    /** The ring's header, then slot k at {@code RING_HEADER + k * slotBytes}. */
     static final long RING_HEADER = 4096;
+    /** The header's first bytes, ASCII. */
     static final String RING_MAGIC = "STOKRING";
+    /** u32: {@link #VERSION}. */
+    static final int RING_VERSION_AT = 8;
+    /** u32: the slots the ring may grow to. */
+    static final int RING_SLOTS_AT = 12;
+    /** u64: the bytes of a slot. */
+    static final int RING_SLOT_BYTES_AT = 16;
+    /** u64: the bytes of a slot's header (its field descriptors). */
+    static final int RING_SLOT_HEADER_AT = 24;
+    /** u32: the fields of each batch. */
+    static final int RING_FIELDS_AT = 32;
+    /** u32: the rows a batch holds at most. */
+    static final int RING_CAPACITY_AT = 36;
     /** Slot k starts at {@code RING_HEADER + k * slotBytes}; u64 sequence, i64 epoch, u32 rows, u32 fields, u64 counter. */
     static final int SLOT_SEQUENCE = 0;
     static final int SLOT_EPOCH = 8;

@@ -356,12 +356,12 @@ final class ShmRing implements Allocator, AutoCloseable {
 
     private void writeHeader(int capacity) {
         ring.setString(0, Protocol.RING_MAGIC, StandardCharsets.US_ASCII);
-        ring.set(INT, 8, Protocol.VERSION);
-        ring.set(INT, 12, slots);
-        ring.set(LONG, 16, slotBytes);
-        ring.set(LONG, 24, slotHeader);
-        ring.set(INT, 32, schema.size());
-        ring.set(INT, 36, capacity);
+        ring.set(INT, Protocol.RING_VERSION_AT, Protocol.VERSION);
+        ring.set(INT, Protocol.RING_SLOTS_AT, slots);
+        ring.set(LONG, Protocol.RING_SLOT_BYTES_AT, slotBytes);
+        ring.set(LONG, Protocol.RING_SLOT_HEADER_AT, slotHeader);
+        ring.set(INT, Protocol.RING_FIELDS_AT, schema.size());
+        ring.set(INT, Protocol.RING_CAPACITY_AT, capacity);
     }
 
     private void writeSlotHeader(int k) {
