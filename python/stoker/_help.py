@@ -103,10 +103,13 @@ LOADER = """Loads batches with Stoker for a Python training loop.
 
     - ``fields``: a tuple of field names: each batch is a tuple of those fields in that order
       (``for x, y in loader``); a name that is not a field is an error. Default: a dict of all.
-    - ``map``: a function applied to each batch, in order, on a thread of its own a few batches
-      ahead of the loop (torch operations release the GIL, so it runs while the loop does); the
-      loop gets its results, owned as batches are. An exception in it is raised in the loop,
-      naming the batch.
+    - ``map``: a function applied to each batch, in order, a few batches ahead of the loop: on a
+      thread of its own (torch operations release the GIL, so it runs while the loop does), or,
+      with ``python_workers=N``, in N Python worker processes, a batch each; the loop gets its
+      results, owned as batches are. An exception in it is raised in the loop, naming the batch.
+    - ``collate_fn``: a DataLoader's: a function of the batch's samples (a list of dicts of views
+      of the batch: a row of each tensor, a variable-length field's values, a key; tuples with
+      ``fields=``) that returns the batch; where ``map`` runs, before it.
     - ``transform`` (images) also takes torchvision's transforms as they are: a ``Compose``, an
       ``nn.Sequential`` or a list. Its known prefix runs in the JVM with torchvision's semantics:
       ``RandomResizedCrop`` (any square ``size``, ``scale``, ``ratio``; bilinear, antialiased) or
@@ -121,15 +124,19 @@ LOADER = """Loads batches with Stoker for a Python training loop.
       tensors) that returns a dict of tensors (or arrays, numbers) of one shape a field: each
       batch is the samples' results, collated (variable-length fields and ``__key__`` pass
       through as they are). It runs after a transform's Python part, in the same workers.
-    - ``python_workers``: the processes that run the per-sample Python (``"auto"``: one a core;
-      ``0``: in this process), forked once when the loader starts; they read each sample from the
-      ring with no copy and write into the batch's memory in shared memory, which is the user's
-      as a batch is. Each sample's functions run with torch's, numpy's and ``random``'s generators
-      seeded from the loader's seed, the epoch and the sample's key (sources without keys: its
-      batch's place in the rank's epoch and its row), so the batches are the same for any number
-      of workers and after a resume. An exception names the sample and is raised in the loop; a
-      worker that dies raises ``stoker.LoaderDied`` with its exit status. ``map`` then runs on the
-      loop's thread.
+    - ``python_workers``: the processes that run the Python functions (``"auto"``: one a core;
+      ``0``: in this process), forked once when the loader starts; they read their inputs from the
+      ring with no copy and write their outputs into shared memory, which is the user's as a batch
+      is. Per-sample functions run there by default (``"auto"``); ``map`` and ``collate_fn`` only
+      when ``python_workers`` is given (a function of whole batches may use the GPU, or state of
+      this process, which a worker process has not), and not beside per-sample functions (they
+      then run on the loop's thread). Each sample's functions run with torch's, numpy's and
+      ``random``'s generators seeded from the loader's seed, the epoch and the sample's key
+      (sources without keys: its batch's place in the rank's epoch and its row), and each batch's
+      from the seed, the epoch and the batch's place, so the batches are the same for any number
+      of workers and after a resume. An exception names the sample or batch and is raised in the
+      loop; a worker that dies raises ``stoker.LoaderDied`` with its exit status. What a worker
+      hands back is tensors, arrays, numbers and strings, in dicts, lists and tuples.
     - ``timeout``: seconds to wait for a batch (0, the default: no limit); past it, ``next()``
       raises ``stoker.LoaderTimeout`` (a ``TimeoutError``) saying what it waited for and what the
       server is doing. A server that dies raises ``stoker.LoaderDied`` within a second, timeout or
@@ -166,8 +173,8 @@ LOADER = """Loads batches with Stoker for a Python training loop.
     refused, saying so: Stoker's batches are in shared memory already), ``persistent_workers`` is
     taken (the JVM's workers live as long as the loader), ``prefetch_factor`` with an integer
     ``num_workers`` sets ``prefetch`` to their product; ``worker_init_fn``, ``generator``,
-    ``sampler``, ``batch_sampler``, ``collate_fn``, ``multiprocessing_context`` and
-    ``batch_size=None`` are refused, each saying what to give instead.
+    ``sampler``, ``batch_sampler``, ``multiprocessing_context`` and ``batch_size=None`` are
+    refused, each saying what to give instead; ``collate_fn`` is taken (above).
 
     Defaults that differ from a DataLoader's, and why: ``shuffle`` is on (``order="shuffle"``;
     a training loader shuffles, and Stoker's shuffle costs no memory), with ``seed=0`` (every

@@ -160,8 +160,6 @@ DATALOADER = {
     "sampler": "the order is Stoker's: shuffle=True|False (order='shuffle'|'sequential') with seed=, and rank= and "
                "world_size= (torch.distributed's by default) for a DistributedSampler's share",
     "batch_sampler": "batches are made by the JVM: batch_size= and drop_last=, with shuffle= and seed= for the order",
-    "collate_fn": "the JVM collates each batch into a dict of tensors (a variable-length field is (offsets, data)); "
-                  "a function of the collated batch is map=, and fields=(...) gives tuples",
     "multiprocessing_context": "Stoker's workers are threads of one JVM, not Python processes",
     "in_order": "Stoker's batches always come in order, and are the same for any number of workers",
 }

@@ -9,6 +9,8 @@ from . import _decode
 from . import _device
 from . import _options
 from . import _pytransform
+from . import _batchfn
+from . import _workers
 from .errors import StokerError
 from .sources import Source
 
@@ -28,23 +30,28 @@ class PythonOptions:
     ring_bytes: Optional[int]                       # the ring's bound (None: half the free shared memory)
     timeout: float                                  # seconds to wait for a batch (0: no limit)
     names: Optional[Tuple[str, ...]]                # fields=: a tuple of these fields, in order
-    map: Optional[Callable[[Any], Any]]             # a function of each batch
+    batch_step: Optional[_batchfn.BatchStep]        # collate_fn=, then map=: a function of each batch
+    batch_in_workers: bool                          # whether it runs in the Python workers (else on a thread)
     server: str                                     # "process", "node", "own", or a socket path
     device: Any                                     # the CUDA device batches go to (None: the host)
     decode_on: Any                                  # the torch device JPEGs are decoded on (None: the workers)
     plan: Optional[_pytransform.Plan]               # torchvision's transforms, split (None: a preset or none)
-    step: Optional[_pytransform.Step]               # what Python runs on each sample (None: nothing)
-    python_workers: int                             # processes that run it (0: this one)
+    step: Optional[_workers.Step]               # what Python runs on each sample (None: nothing)
+    python_workers: int                             # processes that run the Python functions (0: this one)
     keys: bool                                      # whether the user asked for __key__
 
     def spec_names(self) -> Optional[Tuple[str, ...]]:
         """fields= as the ring's batches are made: a tuple of them, unless a stage selects them."""
         return None if self.decode_on is not None or self.step is not None else self.names
 
+    def pool(self) -> bool:
+        """Whether the loader has Python worker processes (or runs per-sample functions here)."""
+        return self.step is not None or self.batch_in_workers
+
 
 def resolve(source: Any, paths: Sequence[Any], options: Dict[str, Any], as_numpy: Optional[bool], ahead: Optional[int],
             ring_bytes: Optional[int], timeout: Any, fields: Any, map: Any, server: Any, python_workers: Any,
-            sample_map: Any) -> Tuple[PythonOptions, Dict[str, Any]]:
+            sample_map: Any, collate_fn: Any = None) -> Tuple[PythonOptions, Dict[str, Any]]:
     """The Python side's options and the server's spec, or a ValueError naming what is wrong."""
     if "shuffle" in options:
         shuffle = options.pop("shuffle")
@@ -69,9 +76,11 @@ def resolve(source: Any, paths: Sequence[Any], options: Dict[str, Any], as_numpy
         if isinstance(fields, str) or not all(isinstance(f, str) for f in fields) or not fields:
             raise ValueError(f"stoker.Loader: option 'fields' must be a tuple of field names, got {fields!r}")
         fields = tuple(fields)
-    if map is not None and not callable(map):
-        raise ValueError(f"stoker.Loader: option 'map' must be a function, got {map!r}")
-    workers = _pytransform.resolve_workers(python_workers)
+    for name, fn in (("map", map), ("collate_fn", collate_fn)):
+        if fn is not None and not callable(fn):
+            raise ValueError(f"stoker.Loader: option '{name}' must be a function, got {fn!r}")
+    batch_step = None if map is None and collate_fn is None else _batchfn.BatchStep(map, collate_fn)
+    workers = _workers.resolve_workers("auto" if python_workers is None else python_workers)
     source, plan, step, keys = _per_sample(source, options, as_numpy, sample_map, device)
     given = options.get("decode_on", source.options.get("decode_on") if isinstance(source, Source) else None)
     decode_on = None
@@ -88,8 +97,14 @@ def resolve(source: Any, paths: Sequence[Any], options: Dict[str, Any], as_numpy
             raise ValueError(f"stoker.Loader: decode_on={str(given)!r} puts the batches on that device; "
                              f"device={str(device)!r} differs")
         device = None  # the decoder puts the batches on the device, not the ring's copies
-    if map is not None and device is not None:
-        raise ValueError("stoker.Loader: 'map' runs on host batches; it does not go with device=")
+    if batch_step is not None and device is not None:
+        raise ValueError(f"stoker.Loader: '{batch_step.what}' runs on host batches; it does not go with device=")
+    # NOTE [Python workers]: a function of whole batches runs on a thread unless python_workers= is given
+    in_workers = batch_step is not None and step is None and python_workers is not None and workers > 0
+    if in_workers and (decode_on is not None or as_numpy or torch is None):
+        raise ValueError(f"stoker.Loader: python_workers={python_workers!r} runs {batch_step.what}= in worker processes "
+                         f"on torch tensors in host memory; it does not go with "
+                         f"{'decode_on=' if decode_on is not None else 'as_numpy=True'}: give python_workers=0")
     if isinstance(source, Source):
         if paths:
             raise ValueError(_options.redact(f"stoker.Loader: a Source holds its paths; got "
@@ -108,8 +123,8 @@ def resolve(source: Any, paths: Sequence[Any], options: Dict[str, Any], as_numpy
     elif as_numpy is False and torch is None:
         raise ValueError("stoker.Loader: as_numpy=False needs torch, which is not importable")
     python = PythonOptions(numpy=bool(as_numpy), ahead=ahead, ring_bytes=ring_bytes, timeout=float(timeout),
-                           names=fields, map=map, server=_server_option(server), device=device, decode_on=decode_on,
-                           plan=plan, step=step, python_workers=workers, keys=keys)
+                           names=fields, batch_step=batch_step, batch_in_workers=in_workers, server=_server_option(server),
+                           device=device, decode_on=decode_on, plan=plan, step=step, python_workers=workers, keys=keys)
     return python, spec
 
 
@@ -143,7 +158,7 @@ def _per_sample(source: Any, options: Dict[str, Any], as_numpy: Optional[bool], 
         if torch is None or as_numpy:
             raise ValueError("stoker.Loader: Python's per-sample functions (sample_map=, a transform's tail) give "
                              "torch tensors; they need torch, without as_numpy")
-        step = _pytransform.Step(plan, sample_map)
+        step = _workers.Step(plan, sample_map)
         for name in ("decode_on", "device"):
             if (device if name == "device" else options.get(name, own.get(name))) not in (None, "cpu"):
                 raise ValueError(f"stoker.Loader: {name}= does not go with functions Python runs on each sample ("

@@ -118,7 +118,7 @@ class OnThread(Stage):
     """``fn`` on each batch, on a thread of its own a few batches ahead of the loop (torch's
     operations release the GIL, so it runs while the loop does)."""
 
-    def __init__(self, fn: Callable[[Any], Any], epoch: int, what: str = "map") -> None:
+    def __init__(self, fn: Callable[[Any], Any], epoch: int, what: str) -> None:
         self.fn = fn
         self.epoch = epoch
         self.what = what
@@ -223,6 +223,39 @@ class ToDevice(Stage):
         self.session.report(force=True)
 
 
+class BatchWorkers(Stage):
+    """Each batch through ``collate_fn`` and ``map`` in a Python worker (NOTE [Python workers] in
+    ``_workers``), as many batches ahead of the loop as there are workers, handed over in order.
+    Each runs with the generators seeded from the loader's seed, the epoch and the batch's place in
+    the rank's epoch, so the batches are the same for any number of workers and after a resume."""
+
+    def __init__(self, pool: Any, session: Any, seed: int, rank: int) -> None:
+        from ._workers import sample_seed
+        self.seed_of = sample_seed
+        self.pool = pool
+        self.session = session
+        self.seed = seed
+        self.rank = rank
+        self.first = session.first_batch()
+        self.depth = max(2, pool.workers)
+
+    def start(self, batch: Any, number: int) -> Any:
+        epoch = self.session.info["epoch"]
+        seed = self.seed_of(self.seed, epoch, f"batch {self.first + number} of rank {self.rank}")
+        return self.pool.submit_batch(batch, seed, epoch, number)
+
+    def result(self, ticket: Any) -> Any:
+        out = self.pool.collect_batch(ticket)
+        ticket["batch"] = None  # its ring slot may go back now
+        return out
+
+    def cancel(self, ticket: Any) -> None:
+        batch = ticket["batch"]
+        self.pool.drop(ticket)
+        if batch is not None:
+            batch._owner.disarm()
+
+
 class PythonWorkers(Stage):
     """Each batch's samples through the per-sample functions in the Python workers (NOTE [Which
     part runs where] in ``_pytransform``), ``depth`` batches ahead of the loop; then ``fields``
@@ -230,7 +263,7 @@ class PythonWorkers(Stage):
 
     def __init__(self, pool: Any, session: Any, names: Optional[Tuple[str, ...]], keys: bool,
                  fn: Optional[Callable[[Any], Any]], seed: int, rank: int, depth: int = 2) -> None:
-        from ._pytransform import sample_seed
+        from ._workers import sample_seed
         self.seed_of = sample_seed
         self.pool = pool
         self.session = session
@@ -282,8 +315,8 @@ class PythonWorkers(Stage):
             try:
                 out = self.fn(out)
             except Exception as e:
-                raise StokerError(f"stoker.Loader: map raised on batch {ticket['number']} of epoch {ticket['epoch']}: "
-                                  f"{type(e).__name__}: {e}") from e
+                raise StokerError(f"stoker.Loader: {self.fn.what} raised on batch {ticket['number']} of epoch "
+                                  f"{ticket['epoch']}: {type(e).__name__}: {e}") from e
         return out
 
     def cancel(self, ticket: Any) -> None:

@@ -13,6 +13,7 @@ from typing import Any, Dict, Iterator, List, Optional, Union
 from . import _decode, _help
 from . import _device
 from . import _pytransform
+from . import _workers
 from . import _settings
 from . import _stages
 from ._session import Session
@@ -29,10 +30,11 @@ class Loader:
 
     def __init__(self, source: Any, *paths: Any, as_numpy: Optional[bool] = None, ahead: Optional[int] = None,
                  ring_bytes: Optional[int] = None, timeout: float = 0, fields: Optional[Any] = None,
-                 map: Optional[Any] = None, server: Optional[Any] = None, python_workers: Union[int, str] = "auto",
-                 sample_map: Optional[Any] = None, **options: Any) -> None:
+                 map: Optional[Any] = None, server: Optional[Any] = None,
+                 python_workers: Union[None, int, str] = None, sample_map: Optional[Any] = None,
+                 collate_fn: Optional[Any] = None, **options: Any) -> None:
         self._options, self._spec = _settings.resolve(source, paths, options, as_numpy, ahead, ring_bytes, timeout,
-                                                      fields, map, server, python_workers, sample_map)
+                                                      fields, map, server, python_workers, sample_map, collate_fn)
         o = self._options
         self._s = Session(self._spec, o.server, None if o.numpy else torch, o.ahead, o.ring_bytes, o.timeout)
         self._decoder = None
@@ -70,9 +72,10 @@ class Loader:
                     raise ValueError(f"stoker.Loader: fields {unknown} are not fields of this source; it has {known}")
             if o.device is not None:
                 self._backend = _device.TorchCuda(torch, o.device)
-            if o.step is not None:
-                self._pool = _pytransform.Pool(torch, s.ring, o.step, o.python_workers, os.path.dirname(s.info["ring"]))
-            if o.plan is not None or o.step is not None:
+            if o.pool():
+                self._pool = _workers.Pool(torch, s.ring, o.step, o.python_workers, os.path.dirname(s.info["ring"]),
+                                           o.batch_step)
+            if o.plan is not None or o.pool():
                 _pytransform.say_once(self._where())  # once a loader
         except BaseException:
             self._teardown()
@@ -85,16 +88,18 @@ class Loader:
         s.start()
         o = self._options
         stage = None
-        if self._pool is not None:
-            loader = self._spec["loader"]
-            stage = _stages.PythonWorkers(self._pool, s, o.names, o.keys, o.map, loader.get("seed", 0),
-                                          loader.get("rank", 0))
+        seed, rank = self._spec["loader"].get("seed", 0), self._spec["loader"].get("rank", 0)
+        if o.step is not None:
+            stage = _stages.PythonWorkers(self._pool, s, o.names, o.keys, o.batch_step, seed, rank)
+        elif o.batch_in_workers:
+            stage = _stages.BatchWorkers(self._pool, s, seed, rank)
         elif self._backend is not None:
             stage = _stages.ToDevice(s, self._backend)
         elif self._decoder is not None:
-            stage = _stages.OnThread(_stages.decoded(self._decoder, o.map, o.names), s.info["epoch"])
-        elif o.map is not None:
-            stage = _stages.OnThread(o.map, s.info["epoch"])
+            stage = _stages.OnThread(_stages.decoded(self._decoder, o.batch_step, o.names), s.info["epoch"],
+                                     o.batch_step.what if o.batch_step is not None else "the decode")
+        elif o.batch_step is not None:
+            stage = _stages.OnThread(o.batch_step, s.info["epoch"], o.batch_step.what)
         self._iterating = _stages.Pass(s, stage, o.spec_names())
         return self._iterating
 
@@ -170,16 +175,17 @@ class Loader:
         """The JVM loader's stats, plus this process's: seconds waited for batches and spent handing them over."""
         out = self._session().stats()
         o = self._options
-        if o.plan is not None or o.step is not None:
+        if o.plan is not None or o.pool():
             out["transform"] = self._where()
             out["transformJvm"] = list(o.plan.known) if o.plan is not None else []
             out["transformPython"] = o.step.describe() if o.step is not None else []
-            out["pythonWorkers"] = o.python_workers if o.step is not None else 0
+            out["pythonWorkers"] = o.python_workers if o.pool() else 0
         return out
 
     def _where(self) -> str:
         o = self._options
-        return _pytransform.describe(o.plan, o.step, o.python_workers)
+        return _pytransform.describe(o.plan, o.step, o.python_workers,
+                                     o.batch_step.describe() if o.batch_in_workers else None)
 
     def close(self) -> None:
         """Stops the server's loader (idempotent). Batches still held stay readable until they are gone."""

@@ -179,7 +179,7 @@ def test_dataloader_keywords_that_mean_something_are_taken(no_server):
     (dict(generator=object()), "seed=generator.initial_seed()"),
     (dict(sampler=[1, 2]), "world_size="),
     (dict(batch_sampler=[1, 2]), "batch_size="),
-    (dict(collate_fn=print), "map="),
+    (dict(collate_fn=print, python_workers=2, as_numpy=True), "give python_workers=0"),
     (dict(multiprocessing_context="spawn"), "threads of one JVM"),
     (dict(batch_size=None), "give batch_size=N"),
 ])

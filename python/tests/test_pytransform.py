@@ -185,7 +185,7 @@ def test_a_worker_that_dies_fails_the_loader_with_its_exit_status(data):
     with stoker.Loader("shards", *shards(data), transform=[T.RandomResizedCrop(24), Exits(os.getpid()), T.ToTensor()],
                        batch_size=8, python_workers=2) as loader:
         t0 = time.monotonic()
-        with pytest.raises(stoker.LoaderDied, match=r"a Python worker \(pid \d+\) of the per-sample functions exited with status 7") as e:
+        with pytest.raises(stoker.LoaderDied, match=r"a Python worker \(pid \d+\) of the loader.s Python functions exited with status 7") as e:
             for _ in loader:
                 pass
         assert time.monotonic() - t0 < 10
