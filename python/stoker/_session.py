@@ -170,7 +170,9 @@ class Session:
         is sent (most waits need nothing: a message is sent only when it unblocks the server);
         before waiting for the answer to a request, everything owed is sent."""
         conn = self.conn
-        if not conn.buffered() and (request or self._server_waits()):
+        if conn.buffered():
+            return conn.recv()  # no wait: nothing owed need go first
+        if request or self._server_waits():
             self.report(force=True)
         started = time.monotonic()
 

@@ -204,6 +204,11 @@ final class IndexedPass extends Pass {
     }
 
     @Override
+    public boolean nextReady() {
+        return !finished && !failed && !cancelled && taken < count && findReady() >= 0;
+    }
+
+    @Override
     public Batch next() {
         if (!hasNext()) {
             throw new NoSuchElementException("epoch " + epoch + " is done");

@@ -1,6 +1,5 @@
 package dev.stoker;
 
-import java.util.Iterator;
 import java.util.Objects;
 
 /**
@@ -228,7 +227,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
      * (with {@link LoaderBuilder#holds} above 1, by their {@code close()}; a new pass takes them all back).
      */
     @Override
-    public synchronized Iterator<Batch> iterator() {
+    public synchronized Batches iterator() {
         checkOpen();
         stopPass();
         Pass p = switch (position) {

@@ -1,9 +1,7 @@
 package dev.stoker;
 
-import java.util.Iterator;
-
 /** One pass of a loader over (the rest of) an epoch; iterating it is iterating the loader. */
-abstract class Pass implements Iterator<Batch> {
+abstract class Pass implements Batches {
     /** Workers numbered below this take work; the others wait (NOTE [Autotune] in Tuner). */
     volatile int active = Integer.MAX_VALUE;
 

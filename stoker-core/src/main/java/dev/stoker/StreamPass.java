@@ -232,6 +232,11 @@ final class StreamPass extends Pass implements ShardRing.Owner, FilledQueue.Wait
     }
 
     @Override
+    public boolean nextReady() {
+        return false; // a stream's batches are made as they are asked for: never known ahead
+    }
+
+    @Override
     public Batch next() {
         if (!hasNext()) {
             throw new NoSuchElementException("epoch " + epoch + " is done");

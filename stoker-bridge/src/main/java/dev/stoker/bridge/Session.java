@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import dev.stoker.Batch;
+import dev.stoker.Batches;
 import dev.stoker.Field;
 import dev.stoker.Loader;
 import dev.stoker.LoaderBuilder;
@@ -28,7 +29,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.attribute.UserPrincipal;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import jdk.net.ExtendedSocketOptions;
 
@@ -37,7 +37,10 @@ import jdk.net.ExtendedSocketOptions;
  * Python bridge"). Messages are framed as {@link Protocol} says.
  *
  * <p>NOTE [Bridge flow]: the session runs up to {@code ahead} notices ahead of what the client
- * has taken. For each batch it writes the slot's header and sends READY. The client reports what
+ * has taken. For each batch it writes the slot's header and queues READY; while the next batch is
+ * made already ({@link Batches#nextReady}) it goes on, so that a run of ready batches is one write
+ * and one wake-up of the client, and the queue goes out before the session waits for anything (a
+ * worker, the client) and before any other message. The client reports what
  * it has taken, and the slots it gives back, in FREE messages, a few at a time and always before
  * it waits. The session reads the socket only when it has a message buffered or cannot go on
  * (as far ahead as allowed, no slot left, or no pass running): frees arrive several to a read,
@@ -88,7 +91,7 @@ final class Session {
     private LoaderSpec spec;
     private ShmRing ring;
     private Loader loader;
-    private Iterator<Batch> pass;
+    private Batches pass;
     private Batch[] outstanding;
     /** The counter of the notice that published each slot. */
     private long[] publishedAt;
@@ -306,6 +309,9 @@ final class Session {
     private void produce() throws IOException {
         Batch b;
         try {
+            if (!pass.nextReady()) {
+                wire.flush(); // the notices kept go out before the session waits for a worker
+            }
             if (!pass.hasNext()) {
                 pass = null;
                 counter++;
@@ -338,7 +344,7 @@ final class Session {
         out.clear();
         out.putInt(slot).putInt(0).putLong(counter).putLong(spill);
         if (spill == 0) {
-            wire.send(READY, out);
+            wire.queue(READY, out); // sent with the run of batches ready after it (NOTE [Bridge flow])
         } else {
             sendSpilled(b, out, spill);
         }

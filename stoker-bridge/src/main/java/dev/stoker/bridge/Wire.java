@@ -27,6 +27,8 @@ final class Wire {
     private static final JsonFactory JSON = new JsonFactory();
     private final SocketChannel channel;
     private final ByteBuffer in = ByteBuffer.allocateDirect(64 << 10).order(ByteOrder.LITTLE_ENDIAN);
+    /** Small messages kept to go out together ({@link #queue}); every other write sends them first. */
+    private final ByteBuffer queued = ByteBuffer.allocateDirect(4 << 10).order(ByteOrder.LITTLE_ENDIAN);
     private volatile Selector selector;
     private SelectionKey key;
 
@@ -89,6 +91,9 @@ final class Wire {
      * without stopping; it waits in a selector.
      */
     boolean readMore(boolean block) throws IOException {
+        if (block) {
+            flush(); // the client may be waiting for them
+        }
         in.compact();
         if (!in.hasRemaining()) {
             in.flip();
@@ -124,6 +129,35 @@ final class Wire {
         writeFully(frame(type, payload.remaining()), payload);
     }
 
+    /**
+     * A small message kept to go out with the next ones (NOTE [Bridge flow]: a run of notices is
+     * one write and one wake-up of the client); false when it did not fit, and then it is sent now.
+     */
+    boolean queue(int type, ByteBuffer payload) throws IOException {
+        payload.flip();
+        if (queued.remaining() < 8 + payload.remaining()) {
+            flush();
+            if (queued.remaining() < 8 + payload.remaining()) {
+                writeFully(frame(type, payload.remaining()), payload);
+                return false;
+            }
+        }
+        queued.putInt(type).putInt(payload.remaining()).put(payload);
+        return true;
+    }
+
+    /** Sends the queued messages. */
+    void flush() throws IOException {
+        if (queued.position() > 0) {
+            queued.flip();
+            try {
+                write(queued);
+            } finally {
+                queued.clear();
+            }
+        }
+    }
+
     private final ByteBuffer head = ByteBuffer.allocateDirect(8).order(ByteOrder.LITTLE_ENDIAN);
 
     ByteBuffer frame(int type, int length) {
@@ -133,6 +167,11 @@ final class Wire {
     }
 
     void writeFully(ByteBuffer... parts) throws IOException {
+        flush(); // in the order they were made
+        write(parts);
+    }
+
+    private void write(ByteBuffer... parts) throws IOException {
         long left = 0;
         for (ByteBuffer p : parts) {
             left += p.remaining();
