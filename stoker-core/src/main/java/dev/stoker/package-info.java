@@ -15,7 +15,7 @@
  * in and out) before the per-sample transform. {@link dev.stoker.LoaderState} is where it stands
  * (exact and elastic resume); {@link dev.stoker.LoaderStats} is what it measured.
  *
- * <p>Behind the API, package-private (ARCHITECTURE.md names the owner of each behaviour):
+ * <p>Behind the API, package-private (docs/design/index.md names the owner of each behaviour):
  * {@code LoaderBuilder#build()} resolves every option into one immutable {@code Options}. A pass
  * over a dataset read by index is a {@code IndexedPass} (its {@code PassWorker}s fill pooled batches, a
  * {@code FreeList} hands buffers back, a {@code Tuner} sizes the workers and the window); a pass

@@ -33,7 +33,7 @@ import java.util.List;
 import jdk.net.ExtendedSocketOptions;
 
 /**
- * One client of a {@link BridgeServer}: its loader, its ring and its socket (ARCHITECTURE.md, "The
+ * One client of a {@link BridgeServer}: its loader, its ring and its socket (docs/design, "The
  * Python bridge"). Messages are framed as {@link Protocol} says.
  *
  * <p>NOTE [Bridge flow]: the session runs up to {@code ahead} notices ahead of what the client

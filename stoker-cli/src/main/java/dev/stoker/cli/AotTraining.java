@@ -10,7 +10,7 @@ import java.util.Random;
 import javax.imageio.ImageIO;
 
 /**
- * The training run of the JVM's start-up cache (NOTE [Start-up cache] in ARCHITECTURE.md): the
+ * The training run of the JVM's start-up cache (NOTE [Start-up cache] in docs/design): the
  * {@code ./stoker} launcher runs it once per build, with {@code -XX:AOTCacheOutput}, so that the
  * classes a command loads come loaded and linked, and the methods its first batches run come with
  * their profiles, in every later command. Not a command: {@code java -cp stoker-cli.jar

@@ -10,7 +10,7 @@ import java.lang.foreign.ValueLayout;
  * unused byte: {@link #PIXEL_BYTES}), reused from image to image: a worker keeps one and decodes
  * into it, so decoding allocates nothing once it is large enough. Four bytes, not three, because
  * a pixel is then one {@code int}, and the resampler's loop that splits pixels into channel
- * planes is one the JIT vectorizes (NOTE [Vector API] in ARCHITECTURE.md).
+ * planes is one the JIT vectorizes (NOTE [Vector API] in docs/design).
  */
 public final class Image {
     /** Bytes a pixel: R, G, B, unused. */

@@ -6,7 +6,7 @@ package dev.stoker.formats.image;
  * on the Vector API ({@link VectorKernels}) where the {@code jdk.incubator.vector} module is
  * present. Both compute every sum with fused multiply-adds in the same order, so their results
  * are identical to the bit: whether the module is present changes the speed, never the bytes
- * (NOTE [Vector API] in ARCHITECTURE.md). The loops the JIT does vectorize (splitting pixels into
+ * (NOTE [Vector API] in docs/design). The loops the JIT does vectorize (splitting pixels into
  * planes, rounding sums to bytes) are plain Java here, shared by both. One per resampler (they
  * keep tables and buffers), so one per thread.
  *

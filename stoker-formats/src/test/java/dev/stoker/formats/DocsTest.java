@@ -19,19 +19,21 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The README's Java code blocks, taken from README.md itself, compiled and run: a change to the
- * README that no longer compiles or works fails here. Each block becomes the body of a method of
+ * The docs' Java code blocks (README.md's and every page's under docs/), taken from the files
+ * themselves, compiled and run: a change to the docs that no longer compiles or works fails here,
+ * and so does a Java block no test here runs (a block fenced {@code ```java sketch} is an
+ * illustration with gaps, shown as Java and not run). Each block becomes the body of a method of
  * a class that imports {@code dev.stoker.*}, {@code java.nio.file.*} and {@code java.lang.foreign.*}
  * (a block imports anything else itself, as its readers must); {@code train(batch)} records what
  * it saw.
  */
-class ReadmeTest {
+class DocsTest {
     @TempDir
     Path tmp;
 
     @Test
     void theLibraryExampleRunsAndResumesEachSampleOnce() throws Exception {
-        Object example = run(block(0), "");
+        Object example = run(block("README.md", 0), "");
         int batches = (int) example.getClass().getField("batches").get(example);
         Set<?> trained = (Set<?>) example.getClass().getField("trained").get(example);
         // ten batches of 256 for rank 0 of 2, then the rest of its 5,000 positions: every record of
@@ -48,7 +50,7 @@ class ReadmeTest {
             b.putShort((short) (i % 50_000));
         }
         Files.write(tokens, b.array());
-        String block = block(1);
+        String block = block("docs/java.md", 0);
         assertTrue(block.contains("Path.of(\"train.bin\")"), block);
         run(block.replace("Path.of(\"train.bin\")", "Path.of(\"" + tokens + "\")"), "");
     }
@@ -61,7 +63,7 @@ class ReadmeTest {
             text.append("{\"text\": \"document ").append(i).append(" of the example, with some words to tokenize\"}\n");
         }
         Files.writeString(jsonl, text);
-        String block = block(2);
+        String block = block("docs/java.md", 1);
         assertTrue(block.contains("Path.of(\"train.jsonl\")"), block);
         Object example = run(block.replace("Path.of(\"train.jsonl\")", "Path.of(\"" + jsonl + "\")")
                 .replace("MemorySegment tokens = b.data(\"tokens\");", "MemorySegment tokens = b.data(\"tokens\"); batches++;"), "");
@@ -71,14 +73,38 @@ class ReadmeTest {
 
     @Test
     void theImageExampleCompiles() throws Exception {
-        compile(block(3), ""); // it needs shards of images to run; W2's are not here
+        compile(block("docs/java.md", 2), ""); // it needs shards of images to run; W2's are not here
     }
 
-    /** The {@code n}th ```java block of README.md. */
-    private static String block(int n) throws IOException {
+    /** Every Java block of the docs is one of those above: a new one needs a test of its own. */
+    @Test
+    void everyJavaBlockOfTheDocsIsRunHere() throws IOException {
+        assertEquals(1, blocks("README.md").size(), "README.md's Java blocks");
+        assertEquals(3, blocks("docs/java.md").size(), "docs/java.md's Java blocks");
+        try (var pages = Files.walk(doc("docs"))) {
+            for (Path page : pages.filter(p -> p.toString().endsWith(".md")).toList()) {
+                if (!page.getFileName().toString().equals("java.md")) {
+                    assertEquals(0, blocks(page).size(), page + " has Java blocks no test runs");
+                }
+            }
+        }
+    }
+
+    /** The {@code n}th ```java block of a page of the docs (a path from the repository's root). */
+    private static String block(String page, int n) throws IOException {
+        List<String> blocks = blocks(page);
+        assertTrue(blocks.size() > n, page + " has " + blocks.size() + " java blocks");
+        return blocks.get(n);
+    }
+
+    private static List<String> blocks(String page) throws IOException {
+        return blocks(doc(page));
+    }
+
+    private static List<String> blocks(Path page) throws IOException {
         List<String> blocks = new ArrayList<>();
         StringBuilder current = null;
-        for (String line : Files.readAllLines(readme())) {
+        for (String line : Files.readAllLines(page)) {
             if (current == null && line.strip().equals("```java")) {
                 current = new StringBuilder();
             } else if (current != null && line.strip().equals("```")) {
@@ -88,13 +114,12 @@ class ReadmeTest {
                 current.append(line).append('\n');
             }
         }
-        assertTrue(blocks.size() > n, "README.md has " + blocks.size() + " java blocks");
-        return blocks.get(n);
+        return blocks;
     }
 
-    private static Path readme() {
-        Path p = Path.of("README.md").toAbsolutePath();
-        return Files.exists(p) ? p : Path.of("..", "README.md").toAbsolutePath(); // the module's folder, or the root
+    private static Path doc(String path) {
+        Path p = Path.of(path).toAbsolutePath();
+        return Files.exists(p) ? p : Path.of("..", path).toAbsolutePath(); // the module's folder, or the root
     }
 
     /** Compiles the block as a class and runs it; returns the instance. */
@@ -148,7 +173,7 @@ class ReadmeTest {
                 errors.write(c);
             }
         }, true), "-proc:none", "-cp", System.getProperty("java.class.path"), "-d", classes.toString(), src.toString());
-        assertEquals(0, rc, "README.md's block does not compile:\n" + errors + "\n" + source);
+        assertEquals(0, rc, "the docs' block does not compile:\n" + errors + "\n" + source);
         return classes;
     }
 }
