@@ -139,7 +139,8 @@ ALIASES = {"batch": "batch_size", "num_workers": "workers", "dataset": "datasets
 _SKIP_BAD = "skip_bad"
 
 # The Python side's own keywords (stoker.Loader's parameters), for the hints of a misspelt one.
-PYTHON = ("as_numpy", "ahead", "ring_bytes", "timeout", "fields", "map", "server", "device", "shuffle")
+PYTHON = ("as_numpy", "ahead", "ring_bytes", "timeout", "fields", "map", "collate_fn", "sample_map", "python_workers",
+          "server", "device", "shuffle")
 
 # NOTE [A DataLoader's keywords]: torch's DataLoader keywords that Stoker does not take as they
 # are, each refused with what to give instead (``Loader`` accepts pin_memory, persistent_workers
