@@ -1,15 +1,22 @@
 """The Python worker processes of a loader: per-sample functions (a transform's tail, ``sample_map``)
 and functions of whole batches (``map``, ``collate_fn``), NOTE [Python workers].
 
-NOTE [Python workers]: The tail runs in a pool of Python worker processes (``python_workers=N``, forked once per loader
-after its ring is mapped, so they read each sample's pixels from the ring with no copy), each
-writing its samples' outputs into an output batch in shared memory (a file in the ring's folder
-per output batch, reused once the user has dropped the batch: owned as a ring batch is, NOTE
-[Batches the user owns] in ``_ring``). A sample's tail runs with torch's, numpy's and ``random``'s
-generators seeded from the loader's seed, the epoch and the sample's key, so a batch is the same
-for any number of workers, after a resume, and at any world size. ``python_workers=0`` runs the
-tail in this process. An exception names the sample and is raised in the loop; a worker that dies
-fails the loader with its exit status.
+NOTE [Python workers]: a loader's Python functions run in a pool of worker processes
+(``python_workers=N``), forked once per loader after its ring is mapped, so that they read their
+inputs from the ring with no copy. Each writes its outputs into an output slot in shared memory (a
+file in the ring's folder, reused once the user has dropped the batch that viewed it: owned as a
+ring batch is, NOTE [Batches the user owns] in ``_ring``). Per-sample functions split each batch
+among all the workers (``Pool.submit``: the first sample, run here, gives the outputs' fields,
+shapes and dtypes); a function of whole batches runs a batch a worker, as many batches ahead as
+there are workers (``Pool.submit_batch``: the batch crosses as views of the ring, the result comes
+back as its structure, its tensors and arrays in an output slot grown to fit, ``_batchfn``).
+Per-sample functions run in the workers by default; whole-batch ones only when
+``python_workers`` is given, for they may use the GPU or this process's state. Every run seeds
+torch's, numpy's and ``random``'s generators from the loader's seed, the epoch and the sample's
+key (or the batch's place in the rank's epoch), so the batches are the same for any number of
+workers, after a resume and at any world size. ``python_workers=0`` runs per-sample functions in
+this process. An exception names the sample or the batch and is raised in the loop; a worker that
+dies fails the loader with its exit status.
 """
 
 import collections
