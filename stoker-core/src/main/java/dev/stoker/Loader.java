@@ -8,7 +8,7 @@ import java.util.Objects;
  *
  * <pre>{@code
  * try (Loader loader = Loader.builder(dataset, collator)
- *         .batchSize(256).workers(4).prefetch(8).shuffle(true).seed(42).build()) {
+ *         .batchSize(256).workers(4).prefetch(8).shuffle().seed(42).build()) {
  *     for (int epoch = 0; epoch < 3; epoch++) {
  *         for (Batch batch : loader) {      // one epoch; the next loop is the next epoch
  *             step(batch.data("x"));         // valid until the next hasNext()/next()
@@ -414,7 +414,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     }
 
     // NOTE [Strict builder]: each option is set at most once (a second setting is an error naming
-    // both calls, so `.sampler(weighted).shuffle(false)` cannot silently drop the weights), and
+    // both calls, so `.sampler(weighted).sampler(Sampler.sequential())` cannot silently drop the weights), and
     // build() refuses an option that does not apply to this loader (naming the option and what
     // makes it not apply) rather than ignore it. Values are checked as they are set; build()
     // resolves them into one immutable Options value, which is all the passes read.

@@ -61,10 +61,10 @@ public final class LoaderBuilder {
         return this;
     }
 
-    /** {@code true}: {@link Sampler#shuffle()}; {@code false}: {@link Sampler#sequential()}. Sets the sampler. */
-    public LoaderBuilder shuffle(boolean shuffle) {
-        set("sampler", "shuffle(" + shuffle + ")");
-        this.sampler = shuffle ? Sampler.shuffle() : Sampler.sequential();
+    /** Each epoch in its own keyed permutation: {@link Sampler#shuffle()}. Sets the sampler. */
+    public LoaderBuilder shuffle() {
+        set("sampler", "shuffle()");
+        this.sampler = Sampler.shuffle();
         return this;
     }
 
@@ -134,9 +134,9 @@ public final class LoaderBuilder {
     }
 
     /** Leave out the last batch of an epoch when it would be short (default: keep it). */
-    public LoaderBuilder dropLast(boolean dropLast) {
-        set("dropLast", "dropLast(" + dropLast + ")");
-        this.dropLast = dropLast;
+    public LoaderBuilder dropLast() {
+        set("dropLast", "dropLast()");
+        this.dropLast = true;
         return this;
     }
 
@@ -202,13 +202,12 @@ public final class LoaderBuilder {
     }
 
     /**
-     * For a dataset read by index: {@code true} (default): batches arrive in order.
-     * {@code false}: in completion order, so one slow batch does not hold up the others; the
-     * set of batches is the same.
+     * For a dataset read by index: batches in completion order instead of in order (the default),
+     * so one slow batch does not hold up the others; the set of batches is the same.
      */
-    public LoaderBuilder ordered(boolean ordered) {
-        set("ordered", "ordered(" + ordered + ")");
-        this.ordered = ordered;
+    public LoaderBuilder unordered() {
+        set("ordered", "unordered()");
+        this.ordered = false;
         return this;
     }
 
@@ -229,7 +228,7 @@ public final class LoaderBuilder {
 
     /**
      * For a {@link StreamingDataset}: the second tier of a two-tier shuffle. The sampler
-     * shuffles the shard order (use {@code shuffle(true)}); then samples are handed out in a
+     * shuffles the shard order (use {@code shuffle()}); then samples are handed out in a
      * keyed random order within blocks of {@code samples} consecutive samples of the stream
      * (0: in stream order, or the default window of a shuffled stream: NOTE [Default shuffle
      * window]). Memory: one block of samples on the consumer side.

@@ -202,12 +202,12 @@ class AutotuneTest {
             int rank = r.nextInt(world);
             Slow d = new Slow(new SyntheticDataset(r.nextInt(200, 1200), 24, 0), r.nextInt(0, 100_000));
             List<String> fixed;
-            try (Loader l = Loader.builder(d).batchSize(batch).workers(2).shuffle(true).seed(seed).worldSize(world)
+            try (Loader l = Loader.builder(d).batchSize(batch).workers(2).shuffle().seed(seed).worldSize(world)
                     .rank(rank).build()) {
                 fixed = Runs.digests(Runs.all(l));
             }
             try (Loader l = Loader.builder(d).batchSize(batch).workers(Loader.AUTO).prefetch(Loader.AUTO)
-                    .budget(r.nextInt(1, 6), r.nextInt(1, 64) * 1024L).shuffle(true).seed(seed).worldSize(world)
+                    .budget(r.nextInt(1, 6), r.nextInt(1, 64) * 1024L).shuffle().seed(seed).worldSize(world)
                     .rank(rank).build()) {
                 for (int epoch = 0; epoch < 2; epoch++) {
                     List<String> got = Runs.digests(Runs.all(l));
@@ -228,12 +228,12 @@ class AutotuneTest {
             return v;
         };
         List<List<Long>> fixed;
-        try (Loader l = Loader.builder(d, slow, StreamingTest.VALUE).batchSize(5).workers(2).shuffle(true).seed(5)
+        try (Loader l = Loader.builder(d, slow, StreamingTest.VALUE).batchSize(5).workers(2).shuffle().seed(5)
                 .build()) {
             fixed = StreamingTest.take(l, Long.MAX_VALUE);
         }
         try (Loader l = Loader.builder(d, slow, StreamingTest.VALUE).batchSize(5).workers(Loader.AUTO)
-                .budget(4, 1 << 20).shuffle(true).seed(5).build()) {
+                .budget(4, 1 << 20).shuffle().seed(5).build()) {
             assertEquals(fixed, StreamingTest.take(l, Long.MAX_VALUE), l.tuningHistory().toString());
         }
     }

@@ -54,10 +54,10 @@ class HoldingTest {
         int batch = r.nextInt(1, 40);
         SyntheticDataset data = new SyntheticDataset(r.nextInt(0, 2000), 24, 0);
         List<String> plain;
-        try (Loader l = Loader.builder(data).batchSize(batch).workers(workers).shuffle(true).seed(seed).build()) {
+        try (Loader l = Loader.builder(data).batchSize(batch).workers(workers).shuffle().seed(seed).build()) {
             plain = Runs.digests(Runs.all(l));
         }
-        try (Loader l = Loader.builder(data).batchSize(batch).workers(workers).shuffle(true).seed(seed).holds(holds).build()) {
+        try (Loader l = Loader.builder(data).batchSize(batch).workers(workers).shuffle().seed(seed).holds(holds).build()) {
             assertEquals(plain, takeHolding(l, holds, r), "workers " + workers + ", holds " + holds);
             assertEquals(l.freeBuffers(), TestHooks.madeBuffers(l), "every buffer back in the pool");
             assertTrue(TestHooks.madeBuffers(l) <= Loader.builder(data).batchSize(batch).workers(workers).holds(holds).buffers(),
@@ -74,12 +74,12 @@ class HoldingTest {
         int holds = r.nextInt(2, 6);
         int batch = r.nextInt(1, 9);
         List<List<Long>> plain;
-        try (Loader l = Loader.builder(d, StreamingTest.VALUE).batchSize(batch).workers(workers).shuffle(true).seed(seed)
+        try (Loader l = Loader.builder(d, StreamingTest.VALUE).batchSize(batch).workers(workers).shuffle().seed(seed)
                 .build()) {
             plain = StreamingTest.take(l, Long.MAX_VALUE);
         }
         List<List<Long>> held = new ArrayList<>();
-        try (Loader l = TestHooks.collatorThread(Loader.builder(d, StreamingTest.VALUE).batchSize(batch).workers(workers).shuffle(true).seed(seed)
+        try (Loader l = TestHooks.collatorThread(Loader.builder(d, StreamingTest.VALUE).batchSize(batch).workers(workers).shuffle().seed(seed)
                 .holds(holds), (seed & 1) == 0 ? Boolean.TRUE : null).build()) {
             ArrayDeque<Batch> out = new ArrayDeque<>();
             Iterator<Batch> it = l.iterator();

@@ -334,7 +334,7 @@ class LoaderBehaviourTest {
         List<String> reference = null;
         for (int workers : new int[] {0, 1, 4}) {
             try (Loader l = Loader.builder(new Flaky(200, Long.MAX_VALUE, -1, 0), stamp, Collator.bytes("x", 16))
-                    .batchSize(7).workers(workers).shuffle(true).seed(5).build()) {
+                    .batchSize(7).workers(workers).shuffle().seed(5).build()) {
                 List<String> digests = Runs.digests(Runs.all(l));
                 if (reference == null) {
                     reference = digests;
@@ -411,8 +411,8 @@ class LoaderBehaviourTest {
         SyntheticDataset indexed = new SyntheticDataset(10, 8, 0);
         StreamingTest.Shards stream = new StreamingTest.Shards(4, 1, -1, -1);
         IllegalStateException twice = assertThrows(IllegalStateException.class,
-                () -> Loader.builder(indexed).sampler(Sampler.random(5)).shuffle(false));
-        assertEquals("sampler is set twice: by sampler(" + Sampler.random(5).id() + ") and by shuffle(false)", twice.getMessage());
+                () -> Loader.builder(indexed).sampler(Sampler.random(5)).shuffle());
+        assertEquals("sampler is set twice: by sampler(" + Sampler.random(5).id() + ") and by shuffle()", twice.getMessage());
         assertThrows(IllegalStateException.class, () -> Loader.builder(indexed).workers(2).workers(Loader.AUTO));
         assertThrows(IllegalStateException.class, () -> Loader.builder(indexed).seed(1).seed(1));
         // options that do not apply: refused by build(), naming the call and the reason
@@ -422,7 +422,7 @@ class LoaderBehaviourTest {
             message(() -> Loader.builder(indexed).prefetch(4).build()),
             message(() -> Loader.builder(indexed).workers(2).budget(2, 1 << 20).build()),
             message(() -> Loader.builder(stream, StreamingTest.VALUE).workers(2).prefetch(4).build()),
-            message(() -> Loader.builder(stream, StreamingTest.VALUE).workers(2).ordered(false).build()),
+            message(() -> Loader.builder(stream, StreamingTest.VALUE).workers(2).unordered().build()),
             message(() -> Loader.builder(stream, StreamingTest.VALUE).shardBuffer(8).build()),
         };
         assertTrue(refused[0].startsWith("shuffleWindow(8) is for streaming datasets"), refused[0]);
@@ -431,7 +431,7 @@ class LoaderBehaviourTest {
         assertTrue(refused[3].startsWith("budget(2, 1048576) is what AUTO may use"), refused[3]);
         assertTrue(refused[4].startsWith("prefetch(4) is batches ahead of a dataset read by index")
                 && refused[4].contains("shardsAhead(n)"), refused[4]);
-        assertTrue(refused[5].startsWith("ordered(false) is for datasets read by index"), refused[5]);
+        assertTrue(refused[5].startsWith("unordered() is for datasets read by index"), refused[5]);
         assertTrue(refused[6].startsWith("shardBuffer(8) does not apply with no workers"), refused[6]);
         LoaderState start;
         try (Loader l = Loader.builder(indexed).build()) {
@@ -455,7 +455,7 @@ class LoaderBehaviourTest {
     private static LoaderState[] ranksApart(int... taken) {
         LoaderState[] states = new LoaderState[taken.length];
         for (int rank = 0; rank < taken.length; rank++) {
-            try (Loader l = Loader.builder(new SyntheticDataset(100, 8, 0)).batchSize(4).shuffle(true).seed(5)
+            try (Loader l = Loader.builder(new SyntheticDataset(100, 8, 0)).batchSize(4).shuffle().seed(5)
                     .rank(rank).worldSize(taken.length).build()) {
                 var it = l.iterator();
                 for (int i = 0; i < taken[rank]; i++) {
@@ -468,7 +468,7 @@ class LoaderBehaviourTest {
     }
 
     private static LoaderBuilder ranksOf(int rank, int worldSize) {
-        return Loader.builder(new SyntheticDataset(100, 8, 0)).batchSize(4).shuffle(true).rank(rank).worldSize(worldSize);
+        return Loader.builder(new SyntheticDataset(100, 8, 0)).batchSize(4).shuffle().rank(rank).worldSize(worldSize);
     }
 
     @Test
@@ -580,16 +580,16 @@ class LoaderBehaviourTest {
         SyntheticDataset data = new SyntheticDataset(100, 8, 0);
         assertTrue(data.fingerprint() != 0);
         LoaderState saved;
-        try (Loader l = Loader.builder(data).batchSize(10).shuffle(true).seed(2).build()) {
+        try (Loader l = Loader.builder(data).batchSize(10).shuffle().seed(2).build()) {
             l.iterator().next();
             saved = l.state();
         }
         LoaderState stripped = LoaderState.fromJson(saved.toJson().replaceAll(",?\"data\":\"?[0-9a-fA-F-]+\"?", ""));
         assertEquals(0, stripped.data(), stripped.toJson());
         ResumeException e = assertThrows(ResumeException.class,
-                () -> Loader.builder(new SyntheticDataset(100, 8, 1)).batchSize(10).shuffle(true).resume(stripped).build());
+                () -> Loader.builder(new SyntheticDataset(100, 8, 1)).batchSize(10).shuffle().resume(stripped).build());
         assertTrue(e.getMessage().contains("no data fingerprint"), e.getMessage());
-        try (Loader l = Loader.builder(data).batchSize(10).shuffle(true).resume(saved).build()) {
+        try (Loader l = Loader.builder(data).batchSize(10).shuffle().resume(saved).build()) {
             assertEquals(9, l.batches(), "the state as saved resumes");
         }
     }
@@ -597,16 +597,16 @@ class LoaderBehaviourTest {
     @Test
     void resumingRefusesAStateFromAnotherDatasetOrSampler() {
         LoaderState s;
-        try (Loader l = Loader.builder(new SyntheticDataset(100, 8, 0)).shuffle(true).batchSize(4).build()) {
+        try (Loader l = Loader.builder(new SyntheticDataset(100, 8, 0)).shuffle().batchSize(4).build()) {
             Runs.take(l, 3);
             s = l.state();
         }
         assertThrows(IllegalArgumentException.class,
-                () -> Loader.builder(new SyntheticDataset(101, 8, 0)).shuffle(true).batchSize(4).resume(s).build());
+                () -> Loader.builder(new SyntheticDataset(101, 8, 0)).shuffle().batchSize(4).resume(s).build());
         assertThrows(IllegalArgumentException.class,
-                () -> Loader.builder(new SyntheticDataset(100, 8, 0)).shuffle(false).batchSize(4).resume(s).build());
+                () -> Loader.builder(new SyntheticDataset(100, 8, 0)).sampler(Sampler.sequential()).batchSize(4).resume(s).build());
         assertThrows(IllegalArgumentException.class,
-                () -> Loader.builder(new SyntheticDataset(100, 8, 0)).shuffle(true).seed(99).resume(s).build());
+                () -> Loader.builder(new SyntheticDataset(100, 8, 0)).shuffle().seed(99).resume(s).build());
     }
 
     @Test
@@ -665,9 +665,9 @@ class LoaderBehaviourTest {
 
     @Test
     void aNewIteratorContinuesWhereTheLastOneStopped() {
-        try (Loader l = Loader.builder(new SyntheticDataset(100, 8, 0)).batchSize(10).workers(3).shuffle(true).build()) {
+        try (Loader l = Loader.builder(new SyntheticDataset(100, 8, 0)).batchSize(10).workers(3).shuffle().build()) {
             List<String> whole;
-            try (Loader ref = Loader.builder(new SyntheticDataset(100, 8, 0)).batchSize(10).shuffle(true).build()) {
+            try (Loader ref = Loader.builder(new SyntheticDataset(100, 8, 0)).batchSize(10).shuffle().build()) {
                 whole = Runs.digests(Runs.all(ref));
             }
             List<String> got = new ArrayList<>(Runs.digests(Runs.take(l, 4)));
@@ -700,7 +700,7 @@ class LoaderBehaviourTest {
             }
         };
         try (Loader l = Loader.builder(slowFirst, Collator.bytes("b", 1)).batchSize(4).workers(2).prefetch(4)
-                .ordered(false).build()) {
+                .unordered().build()) {
             Iterator<Batch> it = l.iterator();
             slowStarted.await();
             Batch first = it.next();

@@ -27,9 +27,9 @@ class LoaderPropertyTest {
 
         /** The loader's options but the epoch: for a resume, or another epoch. */
         LoaderBuilder base(int rank) {
-            return TestHooks.ahead(Loader.builder(new SyntheticDataset(n, 16, 0))
+            return TestHooks.order(TestHooks.ahead(Loader.builder(new SyntheticDataset(n, 16, 0))
                     .batchSize(batch).workers(workers), workers, prefetch).worldSize(world).rank(rank)
-                    .seed(seed).shuffle(shuffle).tail(tail).dropLast(dropLast);
+                    .seed(seed).tail(tail), shuffle, dropLast);
         }
 
         Config withWorkers(int w, int p) {
@@ -203,11 +203,11 @@ class LoaderPropertyTest {
             List<String> got = new ArrayList<>();
             String saved;
             int k = ordered.isEmpty() ? 0 : r.nextInt(ordered.size());
-            try (Loader l = c.builder(rank).ordered(false).build()) {
+            try (Loader l = c.builder(rank).unordered().build()) {
                 got.addAll(Runs.digests(Runs.take(l, k)));
                 saved = l.state().toJson();
             }
-            try (Loader l = c.withWorkers(r.nextInt(0, 9), r.nextInt(1, 9)).base(rank).ordered(false)
+            try (Loader l = c.withWorkers(r.nextInt(0, 9), r.nextInt(1, 9)).base(rank).unordered()
                     .resume(LoaderState.fromJson(saved)).build()) {
                 got.addAll(Runs.digests(Runs.all(l)));
             }

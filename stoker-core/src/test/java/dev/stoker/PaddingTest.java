@@ -194,7 +194,7 @@ class PaddingTest {
     void aStackAppendedAValueAtATimeIsStagedCutAndPaddedInEveryReusedBuffer() {
         // Jet_pt and Jet_eta come one value an append (0 to 6 a sample): a float32 stack, staged
         Padding p = Padding.of().stack("jets", "Jet_eta", "Jet_pt").pad("jets", 4).value(-1).mask(true);
-        try (Loader l = events(300, p).batchSize(7).workers(2).prefetch(2).shuffle(true).seed(5).build()) {
+        try (Loader l = events(300, p).batchSize(7).workers(2).prefetch(2).shuffle().seed(5).build()) {
             int at = l.schema().indexOf("jets");
             long cut = 0;
             long seen = 0;
@@ -292,7 +292,7 @@ class PaddingTest {
             List<String> byEntry = new ArrayList<>();
             Particles told = new Particles(true);
             for (Particles d : new Particles[] {new Particles(false), told}) {
-                try (Loader l = Loader.builder(d).padding(p).batchSize(7).workers(2).shuffle(true).seed(3).build()) {
+                try (Loader l = Loader.builder(d).padding(p).batchSize(7).workers(2).shuffle().seed(3).build()) {
                     for (Batch b : l) {
                         (d.takesHints ? byEntry : byField).add(Runs.digest(b));
                     }
@@ -359,7 +359,7 @@ class PaddingTest {
         Padding p = Padding.of().pad("Jet_pt", 3).stack("particles", "Part_px", "Part_py").pad("particles", 2).mask(true);
         List<String> first = null;
         for (int workers : new int[] {0, 1, 3}) {
-            try (Loader l = events(101, p).batchSize(7).workers(workers).shuffle(true).seed(5).build()) {
+            try (Loader l = events(101, p).batchSize(7).workers(workers).shuffle().seed(5).build()) {
                 List<String> digests = new ArrayList<>();
                 for (Batch b : l) {
                     digests.add(Runs.digest(b));
@@ -377,13 +377,13 @@ class PaddingTest {
     void aResumedLoaderContinuesWithTheSamePaddedBatches() {
         Padding p = Padding.of().pad("Jet_*", 2).lengths(true);
         List<String> whole = new ArrayList<>();
-        try (Loader l = events(60, p).batchSize(6).workers(2).shuffle(true).build()) {
+        try (Loader l = events(60, p).batchSize(6).workers(2).shuffle().build()) {
             for (Batch b : l) {
                 whole.add(Runs.digest(b));
             }
         }
         String saved;
-        try (Loader l = events(60, p).batchSize(6).workers(2).shuffle(true).build()) {
+        try (Loader l = events(60, p).batchSize(6).workers(2).shuffle().build()) {
             Iterator<Batch> it = l.iterator();
             for (int k = 0; k < 4; k++) {
                 it.next();
@@ -391,7 +391,7 @@ class PaddingTest {
             saved = l.state().toJson();
         }
         List<String> rest = new ArrayList<>();
-        try (Loader l = events(60, p).batchSize(6).workers(3).shuffle(true).resume(LoaderState.fromJson(saved)).build()) {
+        try (Loader l = events(60, p).batchSize(6).workers(3).shuffle().resume(LoaderState.fromJson(saved)).build()) {
             for (Batch b : l) {
                 rest.add(Runs.digest(b));
             }
@@ -515,7 +515,7 @@ class PaddingTest {
         Padding p = Padding.of().pad("hits", 3).mask(true).value(7);
         List<String> first = null;
         for (int workers : new int[] {0, 2}) {
-            LoaderBuilder b = Loader.builder(new StreamingTest.Shards(9, 4, -1, -1), c).padding(p).batchSize(5).shuffle(true)
+            LoaderBuilder b = Loader.builder(new StreamingTest.Shards(9, 4, -1, -1), c).padding(p).batchSize(5).shuffle()
                     .shuffleWindow(16);
             if (workers > 0) {
                 b.workers(workers);

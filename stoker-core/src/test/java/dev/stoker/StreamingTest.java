@@ -80,8 +80,8 @@ class StreamingTest {
         LoaderBuilder builder(StreamingDataset<Long> d, int rank) {
             // half the configurations collate on a thread of their own from the start (NOTE
             // [Background collation]); the rest on the caller's, which is never away here
-            return TestHooks.collatorThread(TestHooks.ahead(Loader.builder(d, VALUE).batchSize(batch).workers(workers), workers, prefetch).worldSize(world)
-                    .rank(rank).seed(seed).shuffle(shuffle).tail(tail).dropLast(dropLast), (seed & 1) == 0 ? Boolean.TRUE : null);
+            return TestHooks.collatorThread(TestHooks.order(TestHooks.ahead(Loader.builder(d, VALUE).batchSize(batch).workers(workers), workers, prefetch).worldSize(world)
+                    .rank(rank).seed(seed).tail(tail), shuffle, dropLast), (seed & 1) == 0 ? Boolean.TRUE : null);
         }
 
         Config with(int w, int p) {
@@ -454,7 +454,7 @@ class StreamingTest {
     private static Outcome outcome(Shards d, Transform<Long, Long> t, int batch, int workers, int prefetch, int ring,
                                         ErrorPolicy policy) {
         LoaderBuilder b = TestHooks.ahead(Loader.builder(d, t, VALUE).batchSize(batch).workers(workers), workers, prefetch)
-                .errorPolicy(policy).seed(5).shuffle(true);
+                .errorPolicy(policy).seed(5).shuffle();
         if (workers > 0) {
             b.shardBuffer(ring);
         }
@@ -533,7 +533,7 @@ class StreamingTest {
         Shards d = new Shards(100, 6, -1, -1);
         Map<Long, Integer> seen = new HashMap<>();
         for (int rank = 0; rank < 4; rank++) {
-            try (Loader l = Loader.builder(d, VALUE).batchSize(5).seed(2).shuffle(true).worldSize(4).rank(rank).streams(48)
+            try (Loader l = Loader.builder(d, VALUE).batchSize(5).seed(2).shuffle().worldSize(4).rank(rank).streams(48)
                     .build()) {
                 take(l, Long.MAX_VALUE).forEach(b -> b.forEach(x -> seen.merge(x, 1, Integer::sum)));
             }
@@ -569,7 +569,7 @@ class StreamingTest {
             String what = c + " streams " + streams + ", window " + window + (tail ? "" : ", tail unset");
             java.util.function.BiFunction<Integer, Integer, LoaderBuilder> builder = (world, rank) -> {
                 LoaderBuilder b = Loader.builder(d, VALUE).batchSize(c.batch).workers(c.workers).worldSize(world).rank(rank)
-                        .seed(c.seed).shuffle(c.shuffle).streams(streams);
+                        .seed(c.seed).sampler(c.shuffle ? Sampler.shuffle() : Sampler.sequential()).streams(streams);
                 b = tail ? b.tail(c.tail) : b;
                 return window > 0 ? b.shuffleWindow(window) : b;
             };
@@ -753,7 +753,7 @@ class StreamingTest {
             Transform<Lent, Lent> same = (s, ctx) -> s; // the transform's output still borrows
             var b = TestHooks.collatorThread(TestHooks.ahead((transform ? Loader.builder(d, same, d.collator) : Loader.builder(d, d.collator))
                     .batchSize(c.batch).workers(c.workers), c.workers, c.prefetch).worldSize(c.world)
-                    .rank(r.nextInt(c.world)).seed(c.seed).shuffle(c.shuffle), (c.seed & 1) == 0 ? Boolean.TRUE : null);
+                    .rank(r.nextInt(c.world)).seed(c.seed).sampler(c.shuffle ? Sampler.shuffle() : Sampler.sequential()), (c.seed & 1) == 0 ? Boolean.TRUE : null);
             int ring = r.nextInt(1, 8);
             if (c.workers > 0) {
                 b.shardBuffer(ring);
@@ -787,8 +787,8 @@ class StreamingTest {
             // a block holds at most the budget plus one sample, and every sample is at least a byte
             long most = Math.min(samples == 0 ? Long.MAX_VALUE : samples, budget + 1);
             checkShuffleWindow(c, d, rank, most, "budget " + budget + " samples " + samples, r, (w, p) ->
-                    TestHooks.ahead(Loader.builder(d, WEIGH, WEIGHED).batchSize(c.batch).workers(w), w, p).worldSize(c.world)
-                            .rank(rank).seed(c.seed).shuffle(c.shuffle).tail(c.tail).dropLast(c.dropLast)
+                    TestHooks.order(TestHooks.ahead(Loader.builder(d, WEIGH, WEIGHED).batchSize(c.batch).workers(w), w, p).worldSize(c.world)
+                            .rank(rank).seed(c.seed).tail(c.tail), c.shuffle, c.dropLast)
                             .shuffleWindow(samples).shuffleWindowBytes(budget));
         }
     }
@@ -822,21 +822,21 @@ class StreamingTest {
     void aShuffledStreamMixesItsShardsInTheDefaultWindowAndStatsSayHowMuch() {
         Shards d = new Shards(30, 8, -1, -1);
         double streamShare;
-        try (Loader l = Loader.builder(d, VALUE).batchSize(8).workers(2).shuffle(true).seed(4).shuffleWindowBytes(0).build()) {
+        try (Loader l = Loader.builder(d, VALUE).batchSize(8).workers(2).shuffle().seed(4).shuffleWindowBytes(0).build()) {
             take(l, Long.MAX_VALUE);
             assertEquals(0.0, l.stats().meanDisplacement(), "stream order, asked for");
             streamShare = l.stats().shardShare();
             assertTrue(streamShare > 0.6, "a batch mostly from one shard in stream order: " + streamShare);
         }
         List<List<Long>> defaulted;
-        try (Loader l = Loader.builder(d, VALUE).batchSize(8).workers(2).shuffle(true).seed(4).build()) {
+        try (Loader l = Loader.builder(d, VALUE).batchSize(8).workers(2).shuffle().seed(4).build()) {
             defaulted = take(l, Long.MAX_VALUE);
             LoaderStats st = l.stats();
             // unsized samples count 64 KiB each: a window of 1,024 holds the whole small stream
             assertTrue(st.meanDisplacement() > 10, "moved by the default window: " + st.meanDisplacement());
             assertTrue(st.shardShare() < streamShare / 2, "shards mixed: " + st.shardShare() + " against " + streamShare);
         }
-        try (Loader l = Loader.builder(d, VALUE).batchSize(8).workers(3).shuffle(true).seed(4)
+        try (Loader l = Loader.builder(d, VALUE).batchSize(8).workers(3).shuffle().seed(4)
                 .shuffleWindowBytes(Loader.DEFAULT_SHUFFLE_WINDOW_BYTES).build()) {
             assertThrows(IllegalStateException.class, () -> take(l, Long.MAX_VALUE),
                     "a window asked for in bytes needs sized samples; the default counts unsized ones");
@@ -845,7 +845,7 @@ class StreamingTest {
             take(l, Long.MAX_VALUE);
             assertEquals(0.0, l.stats().meanDisplacement(), "sequential order: no default window");
         }
-        try (Loader l = TestHooks.ahead(Loader.builder(d, VALUE).batchSize(8).workers(3), 3, 4).shuffle(true).seed(4).build()) {
+        try (Loader l = TestHooks.ahead(Loader.builder(d, VALUE).batchSize(8).workers(3), 3, 4).shuffle().seed(4).build()) {
             assertEquals(defaulted, take(l, Long.MAX_VALUE), "the default window's batches for any worker count");
         }
         assertEquals(1.0, StreamFill.largestShare(new int[] {3, 3, 3}, 3));
@@ -873,7 +873,7 @@ class StreamingTest {
     @Test
     void epochsReorderTheShards() {
         Shards d = new Shards(20, 3, -1, -1);
-        try (Loader l = Loader.builder(d, VALUE).batchSize(7).workers(2).shuffle(true).seed(4).build()) {
+        try (Loader l = Loader.builder(d, VALUE).batchSize(7).workers(2).shuffle().seed(4).build()) {
             List<List<Long>> e0 = take(l, Long.MAX_VALUE);
             List<List<Long>> e1 = take(l, Long.MAX_VALUE);
             assertTrue(!e0.equals(e1));

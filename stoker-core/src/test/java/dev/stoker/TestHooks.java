@@ -12,6 +12,12 @@ final class TestHooks {
     }
 
     /** {@code n} batches ahead, or a stream's shards ahead, where it applies: with workers. */
+    /** The builder, shuffled or in order, and with its short last batch dropped or kept, as a case says. */
+    static LoaderBuilder order(LoaderBuilder b, boolean shuffle, boolean dropLast) {
+        b.sampler(shuffle ? Sampler.shuffle() : Sampler.sequential());
+        return dropLast ? b.dropLast() : b;
+    }
+
     static LoaderBuilder ahead(LoaderBuilder b, int workers, int n) {
         if (workers == 0) {
             return b;

@@ -81,7 +81,7 @@ public class LoaderBench {
                 synthetic.read(index, row);
             }
         };
-        LoaderBuilder b = Loader.builder(data).batchSize(batch).workers(workers).shuffle(true).seed(1);
+        LoaderBuilder b = Loader.builder(data).batchSize(batch).workers(workers).shuffle().seed(1);
         loader = (workers > 0 ? b.prefetch(2 * workers) : b).build();
         it = loader.iterator();
     }

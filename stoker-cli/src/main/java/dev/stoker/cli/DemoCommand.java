@@ -168,7 +168,7 @@ final class DemoCommand implements Callable<Integer> {
         java.security.MessageDigest md = BenchRunner.sha256();
         java.security.MessageDigest all = BenchRunner.sha256();
         long stepNanos = Math.round(stepMs * 1e6);
-        LoaderBuilder builder = Loader.builder(data).batchSize(batch).shuffle(true).seed(1);
+        LoaderBuilder builder = Loader.builder(data).batchSize(batch).shuffle().seed(1);
         if (workers == null) {
             builder.workers(Loader.AUTO).prefetch(Loader.AUTO);
         } else if (workers > 0) {

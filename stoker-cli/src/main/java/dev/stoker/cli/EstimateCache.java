@@ -91,7 +91,7 @@ final class EstimateCache implements Callable<Integer> {
     /** Seconds of one epoch of {@code d} through {@code p}, on this thread. */
     private static double epoch(Dataset<TarSample> d, ImagePipeline p) throws IOException {
         long t0 = System.nanoTime();
-        try (Loader l = Loader.builder(d, p.transform(), p.collator()).batchSize(16).shuffle(true).seed(1).build()) {
+        try (Loader l = Loader.builder(d, p.transform(), p.collator()).batchSize(16).shuffle().seed(1).build()) {
             for (Batch b : l) {
                 b.size();
             }

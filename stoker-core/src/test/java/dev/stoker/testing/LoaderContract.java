@@ -97,7 +97,7 @@ public abstract class LoaderContract {
         List<String> plain = rows(builder().batchSize(batchSize()));
         assertTrue(plain.size() >= 4L * batchSize(), "the contract needs at least four batches of samples, got " + plain.size());
         for (int workers : new int[] {0, 3}) {
-            List<String> shuffled = rows(builder().batchSize(batchSize()).shuffle(true).seed(11).workers(workers));
+            List<String> shuffled = rows(builder().batchSize(batchSize()).shuffle().seed(11).workers(workers));
             assertEquals(counts(plain), counts(shuffled), workers + " workers: the same samples, each as often");
         }
     }
@@ -107,7 +107,7 @@ public abstract class LoaderContract {
         List<String> want = null;
         for (int workers : new int[] {0, 1, 3}) {
             List<String> got;
-            try (Loader l = builder().batchSize(batchSize()).shuffle(true).seed(5).workers(workers).build()) {
+            try (Loader l = builder().batchSize(batchSize()).shuffle().seed(5).workers(workers).build()) {
                 got = batches(l.iterator(), Integer.MAX_VALUE);
             }
             if (want == null) {
@@ -121,18 +121,18 @@ public abstract class LoaderContract {
     @Test
     void aResumedEpochGivesTheBatchesOfTheUninterruptedOne() throws Exception {
         List<String> whole;
-        try (Loader l = builder().batchSize(batchSize()).shuffle(true).seed(9).workers(2).build()) {
+        try (Loader l = builder().batchSize(batchSize()).shuffle().seed(9).workers(2).build()) {
             whole = batches(l.iterator(), Integer.MAX_VALUE);
         }
         int cut = whole.size() / 2;
         LoaderState state;
         List<String> both;
-        try (Loader l = builder().batchSize(batchSize()).shuffle(true).seed(9).workers(2).build()) {
+        try (Loader l = builder().batchSize(batchSize()).shuffle().seed(9).workers(2).build()) {
             both = batches(l.iterator(), cut);
             state = l.state();
         }
         LoaderState back = LoaderState.fromJson(state.toJson()); // as a state file carries it
-        try (Loader l = builder().batchSize(batchSize()).shuffle(true).seed(9).workers(3).resume(back).build()) {
+        try (Loader l = builder().batchSize(batchSize()).shuffle().seed(9).workers(3).resume(back).build()) {
             both.addAll(batches(l.iterator(), Integer.MAX_VALUE));
         }
         assertEquals(whole, both, "saved after " + cut + " batches, resumed with another worker count");
@@ -140,8 +140,8 @@ public abstract class LoaderContract {
 
     @Test
     void anotherEpochHoldsTheSameSamplesInAnotherOrder() throws Exception {
-        List<String> first = rows(builder().batchSize(batchSize()).shuffle(true).seed(3));
-        List<String> second = rows(builder().batchSize(batchSize()).shuffle(true).seed(3).epoch(1));
+        List<String> first = rows(builder().batchSize(batchSize()).shuffle().seed(3));
+        List<String> second = rows(builder().batchSize(batchSize()).shuffle().seed(3).epoch(1));
         assertEquals(counts(first), counts(second));
         assertNotEquals(first, second, "epoch 1 is shuffled anew");
     }

@@ -23,7 +23,7 @@ import java.util.Objects;
  *
  * <pre>{@code
  * LoaderBuilder images = Loader.builder(new ImageFolder(root), pipeline.transform(), pipeline.collator())
- *         .batchSize(256).shuffle(true).seed(7);
+ *         .batchSize(256).shuffle().seed(7);
  * try (StokerDataset data = StokerDataset.builder(images).build()) {
  *     EasyTrain.fit(trainer, epochs, data, null);
  * }

@@ -137,7 +137,7 @@ public final class DjlBench {
         } else {
             ImagePipeline p = ImagePipeline.train(224);
             StokerDataset s = StokerDataset.builder(Loader.builder(new dev.stoker.formats.image.ImageFolder(root),
-                    p.transform(), p.collator()).batchSize(IMAGE_BATCH).shuffle(true).seed(1)).build();
+                    p.transform(), p.collator()).batchSize(IMAGE_BATCH).shuffle().seed(1)).build();
             dataset = s;
             closer = s;
         }
@@ -174,7 +174,7 @@ public final class DjlBench {
                         .optPrefetchNumber(prefetch).build();
             } else {
                 StokerDataset s = StokerDataset.builder(Loader.builder(TokenWindows.disjoint(f, SEQ, DType.INT64))
-                        .batchSize(TOKEN_BATCH).shuffle(true).seed(1)).build();
+                        .batchSize(TOKEN_BATCH).shuffle().seed(1)).build();
                 dataset = s;
                 closer = s;
             }

@@ -69,12 +69,12 @@ class StokerDatasetTest {
     }
 
     private static LoaderBuilder images(ImagePipeline p, long seed) throws IOException {
-        return Loader.builder(new ImageFolder(images), p.transform(), p.collator()).batchSize(16).shuffle(true)
+        return Loader.builder(new ImageFolder(images), p.transform(), p.collator()).batchSize(16).shuffle()
                 .seed(seed).workers(2);
     }
 
     private static LoaderBuilder windows(TokenFile f, long seed) {
-        return Loader.builder(TokenWindows.disjoint(f, SEQ, DType.INT64)).batchSize(32).shuffle(true).seed(seed)
+        return Loader.builder(TokenWindows.disjoint(f, SEQ, DType.INT64)).batchSize(32).shuffle().seed(seed)
                 .workers(2);
     }
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.stoker.Batch;
 import dev.stoker.DType;
 import dev.stoker.Loader;
+import dev.stoker.Sampler;
 import dev.stoker.formats.Mutants;
 import io.jhdf.HdfFile;
 import java.io.IOException;
@@ -38,7 +39,7 @@ class Hdf5DatasetTest {
                 assertEquals(DType.FLOAT32, d.schema().field(0).dtype());
                 assertEquals(DType.INT64, d.schema().field(1).dtype());
                 assertEquals(DType.INT16, d.schema().field(2).dtype());
-                try (Loader l = Loader.builder(d).batchSize(9).workers(2).shuffle(true).build()) {
+                try (Loader l = Loader.builder(d).batchSize(9).workers(2).shuffle().build()) {
                     int seen = 0;
                     for (Batch b : l) {
                         for (int r = 0; r < b.size(); r++) {
@@ -72,7 +73,7 @@ class Hdf5DatasetTest {
         for (String f : new String[] {"default.h5", "latest.h5"}) {
             try (Hdf5Dataset d = new Hdf5Dataset(fixture(f), List.of("/x", "/y"))) {
                 for (boolean shuffle : new boolean[] {false, true}) {
-                    try (Loader l = Loader.builder(d).batchSize(16).workers(2).shuffle(shuffle).build()) {
+                    try (Loader l = Loader.builder(d).batchSize(16).workers(2).sampler(shuffle ? Sampler.shuffle() : Sampler.sequential()).build()) {
                         java.util.Set<Long> seen = new java.util.HashSet<>();
                         for (Batch b : l) {
                             for (int r = 0; r < b.size(); r++) {
@@ -199,7 +200,7 @@ class Hdf5DatasetTest {
     /** Each row of {@code names} of dtypes.h5, read through a loader in order, as {@code read} sees field 0. */
     private static void eachRow(List<String> names, RowCheck check) throws IOException {
         try (Hdf5Dataset d = new Hdf5Dataset(fixture("dtypes.h5"), names);
-             Loader l = Loader.builder(d).batchSize(7).workers(2).shuffle(true).build()) {
+             Loader l = Loader.builder(d).batchSize(7).workers(2).shuffle().build()) {
             int seen = 0;
             for (Batch b : l) {
                 for (int r = 0; r < b.size(); r++) {

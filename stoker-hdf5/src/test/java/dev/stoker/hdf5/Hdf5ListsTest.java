@@ -26,7 +26,7 @@ class Hdf5ListsTest {
     @Test
     void listsOfNumbersAreRaggedFieldsWithTheirValues() throws Exception {
         try (Hdf5Dataset d = new Hdf5Dataset(Hdf5DatasetTest.fixture("ragged.h5"), List.of("/id", "/hits", "/hitsz"));
-             Loader l = Loader.builder(d).batchSize(8).workers(2).shuffle(true).build()) {
+             Loader l = Loader.builder(d).batchSize(8).workers(2).shuffle().build()) {
             Field hits = d.schema().field(1);
             assertTrue(hits.isRagged() && hits.dtype() == DType.FLOAT32, hits.toString());
             assertTrue(d.schema().field(2).isRagged() && d.schema().field(2).dtype() == DType.INT64);

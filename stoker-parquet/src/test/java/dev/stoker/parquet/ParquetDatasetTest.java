@@ -87,7 +87,7 @@ class ParquetDatasetTest {
                 assertEquals(DType.FLOAT32, d.schema().field(2).dtype());
                 assertTrue(d.schema().field(5).isVariable());
                 TreeSet<Long> seen = new TreeSet<>();
-                try (Loader l = Loader.builder(d).batchSize(64).workers(2).shuffle(true).seed(7).build()) {
+                try (Loader l = Loader.builder(d).batchSize(64).workers(2).shuffle().seed(7).build()) {
                     for (Batch b : l) {
                         for (int r = 0; r < b.size(); r++) {
                             long i = b.index(r);
@@ -202,7 +202,7 @@ class ParquetDatasetTest {
     }
 
     static List<String> digests(ParquetDataset d, int workers) throws Exception {
-        return digests(Loader.builder(d).batchSize(100).workers(workers).shuffle(true).seed(3));
+        return digests(Loader.builder(d).batchSize(100).workers(workers).shuffle().seed(3));
     }
 
     @Test

@@ -59,7 +59,7 @@ class ParquetListsTest {
     @Test
     void everyRowsListHoldsItsValuesInAnyOrder() throws IOException {
         try (ParquetDataset d = open("id", "jet_pt", "part_px", "part_q", "hits");
-             Loader l = Loader.builder(d).batchSize(64).workers(3).shuffle(true).seed(3).build()) {
+             Loader l = Loader.builder(d).batchSize(64).workers(3).shuffle().seed(3).build()) {
             BitSet seen = new BitSet(ROWS);
             for (Batch b : l) {
                 for (int r = 0; r < b.size(); r++) {

@@ -44,7 +44,7 @@ class RootDatasetTest {
             assertTrue(d.schema().field(d.schema().indexOf("Jet_Px")).isRagged());
             assertEquals(DType.FLOAT32, d.schema().field(d.schema().indexOf("Jet_Px")).dtype());
             BitSet seen = new BitSet();
-            try (Loader l = Loader.builder(d).batchSize(64).workers(3).shuffle(true).seed(7).build()) {
+            try (Loader l = Loader.builder(d).batchSize(64).workers(3).shuffle().seed(7).build()) {
                 for (Batch b : l) {
                     for (int r = 0; r < b.size(); r++) {
                         long i = b.index(r);

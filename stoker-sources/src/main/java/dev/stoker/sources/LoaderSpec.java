@@ -238,7 +238,10 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, Long 
         if (cores != null && (workers == null || prefetch == null && workers > 0 && !b.streams())) {
             b.budget(cores, 512L << 20); // what AUTO may use: with nothing on AUTO there is no budget
         }
-        b.dropLast(dropLast).errorPolicy(errorPolicy());
+        if (dropLast) {
+            b.dropLast();
+        }
+        b.errorPolicy(errorPolicy());
         if (shuffleWindow > 0) {
             b.shuffleWindow(shuffleWindow);
         }

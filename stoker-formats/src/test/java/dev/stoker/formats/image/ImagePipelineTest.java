@@ -351,7 +351,7 @@ public class ImagePipelineTest {
     private static List<String> epochs(TarDataset d, ImagePipeline pipe, int workers, int epochs) throws Exception {
         List<String> out = new ArrayList<>();
         try (var l = dev.stoker.Loader.builder(d, pipe.transform(), pipe.collator()).batchSize(8).workers(workers).seed(3)
-                .shuffle(true).build()) {
+                .shuffle().build()) {
             for (int e = 0; e < epochs; e++) {
                 out.addAll(digests(l));
             }
@@ -386,7 +386,7 @@ public class ImagePipelineTest {
             ImagePipeline pipe = ImagePipeline.train(32).cached(cache);
             List<String> ref = epochs(d, ImagePipeline.train(32).cached(new ImageCache(d.size(), 1, 0)), 2, 2);
             try (var l = dev.stoker.Loader.builder(d, pipe.transform(), pipe.collator()).batchSize(8).seed(3)
-                    .shuffle(true).build()) { // no workers: only the batches asked for are made
+                    .shuffle().build()) { // no workers: only the batches asked for are made
                 var it = l.iterator();
                 it.next();
                 it.next();

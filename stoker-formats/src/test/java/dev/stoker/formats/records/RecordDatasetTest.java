@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.stoker.Batch;
 import dev.stoker.Loader;
 import dev.stoker.LoaderException;
+import dev.stoker.Sampler;
 import dev.stoker.formats.arrow.ArrowFile;
 import dev.stoker.formats.arrow.ArrowFiles;
 import dev.stoker.formats.mds.MdsDataset;
@@ -106,7 +107,7 @@ class RecordDatasetTest {
     void aRecordUnlikeTheFirstFailsNamingItsFieldAndRecord() throws IOException {
         try (RecordDataset d = new RecordDataset(MdsDataset.open(Interop.DIR.resolve("mds/zstd")), List.of("ndarray"))) {
             LoaderException e = assertThrows(LoaderException.class, () -> {
-                try (Loader l = Loader.builder(d).batchSize(2).workers(0).shuffle(false).build()) {
+                try (Loader l = Loader.builder(d).batchSize(2).workers(0).sampler(Sampler.sequential()).build()) {
                     for (Batch b : l) {
                         b.close();
                     }
@@ -166,7 +167,7 @@ class RecordDatasetTest {
 
     private static List<String> digests(RecordDataset d, boolean shuffle) throws IOException {
         List<String> out = new ArrayList<>();
-        try (Loader l = Loader.builder(d).batchSize(4).workers(2).shuffle(shuffle).seed(3).build()) {
+        try (Loader l = Loader.builder(d).batchSize(4).workers(2).sampler(shuffle ? Sampler.shuffle() : Sampler.sequential()).seed(3).build()) {
             for (Batch b : l) {
                 try (b) {
                     java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
@@ -238,14 +239,14 @@ class RecordDatasetTest {
             List<String> whole = digests(d, true);
             List<String> resumed = new ArrayList<>();
             dev.stoker.LoaderState state;
-            try (Loader l = Loader.builder(d).batchSize(4).workers(2).shuffle(true).seed(3).build()) {
+            try (Loader l = Loader.builder(d).batchSize(4).workers(2).shuffle().seed(3).build()) {
                 var it = l.iterator();
                 try (Batch b = it.next()) {
                     resumed.add(digest(b));
                 }
                 state = l.state();
             }
-            try (Loader l = Loader.builder(d).batchSize(4).workers(1).shuffle(true).resume(state).build()) {
+            try (Loader l = Loader.builder(d).batchSize(4).workers(1).shuffle().resume(state).build()) {
                 for (Batch b : l) {
                     try (b) {
                         resumed.add(digest(b));

@@ -12,6 +12,7 @@ import dev.stoker.Batch;
 import dev.stoker.CorruptShardException;
 import dev.stoker.DType;
 import dev.stoker.Loader;
+import dev.stoker.Sampler;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.lang.foreign.MemorySegment;
@@ -71,7 +72,7 @@ class SqliteEventsTest {
     /** Every event of {@code data}, read through a sequential loader, against what SQLite itself read. */
     private static void assertEvents(SqliteEvents data, JsonNode expected) throws Exception {
         assertEquals(expected.size(), data.size());
-        try (Loader l = Loader.builder(data).batchSize(7).shuffle(false).workers(2).build()) {
+        try (Loader l = Loader.builder(data).batchSize(7).sampler(Sampler.sequential()).workers(2).build()) {
             int i = 0;
             for (Batch b : l) {
                 for (int r = 0; r < b.size(); r++, i++) {
@@ -211,7 +212,7 @@ class SqliteEventsTest {
         try (SqliteEvents data = new SqliteEvents(databases().resolve("graphnet.db"), "pulses", "truth", "event_no",
                 List.of("note"), List.of(), null)) {
             var e = assertThrows(dev.stoker.LoaderException.class, () -> {
-                try (Loader l = Loader.builder(data).batchSize(4).shuffle(false).workers(0).build()) {
+                try (Loader l = Loader.builder(data).batchSize(4).sampler(Sampler.sequential()).workers(0).build()) {
                     for (Batch b : l) {
                         b.size();
                     }
@@ -254,7 +255,7 @@ class SqliteEventsTest {
 
     private static double sum(SqliteEvents data, String field) throws Exception {
         double s = 0;
-        try (Loader l = Loader.builder(data).batchSize(16).shuffle(false).workers(0).build()) {
+        try (Loader l = Loader.builder(data).batchSize(16).sampler(Sampler.sequential()).workers(0).build()) {
             for (Batch b : l) {
                 int f = b.schema().indexOf(field);
                 for (int r = 0; r < b.size(); r++) {

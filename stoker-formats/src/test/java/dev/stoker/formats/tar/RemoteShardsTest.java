@@ -117,7 +117,7 @@ class RemoteShardsTest {
             // stream order within the shuffled shard order: a window would keep its shards open, and this
             // cache holds four
             List<String> want = keys(Loader.builder(new TarShards(local), KEYS).batchSize(5).workers(1).shardsAhead(1)
-                    .shuffle(true).shuffleWindowBytes(0).seed(7).epoch(epoch).build());
+                    .shuffle().shuffleWindowBytes(0).seed(7).epoch(epoch).build());
             int[] before = new int[10];
             for (int i = 0; i < 10; i++) {
                 before[i] = store.requests("tight/s" + i + ".tar");
@@ -130,7 +130,7 @@ class RemoteShardsTest {
                 List<String> got;
                 try {
                     got = keys(Loader.builder(RemoteShards.tar(locations, cache, 2), KEYS).batchSize(5).workers(1)
-                            .shardsAhead(1).shuffle(true).shuffleWindowBytes(0).seed(7).epoch(epoch).build());
+                            .shardsAhead(1).shuffle().shuffleWindowBytes(0).seed(7).epoch(epoch).build());
                 } finally {
                     sampler.shutdownNow();
                 }

@@ -467,7 +467,7 @@ class TarTest {
         };
         try (TarDataset d = new TarDataset(shards)) {
             List<String> full = new ArrayList<>();
-            try (dev.stoker.Loader l = dev.stoker.Loader.builder(d, keys).batchSize(4).workers(2).shuffle(true).seed(5).build()) {
+            try (dev.stoker.Loader l = dev.stoker.Loader.builder(d, keys).batchSize(4).workers(2).shuffle().seed(5).build()) {
                 for (dev.stoker.Batch b : l) {
                     for (int i = 0; i < b.size(); i++) {
                         full.add(text(b.bytes(0, i)));
@@ -477,7 +477,7 @@ class TarTest {
             assertEquals(63, new java.util.HashSet<>(full).size());
             String state;
             List<String> got = new ArrayList<>();
-            try (dev.stoker.Loader l = dev.stoker.Loader.builder(d, keys).batchSize(4).workers(2).shuffle(true).seed(5).build()) {
+            try (dev.stoker.Loader l = dev.stoker.Loader.builder(d, keys).batchSize(4).workers(2).shuffle().seed(5).build()) {
                 Iterator<dev.stoker.Batch> it = l.iterator();
                 for (int k = 0; k < 7; k++) {
                     dev.stoker.Batch b = it.next();
@@ -487,7 +487,7 @@ class TarTest {
                 }
                 state = l.state().toJson();
             }
-            try (dev.stoker.Loader l = dev.stoker.Loader.builder(d, keys).batchSize(4).workers(1).shuffle(true)
+            try (dev.stoker.Loader l = dev.stoker.Loader.builder(d, keys).batchSize(4).workers(1).shuffle()
                     .resume(dev.stoker.LoaderState.fromJson(state)).build()) {
                 for (dev.stoker.Batch b : l) {
                     for (int i = 0; i < b.size(); i++) {

@@ -9,6 +9,7 @@ import dev.stoker.Collator;
 import dev.stoker.ErrorPolicy;
 import dev.stoker.Loader;
 import dev.stoker.LoaderException;
+import dev.stoker.Sampler;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
@@ -50,7 +51,7 @@ class JsonlDatasetTest {
             assertEquals(500, d.size(), "blank lines are not samples");
             assertEquals(9, d.line(7), "line numbers count the blank lines (one after line 7)");
             try (Loader l = Loader.builder(d, d.text("text"), Collator.bytes("text", 16)).batchSize(32).workers(2)
-                    .shuffle(true).build()) {
+                    .shuffle().build()) {
                 Set<String> got = texts(l);
                 assertEquals(500, got.size());
                 assertTrue(got.contains("line 250 é"));
@@ -73,7 +74,7 @@ class JsonlDatasetTest {
         Files.writeString(p, "{\"text\": \"a\"}\n{\"text\": \"bbbbbbbb\"}\n"); // the same size, the lines' bounds moved
         Files.setLastModifiedTime(p, mtime);
         try (JsonlDataset d = new JsonlDataset(p);
-             Loader l = Loader.builder(d, d.text("text"), Collator.bytes("text", 16)).batchSize(2).shuffle(false).build()) {
+             Loader l = Loader.builder(d, d.text("text"), Collator.bytes("text", 16)).batchSize(2).sampler(Sampler.sequential()).build()) {
             assertEquals(Set.of("a", "bbbbbbbb"), texts(l));
         }
     }

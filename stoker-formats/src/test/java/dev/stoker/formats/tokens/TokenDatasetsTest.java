@@ -102,7 +102,7 @@ class TokenDatasetsTest {
         for (DType out : new DType[] {DType.INT64, DType.INT32}) {
             try (TokenFile f = TokenFile.open(tokenFile(n), DType.UINT16);
                  Loader l = Loader.builder(TokenWindows.disjoint(f, seq, out)).batchSize(16).workers(2)
-                         .shuffle(true).seed(3).build()) {
+                         .shuffle().seed(3).build()) {
                 long windows = (n - 1) / seq;
                 assertEquals((windows + 15) / 16, l.batches(), "keep-last: a final short batch");
                 Map<Long, Integer> starts = new HashMap<>();
@@ -175,7 +175,7 @@ class TokenDatasetsTest {
                 }
                 assertEquals(stream.size(), p.packedTokens());
                 assertEquals((stream.size() - 1) / seq, p.size());
-                try (Loader l = Loader.builder(p).batchSize(7).workers(3).shuffle(true).build()) {
+                try (Loader l = Loader.builder(p).batchSize(7).workers(3).shuffle().build()) {
                     int samples = 0;
                     for (Batch b : l) {
                         for (int row = 0; row < b.size(); row++) {

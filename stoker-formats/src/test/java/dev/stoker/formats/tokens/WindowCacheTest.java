@@ -65,7 +65,7 @@ class WindowCacheTest {
     private static List<List<Long>> epochs(StreamingDataset<Pack.Window> data, Pack pack, int epochs, int workers,
                                            ErrorPolicy policy) {
         List<List<Long>> out = new ArrayList<>();
-        LoaderBuilder b = Loader.builder(data, pack.collator(DType.INT64)).batchSize(3).seed(5).shuffle(true)
+        LoaderBuilder b = Loader.builder(data, pack.collator(DType.INT64)).batchSize(3).seed(5).shuffle()
                 .shuffleWindow(5).errorPolicy(policy);
         try (Loader l = (workers > 0 ? b.workers(workers) : b).build()) {
             for (int e = 0; e < epochs; e++) {
@@ -119,7 +119,7 @@ class WindowCacheTest {
         List<List<Long>> ref = epochs(s.packed, s.pack, 2, 0, ErrorPolicy.FAIL);
         Path folder = tmp.resolve("w");
         WindowCache c = s.cached(folder);
-        try (Loader l = Loader.builder(c, s.pack.collator(DType.INT64)).batchSize(3).seed(5).shuffle(true)
+        try (Loader l = Loader.builder(c, s.pack.collator(DType.INT64)).batchSize(3).seed(5).shuffle()
                 .shuffleWindowBytes(0).build()) {
             var it = l.iterator();
             it.next(); // no workers, stream order: the first shard is open, partly read
@@ -233,7 +233,7 @@ class WindowCacheTest {
         Path f0 = c.file(0);
         assertTrue(Files.size(f0) > 1 << 18, Files.size(f0) + " bytes");
         List<List<Long>> got = new ArrayList<>();
-        try (Loader l = Loader.builder(c, s.pack.collator(DType.INT64)).batchSize(3).seed(5).shuffle(true)
+        try (Loader l = Loader.builder(c, s.pack.collator(DType.INT64)).batchSize(3).seed(5).shuffle()
                 .shuffleWindow(5).build()) { // no workers: only the batches asked for are made
             var it = l.iterator();
             got.add(tokens(it.next()));

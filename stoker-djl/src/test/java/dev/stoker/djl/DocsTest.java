@@ -15,8 +15,8 @@ import java.util.List;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** README.md's DJL example, taken from the README itself, compiled and run under a real Trainer. */
-class ReadmeTest {
+/** docs/djl.md's example, taken from the page itself, compiled and run under a real Trainer. */
+class DocsTest {
     @TempDir
     Path tmp;
 
@@ -40,7 +40,7 @@ class ReadmeTest {
                 public class Example {
                     public static long run(Path root) throws Exception {
                         int epochs = 2;
-                        try (Model model = Model.newInstance("readme")) {
+                        try (Model model = Model.newInstance("docs")) {
                             model.setBlock(new SequentialBlock().add(Blocks.batchFlattenBlock())
                                     .add(Linear.builder().setUnits(3).build()));
                             try (Trainer trainer = model.newTrainer(new DefaultTrainingConfig(Loss.softmaxCrossEntropyLoss())
@@ -65,19 +65,19 @@ class ReadmeTest {
                         errors.write(c);
                     }
                 }, true), "-proc:none", "-cp", System.getProperty("java.class.path"), "-d", classes.toString(), src.toString());
-        assertEquals(0, rc, "README.md's DJL block does not compile:\n" + errors + "\n" + source);
+        assertEquals(0, rc, "docs/djl.md's block does not compile:\n" + errors + "\n" + source);
         try (URLClassLoader loader = new URLClassLoader(new URL[] {classes.toUri().toURL()}, getClass().getClassLoader())) {
             Object epochs = loader.loadClass("readme.Example").getMethod("run", Path.class).invoke(null, root);
             assertEquals(2L, ((Number) epochs).longValue());
         }
     }
 
-    /** The java block under README.md's "DJL" heading. */
+    /** The java block of docs/djl.md, under its heading. */
     private static String block() throws Exception {
-        Path readme = Files.exists(Path.of("README.md")) ? Path.of("README.md") : Path.of("..", "README.md");
-        List<String> lines = Files.readAllLines(readme);
-        int at = lines.indexOf("## DJL: `StokerDataset`");
-        assertTrue(at >= 0, "README.md has no DJL section");
+        Path page = Files.exists(Path.of("docs", "djl.md")) ? Path.of("docs", "djl.md") : Path.of("..", "docs", "djl.md");
+        List<String> lines = Files.readAllLines(page);
+        int at = lines.indexOf("# DJL: `StokerDataset`");
+        assertTrue(at >= 0, "docs/djl.md has no DJL heading");
         int from = at;
         while (!lines.get(from).strip().equals("```java")) {
             from++;
