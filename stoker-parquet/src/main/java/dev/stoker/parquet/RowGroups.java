@@ -134,8 +134,14 @@ final class RowGroups implements AutoCloseable {
         }
     }
 
-    /** A chunk decoded by Hardwood's column reader (the encodings {@link ChunkDecoder} does not handle). */
-    private Values hardwood(RowGroup group, Column c, int w, int n) throws IOException {
+    /**
+     * A chunk decoded by Hardwood's column reader (the encodings {@link ChunkDecoder} does not handle).
+     * The workers share one {@code ParquetFileReader}, which does not say that it may be read from
+     * two threads at once; its column readers are built and read one at a time here
+     * ({@code synchronized}, as {@link #list} is). A test that read with two workers on a loaded
+     * machine once got none of a row group's rows from it.
+     */
+    private synchronized Values hardwood(RowGroup group, Column c, int w, int n) throws IOException {
         long from = Long.MAX_VALUE;
         long to = 0;
         for (ColumnChunk k : group.columns()) {
@@ -211,7 +217,7 @@ final class RowGroups implements AutoCloseable {
      * offsets (a null list is empty). A null element of a float or double list is NaN; of any
      * other list, an error naming the column, the row group and the row.
      */
-    private Values list(RowGroup group, Column c, int n) throws IOException {
+    private synchronized Values list(RowGroup group, Column c, int n) throws IOException {
         long from = Long.MAX_VALUE;
         long to = 0;
         for (ColumnChunk k : group.columns()) {
