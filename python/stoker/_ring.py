@@ -85,6 +85,13 @@ class BatchTuple(tuple):
         self._owner.give_back()
 
 
+def named(batch, names):
+    """``fields=``: the batch as a BatchTuple of those fields, in that order, owned as the batch is."""
+    t = BatchTuple(batch[n] for n in names)
+    t._owner = batch._owner
+    return t
+
+
 class _Field:
     __slots__ = ("index", "name", "dtype", "shape", "variable", "ragged", "np_dtype", "torch_dtype", "signed",
                  "sample_bytes")
@@ -222,11 +229,7 @@ class Ring:
             elif f.signed is not None:
                 a = a.view(f.np_dtype)
             out[f.name] = a
-        if names is None:
-            return out
-        t = BatchTuple(out[n] for n in names)
-        t._owner = owner
-        return t
+        return out if names is None else named(out, names)
 
     def _tensors(self, slot, owner, names):
         """A batch whose fields are all tensors of one shape a sample, the most common and the one
@@ -255,11 +258,7 @@ class Ring:
             if rows != self.capacity:
                 t = t[:rows]
             out[f.name] = t if f.signed is None else t.view(f.torch_dtype)
-        if names is None:
-            return out
-        t = BatchTuple(out[n] for n in names)
-        t._owner = owner
-        return t
+        return out if names is None else named(out, names)
 
     def _column(self, slot, f, data_at):
         """A field's column in a slot, at the batch's capacity: a plain array of its dtype and shape."""

@@ -309,14 +309,17 @@ class Session:
 
     # ---- state, length, stats ---------------------------------------------------------------
 
-    def batches_next(self) -> int:
-        """The batches of the next loop (-1: a stream's, unknown)."""
+    def length(self) -> int:
+        """The batches of the next loop; TypeError for a stream, which does not know them."""
         position = self.position
         if position.state_loaded:  # the loaded state is continued, unless another epoch was asked for
             fresh = position.epoch_request not in (-1, self.info["epoch"])
         else:
             fresh = position.epoch_request >= 0 or self.info.get("midEpoch")
-        return self.info["epochBatches"] if fresh else self.info["batches"]
+        n = self.info["epochBatches"] if fresh else self.info["batches"]
+        if n < 0:
+            raise TypeError("a streaming source does not know its length in batches before it is read")
+        return n
 
     def state(self) -> Any:
         self.conn.sendall(P.COUNTER_MESSAGE.pack(P.STATE, 8, self.position.consumed))

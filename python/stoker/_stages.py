@@ -13,7 +13,7 @@ import concurrent.futures
 from typing import Any, Callable, Deque, Optional, Sequence, Tuple
 
 from . import _protocol as P
-from ._ring import KEY_FIELD, BatchTuple
+from ._ring import KEY_FIELD, named
 from .errors import StokerError
 
 _STALE = "this iterator is stale: a newer iter() over the loader took over"
@@ -59,10 +59,7 @@ class Pass:
         return self
 
     def __len__(self) -> int:
-        n = self.session.batches_next()
-        if n < 0:
-            raise TypeError("a streaming source does not know its length in batches before it is read")
-        return n
+        return self.session.length()
 
     def __next__(self) -> Any:
         stage = self.stage
@@ -223,11 +220,10 @@ class ToDevice(Stage):
         self.session.report(force=True)
 
 
-class BatchWorkers(Stage):
-    """Each batch through ``collate_fn`` and ``map`` in a Python worker (NOTE [Python workers] in
-    ``_workers``), as many batches ahead of the loop as there are workers, handed over in order.
-    Each runs with the generators seeded from the loader's seed, the epoch and the batch's place in
-    the rank's epoch, so the batches are the same for any number of workers and after a resume."""
+class _InWorkers(Stage):
+    """A stage whose work is done by the loader's Python workers (NOTE [Python workers] in
+    ``_workers``), each run seeded from the loader's seed, the epoch and a key of the sample or
+    the batch (``seed_of``); a ticket it started holds its ring batch until the workers are done."""
 
     def __init__(self, pool: Any, session: Any, seed: int, rank: int) -> None:
         from ._workers import sample_seed
@@ -236,7 +232,22 @@ class BatchWorkers(Stage):
         self.session = session
         self.seed = seed
         self.rank = rank
-        self.first = session.first_batch()
+        self.first = session.first_batch()  # the place in the rank's epoch of the pass's first batch
+
+    def cancel(self, ticket: Any) -> None:
+        batch = ticket["batch"]
+        self.pool.drop(ticket)
+        if batch is not None:
+            batch._owner.disarm()
+
+
+class BatchWorkers(_InWorkers):
+    """Each batch through ``collate_fn`` and ``map`` in a Python worker, as many batches ahead of
+    the loop as there are workers, handed over in order. Each is seeded by the batch's place in the
+    rank's epoch, so the batches are the same for any number of workers and after a resume."""
+
+    def __init__(self, pool: Any, session: Any, seed: int, rank: int) -> None:
+        super().__init__(pool, session, seed, rank)
         self.depth = max(2, pool.workers)
 
     def start(self, batch: Any, number: int) -> Any:
@@ -249,30 +260,18 @@ class BatchWorkers(Stage):
         ticket["batch"] = None  # its ring slot may go back now
         return out
 
-    def cancel(self, ticket: Any) -> None:
-        batch = ticket["batch"]
-        self.pool.drop(ticket)
-        if batch is not None:
-            batch._owner.disarm()
 
-
-class PythonWorkers(Stage):
+class PythonWorkers(_InWorkers):
     """Each batch's samples through the per-sample functions in the Python workers (NOTE [Which
     part runs where] in ``_pytransform``), ``depth`` batches ahead of the loop; then ``fields``
     and ``map`` (on the loop's thread)."""
 
     def __init__(self, pool: Any, session: Any, names: Optional[Tuple[str, ...]], keys: bool,
                  fn: Optional[Callable[[Any], Any]], seed: int, rank: int, depth: int = 2) -> None:
-        from ._workers import sample_seed
-        self.seed_of = sample_seed
-        self.pool = pool
-        self.session = session
+        super().__init__(pool, session, seed, rank)
         self.names = names
         self.keys = keys  # whether the user asked for __key__ (the workers always get it)
         self.fn = fn
-        self.seed = seed
-        self.first = session.first_batch()
-        self.rank = rank
         self.depth = depth  # each batch is split among all the workers: a few ahead keep them busy
         self.tensor = pool.torch.Tensor
 
@@ -308,9 +307,7 @@ class PythonWorkers(Stage):
             unknown = [n for n in self.names if n not in out]
             if unknown:
                 raise ValueError(f"stoker.Loader: fields {unknown} are not fields of the batches; they have {list(out)}")
-            t = BatchTuple(out[n] for n in self.names)
-            t._owner = out._owner
-            out = t
+            out = named(out, self.names)
         if self.fn is not None:
             try:
                 out = self.fn(out)
@@ -318,9 +315,3 @@ class PythonWorkers(Stage):
                 raise StokerError(f"stoker.Loader: {self.fn.what} raised on batch {ticket['number']} of epoch "
                                   f"{ticket['epoch']}: {type(e).__name__}: {e}") from e
         return out
-
-    def cancel(self, ticket: Any) -> None:
-        batch = ticket["batch"]
-        self.pool.drop(ticket)
-        if batch is not None:
-            batch._owner.disarm()

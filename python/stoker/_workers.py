@@ -145,6 +145,13 @@ class OutSlots:
         if not self.closed:
             self.free.append(n)
 
+    def owned(self, n, nbytes):
+        """Slot ``n`` (mapped over at least ``nbytes``) as a uint8 array that gives the slot back
+        when the last view of it is gone (NOTE [Batches the user owns] in ``_ring``)."""
+        raw = np.frombuffer(self.mapped(n, nbytes), np.uint8).view(_OutArray)
+        raw.stoker_owner = _OutOwner(self, n)
+        return raw
+
     def mapped(self, n, nbytes):
         """Slot ``n``'s mapping, of at least ``nbytes`` (a worker grows a file a result outgrew)."""
         m = self.maps[n]
@@ -408,9 +415,8 @@ class Pool:
             raise StokerError(f"stoker.Loader: {what} raised on batch {ticket['number']} of epoch {ticket['epoch']} "
                               f"(in a Python worker): {text}")
         tree, nbytes = ticket["back"]
-        owner = _OutOwner(out, slot)
-        raw = np.frombuffer(out.mapped(slot, nbytes), np.uint8).view(_OutArray)
-        raw.stoker_owner = owner
+        raw = out.owned(slot, nbytes)
+        owner = raw.stoker_owner
         result = unpack(tree, raw, self.torch)
         if type(result) is dict:  # a batch of the user's, released as a ring batch is
             result = Batch(result)
@@ -455,9 +461,7 @@ class Pool:
         if n == 0:
             return {name: torch.empty((0,) + shape, dtype=getattr(torch, dtype))
                     for name, shape, dtype, _, _ in self.layout or ()}
-        owner = _OutOwner(self.out, ticket["slot"])
-        raw = np.frombuffer(self.out.maps[ticket["slot"]], np.uint8).view(_OutArray)
-        raw.stoker_owner = owner
+        raw = self.out.owned(ticket["slot"], 0)
         out = {}
         for name, shape, dtype, offset, per in self.layout:
             plain = raw[offset:offset + n * per].view(np.ndarray)

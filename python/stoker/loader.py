@@ -114,10 +114,7 @@ class Loader:
         self._s.stop()
 
     def __len__(self) -> int:
-        n = self._session().batches_next()
-        if n < 0:
-            raise TypeError("a streaming source does not know its length in batches before it is read")
-        return n
+        return self._session().length()
 
     def set_epoch(self, epoch: int) -> None:
         """The next loop runs this epoch from its start (after load_state_dict with the state's
