@@ -19,7 +19,7 @@ setup(
     long_description=long_description,
     long_description_content_type="text/markdown",
     packages=["stoker"],
-    package_data={"stoker": ["_reference.json", "py.typed"]},
+    package_data={"stoker": ["_schema.json", "py.typed"]},
     python_requires=">=3.9",
     install_requires=["numpy"],
     extras_require={"torch": ["torch"]},

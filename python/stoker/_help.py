@@ -1,14 +1,24 @@
-"""The options' help, as the command line gives it: ``_reference.json`` (written from the CLI's own
-descriptions of ``stoker bench KIND``, and held to them by a test) made into the docstrings of
-``stoker.Loader`` and of each ``stoker.sources`` function, so that ``help()`` of an installed
-package holds every option with its default and meaning."""
+"""The options' help, as the command line gives it: the meanings in ``_schema.json`` (written from
+the CLI's own descriptions of ``stoker bench KIND``, and held to them by a test) made into the
+docstrings of ``stoker.Loader`` and of each ``stoker.sources`` function, so that ``help()`` of an
+installed package holds every option with its default and meaning."""
 
-import json
-import os
 import textwrap
 
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "_reference.json"), encoding="utf-8") as _f:
-    REFERENCE = json.load(_f)
+from ._options import SCHEMA, SOURCES
+
+
+def meanings(name):
+    """Spec ``name``'s options (``loader``, or a kind of source: its paths, its own and its nested
+    specs' options, in the spec's order), each with its meaning."""
+    defs = SCHEMA["$defs"]
+    out = {}
+    for option, schema in defs[name]["properties"].items():
+        if "$ref" in schema:
+            out.update(meanings(schema["$ref"].rsplit("/", 1)[1]))
+        elif option != "kind":
+            out[option] = schema["description"]
+    return out
 
 _INDENT = "    "
 
@@ -23,10 +33,9 @@ def _entries(options, indent):
 
 def source_doc(kind, doc):
     """``doc`` (a source function's own line) with the source's summary and every option it takes."""
-    entry = REFERENCE["sources"][kind]
-    summary = "\n".join(textwrap.wrap(entry["summary"], width=96, initial_indent=_INDENT, subsequent_indent=_INDENT))
+    summary = "\n".join(textwrap.wrap(SCHEMA["$defs"][kind]["description"], width=96, initial_indent=_INDENT, subsequent_indent=_INDENT))
     return (f"{doc.rstrip()}\n\n{summary}\n\n{_INDENT}Options (keywords; ``stoker bench {kind} --help`` has the same, "
-            f"dashed):\n\n{_entries(entry['options'], _INDENT)}\n\n{_INDENT}The loader's options go to "
+            f"dashed):\n\n{_entries(meanings(kind), _INDENT)}\n\n{_INDENT}The loader's options go to "
             f"``stoker.Loader``: ``help(stoker.Loader)``.\n")
 
 
@@ -188,7 +197,7 @@ LOADER = """Loads batches with Stoker for a Python training loop.
 
 def loader_doc(doc=LOADER):
     """``doc`` (stoker.Loader's) with the loader's options and the list of sources."""
-    kinds = ", ".join(f"``{k}``" for k in REFERENCE["sources"])
+    kinds = ", ".join(f"``{k}``" for k in SOURCES)
     return (f"{doc.rstrip()}\n\n{_INDENT}Options of the loader (the same give the same batches as ``stoker bench``):\n\n"
-            f"{_entries(REFERENCE['loader'], _INDENT)}\n\n{_INDENT}Sources: {kinds}; each one's options, with their "
+            f"{_entries(meanings('loader'), _INDENT)}\n\n{_INDENT}Sources: {kinds}; each one's options, with their "
             f"defaults: ``help(stoker.sources.KIND)``.\n")

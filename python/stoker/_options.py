@@ -10,15 +10,21 @@ checked here, before any JVM work starts; the server checks them again. The brid
 """
 
 import difflib
+import json
 import numbers
 import os
 import re
 
-_INT = "int"
-_FLOAT = "float"
-_STR = "str"
-_FLAG = "flag"
-_LIST = "list"
+# Every option's type, least value, words and default come from the specs themselves (NOTE [One
+# schema], in dev.stoker.sources.Schema): ``_schema.json`` is the JSON Schema that
+# ``Specs.schema()`` writes, with each option's meaning from its flag (the CLI's
+# ``OptionsReference`` writes the file, and a test holds it to the Java specs). An option's kind
+# is its ``format`` where it has one, else its JSON type.
+_INT = "integer"
+_FLOAT = "number"
+_STR = "string"
+_FLAG = "boolean"
+_LIST = "array"
 _PLACE = "place"  # decode_on: "cpu", or where the batches' JPEGs are decoded ("cuda", "cuda:N", "torchvision")
 _FOLDER = "folder"  # a folder, made absolute here: a server opens it where the caller meant it
 _PADS = "pads"  # {glob: length}: ragged fields padded (LoaderSpec.pad)
@@ -28,110 +34,32 @@ _FILES = "files"  # the arrays source's fields: name -> a path, or {"path", "dty
 _LABELLED = "labelled"  # {group: [path, ...]}: groups of files, each a label (the root source's groups)
 _WEIGHTS = "weights"  # {group: weight}: each group's share of an epoch's draws
 
-
-class _Opt:
-    def __init__(self, kind, minimum=None, choices=None, auto=False, floats=False, modes=()):
-        self.kind = kind
-        self.minimum = minimum
-        self.choices = choices
-        self.auto = auto
-        self.floats = floats
-        self.modes = modes  # a folder option's words that are not folders ("ram", "disk")
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "_schema.json"), encoding="utf-8") as _f:
+    SCHEMA = json.load(_f)
+_DEFS = SCHEMA["$defs"]
+_PATHS = ("paths", "path")  # a source's paths: positional, not keywords
 
 
-# The loader spec (LoaderSpec).
-LOADER = {
-    "batch_size": _Opt(_INT, 1),
-    "workers": _Opt(_INT, 0, auto=True),
-    "prefetch": _Opt(_INT, 1, auto=True),
-    "seed": _Opt(_INT),
-    "epoch": _Opt(_INT, 0),
-    "rank": _Opt(_INT, 0),
-    "world_size": _Opt(_INT, 1),
-    "order": _Opt(_STR, choices=("shuffle", "sequential", "blocks")),
-    "shuffle_window": _Opt(_INT, 0),
-    "shuffle_window_bytes": _Opt(_INT, 0),
-    "timeout_ms": _Opt(_INT, 1),
-    "drop_last": _Opt(_FLAG),
-    "errors": _Opt(_STR, choices=("fail", "skip-sample", "skip-shard")),
-    "cores": _Opt(_INT, 1),
-    "memory_limit": _Opt(_INT, 1),
-    "streams": _Opt(_INT, 1),
-    "in_memory": _Opt(_FLAG),
-    "pad": _Opt(_PADS),
-    "stack": _Opt(_STACKS),
-    "stack_dtype": _Opt(_STR, choices=("float32", "float64", "float16", "bfloat16", "int8", "uint8", "int16", "int32",
-                                       "int64", "bool")),
-    "pad_value": _Opt(_FLOAT),
-    "lengths": _Opt(_FLAG),
-    "mask": _Opt(_FLAG),
-}
+def _own(name):
+    """A spec's own options, name -> its schema: not its kind, its paths, nor its nested specs."""
+    return {n: o for n, o in _DEFS[name]["properties"].items() if n != "kind" and n not in _PATHS and "$ref" not in o}
 
-# Nested specs: Images (shards, folder) and RemoteCache (the sources that read remote files).
-_IMAGES = {"transform": _Opt(_STR, choices=("train", "eval", "none", "train224", "eval224")),
-           "size": _Opt(_INT, 1),
-           "scale": _Opt(_LIST, floats=True),
-           "ratio": _Opt(_LIST, floats=True),
-           "flip": _Opt(_FLOAT, 0),
-           "resize": _Opt(_INT, 1),
-           "label": _Opt(_STR),
-           "keys": _Opt(_FLAG),
-           "members": _Opt(_LIST),
-           "image_dtype": _Opt(_STR, choices=("float32", "uint8")),
-           "decode_on": _Opt(_PLACE),
-           "cache": _Opt(_FOLDER, modes=("ram", "disk")),
-           "cache_max_side": _Opt(_INT, 1),
-           "cache_bytes": _Opt(_INT, 1)}
-_CACHE = {"cache_dir": _Opt(_FOLDER), "cache_size": _Opt(_INT, 1)}
-GROUPS = {"images": _IMAGES, "cache": _CACHE}
 
-_DECODE = ("example", "sequence_example", "raw")
+def kind_of(opt):
+    """What an option's value is: its format, or its JSON type."""
+    return opt.get("format", opt["type"])
+
+
+# The loader spec (LoaderSpec), and the nested specs: Images (the image sources) and RemoteCache
+# (the sources that read remote files).
+LOADER = _own("loader")
+GROUPS = {"images": _own("images"), "cache": _own("cache")}
 
 # Each source: where its paths go ("paths": a list, "path": one, None: no paths), its own options,
 # and the nested specs it takes.
-SOURCES = {
-    "synthetic": (None, {"samples": _Opt(_INT, 0), "sample_bytes": _Opt(_INT, 1), "work_us": _Opt(_FLOAT, 0)}, ()),
-    "tokens": ("paths", {
-        "seq_len": _Opt(_INT, 1),
-        "dtype": _Opt(_STR, choices=("uint16", "uint32", "int32", "int64", "uint8")),
-        "out_dtype": _Opt(_STR, choices=("int64", "int32")),
-        "windows": _Opt(_STR, choices=("disjoint", "random", "offset")),
-        "weights": _Opt(_LIST, floats=True),
-        "separator": _Opt(_INT, -1),
-        "raw": _Opt(_FLAG),
-    }, ("cache",)),
-    "jsonl": ("paths", {
-        "tokenizer": _Opt(_STR, choices=("bytes", "r50k_base", "gpt2", "p50k_base", "cl100k_base", "o200k_base")),
-        "seq_len": _Opt(_INT, 1),
-        "field": _Opt(_STR),
-        "shard_kb": _Opt(_INT, 1),
-        "shard_buffer": _Opt(_INT, 1),
-        "out_dtype": _Opt(_STR, choices=("int64", "int32")),
-        "window_cache": _Opt(_FOLDER, modes=("disk",)),
-    }, ("cache",)),
-    "shards": ("paths", {"stream": _Opt(_FLAG)}, ("images", "cache")),
-    "folder": ("path", {}, ("images",)),
-    "hdf5": ("path", {"datasets": _Opt(_LIST)}, ("cache",)),
-    "sqlite": ("path", {"pulses": _Opt(_STR), "truth": _Opt(_STR), "index": _Opt(_STR), "features": _Opt(_LIST),
-                        "truth_features": _Opt(_LIST), "dtype": _Opt(_STR, choices=("float32", "float64", "int64"))},
-               ("cache",)),
-    "parquet": ("path", {"columns": _Opt(_LIST), "where": _Opt(_STR), "cache_mb": _Opt(_INT, 1),
-                         "shuffle_row_groups": _Opt(_INT, 1)}, ()),
-    "mds": ("path", {"fields": _Opt(_LIST), "cache_mb": _Opt(_INT, 1), "image": _Opt(_STR)}, ("images", "cache")),
-    "tfrecord": ("paths", {"compression": _Opt(_STR, choices=("auto", "none", "gzip", "zlib")),
-                           "decode": _Opt(_STR, choices=_DECODE), "fields": _Opt(_LIST), "image": _Opt(_STR)},
-                 ("images", "cache")),
-    "arrayrecord": ("paths", {"decode": _Opt(_STR, choices=_DECODE), "fields": _Opt(_LIST), "image": _Opt(_STR)},
-                    ("images", "cache")),
-    "arrow": ("paths", {"fields": _Opt(_LIST), "image": _Opt(_STR)}, ("images", "cache")),
-    "litdata": ("path", {"block_size": _Opt(_INT, 1), "password_env": _Opt(_STR), "fields": _Opt(_LIST),
-                         "image": _Opt(_STR)}, ("images", "cache")),
-    # one file of named tensors as the path, or files= (then no path)
-    "arrays": ("path", {"files": _Opt(_FILES), "properties": _Opt(_FILE)}, ("cache",)),
-    # groups of files ({"signal": [...], ...}) in place of the paths
-    "root": ("paths", {"tree": _Opt(_STR), "branches": _Opt(_LIST), "cache_mb": _Opt(_INT, 1), "groups": _Opt(_LABELLED),
-                       "label": _Opt(_STR), "weights": _Opt(_WEIGHTS)}, ()),
-}
+SOURCES = {kind: (next((p for p in _PATHS if p in d["properties"]), None), _own(kind),
+                  tuple(n for n, o in d["properties"].items() if "$ref" in o))
+           for kind, d in _DEFS.items() if "kind" in d["properties"]}
 
 # Other names for options: PyTorch DataLoader's, and the CLI's flags that name one value.
 ALIASES = {"batch": "batch_size", "num_workers": "workers", "dataset": "datasets"}
@@ -193,51 +121,53 @@ def _bad(name, value, what):
 
 def _check(name, opt, value):
     """The option's JSON value."""
-    if opt.kind == _FLAG:
+    kind = kind_of(opt)
+    if kind == _FLAG:
         if not isinstance(value, bool):
             raise _bad(name, value, "must be True or False")
         return value
-    if opt.kind == _PLACE:
+    if kind == _PLACE:
         place = str(value) if type(value).__name__ == "device" else value  # a torch.device
         if not isinstance(place, str) or not (place in ("cpu", "cuda", "torchvision") or place.startswith("cuda:")):
             raise _bad(name, value, "must be 'cpu' (the workers decode), 'cuda', 'cuda:N' or a torch.device (the GPU "
                                     "decodes), or 'torchvision' (the same on the CPU)")
         return "cpu" if place == "cpu" else "device"
-    if opt.auto and value == "auto":
+    auto, minimum, choices = opt.get("auto", False), opt.get("minimum"), opt.get("enum")
+    if auto and value == "auto":
         return None
-    if opt.kind == _INT:
+    if kind == _INT:
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            raise _bad(name, value, "must be an integer" + (" or 'auto'" if opt.auto else ""))
-        if opt.minimum is not None and value < opt.minimum:
-            raise _bad(name, value, f"must be >= {opt.minimum}")
+            raise _bad(name, value, "must be an integer" + (" or 'auto'" if auto else ""))
+        if minimum is not None and value < minimum:
+            raise _bad(name, value, f"must be >= {minimum}")
         return int(value)
-    if opt.kind == _FLOAT:
+    if kind == _FLOAT:
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise _bad(name, value, "must be a number")
-        if opt.minimum is not None and value < opt.minimum:
-            raise _bad(name, value, f"must be >= {opt.minimum}")
+        if minimum is not None and value < minimum:
+            raise _bad(name, value, f"must be >= {minimum}")
         return float(value)
-    if opt.kind == _STR:
+    if kind == _STR:
         if isinstance(value, os.PathLike):
             value = os.fspath(value)
         if not isinstance(value, str) or not value:
             if name == "transform" and value is not None:  # torchvision's objects are the Python side's
-                raise _bad(name, value, "of a source must be one of " + ", ".join(opt.choices) + "; torchvision's "
+                raise _bad(name, value, "of a source must be one of " + ", ".join(choices) + "; torchvision's "
                                         "transforms go to stoker.Loader(source, transform=...)")
             raise _bad(name, value, "must be a non-empty string")
-        if opt.choices and value not in opt.choices:
-            raise _bad(name, value, "must be one of " + ", ".join(opt.choices))
+        if choices and value not in choices:
+            raise _bad(name, value, "must be one of " + ", ".join(choices))
         return value
-    if opt.kind == _FOLDER:
-        return _folder(name, opt.modes, value)
-    if opt.kind == _PADS:
+    if kind == _FOLDER:
+        return _folder(name, tuple(opt.get("words", ())), value)
+    if kind == _PADS:
         if not isinstance(value, dict) or not value:
             raise _bad(name, value, "must be a dict of field-name globs to lengths, e.g. {'Jet_*': 128}")
         for glob, n in value.items():
             if not isinstance(glob, str) or not glob or isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
                 raise _bad(name, value, "must map field-name globs (strings) to lengths (integers >= 1)")
         return {glob: int(n) for glob, n in value.items()}
-    if opt.kind == _STACKS:
+    if kind == _STACKS:
         if not isinstance(value, dict) or not value:
             raise _bad(name, value, "must be a dict of stack names to lists of fields, e.g. {'particles': ['Part_px', "
                                     "'Part_py']}")
@@ -246,7 +176,7 @@ def _check(name, opt, value):
                     or not fields or not all(isinstance(f, str) and f for f in fields):
                 raise _bad(name, value, "must map stack names (strings) to non-empty lists of field names")
         return {stack: list(fields) for stack, fields in value.items()}
-    if opt.kind == _LABELLED:
+    if kind == _LABELLED:
         if not isinstance(value, dict) or not value:
             raise _bad(name, value, "must map group names to lists of files, e.g. {'signal': ['s.root'], "
                                     "'background': ['b.root']}")
@@ -259,7 +189,7 @@ def _check(name, opt, value):
                 raise _bad(name, value, "must map group names (strings) to non-empty lists of files")
             out[group] = [local_path(os.fspath(f)) for f in files]
         return out
-    if opt.kind == _WEIGHTS:
+    if kind == _WEIGHTS:
         if not isinstance(value, dict) or not value:
             raise _bad(name, value, "must map group names to weights, e.g. {'signal': 1, 'background': 3}")
         for group, w in value.items():
@@ -269,22 +199,23 @@ def _check(name, opt, value):
         if not any(w > 0 for w in value.values()):
             raise _bad(name, value, "must not all be 0")
         return {group: float(w) for group, w in value.items()}
-    if opt.kind == _FILE:
+    if kind == _FILE:
         return _folder(name, (), value)
-    if opt.kind == _FILES:
+    if kind == _FILES:
         return _files(name, value)
-    if opt.kind == _LIST:
+    if kind == _LIST:
         items = [value] if isinstance(value, (str, numbers.Real)) else list(value)
         if not items:
             raise _bad(name, value, "must not be empty")
-        if opt.floats:
-            if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) and v >= 0 for v in items):
-                raise _bad(name, value, "must be numbers >= 0")
+        if opt["items"]["type"] == _FLOAT:
+            least = opt["items"].get("minimum", float("-inf"))
+            if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) and v >= least for v in items):
+                raise _bad(name, value, f"must be numbers >= {least}")
             return [float(v) for v in items]
         if not all(isinstance(v, str) and v and "," not in v for v in items):
             raise _bad(name, value, "must be names (strings without commas)")
         return items
-    raise AssertionError(opt.kind)
+    raise AssertionError(kind)
 
 
 # NOTE [Paths are the caller's]: a server (``server=``, one ``stoker serve`` a node) runs in a
@@ -424,7 +355,7 @@ def spec(source, paths, options):
             raise ValueError(f"stoker.Loader: option '{name}' is given twice (as '{given[canonical]}' too)")
         given[canonical] = name
         if canonical == _SKIP_BAD and source == "jsonl":
-            if _check(name, _Opt(_FLAG), value):
+            if _check(name, {"type": _FLAG}, value):
                 if options.get("errors", "skip-sample") != "skip-sample":
                     raise ValueError(f"stoker.Loader: skip_bad is errors='skip-sample', not errors={options['errors']!r}")
                 loader["errors"] = "skip-sample"

@@ -99,7 +99,7 @@ def test_rank_and_world_size_come_from_the_environment_unless_given(no_server, m
 
 def test_help_holds_every_option_with_its_meaning():
     """help(stoker.sources.KIND) and help(stoker.Loader) name every option the specs take, each
-    with the command line's meaning (_reference.json), so an installed wheel's help is complete."""
+    with the command line's meaning (_schema.json), so an installed wheel's help is complete."""
     import stoker
     from stoker import _help, _options
     schema = _options.schema()
@@ -107,7 +107,7 @@ def test_help_holds_every_option_with_its_meaning():
         doc = getattr(stoker.sources, kind).__doc__
         for name in options:
             assert f"- ``{name}``: " in doc, f"help(stoker.sources.{kind}) says nothing of {name}"
-            assert _help.REFERENCE["sources"][kind]["options"][name].split()[0] in doc
+            assert _help.meanings(kind)[name].split()[0] in doc
     for name in schema["loader"]:
         assert f"- ``{name}``: " in stoker.Loader.__doc__, f"help(stoker.Loader) says nothing of {name}"
 

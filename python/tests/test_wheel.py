@@ -124,4 +124,4 @@ def test_the_installed_package_carries_its_description_and_help():
     with open(metadata[0], encoding="utf-8") as f:
         text = f.read()
     assert "Description-Content-Type: text/markdown" in text and "help(stoker.Loader)" in text
-    assert os.path.isfile(os.path.join(os.path.dirname(stoker.__file__), "_reference.json"))
+    assert os.path.isfile(os.path.join(os.path.dirname(stoker.__file__), "_schema.json"))

@@ -1,6 +1,7 @@
 /** The {@code stoker} command: demo, bench, inspect, ls, prepare, stage, estimate and the Python bridge's serve. */
 module dev.stoker.cli {
     requires com.fasterxml.jackson.core;
+    requires com.fasterxml.jackson.databind;
     requires dev.stoker.bridge;
     requires dev.stoker.core;
     requires dev.stoker.formats;

@@ -81,13 +81,13 @@ final class BenchCommand implements Runnable {
 
     @Command(name = "synthetic", description = "N samples whose bytes are a pure function of the sample index.")
     static final class SyntheticBench extends Subcommand {
-        @Option(names = "--samples", defaultValue = "1000000", description = "Samples (default ${DEFAULT-VALUE}).")
+        @Option(names = "--samples", description = "Samples (default ${DEFAULT-VALUE}).")
         long samples;
 
-        @Option(names = "--sample-bytes", defaultValue = "64", description = "Bytes per sample (default ${DEFAULT-VALUE}).")
+        @Option(names = "--sample-bytes", description = "Bytes per sample (default ${DEFAULT-VALUE}).")
         int sampleBytes;
 
-        @Option(names = "--work-us", defaultValue = "0", description = "CPU microseconds spent per sample, like a decoder (default ${DEFAULT-VALUE}).")
+        @Option(names = "--work-us", description = "CPU microseconds spent per sample, like a decoder (default ${DEFAULT-VALUE}).")
         double workUs;
 
         @Override
@@ -106,16 +106,16 @@ final class BenchCommand implements Runnable {
         @Mixin
         CacheOptions cache;
 
-        @Option(names = "--seq-len", defaultValue = "1024", description = "Tokens per sample (default ${DEFAULT-VALUE}).")
+        @Option(names = "--seq-len", description = "Tokens per sample (default ${DEFAULT-VALUE}).")
         int seqLen;
 
-        @Option(names = "--dtype", defaultValue = "uint16", description = "Token type of raw .bin files (default ${DEFAULT-VALUE}).")
+        @Option(names = "--dtype", description = "Token type of raw .bin files (default ${DEFAULT-VALUE}).")
         String dtype;
 
-        @Option(names = "--out-dtype", defaultValue = "int64", description = "x and y as int64 or int32 (default ${DEFAULT-VALUE}).")
+        @Option(names = "--out-dtype", description = "x and y as int64 or int32 (default ${DEFAULT-VALUE}).")
         String outDtype;
 
-        @Option(names = "--windows", defaultValue = "disjoint", paramLabel = "disjoint|random|offset",
+        @Option(names = "--windows", paramLabel = "disjoint|random|offset",
                 description = "disjoint: non-overlapping windows, each token once per epoch (default); random: "
                         + "windows at random offsets with replacement, as nanoGPT's get_batch; offset: each disjoint "
                         + "window shifted by a random offset below the sequence length each epoch, in the loader's order.")
@@ -124,7 +124,7 @@ final class BenchCommand implements Runnable {
         @Option(names = "--weights", split = ",", description = "Mix the files in these proportions instead of concatenating them.")
         List<Double> weights;
 
-        @Option(names = "--separator", defaultValue = "-1", description = "For Megatron data: the token put between packed documents (default: none, as when documents end with one).")
+        @Option(names = "--separator", description = "For Megatron data: the token put between packed documents (default: none, as when documents end with one).")
         long separator;
 
         @Option(names = "--raw", description = "Read every file as raw token ids of --dtype, as it is: also one whose "
@@ -133,7 +133,7 @@ final class BenchCommand implements Runnable {
 
         @Override
         SourceSpec source() {
-            return new Tokens(paths, seqLen, dtype, outDtype, windows, weights, separator, raw, cache.spec());
+            return new Tokens(paths, seqLen, dtype, outDtype, Tokens.Windows.of(windows), weights, separator, raw, cache.spec());
         }
     }
 
@@ -147,16 +147,16 @@ final class BenchCommand implements Runnable {
         @Mixin
         CacheOptions cache;
 
-        @Option(names = "--tokenizer", defaultValue = "bytes", description = "bytes, r50k_base (gpt2), p50k_base, cl100k_base or o200k_base (default ${DEFAULT-VALUE}).")
+        @Option(names = "--tokenizer", description = "bytes, r50k_base (gpt2), p50k_base, cl100k_base or o200k_base (default ${DEFAULT-VALUE}).")
         String tokenizer;
 
-        @Option(names = "--seq-len", defaultValue = "1024", description = "Tokens per sample (default ${DEFAULT-VALUE}).")
+        @Option(names = "--seq-len", description = "Tokens per sample (default ${DEFAULT-VALUE}).")
         int seqLen;
 
-        @Option(names = "--field", defaultValue = "text", description = "The JSON field holding the text (default ${DEFAULT-VALUE}).")
+        @Option(names = "--field", description = "The JSON field holding the text (default ${DEFAULT-VALUE}).")
         String field;
 
-        @Option(names = "--shard-kb", defaultValue = "1024", description = "Size of the ranges a plain file is read in (default ${DEFAULT-VALUE} KB).")
+        @Option(names = "--shard-kb", description = "Size of the ranges a plain file is read in (default ${DEFAULT-VALUE} KB).")
         long shardKb;
 
         @Option(names = "--window-cache", paramLabel = "disk|DIR", description = "Keep each shard's packed windows in a file "
@@ -166,10 +166,10 @@ final class BenchCommand implements Runnable {
                 + "tokenizer is as cheap as reading its windows back.")
         String windowCache;
 
-        @Option(names = "--shard-buffer", defaultValue = "1024", description = "Windows each shard read ahead may hold (default ${DEFAULT-VALUE}).")
+        @Option(names = "--shard-buffer", description = "Windows each shard read ahead may hold (default ${DEFAULT-VALUE}).")
         int shardBuffer;
 
-        @Option(names = "--out-dtype", defaultValue = "int64", description = "int64 or int32 (default ${DEFAULT-VALUE}).")
+        @Option(names = "--out-dtype", description = "int64 or int32 (default ${DEFAULT-VALUE}).")
         String outDtype;
 
         @Option(names = "--skip-bad", description = "Leave out malformed lines (counted) instead of failing: --errors skip-sample.")
@@ -261,7 +261,7 @@ final class BenchCommand implements Runnable {
                 + "event order (default: none, the pulse table's event numbers, ascending).")
         String truth;
 
-        @Option(names = "--index", defaultValue = "event_no", paramLabel = "COLUMN", description = "The event column of both tables (default ${DEFAULT-VALUE}).")
+        @Option(names = "--index", paramLabel = "COLUMN", description = "The event column of both tables (default ${DEFAULT-VALUE}).")
         String index;
 
         @Option(names = "--features", split = ",", paramLabel = "A,B", description = "Pulse columns to read, each a ragged field (default: every column but the event column).")
@@ -323,7 +323,7 @@ final class BenchCommand implements Runnable {
                 + "with a label field holding each entry's group number (0, 1, ... in the order given).")
         java.util.LinkedHashMap<String, String> groups = new java.util.LinkedHashMap<>();
 
-        @Option(names = "--label", defaultValue = "label", paramLabel = "NAME", description = "The name of the groups' "
+        @Option(names = "--label", paramLabel = "NAME", description = "The name of the groups' "
                 + "label field (default ${DEFAULT-VALUE}).")
         String label;
 
@@ -338,7 +338,7 @@ final class BenchCommand implements Runnable {
                 + "branch Stoker reads; a selected string, object or nested container is an error naming it).")
         List<String> branches = List.of();
 
-        @Option(names = "--cache-mb", defaultValue = "256", paramLabel = "MB", description = "Decoded clusters held at once (default ${DEFAULT-VALUE} MB).")
+        @Option(names = "--cache-mb", paramLabel = "MB", description = "Decoded clusters held at once (default ${DEFAULT-VALUE} MB).")
         long cacheMb;
 
         @Override
@@ -361,7 +361,7 @@ final class BenchCommand implements Runnable {
         @Option(names = "--where", paramLabel = "EXPR", description = "Keep rows where 'column op value' holds (op: == != < <= > >=); row groups are skipped by their statistics.")
         String where;
 
-        @Option(names = "--cache-mb", defaultValue = "512", paramLabel = "MB", description = "Decoded row groups held at once (default ${DEFAULT-VALUE} MB).")
+        @Option(names = "--cache-mb", paramLabel = "MB", description = "Decoded row groups held at once (default ${DEFAULT-VALUE} MB).")
         long cacheMb;
 
         @Option(names = "--shuffle-row-groups", paramLabel = "N", description = "Shuffle by row group instead of --order: the row "

@@ -8,15 +8,13 @@ import picocli.CommandLine.Option;
  * name, dashed; {@code --batch} is {@code batch_size}), and the bench loop's own.
  */
 final class BenchOptions {
-    @Option(names = {"--batch", "--batch-size"}, paramLabel = "N", defaultValue = "32", description = "Samples per batch (default ${DEFAULT-VALUE}).")
+    @Option(names = {"--batch", "--batch-size"}, paramLabel = "N", description = "Samples per batch (default ${DEFAULT-VALUE}).")
     int batch;
 
-    @Option(names = "--workers", paramLabel = "N|auto|A,B,...", defaultValue = "auto",
-            description = "Worker threads; 0 loads on the calling thread; a list runs a sweep (default auto: chosen while running, up to one per core).")
+    @Option(names = "--workers", paramLabel = "N|auto|A,B,...", description = "Worker threads; 0 loads on the calling thread; a list runs a sweep (default auto: chosen while running, up to one per core).")
     String workers;
 
-    @Option(names = "--prefetch", paramLabel = "N|auto|A,B,...", defaultValue = "auto",
-            description = "Batches prepared ahead; a list runs a sweep (default auto: chosen while running, within 512 MiB of batches).")
+    @Option(names = "--prefetch", paramLabel = "N|auto|A,B,...", description = "Batches prepared ahead; a list runs a sweep (default auto: chosen while running, within 512 MiB of batches).")
     String prefetch;
 
     @Option(names = "--seed", description = "Seed of the order (default 0; with --resume, the state's, and no other).")
@@ -25,13 +23,13 @@ final class BenchOptions {
     @Option(names = "--epoch", description = "Epoch (default 0; not with --resume, whose state holds it).")
     Long epoch;
 
-    @Option(names = "--rank", defaultValue = "0", description = "This process's rank (default ${DEFAULT-VALUE}).")
+    @Option(names = "--rank", description = "This process's rank (default ${DEFAULT-VALUE}).")
     int rank;
 
-    @Option(names = "--world-size", defaultValue = "1", description = "Number of ranks (default ${DEFAULT-VALUE}).")
+    @Option(names = "--world-size", description = "Number of ranks (default ${DEFAULT-VALUE}).")
     int worldSize;
 
-    @Option(names = "--order", defaultValue = "shuffle", paramLabel = "shuffle|sequential|blocks",
+    @Option(names = "--order", paramLabel = "shuffle|sequential|blocks",
             description = "Order of the epoch: shuffled, in storage order, or contiguous blocks of a batch in a random "
                     + "order, their grid shifted each epoch (default ${DEFAULT-VALUE}).")
     String order;
@@ -46,8 +44,7 @@ final class BenchOptions {
     @Option(names = "--drop-last", description = "Leave out the last batch of an epoch when it would be short.")
     boolean dropLast;
 
-    @Option(names = "--errors", paramLabel = "fail|skip-sample|skip-shard", defaultValue = "fail",
-            description = "A sample that cannot be read: fail (default), or leave it (or the rest of its shard) out, counted; "
+    @Option(names = "--errors", paramLabel = "fail|skip-sample|skip-shard", description = "A sample that cannot be read: fail (default), or leave it (or the rest of its shard) out, counted; "
                     + "under a skip policy a file of any format that cannot be opened (a shard, chunk or file) is left out, counted "
                     + "(an MDS or LitData dataset, whose shards show damage only when read, is read through once as it opens, "
                     + "under skip-shard only).")
@@ -56,8 +53,7 @@ final class BenchOptions {
     @Option(names = "--epochs", paramLabel = "E", defaultValue = "1", description = "Epochs to run, one after the other (default ${DEFAULT-VALUE}).")
     int epochs;
 
-    @Option(names = "--shuffle-window", paramLabel = "N", defaultValue = "0",
-            description = "Streaming sources: shuffle samples within blocks of N (after the shard order is shuffled).")
+    @Option(names = "--shuffle-window", paramLabel = "N", description = "Streaming sources: shuffle samples within blocks of N (after the shard order is shuffled).")
     int shuffleWindow;
 
     @Option(names = "--shuffle-window-bytes", paramLabel = "BYTES",
@@ -122,7 +118,7 @@ final class BenchOptions {
     @Option(names = "--stack-dtype", paramLabel = "DTYPE", description = "The dtype of stacks (default float32).")
     String stackDtype;
 
-    @Option(names = "--pad-value", paramLabel = "X", defaultValue = "0", description = "The value past a sample's last "
+    @Option(names = "--pad-value", paramLabel = "X", description = "The value past a sample's last "
             + "entry in a padded field or stack (default ${DEFAULT-VALUE}).")
     double padValue;
 
@@ -147,8 +143,8 @@ final class BenchOptions {
      * sweep sets its own).
      */
     dev.stoker.sources.LoaderSpec loader() {
-        return new dev.stoker.sources.LoaderSpec(batch, null, null, seed, epoch, rank, worldSize, order, shuffleWindow,
-                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams, inMemory, pad, stacks(),
+        return new dev.stoker.sources.LoaderSpec(batch, null, null, seed, epoch, rank, worldSize, dev.stoker.sources.LoaderSpec.Order.of(order), shuffleWindow,
+                shuffleWindowBytes, timeoutMs, dropLast, dev.stoker.sources.LoaderSpec.Errors.of(errors), cores, memoryLimit, streams, inMemory, pad, stacks(),
                 stackDtype, padValue, lengths, mask);
     }
 

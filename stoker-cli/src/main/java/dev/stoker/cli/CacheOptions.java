@@ -9,8 +9,7 @@ final class CacheOptions {
     @Option(names = "--cache-dir", paramLabel = "DIR", description = "Where remote files are cached, a folder of your own (default: ~/.cache/stoker/shards).")
     Path cacheDir;
 
-    @Option(names = "--cache-size", paramLabel = "BYTES", defaultValue = "10000000000",
-            description = "The cache's limit in bytes (default ${DEFAULT-VALUE}).")
+    @Option(names = "--cache-size", paramLabel = "BYTES", description = "The cache's limit in bytes (default ${DEFAULT-VALUE}).")
     long cacheSize;
 
     RemoteCache spec() {

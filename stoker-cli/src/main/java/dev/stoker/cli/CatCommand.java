@@ -90,7 +90,7 @@ final class CatCommand implements Runnable {
 
     /** A loader's options that read a source in storage order, on the calling thread, in batches of {@code batch}. */
     static LoaderSpec storageOrder(int batch) {
-        return new LoaderSpec(batch, 0, null, null, null, 0, 1, "sequential", 0, null, null, false, "fail", null, null, null, false);
+        return new LoaderSpec(batch, 0, null, null, null, 0, 1, LoaderSpec.Order.SEQUENTIAL, 0, null, null, false, LoaderSpec.Errors.FAIL, null, null, null, false);
     }
 
     private static void line(JsonGenerator g, PrintWriter out, Map<String, ?> record) throws IOException {

@@ -6,7 +6,7 @@ import picocli.CommandLine.Option;
 
 /** The flags of {@link Images}. */
 class ImageOptions {
-    @Option(names = "--transform", defaultValue = "train", paramLabel = "train|eval|none",
+    @Option(names = "--transform", paramLabel = "train|eval|none",
             description = "train (or train224): RandomResizedCrop + flip + normalize (default); eval (or eval224): Resize "
                     + "+ CenterCrop + normalize; none: the raw fields.")
     String transform;
@@ -72,7 +72,7 @@ class ImageOptions {
     Long cacheBytes;
 
     Images spec() {
-        return new Images(transform, size, scale, ratio, flip, resize, label, keys, members, imageDtype, decodeOn, cache,
+        return new Images(Images.Transform.of(transform), size, scale, ratio, flip, resize, label, keys, members, imageDtype, decodeOn, cache,
                 cacheMaxSide, cacheBytes);
     }
 }

@@ -111,7 +111,7 @@ public final class Main implements Runnable {
      * an unknown one or {@code help}: so that usage errors and help see the whole tree.
      */
     static CommandLine commands(Object command, String... args) {
-        return commands(new CommandLine(command), command.getClass(), args, 0);
+        return commands(new CommandLine(command), command.getClass(), args, 0).setDefaultValueProvider(new SpecDefaults());
     }
 
     private static CommandLine commands(CommandLine cl, Class<?> type, String[] args, int from) {

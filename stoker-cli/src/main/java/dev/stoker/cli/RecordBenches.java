@@ -32,7 +32,7 @@ final class RecordBenches {
         @Option(names = "--fields", split = ",", paramLabel = "A,B", description = "Columns to batch (default: all).")
         List<String> fields = List.of();
 
-        @Option(names = "--cache-mb", defaultValue = "1024", paramLabel = "MB",
+        @Option(names = "--cache-mb", paramLabel = "MB",
                 description = "Decompressed shards held at once, for zstd and gz shards (default ${DEFAULT-VALUE} MB).")
         long cacheMb;
 
@@ -52,11 +52,11 @@ final class RecordBenches {
         @Mixin
         CacheOptions cache;
 
-        @Option(names = "--compression", defaultValue = "auto", paramLabel = "auto|none|gzip|zlib",
+        @Option(names = "--compression", paramLabel = "auto|none|gzip|zlib",
                 description = "How the files are compressed (default ${DEFAULT-VALUE}: by name, then by content).")
         String compression;
 
-        @Option(names = "--decode", defaultValue = "example", paramLabel = "example|sequence_example|raw",
+        @Option(names = "--decode", paramLabel = "example|sequence_example|raw",
                 description = "What a record is (default ${DEFAULT-VALUE}).")
         String decode;
 
@@ -68,7 +68,7 @@ final class RecordBenches {
 
         @Override
         SourceSpec source() {
-            return new TfRecord(paths, compression, decode, fields, images.image, images.spec(), cache.spec());
+            return new TfRecord(paths, compression, TfRecord.Decode.of(decode), fields, images.image, images.spec(), cache.spec());
         }
     }
 
@@ -82,7 +82,7 @@ final class RecordBenches {
         @Mixin
         CacheOptions cache;
 
-        @Option(names = "--decode", defaultValue = "raw", paramLabel = "raw|example|sequence_example",
+        @Option(names = "--decode", paramLabel = "raw|example|sequence_example",
                 description = "What a record is (default ${DEFAULT-VALUE}: its bytes, the field 'record').")
         String decode;
 
@@ -94,7 +94,7 @@ final class RecordBenches {
 
         @Override
         SourceSpec source() {
-            return new ArrayRecord(paths, decode, fields, images.image, images.spec(), cache.spec());
+            return new ArrayRecord(paths, TfRecord.Decode.of(decode), fields, images.image, images.spec(), cache.spec());
         }
     }
 

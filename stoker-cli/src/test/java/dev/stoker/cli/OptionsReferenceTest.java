@@ -1,25 +1,26 @@
 package dev.stoker.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * The Python package's help is the command line's: {@code python/stoker/_reference.json} equals
- * what {@link OptionsReference} reads off the commands now, and every option of every spec has a
- * meaning there. After a change of an option: {@code ./test -pl stoker-cli -am
+ * The Python package's schema is the specs' and its help the command line's:
+ * {@code python/stoker/_schema.json} equals what {@link OptionsReference} reads off the specs and
+ * the commands now, and every option of every spec has a meaning there. After a change of an option: {@code ./test -pl stoker-cli -am
  * -Dtest=OptionsReferenceTest -Dsurefire.failIfNoSpecifiedTests=false -Dstoker.reference.write=true}.
  */
 class OptionsReferenceTest {
-    private static final Path FILE = Path.of("../python/stoker/_reference.json");
+    private static final Path FILE = Path.of("../python/stoker/_schema.json");
 
     @Test
     void everyOptionOfEverySpecHasAMeaning() {
-        assertEquals(List.of(), OptionsReference.build().get("missing"), "options no command describes");
+        assertEquals(List.of(), OptionsReference.build().missing(), "options no command describes");
     }
 
     @Test
@@ -28,15 +29,14 @@ class OptionsReferenceTest {
         if (Boolean.getBoolean("stoker.reference.write")) {
             Files.writeString(FILE, now);
         }
-        assertEquals(now, Files.readString(FILE), "python/stoker/_reference.json is stale: " + OptionsReferenceTest.class.getName()
+        assertEquals(now, Files.readString(FILE), "python/stoker/_schema.json is stale: " + OptionsReferenceTest.class.getName()
                 + "'s javadoc says how to write it again");
     }
 
     @Test
     void meaningsNameTheKeywordsNotTheFlags() {
-        @SuppressWarnings("unchecked")
-        Map<String, String> tokens = (Map<String, String>) ((Map<String, Object>) ((Map<String, Object>) OptionsReference.build()
-                .get("sources")).get("tokens")).get("options");
-        assertEquals(false, tokens.values().stream().anyMatch(m -> m.contains("--")), tokens.toString());
+        var tokens = OptionsReference.build().schema().get("$defs").get("tokens").get("properties");
+        tokens.properties().forEach(e -> assertFalse(e.getValue().path("description").asText().contains("--"), e.toString()));
+        assertTrue(tokens.get("seq_len").get("description").asText().contains("1024"), tokens.toString());
     }
 }

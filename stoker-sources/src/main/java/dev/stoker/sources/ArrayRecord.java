@@ -14,19 +14,19 @@ import java.util.List;
  * @param image  the field of encoded images (JPEG, PNG) to decode, crop and flip by {@code images}
  *               (its {@code label} the field of integer labels); null: the records' own fields
  */
-public record ArrayRecord(List<String> paths, String decode, List<String> fields, String image, Images images, RemoteCache cache)
+public record ArrayRecord(List<String> paths, TfRecord.Decode decode, List<String> fields, String image, Images images, RemoteCache cache)
         implements SourceSpec {
     public ArrayRecord {
         paths = paths == null ? List.of() : List.copyOf(paths);
         fields = fields == null ? List.of() : List.copyOf(fields);
-        RecordFormats.decode(decode);
+        decode = decode == null ? TfRecord.Decode.RAW : decode;
         images = images == null ? Images.DEFAULT : images;
         cache = cache == null ? RemoteCache.DEFAULT : cache;
     }
 
     /** The files at {@code paths}, each record's bytes as it is. */
     public static ArrayRecord of(List<String> paths) {
-        return new ArrayRecord(paths, "raw", List.of(), null, Images.DEFAULT, RemoteCache.DEFAULT);
+        return new ArrayRecord(paths, TfRecord.Decode.RAW, List.of(), null, Images.DEFAULT, RemoteCache.DEFAULT);
     }
 
     @Override

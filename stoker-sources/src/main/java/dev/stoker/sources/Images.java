@@ -7,6 +7,9 @@ import dev.stoker.StreamingDataset;
 import dev.stoker.formats.image.ImageCache;
 import dev.stoker.formats.image.ImagePipeline;
 import dev.stoker.formats.tar.TarSample;
+import dev.stoker.sources.Schema.Choices;
+import dev.stoker.sources.Schema.Format;
+import dev.stoker.sources.Schema.Min;
 import java.io.IOException;
 import java.util.List;
 
@@ -46,17 +49,43 @@ import java.util.List;
  *                   of this machine's memory; on disk, the estimate and a quarter more); a cache
  *                   estimated past it, or past the disk's free space, is refused with the numbers
  */
-public record Images(String transform, Integer size, List<Double> scale, List<Double> ratio, Double flip, Integer resize,
-                     String label, boolean keys, List<String> members, String imageDtype, String decodeOn, String cache,
-                     Integer cacheMaxSide, Long cacheBytes) {
+public record Images(Transform transform, @Min(1) Integer size, @Min(0) List<Double> scale, @Min(0) List<Double> ratio,
+                     @Min(0) Double flip, @Min(1) Integer resize, String label, boolean keys, List<String> members,
+                     @Choices({"float32", "uint8"}) String imageDtype,
+                     @Format("place") @Choices({"cpu", "device"}) String decodeOn,
+                     @Format(value = "folder", words = {"ram", "disk"}) String cache, @Min(1) Integer cacheMaxSide,
+                     @Min(1) Long cacheBytes) {
+
+    /** The recipe ({@code transform}): torchvision's training or evaluation transforms, or none. */
+    public enum Transform implements Specs.Word {
+        /** RandomResizedCrop, a flip, ImageNet's normalize. */
+        TRAIN,
+        /** Resize, CenterCrop, ImageNet's normalize. */
+        EVAL,
+        /** No decoding: each member a field of its own, as bytes. */
+        NONE,
+        /** {@link #TRAIN}, under the name the command line once had for it. */
+        TRAIN224,
+        /** {@link #EVAL}, under the name the command line once had for it. */
+        EVAL224;
+
+        /** The transform named {@code word} ({@code train}, ...). */
+        public static Transform of(String word) {
+            return Specs.Word.of(Transform.class, "transform", word);
+        }
+
+        /** A training crop: {@link #TRAIN} or {@link #TRAIN224}. */
+        boolean train() {
+            return this == TRAIN || this == TRAIN224;
+        }
+    }
 
     /** Training crops of 224 with torchvision's defaults: each option its default. */
     public static final Images DEFAULT = new Images(null, null, null, null, null, null, null, false, null, null, null, null, null,
             null);
 
     public Images {
-        transform = SpecException.oneOf("transform", transform == null ? "train" : transform,
-                "train", "eval", "none", "train224", "eval224");
+        transform = transform == null ? Transform.TRAIN : transform;
         if (size != null) {
             SpecException.atLeast("size", size, 1);
         }
@@ -89,7 +118,7 @@ public record Images(String transform, Integer size, List<Double> scale, List<Do
         if (cacheBytes != null && cacheBytes < 1) {
             throw new SpecException("cache_bytes", "must be >= 1, got " + cacheBytes);
         }
-        if (transform.equals("none")) {
+        if (transform == Transform.NONE) {
             if (decodeOn != null || cache != null) {
                 throw SpecException.naming(decodeOn != null ? "decode_on" : "cache", "is for {transform} train or eval (none decodes nothing)");
             }
@@ -101,31 +130,27 @@ public record Images(String transform, Integer size, List<Double> scale, List<Do
         } else if (members != null) {
             throw SpecException.naming("members", "is for {transform} none (train and eval decode the image member)");
         }
-        if (train(transform) && resize != null) {
+        if (transform.train() && resize != null) {
             throw SpecException.naming("resize", "is for {transform} eval (train crops at random: {scale}, {ratio})");
         }
-        if (transform.startsWith("eval") && (scale != null || ratio != null)) {
+        if ((transform == Transform.EVAL || transform == Transform.EVAL224) && (scale != null || ratio != null)) {
             throw SpecException.naming(null, "{scale} and {ratio} are for {transform} train (eval resizes: {resize})");
         }
     }
 
     /** Training crops of {@code size}, flipped half the time, normalized: torchvision's ImageNet recipe. */
     public static Images train(int size) {
-        return new Images("train", size, null, null, null, null, null, false, null, null, null, null, null, null);
+        return new Images(Transform.TRAIN, size, null, null, null, null, null, false, null, null, null, null, null, null);
     }
 
     /** Resize to {@code size} × 8/7, center crop of {@code size}, normalized. */
     public static Images eval(int size) {
-        return new Images("eval", size, null, null, null, null, null, false, null, null, null, null, null, null);
+        return new Images(Transform.EVAL, size, null, null, null, null, null, false, null, null, null, null, null, null);
     }
 
     /** No decoding: each member a field of its own. */
     public static Images none() {
-        return new Images("none", null, null, null, null, null, null, false, null, null, null, null, null, null);
-    }
-
-    private static boolean train(String transform) {
-        return transform.startsWith("train");
+        return new Images(Transform.NONE, null, null, null, null, null, null, false, null, null, null, null, null, null);
     }
 
     private static List<Double> pair(String option, List<Double> value) {
@@ -140,7 +165,7 @@ public record Images(String transform, Integer size, List<Double> scale, List<Do
 
     /** The loader over an indexed dataset of samples. */
     void serve(Recipe r, Dataset<TarSample> data) throws IOException {
-        if (transform.equals("none")) {
+        if (transform == Transform.NONE) {
             Collator<TarSample> raw = members(() -> data.size() > 0 ? data.get(0) : null);
             r.base(() -> Loader.builder(data, raw));
             return;
@@ -210,7 +235,7 @@ public record Images(String transform, Integer size, List<Double> scale, List<Do
             throw SpecException.naming("cache", "keeps images by sample index: for shards read by index (without "
                     + "{stream}, and not compressed)");
         }
-        if (transform.equals("none")) {
+        if (transform == Transform.NONE) {
             Collator<TarSample> raw = members(() -> {
                 if (data.shards() == 0) {
                     return null;
@@ -232,10 +257,10 @@ public record Images(String transform, Integer size, List<Double> scale, List<Do
 
     /** The image pipeline these options describe. */
     public ImagePipeline pipeline() {
-        if (transform.equals("none")) {
+        if (transform == Transform.NONE) {
             throw new SpecException("transform", "none has no image pipeline");
         }
-        boolean train = train(transform);
+        boolean train = transform.train();
         int side = size != null ? size : 224;
         try {
             ImagePipeline.Cropping cropping = train

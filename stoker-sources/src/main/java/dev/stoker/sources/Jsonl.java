@@ -9,6 +9,9 @@ import dev.stoker.formats.tokens.Tokenize;
 import dev.stoker.formats.tokens.Tokenizer;
 import dev.stoker.formats.tokens.WindowCache;
 import dev.stoker.storage.Storage;
+import dev.stoker.sources.Schema.Choices;
+import dev.stoker.sources.Schema.Format;
+import dev.stoker.sources.Schema.Min;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -29,8 +32,11 @@ import java.util.List;
  *                    process and run ({@link WindowCache}); a path (with a {@code /}): the files
  *                    in that folder; null: every epoch tokenizes again
  */
-public record Jsonl(List<String> paths, String tokenizer, int seqLen, String field, long shardKb, int shardBuffer,
-                    String outDtype, String windowCache, RemoteCache cache) implements SourceSpec {
+public record Jsonl(List<String> paths,
+                    @Choices({"bytes", "r50k_base", "gpt2", "p50k_base", "cl100k_base", "o200k_base"}) String tokenizer,
+                    @Min(1) int seqLen, String field, @Min(1) long shardKb, @Min(1) int shardBuffer,
+                    @Choices({"int64", "int32"}) String outDtype, @Format(value = "folder", words = "disk") String windowCache,
+                    RemoteCache cache) implements SourceSpec {
     public Jsonl {
         paths = paths == null ? List.of() : List.copyOf(paths);
         try {

@@ -1,6 +1,7 @@
 package dev.stoker.sources;
 
 import dev.stoker.formats.litdata.LitDataset;
+import dev.stoker.sources.Schema.Min;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -20,7 +21,7 @@ import java.util.List;
  * @param image       the leaf of encoded images (JPEG, PNG) to decode, crop and flip by {@code images} (whose
  *                    {@code label} is the leaf of integer labels); null: the leaves themselves
  */
-public record LitData(String path, Integer blockSize, String passwordEnv, List<String> fields, String image, Images images,
+public record LitData(String path, @Min(1) Integer blockSize, String passwordEnv, List<String> fields, String image, Images images,
                       RemoteCache cache) implements SourceSpec {
     public LitData {
         if (blockSize != null) {

@@ -6,6 +6,10 @@ import dev.stoker.Loader;
 import dev.stoker.LoaderBuilder;
 import dev.stoker.Padding;
 import dev.stoker.Sampler;
+import dev.stoker.sources.Schema.Auto;
+import dev.stoker.sources.Schema.Choices;
+import dev.stoker.sources.Schema.Format;
+import dev.stoker.sources.Schema.Min;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -38,22 +42,64 @@ import java.util.Map;
  * @param lengths      each padded field or stack {@code NAME} followed by {@code NAME_len} (int64)
  * @param mask         each padded field or stack {@code NAME} followed by {@code NAME_mask} (bool {@code [N]})
  */
-public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, Long seed, Long epoch, int rank, int worldSize,
-                         String order, int shuffleWindow, Long shuffleWindowBytes, Long timeoutMs, boolean dropLast,
-                         String errors, Integer cores, Long memoryLimit, Integer streams, boolean inMemory,
-                         Map<String, Integer> pad, Map<String, List<String>> stack, String stackDtype, double padValue,
-                         boolean lengths, boolean mask) {
+public record LoaderSpec(@Min(1) int batchSize, @Min(0) @Auto Integer workers, @Min(1) @Auto Integer prefetch, Long seed,
+                         @Min(0) Long epoch, @Min(0) int rank, @Min(1) int worldSize, Order order, @Min(0) int shuffleWindow,
+                         @Min(0) Long shuffleWindowBytes, @Min(1) Long timeoutMs, boolean dropLast, Errors errors,
+                         @Min(1) Integer cores, @Min(1) Long memoryLimit, @Min(1) Integer streams, boolean inMemory,
+                         @Format("pads") Map<String, Integer> pad, @Format("stacks") Map<String, List<String>> stack,
+                         @Choices({"float32", "float64", "float16", "bfloat16", "int8", "uint8", "int16", "int32", "int64", "bool"})
+                         String stackDtype, double padValue, boolean lengths, boolean mask) {
 
     /** The defaults: batches of 32, workers and prefetch tuned, shuffled with seed 0, epoch 0, one rank, errors fail. */
-    public static final LoaderSpec DEFAULT = new LoaderSpec(32, null, null, null, null, 0, 1, "shuffle", 0, null, null, false,
-            "fail", null, null, null, false);
+    public static final LoaderSpec DEFAULT = new LoaderSpec(32, null, null, null, null, 0, 1, Order.SHUFFLE, 0, null, null, false,
+            Errors.FAIL, null, null, null, false);
 
     /** These options, with nothing padded. */
     public LoaderSpec(int batchSize, Integer workers, Integer prefetch, Long seed, Long epoch, int rank, int worldSize,
-                      String order, int shuffleWindow, Long shuffleWindowBytes, Long timeoutMs, boolean dropLast,
-                      String errors, Integer cores, Long memoryLimit, Integer streams, boolean inMemory) {
+                      Order order, int shuffleWindow, Long shuffleWindowBytes, Long timeoutMs, boolean dropLast,
+                      Errors errors, Integer cores, Long memoryLimit, Integer streams, boolean inMemory) {
         this(batchSize, workers, prefetch, seed, epoch, rank, worldSize, order, shuffleWindow, shuffleWindowBytes, timeoutMs,
                 dropLast, errors, cores, memoryLimit, streams, inMemory, Map.of(), Map.of(), null, 0, false, false);
+    }
+
+    /** The order of an epoch's samples ({@code order}). */
+    public enum Order implements Specs.Word {
+        /** Shuffled, a new order each epoch. */
+        SHUFFLE,
+        /** In storage order. */
+        SEQUENTIAL,
+        /** Contiguous blocks of a batch, in a random order ({@link Sampler#blocks}). */
+        BLOCKS;
+
+        /** The order named {@code word} ({@code shuffle}, ...). */
+        public static Order of(String word) {
+            return Specs.Word.of(Order.class, "order", word);
+        }
+    }
+
+    /** What a sample that cannot be read does ({@code errors}): the {@link ErrorPolicy} of the same name. */
+    public enum Errors implements Specs.Word {
+        /** The run fails, naming it. */
+        FAIL,
+        /** The sample is left out, counted. */
+        SKIP_SAMPLE,
+        /** The rest of its shard is left out, counted. */
+        SKIP_SHARD;
+
+        @Override
+        public String word() {
+            return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+        }
+
+        /** The policy named {@code word} ({@code fail}, {@code skip-sample}, {@code skip-shard}). */
+        public static Errors of(String word) {
+            return Specs.Word.of(Errors.class, "errors", word);
+        }
+
+        /** The loader's policy. */
+        public ErrorPolicy policy() {
+            return ErrorPolicy.valueOf(name());
+        }
     }
 
     public LoaderSpec {
@@ -72,7 +118,7 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, Long 
         if (rank >= worldSize) {
             throw SpecException.naming("rank", rank + " is not in a world of " + worldSize + " ({world_size})");
         }
-        order = SpecException.oneOf("order", order == null ? "shuffle" : order, "shuffle", "sequential", "blocks");
+        order = order == null ? Order.SHUFFLE : order;
         SpecException.atLeast("shuffle_window", shuffleWindow, 0);
         if (shuffleWindowBytes != null) {
             SpecException.atLeast("shuffle_window_bytes", shuffleWindowBytes, 0);
@@ -80,7 +126,7 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, Long 
         if (timeoutMs != null) {
             SpecException.atLeast("timeout_ms", timeoutMs, 1);
         }
-        errors = SpecException.oneOf("errors", errors == null ? "fail" : errors, "fail", "skip-sample", "skip-shard");
+        errors = errors == null ? Errors.FAIL : errors;
         if (cores != null) {
             SpecException.atLeast("cores", cores, 1);
         }
@@ -156,11 +202,7 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, Long 
 
     /** The error policy {@link #errors} names. */
     public ErrorPolicy errorPolicy() {
-        return switch (errors) {
-            case "skip-sample" -> ErrorPolicy.SKIP_SAMPLE;
-            case "skip-shard" -> ErrorPolicy.SKIP_SHARD;
-            default -> ErrorPolicy.FAIL;
-        };
+        return errors.policy();
     }
 
     /**
@@ -185,9 +227,9 @@ public record LoaderSpec(int batchSize, Integer workers, Integer prefetch, Long 
      */
     Sampler sampler() {
         return switch (order) {
-            case "shuffle" -> Sampler.shuffle();
-            case "blocks" -> Sampler.blocks((long) batchSize * worldSize);
-            default -> Sampler.sequential();
+            case SHUFFLE -> Sampler.shuffle();
+            case BLOCKS -> Sampler.blocks((long) batchSize * worldSize);
+            case SEQUENTIAL -> Sampler.sequential();
         };
     }
 

@@ -1,6 +1,7 @@
 package dev.stoker.sources;
 
 import dev.stoker.formats.mds.MdsDataset;
+import dev.stoker.sources.Schema.Min;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -17,7 +18,7 @@ import java.util.List;
  * @param image   the field of encoded images (JPEG, PNG) to decode, crop and flip by {@code images}
  *                (its {@code label} the field of integer labels); null: the records' own fields
  */
-public record Mds(String path, List<String> fields, long cacheMb, String image, Images images, RemoteCache cache)
+public record Mds(String path, List<String> fields, @Min(1) long cacheMb, String image, Images images, RemoteCache cache)
         implements SourceSpec {
     public Mds {
         fields = fields == null ? List.of() : List.copyOf(fields);

@@ -12,6 +12,7 @@ import dev.stoker.formats.npy.NpyArray;
 import dev.stoker.formats.tensors.ArrayDataset;
 import dev.stoker.formats.tensors.SafeTensors;
 import dev.stoker.formats.tensors.TensorFile;
+import dev.stoker.sources.Schema.Format;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -40,7 +41,8 @@ import java.util.regex.Pattern;
  * @param files      field name → its file (or empty, with {@code path})
  * @param properties a JSON file of dtypes and shapes for raw files
  */
-public record NamedArrays(String path, Map<String, ArrayFile> files, String properties, RemoteCache cache) implements SourceSpec {
+public record NamedArrays(String path, @Format("files") Map<String, ArrayFile> files, @Format("file") String properties,
+                          RemoteCache cache) implements SourceSpec {
     private static final Pattern FIELD = Pattern.compile("[A-Za-z_][A-Za-z0-9_.\\-]*");
     private static final ObjectMapper JSON = new ObjectMapper();
 

@@ -5,6 +5,7 @@ import dev.stoker.Sampler;
 import dev.stoker.parquet.ParquetDataset;
 import dev.stoker.parquet.Where;
 import dev.stoker.storage.Storage;
+import dev.stoker.sources.Schema.Min;
 import java.io.IOException;
 import java.util.List;
 import java.util.Locale;
@@ -21,7 +22,7 @@ import java.util.Locale;
  *                         random order, the rows of each N consecutive ones in a random order among
  *                         themselves; N row groups are decoded at a time, each once per epoch
  */
-public record Parquet(String path, List<String> columns, String where, long cacheMb, Integer shuffleRowGroups)
+public record Parquet(String path, List<String> columns, String where, @Min(1) long cacheMb, @Min(1) Integer shuffleRowGroups)
         implements SourceSpec {
     public Parquet {
         columns = columns == null ? List.of() : List.copyOf(columns);

@@ -10,7 +10,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Locale;
 
 /**
  * What the record formats' specs ({@link Mds}, {@link TfRecord}, {@link ArrayRecord}) share: their
@@ -63,7 +62,7 @@ final class RecordFormats {
                 throw SpecException.naming("fields", "is for batches of the records' own fields; with {image} a batch is the "
                         + "images and their labels");
             }
-            if (images.transform().equals("none")) {
+            if (images.transform() == Images.Transform.NONE) {
                 throw SpecException.naming("image", "is decoded by {transform} train or eval, not none");
             }
             String label = images.label() == null || images.label().equals("none") ? null : images.label();
@@ -97,8 +96,7 @@ final class RecordFormats {
         });
     }
 
-    static Examples.Decode decode(String value) {
-        SpecException.oneOf("decode", value, "example", "sequence_example", "raw");
-        return Examples.Decode.valueOf(value.toUpperCase(Locale.ROOT));
+    static Examples.Decode decode(TfRecord.Decode value) {
+        return Examples.Decode.valueOf(value.name());
     }
 }

@@ -1,6 +1,8 @@
 package dev.stoker.sources;
 
 import dev.stoker.storage.Storage;
+import dev.stoker.sources.Schema.Format;
+import dev.stoker.sources.Schema.Min;
 import java.nio.file.Path;
 
 /**
@@ -10,7 +12,7 @@ import java.nio.file.Path;
  *                  {@code shards} in the user's cache ({@code ~/.cache/stoker/shards})
  * @param cacheSize the most bytes it holds
  */
-public record RemoteCache(String cacheDir, long cacheSize) {
+public record RemoteCache(@Format("folder") String cacheDir, @Min(1) long cacheSize) {
     /** The user's {@code ~/.cache/stoker/shards} ({@code $XDG_CACHE_HOME}), up to 10 GB. */
     public static final RemoteCache DEFAULT = new RemoteCache(null, 10_000_000_000L);
 

@@ -2,6 +2,8 @@ package dev.stoker.sources;
 
 import dev.stoker.Loader;
 import dev.stoker.root.RootDataset;
+import dev.stoker.sources.Schema.Format;
+import dev.stoker.sources.Schema.Min;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -31,8 +33,9 @@ import java.util.Map;
  * @param label    the name of the groups' label field
  * @param weights  each group's share of an epoch's draws (empty: every entry once an epoch)
  */
-public record Root(List<String> paths, String tree, List<String> branches, long cacheMb,
-                   Map<String, List<String>> groups, String label, Map<String, Double> weights) implements SourceSpec {
+public record Root(List<String> paths, String tree, List<String> branches, @Min(1) long cacheMb,
+                   @Format("labelled") Map<String, List<String>> groups, String label,
+                   @Format("weights") Map<String, Double> weights) implements SourceSpec {
     public Root {
         paths = paths == null ? List.of() : List.copyOf(paths);
         branches = branches == null ? List.of() : List.copyOf(branches);
@@ -108,7 +111,7 @@ public record Root(List<String> paths, String tree, List<String> branches, long 
         RootDataset data = dataset();
         return Recipe.open(kind(), r -> {
             r.hold(data);
-            boolean shuffle = loader.order().equals("shuffle");
+            boolean shuffle = loader.order() == LoaderSpec.Order.SHUFFLE;
             dev.stoker.Sampler order = null;
             if (!weights.isEmpty()) { // NOTE [Group draws]: each group in its own order, by clusters when shuffled
                 List<String> names = data.groups();

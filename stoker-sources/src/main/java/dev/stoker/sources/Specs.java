@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.cfg.CoercionAction;
 import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
+import com.fasterxml.jackson.databind.exc.InvalidFormatException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.databind.exc.ValueInstantiationException;
@@ -134,6 +135,19 @@ public final class Specs {
     }
 
     /**
+     * Every option of every spec as a JSON Schema (draft 2020-12): its type, least value, words and
+     * default, one definition a spec ({@code loader}, each kind, and the nested {@code images} and
+     * {@code cache}). NOTE [One schema].
+     */
+    public static String schema() {
+        try {
+            return JSON.writerWithDefaultPrettyPrinter().writeValueAsString(Schema.of(JSON, LoaderSpec.DEFAULT, DEFAULTS));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
      * The options of source {@code kind}, as JSON names them, each with the nested spec it belongs
      * to ({@code ""} for the source's own, {@code "images"}, {@code "cache"}): for the clients that
      * build specs from keywords, and the test that holds them to these records.
@@ -157,17 +171,13 @@ public final class Specs {
 
     private static void options(Class<?> type, String group, Map<String, String> out) {
         for (RecordComponent c : type.getRecordComponents()) {
-            String name = snake(c.getName());
+            String name = Schema.snake(c.getName());
             if (c.getType().isRecord()) {
                 options(c.getType(), name, out);
             } else {
                 out.put(name, group);
             }
         }
-    }
-
-    private static String snake(String camel) {
-        return PropertyNamingStrategies.SnakeCaseStrategy.INSTANCE.translate(camel);
     }
 
     static JsonNode tree(String json) {
@@ -199,13 +209,28 @@ public final class Specs {
             throw new SpecException(null, what + ": " + e.getOriginalMessage());
         } catch (MismatchedInputException e) {
             String option = e.getPath().isEmpty() ? null : e.getPath().getLast().getFieldName();
+            if (e instanceof InvalidFormatException f && f.getTargetType() != null && f.getTargetType().isEnum()
+                    && f.getValue() instanceof String word) {
+                throw notOneOf(f.getTargetType(), option, word);
+            }
             throw new SpecException(option, "has a value of the wrong type for " + what + ": " + firstLine(e.getOriginalMessage()));
         } catch (JsonProcessingException e) {
             throw new SpecException(null, what + ": " + firstLine(e.getOriginalMessage()));
         }
     }
 
-    private static void merge(ObjectNode into, ObjectNode given) {
+    /** The error for {@code word}, none of enum {@code type}'s. */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static SpecException notOneOf(Class<?> type, String option, String word) {
+        try {
+            Word.of((Class) type, option, word);
+        } catch (SpecException e) {
+            return e;
+        }
+        throw new AssertionError(word + " is one of " + type);
+    }
+
+        private static void merge(ObjectNode into, ObjectNode given) {
         for (var e : given.properties()) {
             JsonNode have = into.get(e.getKey());
             if (have instanceof ObjectNode o && e.getValue() instanceof ObjectNode g) {
@@ -219,5 +244,32 @@ public final class Specs {
     private static String firstLine(String s) {
         int nl = s == null ? -1 : s.indexOf('\n');
         return nl < 0 ? String.valueOf(s) : s.substring(0, nl);
+    }
+
+    /**
+     * An option's value that is one of a few words: an enum whose JSON (and flag value) is
+     * {@link #word()}, its name in lower case unless it says otherwise.
+     */
+    public interface Word {
+        @com.fasterxml.jackson.annotation.JsonValue
+        default String word() {
+            return ((Enum<?>) this).name().toLowerCase(java.util.Locale.ROOT);
+        }
+
+        /** The constant of {@code type} whose word is {@code value}, or a {@link SpecException} naming {@code option} and the words. */
+        static <E extends Enum<E> & Word> E of(Class<E> type, String option, String value) {
+            E[] constants = type.getEnumConstants();
+            for (E e : constants) {
+                if (e.word().equals(value)) {
+                    return e;
+                }
+            }
+            String[] words = new String[constants.length];
+            for (int i = 0; i < words.length; i++) {
+                words[i] = constants[i].word();
+            }
+            SpecException.oneOf(option, String.valueOf(value), words);
+            throw new AssertionError(); // oneOf has thrown
+        }
     }
 }

@@ -3,6 +3,7 @@ package dev.stoker.sources;
 import dev.stoker.DType;
 import dev.stoker.Loader;
 import dev.stoker.formats.sqlite.SqliteEvents;
+import dev.stoker.sources.Schema.Choices;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -26,7 +27,7 @@ import java.util.Locale;
  *                      a column declared INTEGER, float64 for any other)
  */
 public record Sqlite(String path, String pulses, String truth, String index, List<String> features,
-        List<String> truthFeatures, String dtype, RemoteCache cache) implements SourceSpec {
+        List<String> truthFeatures, @Choices({"float32", "float64", "int64"}) String dtype, RemoteCache cache) implements SourceSpec {
     public Sqlite {
         features = features == null ? List.of() : List.copyOf(features);
         truthFeatures = truthFeatures == null ? List.of() : List.copyOf(truthFeatures);

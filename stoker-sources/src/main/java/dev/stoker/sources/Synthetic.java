@@ -2,12 +2,13 @@ package dev.stoker.sources;
 
 import dev.stoker.Loader;
 import dev.stoker.SyntheticDataset;
+import dev.stoker.sources.Schema.Min;
 
 /**
  * {@code samples} samples of {@code sampleBytes} bytes each, a pure function of the sample's
  * index, each costing {@code workUs} microseconds of CPU as a decoder would.
  */
-public record Synthetic(long samples, int sampleBytes, double workUs) implements SourceSpec {
+public record Synthetic(@Min(0) long samples, @Min(1) int sampleBytes, @Min(0) double workUs) implements SourceSpec {
     public Synthetic {
         SpecException.atLeast("samples", samples, 0);
         SpecException.atLeast("sample_bytes", sampleBytes, 1);

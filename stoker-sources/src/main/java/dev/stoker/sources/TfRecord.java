@@ -1,6 +1,7 @@
 package dev.stoker.sources;
 
 import dev.stoker.formats.tfrecord.TfRecordFile;
+import dev.stoker.sources.Schema.Choices;
 import java.io.IOException;
 import java.util.List;
 import java.util.Locale;
@@ -16,20 +17,35 @@ import java.util.Locale;
  * @param image       the feature of encoded images (JPEG, PNG) to decode, crop and flip by {@code images}
  *                    (whose {@code label} is the feature of integer labels); null: the features themselves
  */
-public record TfRecord(List<String> paths, String compression, String decode, List<String> fields, String image, Images images,
-                       RemoteCache cache) implements SourceSpec {
+public record TfRecord(List<String> paths, @Choices({"auto", "none", "gzip", "zlib"}) String compression, Decode decode,
+                       List<String> fields, String image, Images images, RemoteCache cache) implements SourceSpec {
+    /** What a record is ({@code decode}): a {@code tf.train.Example}, a {@code SequenceExample}, or its bytes. */
+    public enum Decode implements Specs.Word {
+        /** {@code tf.train.Example}: each feature a field. */
+        EXAMPLE,
+        /** {@code tf.train.SequenceExample}: its context's and feature lists' features as dotted fields. */
+        SEQUENCE_EXAMPLE,
+        /** The record's bytes, as the field {@code record}. */
+        RAW;
+
+        /** The decoding named {@code word} ({@code example}, ...). */
+        public static Decode of(String word) {
+            return Specs.Word.of(Decode.class, "decode", word);
+        }
+    }
+
     public TfRecord {
         paths = paths == null ? List.of() : List.copyOf(paths);
         fields = fields == null ? List.of() : List.copyOf(fields);
         SpecException.oneOf("compression", compression, "auto", "none", "gzip", "zlib");
-        RecordFormats.decode(decode);
+        decode = decode == null ? Decode.EXAMPLE : decode;
         images = images == null ? Images.DEFAULT : images;
         cache = cache == null ? RemoteCache.DEFAULT : cache;
     }
 
     /** The files at {@code paths}, their records read as Examples. */
     public static TfRecord of(List<String> paths) {
-        return new TfRecord(paths, "auto", "example", List.of(), null, Images.DEFAULT, RemoteCache.DEFAULT);
+        return new TfRecord(paths, "auto", Decode.EXAMPLE, List.of(), null, Images.DEFAULT, RemoteCache.DEFAULT);
     }
 
     @Override

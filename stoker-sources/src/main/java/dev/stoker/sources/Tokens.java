@@ -15,6 +15,8 @@ import dev.stoker.formats.tokens.Megatron;
 import dev.stoker.formats.tokens.PackedSequences;
 import dev.stoker.formats.tokens.TokenFile;
 import dev.stoker.formats.tokens.TokenWindows;
+import dev.stoker.sources.Schema.Choices;
+import dev.stoker.sources.Schema.Min;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -42,14 +44,30 @@ import java.util.List;
  * @param outDtype {@code x} and {@code y} as {@code int64} or {@code int32}
  * @param raw      every file read as raw tokens of {@code dtype}, as it is, whatever its name and first bytes
  */
-public record Tokens(List<String> paths, int seqLen, String dtype, String outDtype, String windows, List<Double> weights,
-                     long separator, boolean raw, RemoteCache cache) implements SourceSpec {
+public record Tokens(List<String> paths, @Min(1) int seqLen, @Choices({"uint16", "uint32", "int32", "int64", "uint8"}) String dtype,
+                     @Choices({"int64", "int32"}) String outDtype, Windows windows, @Min(0) List<Double> weights,
+                     @Min(-1) long separator, boolean raw, RemoteCache cache) implements SourceSpec {
+    /** Which windows of {@code seq_len} tokens an epoch takes ({@code windows}). */
+    public enum Windows implements Specs.Word {
+        /** Non-overlapping windows, each token once an epoch. */
+        DISJOINT,
+        /** Windows at random offsets, with replacement (nanoGPT's {@code get_batch}). */
+        RANDOM,
+        /** Each disjoint window shifted by a random offset below {@code seq_len} each epoch. */
+        OFFSET;
+
+        /** The windows named {@code word} ({@code disjoint}, ...). */
+        public static Windows of(String word) {
+            return Specs.Word.of(Windows.class, "windows", word);
+        }
+    }
+
     public Tokens {
         paths = paths == null ? List.of() : List.copyOf(paths);
         SpecException.atLeast("seq_len", seqLen, 1);
         tokenType(dtype);
         outType(outDtype);
-        SpecException.oneOf("windows", windows, "disjoint", "random", "offset");
+        windows = windows == null ? Windows.DISJOINT : windows;
         if (weights != null) {
             weights = List.copyOf(weights);
             for (double w : weights) {
@@ -66,7 +84,7 @@ public record Tokens(List<String> paths, int seqLen, String dtype, String outDty
 
     /** Disjoint windows of 1024 tokens from uint16 files, concatenated, as int64. */
     public static Tokens of(List<String> paths) {
-        return new Tokens(paths, 1024, "uint16", "int64", "disjoint", null, -1, false, RemoteCache.DEFAULT);
+        return new Tokens(paths, 1024, "uint16", "int64", Windows.DISJOINT, null, -1, false, RemoteCache.DEFAULT);
     }
 
     /** The same with windows of {@code seqLen} tokens. */
@@ -102,7 +120,7 @@ public record Tokens(List<String> paths, int seqLen, String dtype, String outDty
         if (weights != null && weights.size() != paths.size()) {
             throw new SpecException("weights", "needs one weight per path: " + weights.size() + " for " + paths.size());
         }
-        boolean random = !windows.equals("disjoint"); // a window at every token, the sampler choosing
+        boolean random = windows != Windows.DISJOINT; // a window at every token, the sampler choosing
         DType out = outType(outDtype);
         return Recipe.open(kind(), r -> {
             List<DirectDataset> datasets = new ArrayList<>();
@@ -121,10 +139,10 @@ public record Tokens(List<String> paths, int seqLen, String dtype, String outDty
             } else {
                 data = datasets.size() == 1 ? datasets.get(0) : DirectDataset.concat(datasets);
             }
-            if (windows.equals("random")) {
+            if (windows == Windows.RANDOM) {
                 r.sampler(Sampler.random(Math.max(1, data.size() / seqLen))); // as many draws as disjoint windows
-            } else if (windows.equals("offset")) {
-                r.sampler(Sampler.offsets(seqLen, !loader.order().equals("sequential")));
+            } else if (windows == Windows.OFFSET) {
+                r.sampler(Sampler.offsets(seqLen, loader.order() != LoaderSpec.Order.SEQUENTIAL));
             }
             r.tokensPerSample(seqLen).base(() -> Loader.builder(data));
         });

@@ -87,7 +87,7 @@ class NamedArraysTest {
     }
 
     private static LoaderSpec loader(int batch, int workers, String order) {
-        return new LoaderSpec(batch, workers, null, 5L, null, 0, 1, order, 0, null, null, false, "fail", null, null, null, false);
+        return new LoaderSpec(batch, workers, null, 5L, null, 0, 1, LoaderSpec.Order.of(order), 0, null, null, false, LoaderSpec.Errors.FAIL, null, null, null, false);
     }
 
     @Test
@@ -272,7 +272,7 @@ class NamedArraysTest {
         files.put("x", new NamedArrays.ArrayFile(dir.resolve("x.npy").toString(), null, null, file("l.npy")));
         files.put("y", file("y.npy"));
         LoaderSpec disk = loader(N, 0, "sequential");
-        LoaderSpec memory = new LoaderSpec(N, 0, null, 5L, null, 0, 1, "sequential", 0, null, null, false, "fail", null, null,
+        LoaderSpec memory = new LoaderSpec(N, 0, null, 5L, null, 0, 1, LoaderSpec.Order.SEQUENTIAL, 0, null, null, false, LoaderSpec.Errors.FAIL, null, null,
                 null, true);
         byte[] want;
         try (Recipe r = Specs.open(spec(files, true), disk); Loader l = r.builder(disk).build()) {

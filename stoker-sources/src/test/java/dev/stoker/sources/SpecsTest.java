@@ -19,10 +19,10 @@ class SpecsTest {
     @Test
     void everyKindRoundTripsThroughJsonEqual() {
         List<SourceSpec> specs = List.of(new Synthetic(10, 8, 1.5),
-                new Tokens(List.of("a.bin", "b.npy"), 64, "uint32", "int32", "random", List.of(0.25, 0.75), 50256, true,
+                new Tokens(List.of("a.bin", "b.npy"), 64, "uint32", "int32", Tokens.Windows.RANDOM, List.of(0.25, 0.75), 50256, true,
                         new RemoteCache("/tmp/c", 1000)),
                 new Jsonl(List.of("a.jsonl.gz"), "gpt2", 128, "body", 64, 32, "int64", "disk", RemoteCache.DEFAULT),
-                Shards.of("s-{000..009}.tar").withImages(new Images("eval", 160, null, null, 0.0, 180, "json:label", true,
+                Shards.of("s-{000..009}.tar").withImages(new Images(Images.Transform.EVAL, 160, null, null, 0.0, 180, "json:label", true,
                         null, "uint8", "device", null, null, null)).withStream(true),
                 new Folder("/data/train", Images.none()),
                 Hdf5.of("s3://b/x.h5", List.of("/x", "/y")),
@@ -31,7 +31,7 @@ class SpecsTest {
         for (SourceSpec s : specs) {
             assertEquals(s, Specs.source(Specs.json(s)), Specs.json(s));
         }
-        LoaderSpec l = new LoaderSpec(8, 0, null, 7L, 3L, 1, 4, "sequential", 100, 1L << 20, 5000L, true, "skip-shard", 2, 1L << 30, 8, true);
+        LoaderSpec l = new LoaderSpec(8, 0, null, 7L, 3L, 1, 4, LoaderSpec.Order.SEQUENTIAL, 100, 1L << 20, 5000L, true, LoaderSpec.Errors.SKIP_SHARD, 2, 1L << 30, 8, true);
         assertEquals(l, Specs.loader(Specs.json(l)));
     }
 
@@ -41,7 +41,7 @@ class SpecsTest {
         assertEquals(Tokens.of(List.of("a.bin")), t);
         Shards s = (Shards) Specs.source("{\"kind\": \"shards\", \"paths\": [\"a.tar\"], \"images\": {\"size\": 96}}");
         assertEquals(96, s.images().size());
-        assertEquals("train", s.images().transform());
+        assertEquals(Images.Transform.TRAIN, s.images().transform());
         assertNull(s.images().flip());
         assertEquals(RemoteCache.DEFAULT, s.cache());
         assertEquals(LoaderSpec.DEFAULT, Specs.loader("{}"));
@@ -132,7 +132,7 @@ class SpecsTest {
         }
         Files.write(file, tokens);
         Tokens t = Tokens.of(List.of(file.toString())).withSeqLen(9);
-        Tokens offset = new Tokens(t.paths(), 9, t.dtype(), t.outDtype(), "offset", null, t.separator(), t.raw(), t.cache());
+        Tokens offset = new Tokens(t.paths(), 9, t.dtype(), t.outDtype(), Tokens.Windows.OFFSET, null, t.separator(), t.raw(), t.cache());
         LoaderSpec loader = LoaderSpec.DEFAULT.withBatchSize(4).withWorkers(0, null);
         try (Recipe r = offset.open(loader)) {
             List<Long> first = firstTokens(r.builder(loader).epoch(0));
@@ -144,7 +144,7 @@ class SpecsTest {
             assertTrue(!first.stream().sorted().toList().equals(second.stream().sorted().toList()), "other offsets next epoch");
             assertResumes(r, loader);
         }
-        LoaderSpec blocks = new LoaderSpec(4, 0, null, 5L, null, 0, 1, "blocks", 0, null, null, false, "fail", null, null,
+        LoaderSpec blocks = new LoaderSpec(4, 0, null, 5L, null, 0, 1, LoaderSpec.Order.BLOCKS, 0, null, null, false, LoaderSpec.Errors.FAIL, null, null,
                 null, false);
         try (Recipe r = t.open(blocks)) {
             List<Long> first = firstTokens(r.builder(blocks).epoch(0));
@@ -191,11 +191,11 @@ class SpecsTest {
             }
         }
         LoaderSpec loader = LoaderSpec.DEFAULT.withBatchSize(4).withWorkers(0, null);
-        Images tiny = new Images("train", 32, null, null, null, null, null, false, null, null, null, "ram", null, 1000L);
+        Images tiny = new Images(Images.Transform.TRAIN, 32, null, null, null, null, null, false, null, null, null, "ram", null, 1000L);
         SpecException e = assertThrows(SpecException.class, () -> Shards.of(shard.toString()).withImages(tiny).open(loader).close());
         assertEquals("cache", e.option());
         assertTrue(e.getMessage().contains("98,304 bytes") && e.getMessage().contains("1,000 bytes"), e.getMessage());
-        Images room = new Images("train", 32, null, null, null, null, null, false, null, null, null, "ram", null, 1L << 20);
+        Images room = new Images(Images.Transform.TRAIN, 32, null, null, null, null, null, false, null, null, null, "ram", null, 1L << 20);
         assertEquals("cache", assertThrows(SpecException.class,
                 () -> Shards.of(shard.toString()).withImages(room).withStream(true).open(loader).close()).option());
         try (Recipe r = Shards.of(shard.toString()).withImages(room).open(loader); Loader l = r.builder(loader).build()) {
@@ -206,7 +206,7 @@ class SpecsTest {
             assertEquals(8, rows);
         }
         assertEquals("cache_max_side", assertThrows(SpecException.class,
-                () -> new Images("train", 32, null, null, null, null, null, false, null, null, null, null, 64, null)).option());
+                () -> new Images(Images.Transform.TRAIN, 32, null, null, null, null, null, false, null, null, null, null, 64, null)).option());
     }
 
     /**
@@ -231,7 +231,7 @@ class SpecsTest {
         }
         Files.write(file, tokens);
         LoaderSpec disk = LoaderSpec.DEFAULT.withBatchSize(2).withWorkers(0, null);
-        LoaderSpec memory = new LoaderSpec(2, 0, null, null, null, 0, 1, "shuffle", 0, null, null, false, "fail", null, null,
+        LoaderSpec memory = new LoaderSpec(2, 0, null, null, null, 0, 1, LoaderSpec.Order.SHUFFLE, 0, null, null, false, LoaderSpec.Errors.FAIL, null, null,
                 null, true);
         Tokens spec = Tokens.of(List.of(file.toString())).withSeqLen(9);
         List<Long> expected;
@@ -245,7 +245,7 @@ class SpecsTest {
             assertEquals(expected, firstTokens(r.builder(memory).epoch(0)));
         }
         assertEquals(before, ours(shm), "nothing left in " + shm);
-        Shards shards = Shards.of(dir.resolve("t-{0..2}.tar").toString()).withImages(new Images("none", null, null, null,
+        Shards shards = Shards.of(dir.resolve("t-{0..2}.tar").toString()).withImages(new Images(Images.Transform.NONE, null, null, null,
                 null, null, null, true, null, null, null, null, null, null));
         try (Recipe a = Specs.open(shards, disk); Recipe b = Specs.open(shards, memory);
              Loader la = a.builder(disk).seed(3).build(); Loader lb = b.builder(memory).seed(3).build()) {
@@ -295,7 +295,7 @@ class SpecsTest {
             Files.writeString(target.resolve("precious"), "x");
             Files.createSymbolicLink(link, target);
             Path file = Files.write(dir.resolve("t.bin"), new byte[200]);
-            LoaderSpec memory = new LoaderSpec(2, 0, null, 0L, null, 0, 1, "shuffle", 0, null, null, false, "fail", null,
+            LoaderSpec memory = new LoaderSpec(2, 0, null, 0L, null, 0, 1, LoaderSpec.Order.SHUFFLE, 0, null, null, false, LoaderSpec.Errors.FAIL, null,
                     null, null, true);
             try (Recipe r = Specs.open(Tokens.of(List.of(file.toString())).withSeqLen(9), memory)) {
                 assertEquals(11, firstTokens(r.builder(memory).epoch(0)).size(), "100 tokens: 11 windows of 9");
