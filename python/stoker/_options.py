@@ -53,7 +53,7 @@ def kind_of(opt):
 # The loader spec (LoaderSpec), and the nested specs: Images (the image sources) and RemoteCache
 # (the sources that read remote files).
 LOADER = _own("loader")
-GROUPS = {"images": _own("images"), "cache": _own("cache")}
+GROUPS = {name: _own(name) for name, d in _DEFS.items() if name != "loader" and "kind" not in d["properties"]}
 
 # Each source: where its paths go ("paths": a list, "path": one, None: no paths), its own options,
 # and the nested specs it takes.

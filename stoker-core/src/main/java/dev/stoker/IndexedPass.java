@@ -225,8 +225,8 @@ final class IndexedPass extends Pass {
         long t1 = System.nanoTime();
         Tracer tracer = o.tracer();
         if (tracer != null) {
-            tracer.span(Thread.currentThread().getName(), workers.length == 0 ? "load batch (inline)" : "wait for a batch",
-                    t0, t1, 0, 0, 0);
+            tracer.span(new Tracer.Span(Thread.currentThread().getName(), workers.length == 0 ? "load batch (inline)" : "wait for a batch",
+                    t0, t1, 0, 0, 0));
         }
         ready.set(buf, -1);
         slotOf.set((int) (taken % buffers.length), 0);
@@ -552,8 +552,8 @@ final class IndexedPass extends Pass {
                     errors[buf] = e;
                 }
                 if (tracer != null) {
-                    tracer.span(thread.getName(), "batch " + (sequenceBase + batchNumber(s)), f0, System.nanoTime(),
-                            times.fetch - n0, times.transform - n1, times.collate - n2);
+                    tracer.span(new Tracer.Span(thread.getName(), "batch " + (sequenceBase + batchNumber(s)), f0, System.nanoTime(),
+                            times.fetch - n0, times.transform - n1, times.collate - n2));
                 }
                 publish(times);
                 if (cancelled) {

@@ -138,8 +138,8 @@ final class StreamFill implements ShuffleWindow.Stream {
         }
         Tracer tracer = o.tracer();
         if (tracer != null) { // the samples' fetch and transform ran on the workers, per shard: not this batch's
-            tracer.span(Thread.currentThread().getName(), "batch " + (deliveredBase + fillCount), t0, System.nanoTime(), 0, 0,
-                    f.collateNanos);
+            tracer.span(new Tracer.Span(Thread.currentThread().getName(), "batch " + (deliveredBase + fillCount), t0, System.nanoTime(), 0, 0,
+                    f.collateNanos));
         }
         if (block != null) {
             // the position is the block's start and how much of it went out (or the next block's start)

@@ -340,7 +340,7 @@ final class StreamPass extends Pass implements ShardRing.Owner, FilledQueue.Wait
             buffer = f.batch;
             Tracer tracer = o.tracer();
             if (tracer != null && !f.end) {
-                tracer.span(Thread.currentThread().getName(), "wait for a batch", t0, System.nanoTime(), 0, 0, 0);
+                tracer.span(new Tracer.Span(Thread.currentThread().getName(), "wait for a batch", t0, System.nanoTime(), 0, 0, 0));
             }
         }
         if (f.end) {

@@ -14,5 +14,9 @@ public interface Tracer {
      * to {@code end} nanoseconds; {@code fetch}, {@code transform} and {@code collate} are the
      * stage times inside it (0 when not measured).
      */
-    void span(String thread, String what, long start, long end, long fetch, long transform, long collate);
+    record Span(String thread, String what, long start, long end, long fetch, long transform, long collate) {
+    }
+
+    /** Receives one span. */
+    void span(Span span);
 }

@@ -275,9 +275,9 @@ class StreamingTest {
         String caller = Thread.currentThread().getName();
         for (Boolean collator : new Boolean[] {null, true}) {
             List<String> spans = java.util.Collections.synchronizedList(new ArrayList<>());
-            Tracer tracer = (thread, what, start, end, fetch, transform, collate) -> {
-                if (end >= start) {
-                    spans.add(thread + "|" + what);
+            Tracer tracer = span -> {
+                if (span.end() >= span.start()) {
+                    spans.add(span.thread() + "|" + span.what());
                 }
             };
             int batches;

@@ -17,10 +17,7 @@ import java.util.Map;
  * times as arguments) and per consumer wait. Keeps at most {@code limit} spans.
  */
 final class ChromeTrace implements Tracer {
-    private record Span(String thread, String what, long start, long end, long fetch, long transform, long collate) {
-    }
-
-    private final List<Span> spans = new ArrayList<>();
+    private final List<Tracer.Span> spans = new ArrayList<>();
     private final int limit;
     private final long origin = System.nanoTime();
     private long dropped;
@@ -30,9 +27,9 @@ final class ChromeTrace implements Tracer {
     }
 
     @Override
-    public synchronized void span(String thread, String what, long start, long end, long fetch, long transform, long collate) {
+    public synchronized void span(Tracer.Span span) {
         if (spans.size() < limit) {
-            spans.add(new Span(thread, what, start, end, fetch, transform, collate));
+            spans.add(span);
         } else {
             dropped++;
         }
@@ -47,7 +44,7 @@ final class ChromeTrace implements Tracer {
         try (JsonGenerator g = new JsonFactory().createGenerator(out)) {
             g.writeStartObject();
             g.writeArrayFieldStart("traceEvents");
-            for (Span s : spans) {
+            for (Tracer.Span s : spans) {
                 int tid = tids.computeIfAbsent(s.thread(), t -> tids.size() + 1);
                 g.writeStartObject();
                 g.writeStringField("name", s.what());

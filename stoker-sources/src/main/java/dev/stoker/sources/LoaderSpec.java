@@ -251,8 +251,11 @@ public record LoaderSpec(@Min(1) int batchSize, @Min(0) @Auto Integer workers, @
     /**
      * Sets these options on {@code b}, the order from {@code sampler} when the source has one of its
      * own (null: {@link #order}); not where the loader starts, which is the caller's ({@link #start}).
+     * It is the one way a spec's options, and its defaults, reach a builder ({@link Recipe#builder}):
+     * every option is set, so the builder's own defaults (a sequential order, no workers) never
+     * stand in for the spec's.
      */
-    LoaderBuilder configure(LoaderBuilder b, Sampler sampler) {
+    LoaderBuilder applyTo(LoaderBuilder b, Sampler sampler) {
         b.batchSize(batchSize).rank(rank).worldSize(worldSize)
                 .sampler(sampler != null ? sampler : sampler());
         if (workers == null) {

@@ -34,7 +34,7 @@ public final class Recipe implements AutoCloseable {
 
     /** A builder of the loader with {@code loader}'s options set; where it starts is the caller's ({@link LoaderSpec#start}). */
     public LoaderBuilder builder(LoaderSpec loader) {
-        LoaderBuilder b = loader.configure(base.get(), sampler);
+        LoaderBuilder b = loader.applyTo(base.get(), sampler);
         if (shardBuffer > 0 && b.streams() && !Integer.valueOf(0).equals(loader.workers())) {
             b.shardBuffer(shardBuffer);
         }
