@@ -1,5 +1,6 @@
 package dev.stoker.cli;
 
+import dev.stoker.sources.LoaderSpec;
 import java.nio.file.Path;
 import picocli.CommandLine.Option;
 
@@ -142,10 +143,10 @@ final class BenchOptions {
      * The loader spec these flags give, workers and prefetch {@code auto} (each configuration of a
      * sweep sets its own).
      */
-    dev.stoker.sources.LoaderSpec loader() {
-        return new dev.stoker.sources.LoaderSpec(batch, null, null, seed, epoch, rank, worldSize, dev.stoker.sources.LoaderSpec.Order.of(order), shuffleWindow,
-                shuffleWindowBytes, timeoutMs, dropLast, dev.stoker.sources.LoaderSpec.Errors.of(errors), cores, memoryLimit, streams, inMemory, pad, stacks(),
-                stackDtype, padValue, lengths, mask);
+    LoaderSpec loader() {
+        return new LoaderSpec(batch, null, null, seed, epoch, rank, worldSize, LoaderSpec.Order.of(order), shuffleWindow,
+                shuffleWindowBytes, timeoutMs, dropLast, LoaderSpec.Errors.of(errors), cores, memoryLimit, streams, inMemory, pad,
+                stacks(), stackDtype, padValue, lengths, mask);
     }
 
     /** The flags of padding alone (what {@code stoker cat} takes of the loader's options). */

@@ -51,12 +51,8 @@ final class CatCommand implements Runnable {
         if (limit < 0 || skip < 0) {
             throw new Main.UsageException("--limit and --skip take counts >= 0");
         }
-        LoaderSpec plain = storageOrder(64);
-        LoaderSpec sequential = new LoaderSpec(plain.batchSize(), plain.workers(), plain.prefetch(), plain.seed(), plain.epoch(),
-                plain.rank(), plain.worldSize(), plain.order(), plain.shuffleWindow(), plain.shuffleWindowBytes(),
-                plain.timeoutMs(), plain.dropLast(), plain.errors(), plain.cores(), plain.memoryLimit(), plain.streams(),
-                plain.inMemory(), options.pad(), options.stack(), options.stackDtype(), options.padValue(), options.lengths(),
-                options.mask());
+        LoaderSpec sequential = storageOrder(64).toBuilder().pad(options.pad()).stack(options.stack()).stackDtype(options.stackDtype())
+                .padValue(options.padValue()).lengths(options.lengths()).mask(options.mask()).build();
         boolean padded = !options.pad().isEmpty() || !options.stack().isEmpty();
         try (Recipe recipe = source.open(sequential);
              JsonGenerator g = new JsonFactory().createGenerator(out).setRootValueSeparator(null)) {
@@ -90,7 +86,7 @@ final class CatCommand implements Runnable {
 
     /** A loader's options that read a source in storage order, on the calling thread, in batches of {@code batch}. */
     static LoaderSpec storageOrder(int batch) {
-        return new LoaderSpec(batch, 0, null, null, null, 0, 1, LoaderSpec.Order.SEQUENTIAL, 0, null, null, false, LoaderSpec.Errors.FAIL, null, null, null, false);
+        return LoaderSpec.builder().batchSize(batch).workers(0).order(LoaderSpec.Order.SEQUENTIAL).build();
     }
 
     private static void line(JsonGenerator g, PrintWriter out, Map<String, ?> record) throws IOException {

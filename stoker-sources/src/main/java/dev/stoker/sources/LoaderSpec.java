@@ -52,14 +52,190 @@ public record LoaderSpec(@Min(1) int batchSize, @Min(0) @Auto Integer workers, @
 
     /** The defaults: batches of 32, workers and prefetch tuned, shuffled with seed 0, epoch 0, one rank, errors fail. */
     public static final LoaderSpec DEFAULT = new LoaderSpec(32, null, null, null, null, 0, 1, Order.SHUFFLE, 0, null, null, false,
-            Errors.FAIL, null, null, null, false);
+            Errors.FAIL, null, null, null, false, Map.of(), Map.of(), null, 0, false, false);
 
-    /** These options, with nothing padded. */
-    public LoaderSpec(int batchSize, Integer workers, Integer prefetch, Long seed, Long epoch, int rank, int worldSize,
-                      Order order, int shuffleWindow, Long shuffleWindowBytes, Long timeoutMs, boolean dropLast,
-                      Errors errors, Integer cores, Long memoryLimit, Integer streams, boolean inMemory) {
-        this(batchSize, workers, prefetch, seed, epoch, rank, worldSize, order, shuffleWindow, shuffleWindowBytes, timeoutMs,
-                dropLast, errors, cores, memoryLimit, streams, inMemory, Map.of(), Map.of(), null, 0, false, false);
+
+    /** A builder of a spec, from {@link #DEFAULT}'s options. */
+    public static Builder builder() {
+        return DEFAULT.toBuilder();
+    }
+
+    /** A builder of a spec, from these options. */
+    public Builder toBuilder() {
+        return new Builder(this);
+    }
+
+    /** A spec's options set one by one (each named as its component); {@link #build} checks them as the constructor does. */
+    public static final class Builder {
+        private int batchSize;
+        private Integer workers;
+        private Integer prefetch;
+        private Long seed;
+        private Long epoch;
+        private int rank;
+        private int worldSize;
+        private Order order;
+        private int shuffleWindow;
+        private Long shuffleWindowBytes;
+        private Long timeoutMs;
+        private boolean dropLast;
+        private Errors errors;
+        private Integer cores;
+        private Long memoryLimit;
+        private Integer streams;
+        private boolean inMemory;
+        private Map<String, Integer> pad;
+        private Map<String, List<String>> stack;
+        private String stackDtype;
+        private double padValue;
+        private boolean lengths;
+        private boolean mask;
+
+        private Builder(LoaderSpec s) {
+            batchSize = s.batchSize;
+            workers = s.workers;
+            prefetch = s.prefetch;
+            seed = s.seed;
+            epoch = s.epoch;
+            rank = s.rank;
+            worldSize = s.worldSize;
+            order = s.order;
+            shuffleWindow = s.shuffleWindow;
+            shuffleWindowBytes = s.shuffleWindowBytes;
+            timeoutMs = s.timeoutMs;
+            dropLast = s.dropLast;
+            errors = s.errors;
+            cores = s.cores;
+            memoryLimit = s.memoryLimit;
+            streams = s.streams;
+            inMemory = s.inMemory;
+            pad = s.pad;
+            stack = s.stack;
+            stackDtype = s.stackDtype;
+            padValue = s.padValue;
+            lengths = s.lengths;
+            mask = s.mask;
+        }
+
+        public Builder batchSize(int batchSize) {
+            this.batchSize = batchSize;
+            return this;
+        }
+
+        public Builder workers(Integer workers) {
+            this.workers = workers;
+            return this;
+        }
+
+        public Builder prefetch(Integer prefetch) {
+            this.prefetch = prefetch;
+            return this;
+        }
+
+        public Builder seed(Long seed) {
+            this.seed = seed;
+            return this;
+        }
+
+        public Builder epoch(Long epoch) {
+            this.epoch = epoch;
+            return this;
+        }
+
+        public Builder rank(int rank) {
+            this.rank = rank;
+            return this;
+        }
+
+        public Builder worldSize(int worldSize) {
+            this.worldSize = worldSize;
+            return this;
+        }
+
+        public Builder order(Order order) {
+            this.order = order;
+            return this;
+        }
+
+        public Builder shuffleWindow(int shuffleWindow) {
+            this.shuffleWindow = shuffleWindow;
+            return this;
+        }
+
+        public Builder shuffleWindowBytes(Long shuffleWindowBytes) {
+            this.shuffleWindowBytes = shuffleWindowBytes;
+            return this;
+        }
+
+        public Builder timeoutMs(Long timeoutMs) {
+            this.timeoutMs = timeoutMs;
+            return this;
+        }
+
+        public Builder dropLast(boolean dropLast) {
+            this.dropLast = dropLast;
+            return this;
+        }
+
+        public Builder errors(Errors errors) {
+            this.errors = errors;
+            return this;
+        }
+
+        public Builder cores(Integer cores) {
+            this.cores = cores;
+            return this;
+        }
+
+        public Builder memoryLimit(Long memoryLimit) {
+            this.memoryLimit = memoryLimit;
+            return this;
+        }
+
+        public Builder streams(Integer streams) {
+            this.streams = streams;
+            return this;
+        }
+
+        public Builder inMemory(boolean inMemory) {
+            this.inMemory = inMemory;
+            return this;
+        }
+
+        public Builder pad(Map<String, Integer> pad) {
+            this.pad = pad;
+            return this;
+        }
+
+        public Builder stack(Map<String, List<String>> stack) {
+            this.stack = stack;
+            return this;
+        }
+
+        public Builder stackDtype(String stackDtype) {
+            this.stackDtype = stackDtype;
+            return this;
+        }
+
+        public Builder padValue(double padValue) {
+            this.padValue = padValue;
+            return this;
+        }
+
+        public Builder lengths(boolean lengths) {
+            this.lengths = lengths;
+            return this;
+        }
+
+        public Builder mask(boolean mask) {
+            this.mask = mask;
+            return this;
+        }
+
+        /** The spec. */
+        public LoaderSpec build() {
+            return new LoaderSpec(batchSize, workers, prefetch, seed, epoch, rank, worldSize, order, shuffleWindow, shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams, inMemory, pad, stack, stackDtype, padValue, lengths, mask);
+        }
     }
 
     /** The order of an epoch's samples ({@code order}). */
@@ -181,23 +357,17 @@ public record LoaderSpec(@Min(1) int batchSize, @Min(0) @Auto Integer workers, @
 
     /** The same with {@code batchSize} samples per batch. */
     public LoaderSpec withBatchSize(int batchSize) {
-        return new LoaderSpec(batchSize, workers, prefetch, seed, epoch, rank, worldSize, order, shuffleWindow,
-                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams, inMemory, pad, stack, stackDtype,
-                padValue, lengths, mask);
+        return toBuilder().batchSize(batchSize).build();
     }
 
     /** The same with these workers and prefetch (null: {@code auto}). */
     public LoaderSpec withWorkers(Integer workers, Integer prefetch) {
-        return new LoaderSpec(batchSize, workers, prefetch, seed, epoch, rank, worldSize, order, shuffleWindow,
-                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams, inMemory, pad, stack, stackDtype,
-                padValue, lengths, mask);
+        return toBuilder().workers(workers).prefetch(prefetch).build();
     }
 
     /** The same for {@code rank} of {@code worldSize}. */
     public LoaderSpec withRank(int rank, int worldSize) {
-        return new LoaderSpec(batchSize, workers, prefetch, seed, epoch, rank, worldSize, order, shuffleWindow,
-                shuffleWindowBytes, timeoutMs, dropLast, errors, cores, memoryLimit, streams, inMemory, pad, stack, stackDtype,
-                padValue, lengths, mask);
+        return toBuilder().rank(rank).worldSize(worldSize).build();
     }
 
     /** The error policy {@link #errors} names. */

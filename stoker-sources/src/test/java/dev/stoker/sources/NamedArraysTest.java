@@ -87,7 +87,7 @@ class NamedArraysTest {
     }
 
     private static LoaderSpec loader(int batch, int workers, String order) {
-        return new LoaderSpec(batch, workers, null, 5L, null, 0, 1, LoaderSpec.Order.of(order), 0, null, null, false, LoaderSpec.Errors.FAIL, null, null, null, false);
+        return LoaderSpec.builder().batchSize(batch).workers(workers).seed(5L).order(LoaderSpec.Order.of(order)).build();
     }
 
     @Test
@@ -272,8 +272,7 @@ class NamedArraysTest {
         files.put("x", new NamedArrays.ArrayFile(dir.resolve("x.npy").toString(), null, null, file("l.npy")));
         files.put("y", file("y.npy"));
         LoaderSpec disk = loader(N, 0, "sequential");
-        LoaderSpec memory = new LoaderSpec(N, 0, null, 5L, null, 0, 1, LoaderSpec.Order.SEQUENTIAL, 0, null, null, false, LoaderSpec.Errors.FAIL, null, null,
-                null, true);
+        LoaderSpec memory = disk.toBuilder().inMemory(true).build();
         byte[] want;
         try (Recipe r = Specs.open(spec(files, true), disk); Loader l = r.builder(disk).build()) {
             Batch b = l.iterator().next();

@@ -31,7 +31,9 @@ class SpecsTest {
         for (SourceSpec s : specs) {
             assertEquals(s, Specs.source(Specs.json(s)), Specs.json(s));
         }
-        LoaderSpec l = new LoaderSpec(8, 0, null, 7L, 3L, 1, 4, LoaderSpec.Order.SEQUENTIAL, 100, 1L << 20, 5000L, true, LoaderSpec.Errors.SKIP_SHARD, 2, 1L << 30, 8, true);
+        LoaderSpec l = LoaderSpec.builder().batchSize(8).workers(0).seed(7L).epoch(3L).rank(1).worldSize(4)
+                .order(LoaderSpec.Order.SEQUENTIAL).shuffleWindow(100).shuffleWindowBytes(1L << 20).timeoutMs(5000L).dropLast(true)
+                .errors(LoaderSpec.Errors.SKIP_SHARD).cores(2).memoryLimit(1L << 30).streams(8).inMemory(true).build();
         assertEquals(l, Specs.loader(Specs.json(l)));
     }
 
@@ -144,8 +146,7 @@ class SpecsTest {
             assertTrue(!first.stream().sorted().toList().equals(second.stream().sorted().toList()), "other offsets next epoch");
             assertResumes(r, loader);
         }
-        LoaderSpec blocks = new LoaderSpec(4, 0, null, 5L, null, 0, 1, LoaderSpec.Order.BLOCKS, 0, null, null, false, LoaderSpec.Errors.FAIL, null, null,
-                null, false);
+        LoaderSpec blocks = LoaderSpec.builder().batchSize(4).workers(0).seed(5L).order(LoaderSpec.Order.BLOCKS).build();
         try (Recipe r = t.open(blocks)) {
             List<Long> first = firstTokens(r.builder(blocks).epoch(0));
             assertEquals(111, first.size()); // (1000 - 1) / 9 + 1 windows
@@ -231,8 +232,7 @@ class SpecsTest {
         }
         Files.write(file, tokens);
         LoaderSpec disk = LoaderSpec.DEFAULT.withBatchSize(2).withWorkers(0, null);
-        LoaderSpec memory = new LoaderSpec(2, 0, null, null, null, 0, 1, LoaderSpec.Order.SHUFFLE, 0, null, null, false, LoaderSpec.Errors.FAIL, null, null,
-                null, true);
+        LoaderSpec memory = disk.toBuilder().inMemory(true).build();
         Tokens spec = Tokens.of(List.of(file.toString())).withSeqLen(9);
         List<Long> expected;
         try (Recipe r = Specs.open(spec, disk)) {
@@ -295,8 +295,7 @@ class SpecsTest {
             Files.writeString(target.resolve("precious"), "x");
             Files.createSymbolicLink(link, target);
             Path file = Files.write(dir.resolve("t.bin"), new byte[200]);
-            LoaderSpec memory = new LoaderSpec(2, 0, null, 0L, null, 0, 1, LoaderSpec.Order.SHUFFLE, 0, null, null, false, LoaderSpec.Errors.FAIL, null,
-                    null, null, true);
+            LoaderSpec memory = LoaderSpec.builder().batchSize(2).workers(0).seed(0L).inMemory(true).build();
             try (Recipe r = Specs.open(Tokens.of(List.of(file.toString())).withSeqLen(9), memory)) {
                 assertEquals(11, firstTokens(r.builder(memory).epoch(0)).size(), "100 tokens: 11 windows of 9");
             }
