@@ -10,8 +10,8 @@ import java.io.IOException;
  * <p>NOTE [Sources as values]: every way in opens a source through its spec, so the same options
  * give the same batches whoever asks. {@code stoker bench} maps its flags to a spec (a flag is the
  * option's name, dashed: {@code FlagsContractTest}); {@code stoker.Loader} builds the same specs
- * from its keywords and sends them as JSON in the bridge's OPEN ({@code SpecContractTest} holds
- * {@code _options.py}'s tables to these records); a Java or DJL program builds them directly. A
+ * from its keywords, checked against the schema these records make (NOTE [One schema]), and sends
+ * them as JSON in the bridge's OPEN; a Java or DJL program builds them directly. A
  * spec's constructor checks each value's range; {@code open} checks what needs the whole spec (a
  * required option, one weight per path) and then touches data: what a source needs of the loader's
  * options (a shuffle window reads tar shards as a stream; a skip policy opens past unreadable
