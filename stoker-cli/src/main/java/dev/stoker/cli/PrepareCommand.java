@@ -161,7 +161,7 @@ final class PrepareCommand implements Runnable {
 
         @Override
         public Integer call() throws IOException {
-            if (!dev.stoker.storage.Storage.isRemote(src) && !Files.isDirectory(Path.of(src))) {
+            if (!dev.stoker.storage.Locations.isRemote(src) && !Files.isDirectory(Path.of(src))) {
                 throw new NoSuchFileException(src);
             }
             dev.stoker.formats.image.ImageFolder folder = new dev.stoker.formats.image.ImageFolder(src);

@@ -199,7 +199,7 @@ public record Images(String transform, Integer size, List<Double> scale, List<Do
     java.nio.file.Path cacheFolder() {
         return switch (cache) {
             case "ram" -> null;
-            case "disk" -> dev.stoker.storage.Storage.userCache("images");
+            case "disk" -> dev.stoker.storage.io.UserCache.dir("images");
             default -> java.nio.file.Path.of(cache);
         };
     }

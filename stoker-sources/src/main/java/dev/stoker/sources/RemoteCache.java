@@ -1,6 +1,6 @@
 package dev.stoker.sources;
 
-import dev.stoker.storage.Storage;
+import dev.stoker.storage.io.UserCache;
 import java.nio.file.Path;
 
 /**
@@ -20,6 +20,6 @@ public record RemoteCache(String cacheDir, long cacheSize) {
 
     /** The cache's folder. */
     public Path dir() {
-        return cacheDir != null ? Path.of(cacheDir) : Storage.userCache("shards");
+        return cacheDir != null ? Path.of(cacheDir) : UserCache.dir("shards");
     }
 }

@@ -8,7 +8,7 @@
  * {@link dev.stoker.formats.io.ReadAhead} runs a decompressor on a thread of its own, ahead of the
  * parser. {@link dev.stoker.formats.io.Sidecar} keeps an index beside the file it describes (or in
  * the user's cache), and {@link dev.stoker.formats.io.Fingerprints} proves that it still belongs
- * there. Files are written as {@link dev.stoker.storage.PendingFile}s: under a hidden name until
+ * there. Files are written as {@link dev.stoker.storage.io.PendingFile}s: under a hidden name until
  * they are complete.
  */
 package dev.stoker.formats.io;

@@ -71,7 +71,7 @@ public final class TextDocuments implements AutoCloseable {
         this.path = path;
         this.field = field;
         this.json = new JsonLine(field);
-        String name = dev.stoker.storage.Storage.baseName(path);
+        String name = dev.stoker.storage.Locations.baseName(path);
         String base = name.endsWith(".gz") || name.endsWith(".zst") ? name.substring(0, name.lastIndexOf('.')) : name;
         if (base.endsWith(".jsonl") || base.endsWith(".json") || base.endsWith(".ndjson")) {
             this.jsonl = true;

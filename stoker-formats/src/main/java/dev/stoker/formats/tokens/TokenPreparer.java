@@ -3,7 +3,7 @@ package dev.stoker.formats.tokens;
 import dev.stoker.CorruptRecordException;
 import dev.stoker.DType;
 import dev.stoker.ErrorPolicy;
-import dev.stoker.storage.PendingFile;
+import dev.stoker.storage.io.PendingFile;
 import dev.stoker.formats.npy.Npy;
 import dev.stoker.formats.text.TextDocuments;
 import dev.stoker.formats.text.TextRange;
