@@ -287,8 +287,8 @@ final class InspectCommand implements Callable<Integer> {
                 Npy.closeAll(arrays);
             }
         } else if (name.endsWith(".pt") || name.endsWith(".pth") || name.endsWith(".safetensors")
-                || Files.isRegularFile(p) && (dev.stoker.formats.tensors.TorchSave.isTorchSave(p)
-                || dev.stoker.formats.tensors.SafeTensors.looksLike(p))) {
+                || Files.isRegularFile(p) && (dev.stoker.formats.tensors.TensorFile.isTorchSave(p)
+                || dev.stoker.formats.tensors.TensorFile.looksLikeSafeTensors(p))) {
             try (dev.stoker.formats.tensors.TensorFile f = dev.stoker.formats.tensors.TensorFile.open(p)) {
                 g.writeStringField("format", f.format());
                 g.writeArrayFieldStart("tensors");

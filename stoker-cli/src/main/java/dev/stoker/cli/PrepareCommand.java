@@ -1,6 +1,6 @@
 package dev.stoker.cli;
 
-import dev.stoker.formats.tokens.TokenPreparer;
+import dev.stoker.formats.io.TokenPreparer;
 import dev.stoker.formats.tokens.Tokenizer;
 import dev.stoker.sources.LocalCopies;
 import java.io.IOException;

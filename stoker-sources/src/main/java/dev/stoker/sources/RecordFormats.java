@@ -5,7 +5,7 @@ import dev.stoker.formats.image.ImagePipeline;
 import dev.stoker.formats.io.Unreadable;
 import dev.stoker.formats.records.RecordDataset;
 import dev.stoker.formats.records.RecordSource;
-import dev.stoker.formats.tfrecord.Examples;
+import dev.stoker.formats.tfrecord.TfRecordFile;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -97,8 +97,8 @@ final class RecordFormats {
         });
     }
 
-    static Examples.Decode decode(String value) {
+    static TfRecordFile.Decode decode(String value) {
         SpecException.oneOf("decode", value, "example", "sequence_example", "raw");
-        return Examples.Decode.valueOf(value.toUpperCase(Locale.ROOT));
+        return TfRecordFile.Decode.valueOf(value.toUpperCase(Locale.ROOT));
     }
 }

@@ -1,9 +1,9 @@
 package dev.stoker.sources;
 
 import dev.stoker.ErrorPolicy;
-import dev.stoker.formats.tar.RemoteShards;
+import dev.stoker.formats.io.RemoteShards;
 import dev.stoker.formats.tar.TarDataset;
-import dev.stoker.formats.tar.TarReader;
+import dev.stoker.formats.io.TarReader;
 import dev.stoker.formats.tar.TarShards;
 import dev.stoker.storage.Locations;
 import dev.stoker.storage.ShardCache;

@@ -1,5 +1,7 @@
 package dev.stoker.formats.tar;
 
+import dev.stoker.formats.io.TarReader;
+import dev.stoker.formats.io.TarWriter;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;

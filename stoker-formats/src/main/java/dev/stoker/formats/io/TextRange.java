@@ -1,6 +1,5 @@
-package dev.stoker.formats.text;
+package dev.stoker.formats.io;
 
-import dev.stoker.formats.io.Compression;
 import dev.stoker.storage.Locations;
 import dev.stoker.storage.Storage;
 import java.io.IOException;

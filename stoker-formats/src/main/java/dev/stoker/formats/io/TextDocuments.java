@@ -1,9 +1,7 @@
-package dev.stoker.formats.text;
+package dev.stoker.formats.io;
 
 import dev.stoker.CorruptRecordException;
 import dev.stoker.CorruptShardException;
-import dev.stoker.formats.io.Compression;
-import dev.stoker.formats.io.ReadAhead;
 import java.io.BufferedInputStream;
 import java.io.FilterInputStream;
 import java.io.IOException;
