@@ -3,7 +3,7 @@
 # loader: 200,000 rows of (id int64, label int32, vec float32[64]) as an Arrow stream (Apache Arrow's
 # JavaScript writer, 1000-row record batches as Hugging Face datasets writes them), an MDS dataset, a
 # LitData dataset and a TFRecord file of tf.train.Examples (bench/formats/gen.py, numpy), an ArrayRecord
-# file of the rows' raw bytes (dev.stoker.bench.MakeArrayRecord, in stoker-bench), and as raw
+# file of the rows' raw bytes (stoker-formats/src/test/interop/MakeArrayRecord.java), and as raw
 # int32 windows of the same 268 bytes a row (the tokens source: one copy from the mapped file per
 # sample, no decoding).
 # Each configuration runs 3 times, alternating; the medians are printed, samples/s after the first batch.
@@ -29,11 +29,10 @@ if [ ! -f "$DATA/rows.arrow" ] || [ ! -d "$DATA/litdata" ]; then
     /usr/bin/python3 -c "import numpy as np, sys; np.load(sys.argv[1]).tofile(sys.argv[2])" "$DATA/rows.npy" "$DATA/rows.bin"
 fi
 if [ ! -f "$DATA/rows.array_record" ]; then
-    jar=stoker-bench/target/benchmarks.jar
-    if [ ! -f "$jar" ] || [ -n "$(find stoker-bench/src stoker-bench/pom.xml -newer "$jar" -print -quit)" ]; then
-        mvn -B -q -DskipTests package -pl stoker-bench -am >/dev/null
-    fi
-    "$JAVA_HOME/bin/java" -cp "$jar" dev.stoker.bench.MakeArrayRecord "$DATA"
+    # in the riegeli package, to hash with Stoker's package-private HighwayHash
+    jar=stoker-cli/target/stoker-cli.jar
+    "$JAVA_HOME/bin/javac" -d "$DATA/.make-array-record" -cp "$jar" stoker-formats/src/test/interop/MakeArrayRecord.java
+    "$JAVA_HOME/bin/java" -cp "$jar:$DATA/.make-array-record" dev.stoker.formats.riegeli.MakeArrayRecord "$DATA"
 fi
 run() { # ORDER NAME ARGS...
     local order=$1 name=$2

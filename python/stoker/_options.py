@@ -231,7 +231,7 @@ def local_path(path):
     return path if _URL.match(path) else os.path.abspath(path)
 
 
-# as stoker-storage's Storage.redact: a URL's password, and the signatures, credentials and tokens
+# as stoker-storage's Locations.redact: a URL's password, and the signatures, credentials and tokens
 # of presigned and token URLs
 _PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/:@\s]*):[^/@\s]*@")
 _SECRET_PARAMETER = re.compile(r"(?i)([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|X-Goog-Signature"

@@ -19,4 +19,5 @@ module dev.stoker.storage {
     requires software.amazon.awssdk.services.s3;
 
     exports dev.stoker.storage;
+    exports dev.stoker.storage.io to dev.stoker.core, dev.stoker.formats, dev.stoker.sources, dev.stoker.cli;
 }

@@ -380,7 +380,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
     /**
      * Writes {@link #toJson()} (and a newline) to {@code file}, whole or not at all: into a hidden
      * temporary file beside it, flushed to disk and renamed into place, so that no reader sees
-     * half a state ({@link dev.stoker.storage.PendingFile}).
+     * half a state ({@link dev.stoker.storage.io.PendingFile}).
      *
      * @throws NoSuchFileException when {@code file}'s folder does not exist, naming it
      * @throws java.nio.file.FileSystemException when {@code file} is not a regular file (a device,
@@ -388,7 +388,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
      */
     public void write(Path file) throws IOException {
         byte[] json = (toJson() + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        dev.stoker.storage.PendingFile.write(file, out -> out.write(json));
+        dev.stoker.storage.io.PendingFile.write(file, out -> out.write(json));
     }
 
     /**

@@ -141,7 +141,7 @@ public final class BridgeServer {
         } catch (Session.ClientGone e) {
             // the client went away: its loader and ring are closed
         } catch (IOException | RuntimeException e) {
-            System.err.println("stoker serve: client " + n + ": " + dev.stoker.storage.Storage.redact(Session.message(e)));
+            System.err.println("stoker serve: client " + n + ": " + dev.stoker.storage.Locations.redact(Session.message(e)));
         } finally {
             clients.remove(s);
             closeQuietly(client);

@@ -5,7 +5,7 @@ import static dev.stoker.bridge.Protocol.MAX_MESSAGE;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
-import dev.stoker.storage.Storage;
+import dev.stoker.storage.Locations;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 
@@ -193,9 +193,9 @@ final class Wire {
     void sendError(String kind, String message, String resource, long index, boolean fatal) throws IOException {
         send(ERROR, object(g -> {
             g.writeStringField("kind", kind);
-            g.writeStringField("message", message == null ? kind + " error" : Storage.redact(message));
+            g.writeStringField("message", message == null ? kind + " error" : Locations.redact(message));
             if (resource != null) {
-                g.writeStringField("resource", Storage.redact(resource));
+                g.writeStringField("resource", Locations.redact(resource));
             }
             if (index >= 0) {
                 g.writeNumberField("index", index);

@@ -10,7 +10,7 @@ import dev.stoker.LoaderStats;
 import dev.stoker.sources.LoaderSpec;
 import dev.stoker.sources.Recipe;
 import dev.stoker.sources.SourceSpec;
-import dev.stoker.storage.PendingFile;
+import dev.stoker.storage.io.PendingFile;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.PrintWriter;

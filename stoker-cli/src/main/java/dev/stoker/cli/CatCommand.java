@@ -6,7 +6,7 @@ import dev.stoker.Batch;
 import dev.stoker.Field;
 import dev.stoker.Loader;
 import dev.stoker.formats.records.Numbers;
-import dev.stoker.formats.records.RecordJson;
+import dev.stoker.formats.io.RecordJson;
 import dev.stoker.formats.records.RecordSource;
 import dev.stoker.formats.records.Tensor;
 import dev.stoker.sources.LoaderSpec;

@@ -36,7 +36,7 @@ final class ChromeTrace implements Tracer {
     }
 
     synchronized void write(Path file) throws IOException {
-        dev.stoker.storage.PendingFile.write(file, this::writeTo);
+        dev.stoker.storage.io.PendingFile.write(file, this::writeTo);
     }
 
     private void writeTo(OutputStream out) throws IOException {

@@ -81,7 +81,7 @@ final class DemoCommand implements Callable<Integer> {
             throw new Main.UsageException("--samples, --batch and --workers must be >= 1; --step-ms and --decode-us >= 0");
         }
         PrintWriter o = spec.commandLine().getOut();
-        Path dir = out != null ? out : dev.stoker.storage.Storage.ownFolder(Path.of(System.getProperty("java.io.tmpdir"),
+        Path dir = out != null ? out : dev.stoker.storage.io.UserCache.ownFolder(Path.of(System.getProperty("java.io.tmpdir"),
                 "stoker-demo-" + System.getProperty("user.name"))); // a folder of /tmp another user made is refused
         if (pytorch) {
             if (steps < 2) {
@@ -219,7 +219,7 @@ final class DemoCommand implements Callable<Integer> {
         if (Files.exists(file) && Files.size(file) == (long) n * RECORD) {
             return;
         }
-        dev.stoker.storage.PendingFile.write(file, out -> {
+        dev.stoker.storage.io.PendingFile.write(file, out -> {
             ByteBuffer rec = ByteBuffer.allocate(RECORD).order(ByteOrder.LITTLE_ENDIAN);
             CRC32C crc = new CRC32C();
             java.util.SplittableRandom r = new java.util.SplittableRandom(42);

@@ -63,7 +63,7 @@ final class InspectCommand implements Callable<Integer> {
     public Integer call() throws IOException {
         locations = Main.expand(locations); // brace patterns, as ls takes them
         if (plot != null) {
-            dev.stoker.storage.PendingFile.check(plot); // before the work: a device, a FIFO or a folder is refused
+            dev.stoker.storage.io.PendingFile.check(plot); // before the work: a device, a FIFO or a folder is refused
         }
         // a remote Parquet or ROOT file is described where it lives, by ranged reads of its
         // metadata alone; any other remote file is fetched through the shard cache first
@@ -79,7 +79,7 @@ final class InspectCommand implements Callable<Integer> {
     }
 
     private static boolean remoteParquet(String location) {
-        return dev.stoker.storage.Storage.isRemote(location) && (isParquet(location) || isRoot(location));
+        return dev.stoker.storage.Locations.isRemote(location) && (isParquet(location) || isRoot(location));
     }
 
     private static boolean isRoot(String name) {
@@ -287,8 +287,8 @@ final class InspectCommand implements Callable<Integer> {
                 Npy.closeAll(arrays);
             }
         } else if (name.endsWith(".pt") || name.endsWith(".pth") || name.endsWith(".safetensors")
-                || Files.isRegularFile(p) && (dev.stoker.formats.tensors.TorchSave.isTorchSave(p)
-                || dev.stoker.formats.tensors.SafeTensors.looksLike(p))) {
+                || Files.isRegularFile(p) && (dev.stoker.formats.tensors.TensorFile.isTorchSave(p)
+                || dev.stoker.formats.tensors.TensorFile.looksLikeSafeTensors(p))) {
             try (dev.stoker.formats.tensors.TensorFile f = dev.stoker.formats.tensors.TensorFile.open(p)) {
                 g.writeStringField("format", f.format());
                 g.writeArrayFieldStart("tensors");

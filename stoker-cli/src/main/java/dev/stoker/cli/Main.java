@@ -68,7 +68,7 @@ public final class Main implements Runnable {
         cl.setErr(err);
         cl.setExitCodeExceptionMapper(Main::exitCode);
         cl.setParameterExceptionHandler((ex, a) -> {
-            err.println("stoker: " + dev.stoker.storage.Storage.redact(ex.getMessage()));
+            err.println("stoker: " + dev.stoker.storage.Locations.redact(ex.getMessage()));
             CommandLine c = ex.getCommandLine();
             err.println("usage: " + c.getCommandSpec().qualifiedName() + " --help");
             return 2;
@@ -77,12 +77,12 @@ public final class Main implements Runnable {
             boolean debug = parsed.matchedOption("--debug") != null || hasDebug(parsed);
             Throwable t = unwrap(ex);
             if (t instanceof UsageException || t instanceof dev.stoker.sources.SpecException) {
-                err.println("stoker: " + dev.stoker.storage.Storage.redact(t instanceof dev.stoker.sources.SpecException s
+                err.println("stoker: " + dev.stoker.storage.Locations.redact(t instanceof dev.stoker.sources.SpecException s
                         ? s.message(Main::flag) : t.getMessage()));
                 err.println("usage: " + c.getCommandSpec().qualifiedName() + " --help");
                 return 2;
             }
-            err.println("stoker: " + dev.stoker.storage.Storage.redact(message(t)));
+            err.println("stoker: " + dev.stoker.storage.Locations.redact(message(t)));
             if (debug) {
                 t.printStackTrace(err);
             }

@@ -1,6 +1,6 @@
 package dev.stoker.cli;
 
-import dev.stoker.storage.PendingFile;
+import dev.stoker.storage.io.PendingFile;
 import java.awt.image.RenderedImage;
 import java.io.IOException;
 import java.nio.file.Path;

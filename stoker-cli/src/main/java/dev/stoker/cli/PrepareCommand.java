@@ -1,6 +1,6 @@
 package dev.stoker.cli;
 
-import dev.stoker.formats.tokens.TokenPreparer;
+import dev.stoker.formats.io.TokenPreparer;
 import dev.stoker.formats.tokens.Tokenizer;
 import dev.stoker.sources.LocalCopies;
 import java.io.IOException;
@@ -161,7 +161,7 @@ final class PrepareCommand implements Runnable {
 
         @Override
         public Integer call() throws IOException {
-            if (!dev.stoker.storage.Storage.isRemote(src) && !Files.isDirectory(Path.of(src))) {
+            if (!dev.stoker.storage.Locations.isRemote(src) && !Files.isDirectory(Path.of(src))) {
                 throw new NoSuchFileException(src);
             }
             dev.stoker.formats.image.ImageFolder folder = new dev.stoker.formats.image.ImageFolder(src);

@@ -1,6 +1,6 @@
 package dev.stoker.cli;
 
-import dev.stoker.formats.tar.TarWriter;
+import dev.stoker.formats.io.TarWriter;
 import java.awt.image.BufferedImage;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;

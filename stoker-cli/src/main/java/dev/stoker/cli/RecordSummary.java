@@ -2,16 +2,15 @@ package dev.stoker.cli;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.stoker.formats.arrow.ArrowFile;
-import dev.stoker.formats.arrow.ArrowFiles;
+import dev.stoker.formats.io.ArrowFiles;
 import dev.stoker.formats.litdata.LitDataset;
-import dev.stoker.formats.mds.MdsColumn;
 import dev.stoker.formats.mds.MdsDataset;
 import dev.stoker.formats.records.JsonText;
 import dev.stoker.formats.records.Numbers;
 import dev.stoker.formats.records.RecordSource;
 import dev.stoker.formats.records.Tensor;
 import dev.stoker.formats.riegeli.ArrayRecordFile;
-import dev.stoker.formats.tfrecord.Examples;
+import dev.stoker.formats.tfrecord.TfRecordFile;
 import dev.stoker.formats.tfrecord.TfRecordFile;
 import java.io.IOException;
 import java.math.BigInteger;
@@ -79,8 +78,8 @@ final class RecordSummary {
                 }
                 yield RecordSource.concat(parts);
             }
-            case "tfrecord" -> TfRecordFile.open(p, TfRecordFile.Compression.AUTO, Examples.Decode.EXAMPLE);
-            default -> ArrayRecordFile.open(p, Examples.Decode.RAW);
+            case "tfrecord" -> TfRecordFile.open(p, TfRecordFile.Compression.AUTO, TfRecordFile.Decode.EXAMPLE);
+            default -> ArrayRecordFile.open(p, TfRecordFile.Decode.RAW);
         };
     }
 
@@ -92,7 +91,7 @@ final class RecordSummary {
                 case MdsDataset d -> {
                     g.writeNumberField("shards", d.files().size());
                     g.writeArrayFieldStart("columns");
-                    for (MdsColumn c : d.columns()) {
+                    for (MdsDataset.Column c : d.columns()) {
                         g.writeString(c.name() + ": " + c.encoding());
                     }
                     g.writeEndArray();

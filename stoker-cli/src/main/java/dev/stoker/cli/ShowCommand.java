@@ -62,7 +62,7 @@ final class ShowCommand implements Runnable {
         if (limit < 1 || limit > 1024) {
             throw new Main.UsageException("--limit takes 1 to 1024 samples, got " + limit);
         }
-        dev.stoker.storage.PendingFile.check(out); // before the work: a device, a FIFO or a folder is refused
+        dev.stoker.storage.io.PendingFile.check(out); // before the work: a device, a FIFO or a folder is refused
         LoaderSpec sequential = CatCommand.storageOrder(Math.min(limit, 64));
         List<BufferedImage> tiles = new ArrayList<>();
         List<String> labels = new ArrayList<>();

@@ -1,7 +1,7 @@
 package dev.stoker.cli;
 
-import dev.stoker.formats.tar.TarGrouping;
-import dev.stoker.formats.tar.TarReader;
+import dev.stoker.formats.io.TarGrouping;
+import dev.stoker.formats.io.TarReader;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -47,7 +47,7 @@ class EstimateCommandTest {
     @Test
     void theImageCachesSizeFitAndSpeedUpAreEstimated() throws Exception {
         Path shard = tmp.resolve("img-000000.tar");
-        try (var w = new dev.stoker.formats.tar.TarWriter(shard)) {
+        try (var w = new dev.stoker.formats.io.TarWriter(shard)) {
             for (int i = 0; i < 12; i++) {
                 var img = new java.awt.image.BufferedImage(96, 64, java.awt.image.BufferedImage.TYPE_INT_RGB);
                 for (int x = 0; x < 96; x++) {

@@ -54,7 +54,7 @@ class ShowCommandTest {
     @Test
     void drawsShardsImagesAsStoredBeforeTheTransform(@TempDir Path tmp) throws Exception {
         byte[] jpg = Files.readAllBytes(Path.of("../stoker-formats/src/test/resources/fixtures/jpeg/photo-444p.jpg"));
-        try (dev.stoker.formats.tar.TarWriter w = new dev.stoker.formats.tar.TarWriter(tmp.resolve("s.tar"))) {
+        try (dev.stoker.formats.io.TarWriter w = new dev.stoker.formats.io.TarWriter(tmp.resolve("s.tar"))) {
             for (int i = 0; i < 3; i++) {
                 w.write("k" + i, java.util.Map.of("jpg", jpg, "cls", Integer.toString(7 + i).getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
             }

@@ -6,7 +6,7 @@ import static dev.stoker.cli.MainTest.stoker;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.stoker.formats.tar.TarWriter;
+import dev.stoker.formats.io.TarWriter;
 import dev.stoker.storage.testing.S3Fixture;
 import dev.stoker.storage.testing.TestServer;
 import java.io.IOException;

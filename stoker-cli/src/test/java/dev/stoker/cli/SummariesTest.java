@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.stoker.CorruptShardException;
 import dev.stoker.formats.tar.TarDataset;
-import dev.stoker.formats.tar.TarWriter;
+import dev.stoker.formats.io.TarWriter;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

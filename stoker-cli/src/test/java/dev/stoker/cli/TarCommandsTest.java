@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.stoker.formats.tar.TarWriter;
+import dev.stoker.formats.io.TarWriter;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;

@@ -4,7 +4,7 @@ import ai.djl.MalformedModelException;
 import ai.djl.Model;
 import ai.djl.util.Utils;
 import dev.stoker.LoaderState;
-import dev.stoker.storage.PendingFile;
+import dev.stoker.storage.io.PendingFile;
 
 import java.io.IOException;
 import java.nio.file.Files;

@@ -9,7 +9,7 @@ import dev.stoker.formats.npy.Npy;
 import dev.stoker.formats.tar.TarDataset;
 import dev.stoker.formats.tar.TarSample;
 import dev.stoker.formats.tar.TarShards;
-import dev.stoker.formats.tar.TarWriter;
+import dev.stoker.formats.io.TarWriter;
 import dev.stoker.formats.text.JsonlDataset;
 import dev.stoker.formats.text.TextStream;
 import dev.stoker.formats.tokens.Megatron;

@@ -107,7 +107,7 @@ class MutationFuzzTest {
     /** A small tar shard of a few samples, one of them larger than a block. */
     private byte[] tar() throws IOException {
         Path p = tmp.resolve("good.tar");
-        try (dev.stoker.formats.tar.TarWriter w = new dev.stoker.formats.tar.TarWriter(p)) {
+        try (dev.stoker.formats.io.TarWriter w = new dev.stoker.formats.io.TarWriter(p)) {
             java.util.Random r = new java.util.Random(5);
             for (int i = 0; i < 6; i++) {
                 byte[] b = new byte[100 + 700 * i];
@@ -190,7 +190,7 @@ class MutationFuzzTest {
         for (String f : List.of("examples.tfrecord", "examples.tfrecord.gz", "examples.tfrecord.zlib")) {
             Path p = dir.resolve(f);
             Mutants.fuzzNaming(f, Files.readAllBytes(p), p, 200, q -> readRecords(dev.stoker.formats.tfrecord.TfRecordFile.open(q,
-                    dev.stoker.formats.tfrecord.TfRecordFile.Compression.AUTO, dev.stoker.formats.tfrecord.Examples.Decode.EXAMPLE)));
+                    dev.stoker.formats.tfrecord.TfRecordFile.Compression.AUTO, dev.stoker.formats.tfrecord.TfRecordFile.Decode.EXAMPLE)));
         }
     }
 }

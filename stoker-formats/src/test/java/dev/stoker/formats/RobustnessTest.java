@@ -11,7 +11,7 @@ import dev.stoker.formats.image.ImagePipeline;
 import dev.stoker.formats.npy.Npy;
 import dev.stoker.formats.tar.TarDataset;
 import dev.stoker.formats.tar.TarShards;
-import dev.stoker.formats.tar.TarWriter;
+import dev.stoker.formats.io.TarWriter;
 import dev.stoker.formats.tokens.Megatron;
 import dev.stoker.formats.tokens.MegatronWriter;
 import java.io.IOException;

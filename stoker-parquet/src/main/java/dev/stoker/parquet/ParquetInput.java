@@ -1,5 +1,6 @@
 package dev.stoker.parquet;
 
+import dev.stoker.storage.Locations;
 import dev.stoker.storage.Storage;
 import java.io.EOFException;
 import java.io.IOException;
@@ -31,8 +32,8 @@ final class ParquetInput implements dev.hardwood.InputFile {
 
     ParquetInput(String location) throws IOException {
         this.location = location;
-        this.remote = Storage.isRemote(location);
-        if (!remote && !Files.isRegularFile(Storage.localPath(location))) {
+        this.remote = Locations.isRemote(location);
+        if (!remote && !Files.isRegularFile(Locations.localPath(location))) {
             throw new NoSuchFileException(location);
         }
         this.length = Storage.size(location);
@@ -50,7 +51,7 @@ final class ParquetInput implements dev.hardwood.InputFile {
         }
         if (!remote) {
             // a RandomAccessFile: unlike a FileChannel, a read of it is not ended by an interrupt
-            try (RandomAccessFile f = new RandomAccessFile(Storage.localPath(location).toFile(), "r")) {
+            try (RandomAccessFile f = new RandomAccessFile(Locations.localPath(location).toFile(), "r")) {
                 f.seek(offset);
                 f.readFully(dst, at, len);
             }

@@ -1,6 +1,7 @@
 package dev.stoker.root;
 
 import dev.stoker.CorruptShardException;
+import dev.stoker.storage.Locations;
 import dev.stoker.storage.Storage;
 import java.io.EOFException;
 import java.io.IOException;
@@ -81,7 +82,7 @@ public final class RootFile implements AutoCloseable {
 
     /** Opens a local path or an http(s):// or s3:// URL. */
     public static RootFile open(String pathOrUrl) throws IOException {
-        if (Storage.isRemote(pathOrUrl)) {
+        if (Locations.isRemote(pathOrUrl)) {
             long size = Storage.size(pathOrUrl);
             byte[] head = new byte[(int) Math.min(size, END_BYTES)];
             Storage.readFully(pathOrUrl, 0, ByteBuffer.wrap(head));
@@ -89,7 +90,7 @@ public final class RootFile implements AutoCloseable {
             Storage.readFully(pathOrUrl, size - tail.length, ByteBuffer.wrap(tail));
             return new RootFile(pathOrUrl, size, null, null, head, tail);
         }
-        Path p = Storage.localPath(pathOrUrl);
+        Path p = Locations.localPath(pathOrUrl);
         if (!Files.isRegularFile(p)) {
             throw Files.exists(p) ? new IOException(pathOrUrl + ": not a regular file") : new NoSuchFileException(pathOrUrl);
         }

@@ -1,7 +1,7 @@
 package dev.stoker.sources;
 
 import dev.stoker.formats.arrow.ArrowFile;
-import dev.stoker.formats.arrow.ArrowFiles;
+import dev.stoker.formats.io.ArrowFiles;
 import dev.stoker.formats.io.Unreadable;
 import dev.stoker.formats.records.RecordSource;
 import java.io.IOException;

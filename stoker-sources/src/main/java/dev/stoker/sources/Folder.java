@@ -1,7 +1,7 @@
 package dev.stoker.sources;
 
 import dev.stoker.formats.image.ImageFolder;
-import dev.stoker.storage.Storage;
+import dev.stoker.storage.Locations;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -26,7 +26,7 @@ public record Folder(String path, Images images) implements SourceSpec {
         if (path == null || path.isEmpty()) {
             throw new SpecException("path", "must name the folder");
         }
-        if (!Storage.isRemote(path) && !Files.isDirectory(Path.of(path))) {
+        if (!Locations.isRemote(path) && !Files.isDirectory(Path.of(path))) {
             throw new NoSuchFileException(path);
         }
         return Recipe.open(kind(), r -> images.serve(r, new ImageFolder(path)));

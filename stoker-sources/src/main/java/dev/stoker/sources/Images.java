@@ -224,7 +224,7 @@ public record Images(Transform transform, @Min(1) Integer size, @Min(0) List<Dou
     java.nio.file.Path cacheFolder() {
         return switch (cache) {
             case "ram" -> null;
-            case "disk" -> dev.stoker.storage.Storage.userCache("images");
+            case "disk" -> dev.stoker.storage.io.UserCache.dir("images");
             default -> java.nio.file.Path.of(cache);
         };
     }

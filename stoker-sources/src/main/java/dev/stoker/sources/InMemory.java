@@ -4,9 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
+import dev.stoker.storage.Locations;
 import dev.stoker.storage.ShardPattern;
-import dev.stoker.storage.Storage;
-import dev.stoker.storage.Temporaries;
+import dev.stoker.storage.io.Temporaries;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.FileVisitResult;
@@ -138,7 +138,7 @@ final class InMemory implements AutoCloseable {
     }
 
     private static Copy plan(String location, int index) throws IOException {
-        if (Storage.isRemote(location)) {
+        if (Locations.isRemote(location)) {
             return new Copy(location, index, null, null, 0);
         }
         Path p = Path.of(location);

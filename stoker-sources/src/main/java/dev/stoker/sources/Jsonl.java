@@ -8,10 +8,10 @@ import dev.stoker.formats.tokens.Pack;
 import dev.stoker.formats.tokens.Tokenize;
 import dev.stoker.formats.tokens.Tokenizer;
 import dev.stoker.formats.tokens.WindowCache;
-import dev.stoker.storage.Storage;
 import dev.stoker.sources.Schema.Choices;
 import dev.stoker.sources.Schema.Format;
 import dev.stoker.sources.Schema.Min;
+import dev.stoker.storage.io.UserCache;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -95,7 +95,7 @@ public record Jsonl(List<String> paths,
      */
     private StreamingDataset<Pack.Window> windowCache(Recipe r, TextStream text, StreamingDataset<Pack.Window> packed,
                                                       Pack pack, List<Path> local) throws IOException {
-        Path folder = windowCache.equals("disk") ? Storage.userCache("windows") : Path.of(windowCache);
+        Path folder = windowCache.equals("disk") ? UserCache.dir("windows") : Path.of(windowCache);
         long bytes = 0;
         for (Path p : local) {
             bytes += Files.size(p);

@@ -1,7 +1,7 @@
 package dev.stoker.sources;
 
-import dev.stoker.ErrorPolicy;
 import dev.stoker.DType;
+import dev.stoker.ErrorPolicy;
 import dev.stoker.Loader;
 import dev.stoker.LoaderBuilder;
 import dev.stoker.Padding;

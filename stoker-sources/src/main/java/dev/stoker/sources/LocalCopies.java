@@ -1,8 +1,9 @@
 package dev.stoker.sources;
 
+import dev.stoker.storage.Locations;
 import dev.stoker.storage.ShardCache;
 import dev.stoker.storage.Storage;
-import dev.stoker.storage.Temporaries;
+import dev.stoker.storage.io.Temporaries;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -45,7 +46,7 @@ public final class LocalCopies implements AutoCloseable {
     public List<Path> paths(boolean pairs) throws IOException {
         List<Path> out = new ArrayList<>();
         for (String l : locations) {
-            if (!Storage.isRemote(l)) {
+            if (!Locations.isRemote(l)) {
                 out.add(Path.of(l));
                 continue;
             }
@@ -61,7 +62,7 @@ public final class LocalCopies implements AutoCloseable {
     }
 
     private Path fetch(String location) throws IOException {
-        return fetch(location, Storage.baseName(location));
+        return fetch(location, Locations.baseName(location));
     }
 
     /**
@@ -71,7 +72,7 @@ public final class LocalCopies implements AutoCloseable {
      * relative to itself (MDS's {@code index.json}) reads the copies as it reads a local folder.
      */
     public Path under(String base, String relative) throws IOException {
-        if (!Storage.isRemote(base)) {
+        if (!Locations.isRemote(base)) {
             return Path.of(base).resolve(relative);
         }
         return fetch(base.endsWith("/") ? base + relative : base + "/" + relative, relative);
@@ -92,8 +93,8 @@ public final class LocalCopies implements AutoCloseable {
         pinned.add(location);
         Files.createDirectories(link.getParent());
         Files.deleteIfExists(link);
-        Storage.alias(link, location); // errors in the copy name the URL
-        Storage.alias(copy, location);
+        Locations.alias(link, location); // errors in the copy name the URL
+        Locations.alias(copy, location);
         return Files.createSymbolicLink(link, copy);
     }
 
@@ -121,8 +122,8 @@ public final class LocalCopies implements AutoCloseable {
         } catch (NoSuchFileException e) {
             return false;
         } catch (IOException e) {
-            throw new IOException(Storage.redact(e.getMessage() != null && e.getMessage().contains(partner) ? e.getMessage()
-                    : partner + ": " + e.getMessage()) + " (whether " + Storage.baseName(location)
+            throw new IOException(Locations.redact(e.getMessage() != null && e.getMessage().contains(partner) ? e.getMessage()
+                    : partner + ": " + e.getMessage()) + " (whether " + Locations.baseName(location)
                     + " has this Megatron partner cannot be told: not read without it; --raw, raw=True in Python, "
                     + "reads a token file as it is without asking)", e);
         }

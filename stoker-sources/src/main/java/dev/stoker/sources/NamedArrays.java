@@ -10,7 +10,6 @@ import dev.stoker.formats.io.Magic;
 import dev.stoker.formats.npy.Npy;
 import dev.stoker.formats.npy.NpyArray;
 import dev.stoker.formats.tensors.ArrayDataset;
-import dev.stoker.formats.tensors.SafeTensors;
 import dev.stoker.formats.tensors.TensorFile;
 import dev.stoker.sources.Schema.Format;
 import java.io.IOException;
@@ -206,7 +205,7 @@ public record NamedArrays(String path, @Format("files") Map<String, ArrayFile> f
             }
             return a;
         }
-        if (m == Magic.ZIP || m == Magic.TORCH_LEGACY || name.endsWith(".safetensors") || SafeTensors.looksLike(p)) {
+        if (m == Magic.ZIP || m == Magic.TORCH_LEGACY || name.endsWith(".safetensors") || TensorFile.looksLikeSafeTensors(p)) {
             TensorFile t = r.hold(TensorFile.open(p));
             if (t.arrays().size() != 1) {
                 throw new CorruptShardException(p.toString(), -1, "holds " + t.arrays().size() + " tensors " + t.arrays().keySet()

@@ -4,8 +4,8 @@ import dev.stoker.Loader;
 import dev.stoker.Sampler;
 import dev.stoker.parquet.ParquetDataset;
 import dev.stoker.parquet.Where;
-import dev.stoker.storage.Storage;
 import dev.stoker.sources.Schema.Min;
+import dev.stoker.storage.Locations;
 import java.io.IOException;
 import java.util.List;
 import java.util.Locale;
@@ -64,7 +64,7 @@ public record Parquet(String path, List<String> columns, String where, @Min(1) l
             if (shuffleRowGroups != null) {
                 r.sampler(Sampler.blockShuffle(data.rowGroupStarts(), shuffleRowGroups));
             }
-            if (Storage.isRemote(path)) {
+            if (Locations.isRemote(path)) {
                 r.report(() -> {
                     var t = data.traffic();
                     return String.format(Locale.ROOT, "parquet %s: fetched %.2f MB in %d requests; the projection needs "

@@ -77,7 +77,7 @@ public final class Recipe implements AutoCloseable {
      * fetched), the secrets of the URLs they name as {@code ***} ({@link dev.stoker.storage.Storage#redact}).
      */
     public List<String> report() {
-        return reports.stream().map(Supplier::get).map(dev.stoker.storage.Storage::redact).toList();
+        return reports.stream().map(Supplier::get).map(dev.stoker.storage.Locations::redact).toList();
     }
 
     /**

@@ -5,7 +5,7 @@ import dev.stoker.formats.image.ImagePipeline;
 import dev.stoker.formats.io.Unreadable;
 import dev.stoker.formats.records.RecordDataset;
 import dev.stoker.formats.records.RecordSource;
-import dev.stoker.formats.tfrecord.Examples;
+import dev.stoker.formats.tfrecord.TfRecordFile;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -96,7 +96,7 @@ final class RecordFormats {
         });
     }
 
-    static Examples.Decode decode(TfRecord.Decode value) {
-        return Examples.Decode.valueOf(value.name());
+    static TfRecordFile.Decode decode(TfRecord.Decode value) {
+        return TfRecordFile.Decode.valueOf(value.name());
     }
 }

@@ -1,8 +1,8 @@
 package dev.stoker.sources;
 
-import dev.stoker.storage.Storage;
 import dev.stoker.sources.Schema.Format;
 import dev.stoker.sources.Schema.Min;
+import dev.stoker.storage.io.UserCache;
 import java.nio.file.Path;
 
 /**
@@ -22,6 +22,6 @@ public record RemoteCache(@Format("folder") String cacheDir, @Min(1) long cacheS
 
     /** The cache's folder. */
     public Path dir() {
-        return cacheDir != null ? Path.of(cacheDir) : Storage.userCache("shards");
+        return cacheDir != null ? Path.of(cacheDir) : UserCache.dir("shards");
     }
 }

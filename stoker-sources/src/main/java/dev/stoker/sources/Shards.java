@@ -1,10 +1,11 @@
 package dev.stoker.sources;
 
 import dev.stoker.ErrorPolicy;
-import dev.stoker.formats.tar.RemoteShards;
+import dev.stoker.formats.io.RemoteShards;
+import dev.stoker.formats.io.TarReader;
 import dev.stoker.formats.tar.TarDataset;
-import dev.stoker.formats.tar.TarReader;
 import dev.stoker.formats.tar.TarShards;
+import dev.stoker.storage.Locations;
 import dev.stoker.storage.ShardCache;
 import dev.stoker.storage.ShardPattern;
 import dev.stoker.storage.Storage;
@@ -56,7 +57,7 @@ public record Shards(List<String> paths, boolean stream, Images images, RemoteCa
         }
         boolean streamed = stream || loader.windowed();
         ErrorPolicy errors = loader.errorPolicy();
-        if (paths.stream().anyMatch(Storage::isRemote)) {
+        if (paths.stream().anyMatch(Locations::isRemote)) {
             return remote(streamed, errors);
         }
         List<Path> shards = new ArrayList<>();
@@ -87,7 +88,7 @@ public record Shards(List<String> paths, boolean stream, Images images, RemoteCa
     private Recipe remote(boolean streamed, ErrorPolicy errors) throws IOException {
         List<String> locations = new ArrayList<>();
         for (String p : paths) {
-            locations.addAll(Storage.isListing(p) ? Storage.list(p) : expand(List.of(p)));
+            locations.addAll(Locations.isListing(p) ? Storage.list(p) : expand(List.of(p)));
         }
         if (locations.isEmpty()) {
             throw new SpecException(null, "no shards under " + String.join(" ", paths));
@@ -101,7 +102,7 @@ public record Shards(List<String> paths, boolean stream, Images images, RemoteCa
                         dir, st.hits(), st.misses(), st.bytesDownloaded() / 1e6, st.waitNanos() / 1e9);
             });
             // compressed shards have no index: they stream, as local ones
-            if (streamed || !locations.stream().allMatch(l -> Storage.baseName(l).endsWith(".tar"))) {
+            if (streamed || !locations.stream().allMatch(l -> Locations.baseName(l).endsWith(".tar"))) {
                 images.serve(r, RemoteShards.tar(locations, shardCache, 2));
             } else {
                 throughIndex(r, locations, shardCache, errors);

@@ -8,9 +8,7 @@ import dev.stoker.Sampler;
 import dev.stoker.formats.io.Magic;
 import dev.stoker.formats.npy.Npy;
 import dev.stoker.formats.npy.NpyArray;
-import dev.stoker.formats.tensors.SafeTensors;
 import dev.stoker.formats.tensors.TensorFile;
-import dev.stoker.formats.tensors.TorchSave;
 import dev.stoker.formats.tokens.Megatron;
 import dev.stoker.formats.tokens.PackedSequences;
 import dev.stoker.formats.tokens.TokenFile;
@@ -173,11 +171,11 @@ public record Tokens(List<String> paths, @Min(1) int seqLen, @Choices({"uint16",
             return false; // TokenFile.open names what it is
         }
         Magic m = Magic.of(Magic.head(p));
-        if (m == Magic.ZIP && !TorchSave.isTorchSave(p)) {
+        if (m == Magic.ZIP && !TensorFile.isTorchSave(p)) {
             throw new CorruptShardException(name, 0, "a zip archive, not tokens (no torch.save data.pkl in it); a raw token "
                     + "file that only begins like one is read as it is with --raw (Python: raw=True)");
         }
-        return m == Magic.ZIP || m == Magic.TORCH_LEGACY || name.endsWith(".safetensors") || SafeTensors.looksLike(p);
+        return m == Magic.ZIP || m == Magic.TORCH_LEGACY || name.endsWith(".safetensors") || TensorFile.looksLikeSafeTensors(p);
     }
 
     /** The one tensor a token file of tensors holds. */

@@ -182,7 +182,7 @@ class SpecsTest {
     @Test
     void anImageCacheIsEstimatedFirstAndRefusedPastItsBoundWithTheNumbers(@TempDir Path dir) throws Exception {
         Path shard = dir.resolve("img-000000.tar");
-        try (var w = new dev.stoker.formats.tar.TarWriter(shard)) {
+        try (var w = new dev.stoker.formats.io.TarWriter(shard)) {
             for (int i = 0; i < 8; i++) {
                 var img = new java.awt.image.BufferedImage(64, 48, java.awt.image.BufferedImage.TYPE_INT_RGB);
                 img.setRGB(i, i, 0xff0000);
@@ -219,7 +219,7 @@ class SpecsTest {
     void aSourceInMemoryReadsACopyThatGoesWithItAndIsRefusedWhenItWouldNotFit(@TempDir Path dir) throws Exception {
         Path shm = InMemory.shmRoot();
         for (int s = 0; s < 3; s++) {
-            try (var w = new dev.stoker.formats.tar.TarWriter(dir.resolve("t-" + s + ".tar"))) {
+            try (var w = new dev.stoker.formats.io.TarWriter(dir.resolve("t-" + s + ".tar"))) {
                 for (int i = 0; i < 5; i++) {
                     w.write("s" + s + "i" + i, java.util.Map.of("bin", new byte[] {(byte) s, (byte) i}));
                 }

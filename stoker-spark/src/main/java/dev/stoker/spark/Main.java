@@ -1,7 +1,7 @@
 package dev.stoker.spark;
 
 import dev.stoker.ErrorPolicy;
-import dev.stoker.formats.tokens.TokenPreparer;
+import dev.stoker.formats.io.TokenPreparer;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;

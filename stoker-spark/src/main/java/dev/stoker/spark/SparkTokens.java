@@ -1,8 +1,8 @@
 package dev.stoker.spark;
 
 import dev.stoker.ErrorPolicy;
-import dev.stoker.formats.text.TextRange;
-import dev.stoker.formats.tokens.TokenPreparer;
+import dev.stoker.formats.io.TextRange;
+import dev.stoker.formats.io.TokenPreparer;
 import dev.stoker.formats.tokens.Tokenizer;
 import dev.stoker.storage.Storage;
 import java.io.IOException;

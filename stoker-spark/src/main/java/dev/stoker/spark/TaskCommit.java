@@ -2,7 +2,7 @@ package dev.stoker.spark;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
-import dev.stoker.storage.PendingFile;
+import dev.stoker.storage.io.PendingFile;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.Serializable;

@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.stoker.formats.image.ImageFolder;
 import dev.stoker.formats.tar.ShardWriter;
-import dev.stoker.formats.tar.TarReader;
-import dev.stoker.formats.tar.TarGrouping;
+import dev.stoker.formats.io.TarReader;
+import dev.stoker.formats.io.TarGrouping;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.stoker.ErrorPolicy;
 import dev.stoker.formats.tokens.Megatron;
-import dev.stoker.formats.tokens.TokenPreparer;
+import dev.stoker.formats.io.TokenPreparer;
 import dev.stoker.formats.tokens.Tokenizer;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -185,7 +185,7 @@ class SparkTokensTest {
         List<Path> files = new ArrayList<>();
         inputs(files);
         SparkTokens.Options o = options(TokenPreparer.Format.BIN, ErrorPolicy.FAIL);
-        List<List<dev.stoker.formats.text.TextRange>> plan = SparkTokens.plan(strings(files), 2);
+        List<List<dev.stoker.formats.io.TextRange>> plan = SparkTokens.plan(strings(files), 2);
         TaskCommit commit = TaskCommit.begin(dir, "spec");
         List<TaskCommit.Part> reported = new ArrayList<>();
         for (int part = 0; part < plan.size(); part++) {

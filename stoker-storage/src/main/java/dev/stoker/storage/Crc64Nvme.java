@@ -14,7 +14,7 @@ import software.amazon.awssdk.checksums.SdkChecksum;
  * a step (slicing by 8: one table lookup per byte, no dependency between the lookups of a step).
  * {@link #getChecksumBytes} is big-endian, as S3 encodes it.
  */
-public final class Crc64Nvme implements SdkChecksum {
+final class Crc64Nvme implements SdkChecksum {
     private static final long POLY = 0x9A6C9329AC4BC9B5L; // 0xAD93D23594C93659, bits reversed
     private static final long[][] T = tables();
     private static final VarHandle LONG_LE = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);

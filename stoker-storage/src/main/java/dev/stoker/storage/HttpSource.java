@@ -15,7 +15,7 @@ import java.time.Duration;
  * read of the body (the socket's own read timeout): a body that stalls longer fails the read,
  * which is retried from the last byte received. The transport is {@link Http}'s.
  */
-public final class HttpSource extends RetryingSource {
+final class HttpSource extends RetryingSource {
     private final URI uri;
     private final Duration timeout;
 

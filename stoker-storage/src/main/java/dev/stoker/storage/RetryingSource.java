@@ -19,7 +19,7 @@ import software.amazon.awssdk.checksums.spi.ChecksumAlgorithm;
  * ETag of a single-part object, its MD5), the bytes are hashed as they are delivered and checked at the end: a mismatch fails with
  * a {@link DigestMismatch}. Subclasses say only how to open the object at a byte offset.
  */
-public abstract class RetryingSource extends InputStream {
+abstract class RetryingSource extends InputStream {
     private final String name;
     private final Retry retry;
     private InputStream body;

@@ -51,7 +51,7 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  * {@code x-amz-checksum-*} (asked for with {@code x-amz-checksum-mode}), else the MD5 in a
  * single-part ETag, is checked over the whole object, across resumed ranges.
  */
-public final class S3Objects {
+final class S3Objects {
     private static S3Client client;
     private static Access access;
 
@@ -229,9 +229,9 @@ public final class S3Objects {
 
     /** Every object under an {@code s3://bucket/prefix} with its size, in key order, {@code pageSize} keys a request. */
     static List<Storage.Entry> list(String location, int pageSize) throws IOException {
-        int glob = Storage.firstWildcard(location);
+        int glob = Locations.firstWildcard(location);
         String prefix = glob < 0 ? location : location.substring(0, glob);
-        Pattern keep = glob < 0 ? null : Pattern.compile(Storage.globToRegex(location));
+        Pattern keep = glob < 0 ? null : Pattern.compile(Locations.globToRegex(location));
         Location at = Location.parse(prefix);
         List<Storage.Entry> out = new ArrayList<>();
         try {

@@ -1,5 +1,8 @@
 package dev.stoker.storage;
 
+import dev.stoker.storage.io.PendingFile;
+import dev.stoker.storage.io.Temporaries;
+import dev.stoker.storage.io.UserCache;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -86,7 +89,7 @@ public final class ShardCache implements AutoCloseable {
         if (maxBytes < 1 || parallelDownloads < 1) {
             throw new IllegalArgumentException("maxBytes and parallelDownloads must be >= 1");
         }
-        this.dir = Folders.own(dir); // NOTE [Folders of one's own]: a copy found here is trusted
+        this.dir = UserCache.ownFolder(dir); // NOTE [Folders of one's own]: a copy found here is trusted
         this.maxBytes = maxBytes;
         this.downloads = Executors.newFixedThreadPool(parallelDownloads, r -> {
             Thread t = new Thread(r, "stoker-download");
@@ -427,7 +430,7 @@ public final class ShardCache implements AutoCloseable {
                     }
                     if (got == null && tryLock(ch, SAY_AFTER_NANOS) == null) {
                         notice("waiting for " + (pid > 0 ? "process " + pid + (f[1].equals(HOST) ? "" : " on " + f[1])
-                                : "another process") + ", which is downloading " + Storage.redact(location) + " into " + dir
+                                : "another process") + ", which is downloading " + Locations.redact(location) + " into " + dir
                                 + " (its lock " + lockPath + ")");
                         ch.lock();
                     }
@@ -671,7 +674,7 @@ public final class ShardCache implements AutoCloseable {
     static String key(String location) {
         try {
             byte[] h = MessageDigest.getInstance("SHA-256").digest(location.getBytes(StandardCharsets.UTF_8));
-            String name = Storage.baseName(location).replaceAll("[^A-Za-z0-9._-]", "_");
+            String name = Locations.baseName(location).replaceAll("[^A-Za-z0-9._-]", "_");
             return HexFormat.of().formatHex(h, 0, 8) + "-" + name + ".shard";
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);

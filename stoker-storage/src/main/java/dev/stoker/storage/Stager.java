@@ -33,8 +33,8 @@ public final class Stager {
     /** The files a source names, with their sizes, in order. */
     public static List<Item> plan(String source) throws IOException {
         List<Item> items = new ArrayList<>();
-        if (Storage.isListing(source)) {
-            int glob = Storage.firstWildcard(source);
+        if (Locations.isListing(source)) {
+            int glob = Locations.firstWildcard(source);
             String dirPart = source.substring(0, source.lastIndexOf('/', glob < 0 ? source.length() - 1 : glob) + 1);
             for (Storage.Entry e : Storage.entries(source)) {
                 if (!e.location().endsWith("/")) {
@@ -46,13 +46,13 @@ public final class Stager {
             }
             return items;
         }
-        if (source.contains("{") || Storage.isRemote(source)) {
+        if (source.contains("{") || Locations.isRemote(source)) {
             for (String location : ShardPattern.expand(source)) {
-                items.add(new Item(location, Storage.baseName(location), Storage.size(location)));
+                items.add(new Item(location, Locations.baseName(location), Storage.size(location)));
             }
             return items;
         }
-        Path root = Storage.localPath(source);
+        Path root = Locations.localPath(source);
         if (Files.isRegularFile(root)) {
             return List.of(new Item(root.toString(), root.getFileName().toString(), Files.size(root)));
         }

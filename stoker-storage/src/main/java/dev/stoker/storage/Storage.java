@@ -1,5 +1,6 @@
 package dev.stoker.storage;
 
+import dev.stoker.storage.io.PendingFile;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -20,7 +21,7 @@ import java.util.stream.Stream;
 /**
  * One way to open, size, list and read ranges of data by location: a local path,
  * {@code file://}, {@code http://}, {@code https://}, {@code s3://bucket/key} (see
- * {@link S3Objects} for how S3 is configured), or a prefix another {@link Store} was mounted at
+ * {@code S3Objects} for how S3 is configured), or a prefix another {@link Store} was mounted at
  * (an in-memory store in tests: the test-jar's {@code testing.MemoryStore}). Every format reads its bytes through here, so none
  * knows where they live.
  */
@@ -43,7 +44,7 @@ public final class Storage {
     }
 
     /** The mounted store that serves {@code location}, or null. */
-    private static Store mounted(String location) {
+    static Store mounted(String location) {
         if (MOUNTS.isEmpty()) {
             return null;
         }
@@ -60,7 +61,7 @@ public final class Storage {
      * before it fails and is retried: the system property {@code stoker.read.timeout} in seconds
      * ({@code -Dstoker.read.timeout=5}, or {@code 0.5}), 30 by default.
      */
-    public static Duration readTimeout() {
+    static Duration readTimeout() {
         String s = System.getProperty("stoker.read.timeout");
         if (s == null || s.isBlank()) {
             return Duration.ofSeconds(30);
@@ -77,63 +78,10 @@ public final class Storage {
         return Duration.ofMillis(Math.max(1, Math.round(seconds * 1000)));
     }
 
-    /**
-     * {@code text} (a location, or a message naming one) as a user reads it: the password of any
-     * {@code scheme://user:password@} in it and the signatures of presigned URLs replaced by
-     * {@code ***} (secrets are never printed, NOTE [Credentials in a URL] in Http), and every local
-     * copy of a remote file ({@link #alias}) named by its location instead.
-     */
-    public static String redact(String text) {
-        if (text != null && !ALIASES.isEmpty()) {
-            for (String local : ALIASES.keySet().stream().sorted(java.util.Comparator.comparingInt(String::length).reversed())
-                    .toList()) { // the longest first: a copy's name may begin another's
-                if (text.contains(local)) {
-                    text = text.replace(local, ALIASES.get(local));
-                }
-            }
-        }
-        return Http.redact(text);
-    }
-
-    /** Local copies of remote files and the locations they are copies of, for {@link #redact}. */
-    private static final Map<String, String> ALIASES = new ConcurrentHashMap<>();
-
-    /**
-     * Names {@code local}, a copy of {@code location} that a format reads in its place, by that
-     * location in every message {@link #redact} words: an error in the copy names the URL the
-     * user gave. Kept for the process's life, since an error is often printed after the copy is gone.
-     */
-    public static void alias(Path local, String location) {
-        ALIASES.put(local.toString(), location);
-    }
-
     /** Whether the bytes are anywhere but in a local file: HTTP, S3 or a mounted store. */
 
     /**
-     * Stoker's folder {@code part} in the user's cache: {@code $XDG_CACHE_HOME/stoker/PART},
-     * by default {@code ~/.cache/stoker/PART} (tar and line indexes, kept images, kept windows).
-     */
-    public static java.nio.file.Path userCache(String part) {
-        return java.nio.file.Path.of(System.getenv().getOrDefault("XDG_CACHE_HOME", System.getProperty("user.home") + "/.cache"),
-                "stoker", part);
-    }
-
-    /**
-     * {@code dir}, created {@code 0700} if it does not exist, checked to be a folder of the user's
-     * own that no other user can write: for what Stoker writes and later trusts (NOTE [Folders of
-     * one's own] in Folders). Another user's, or a shared one, is refused in one line.
-     */
-    public static Path ownFolder(Path dir) throws IOException {
-        return Folders.own(dir);
-    }
-
-    public static boolean isRemote(String location) {
-        return location.startsWith("http://") || location.startsWith("https://") || location.startsWith("s3://")
-                || mounted(location) != null;
-    }
-
-    /**
-     * A stream of the object's bytes; remote reads retry and resume (see {@link RetryingSource}),
+     * A stream of the object's bytes; remote reads retry and resume (see {@code RetryingSource}),
      * and each waits at most {@link #readTimeout()} for its next bytes.
      */
     public static InputStream open(String location) throws IOException {
@@ -160,11 +108,11 @@ public final class Storage {
         if (location.startsWith("s3://")) {
             return pinned(location, S3Objects.open(location, RetryingSource.Retry.standard(), readTimeout()).range(offset, length));
         }
-        if (isRemote(location)) {
+        if (Locations.isRemote(location)) {
             return pinned(location, new HttpSource(URI.create(location), RetryingSource.Retry.standard(), readTimeout())
                     .range(offset, length));
         }
-        FileChannel ch = FileChannel.open(localPath(location));
+        FileChannel ch = FileChannel.open(Locations.localPath(location));
         try {
             ch.position(offset);
         } catch (IOException | RuntimeException e) {
@@ -198,8 +146,8 @@ public final class Storage {
      */
     public static void readFully(String location, long offset, ByteBuffer dst) throws IOException {
         int want = dst.remaining();
-        if (!isRemote(location)) {
-            try (FileChannel ch = FileChannel.open(localPath(location))) {
+        if (!Locations.isRemote(location)) {
+            try (FileChannel ch = FileChannel.open(Locations.localPath(location))) {
                 for (long at = offset; dst.hasRemaining(); ) {
                     int n = ch.read(dst, at);
                     if (n < 0) {
@@ -271,19 +219,19 @@ public final class Storage {
         if (location.startsWith("s3://") || mounted(location) != null) {
             return entries(location).stream().map(Entry::location).toList();
         }
-        if (isRemote(location)) {
+        if (Locations.isRemote(location)) {
             throw new IllegalArgumentException(location + ": HTTP servers cannot be listed; give each shard's URL");
         }
         // local: a directory, or a directory and a name prefix or glob
-        int glob = firstWildcard(location);
-        boolean whole = glob < 0 && Files.isDirectory(localPath(location));
+        int glob = Locations.firstWildcard(location);
+        boolean whole = glob < 0 && Files.isDirectory(Locations.localPath(location));
         int slash = location.lastIndexOf('/', glob < 0 ? location.length() - 1 : glob);
-        Path dir = whole ? localPath(location) : localPath(slash < 0 ? "" : location.substring(0, slash + 1));
+        Path dir = whole ? Locations.localPath(location) : Locations.localPath(slash < 0 ? "" : location.substring(0, slash + 1));
         String name = whole ? "" : location.substring(slash + 1);
         if (!Files.isDirectory(dir)) {
             throw new NoSuchFileException(location, null, "no such directory");
         }
-        Pattern keep = glob < 0 ? null : Pattern.compile(globToRegex(name));
+        Pattern keep = glob < 0 ? null : Pattern.compile(Locations.globToRegex(name));
         try (Stream<Path> files = name.contains("**") ? Files.walk(dir) : Files.list(dir)) {
             return files.filter(Files::isRegularFile)
                     .filter(f -> {
@@ -307,15 +255,6 @@ public final class Storage {
             return S3Objects.list(location, 1000);
         }
         throw new IllegalArgumentException(location + ": only S3 prefixes are listed with their sizes");
-    }
-
-    /**
-     * Whether a location names several objects to list (a prefix ending in / or a glob, of S3 or a
-     * mounted store) rather than one.
-     */
-    public static boolean isListing(String location) {
-        return (location.startsWith("s3://") || mounted(location) != null)
-                && (location.endsWith("/") || firstWildcard(location) >= 0);
     }
 
     /**
@@ -369,7 +308,7 @@ public final class Storage {
                 if (!told) {
                     // the first response has told the length (remote), or the file has one (local)
                     told = true;
-                    sizeKnown.accept(in instanceof RetryingSource s ? s.length() : Files.size(localPath(location)));
+                    sizeKnown.accept(in instanceof RetryingSource s ? s.length() : Files.size(Locations.localPath(location)));
                 }
                 out.write(buf, 0, r); // a full disk: the error names the target
                 n += r;
@@ -390,35 +329,6 @@ public final class Storage {
                 file.abandon();
             }
         }
-    }
-
-    /** Where the first wildcard of a glob is ({@code *} or {@code ?}), or -1: for {@link Store#list} implementations. */
-    public static int firstWildcard(String s) {
-        for (int i = 0; i < s.length(); i++) {
-            if (s.charAt(i) == '*' || s.charAt(i) == '?') {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    /** A glob as a regular expression: {@code **} any characters, {@code *} any but {@code /}, {@code ?} one but {@code /}. */
-    public static String globToRegex(String glob) {
-        StringBuilder re = new StringBuilder();
-        for (int i = 0; i < glob.length(); i++) {
-            char c = glob.charAt(i);
-            if (c == '*' && i + 1 < glob.length() && glob.charAt(i + 1) == '*') {
-                re.append(".*");
-                i++;
-            } else if (c == '*') {
-                re.append("[^/]*");
-            } else if (c == '?') {
-                re.append("[^/]");
-            } else {
-                re.append(Pattern.quote(String.valueOf(c)));
-            }
-        }
-        return re.toString();
     }
 
     /** A location and its size in bytes. */
@@ -464,10 +374,10 @@ public final class Storage {
         if (location.startsWith("s3://")) {
             return RetryingSource.retried(() -> S3Objects.size(location, v -> seen(location, v)));
         }
-        if (isRemote(location)) {
+        if (Locations.isRemote(location)) {
             return RetryingSource.retried(() -> HttpSource.size(URI.create(location), v -> seen(location, v)));
         }
-        return Files.size(localPath(location));
+        return Files.size(Locations.localPath(location));
     }
 
     private static void seen(String location, String version) {
@@ -482,7 +392,7 @@ public final class Storage {
      * null for a local file, a mounted store, or a server that names none.
      */
     public static String version(String location) throws IOException {
-        if (!isRemote(location) || mounted(location) != null) {
+        if (!Locations.isRemote(location) || mounted(location) != null) {
             return null;
         }
         String v = VERSIONS.get(location);
@@ -496,20 +406,5 @@ public final class Storage {
     /** Tests only: forgets the versions seen, as a new process would start. */
     static void forgetVersions() {
         VERSIONS.clear();
-    }
-
-    /** The path of a location that is not remote: a plain path or a {@code file://} URL. */
-    public static Path localPath(String location) {
-        return location.startsWith("file://") ? Path.of(URI.create(location)) : Path.of(location);
-    }
-
-    /** The last path component (without a query), for names and errors. */
-    public static String baseName(String location) {
-        String s = location;
-        int q = s.indexOf('?');
-        if (q >= 0) {
-            s = s.substring(0, q);
-        }
-        return s.substring(s.lastIndexOf('/') + 1);
     }
 }

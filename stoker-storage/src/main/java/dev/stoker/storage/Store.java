@@ -11,7 +11,7 @@ import java.util.List;
 public interface Store {
     /**
      * The bytes {@code [offset, offset + length)} of the object (to its end when {@code length} is
-     * -1) as a stream that survives transient failures (see {@link RetryingSource}).
+     * -1) as a stream that survives transient failures (see {@code RetryingSource}).
      */
     InputStream open(String location, long offset, long length) throws IOException;
 

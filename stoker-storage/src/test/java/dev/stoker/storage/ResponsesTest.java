@@ -145,13 +145,13 @@ class ResponsesTest {
                 + "&X-Amz-Credential=AKIAEXAMPLE%2F20261127%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261127T000000Z"
                 + "&X-Amz-Expires=3600&X-Amz-SignedHeaders=host&X-Amz-Security-Token=FwoGZXIvYXdzEXAMPLE"
                 + "&X-Amz-Signature=0123456789abcdef";
-        String shown = Storage.redact("stoker: " + presigned + ": HTTP 403");
+        String shown = Locations.redact("stoker: " + presigned + ": HTTP 403");
         for (String secret : new String[] {"AKIAEXAMPLE", "FwoGZXIvYXdzEXAMPLE", "0123456789abcdef"}) {
             assertTrue(!shown.contains(secret), shown);
         }
         assertTrue(shown.contains("train-000001.tar") && shown.contains("X-Amz-Expires=3600") && shown.endsWith("HTTP 403"), shown);
-        assertTrue(!Storage.redact("https://me:hunter2@host/a.tar?sig=abc&sv=1").contains("hunter2"));
-        assertTrue(!Storage.redact("https://me:hunter2@host/a.tar?sig=abc&sv=1").contains("abc"));
+        assertTrue(!Locations.redact("https://me:hunter2@host/a.tar?sig=abc&sv=1").contains("hunter2"));
+        assertTrue(!Locations.redact("https://me:hunter2@host/a.tar?sig=abc&sv=1").contains("abc"));
     }
 
     /** A cache holds one version of each object: a copy of another version than the server's is fetched again. */

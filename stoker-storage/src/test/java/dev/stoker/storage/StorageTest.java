@@ -1,5 +1,6 @@
 package dev.stoker.storage;
 
+import dev.stoker.storage.io.PendingFileTest;
 import dev.stoker.storage.testing.CacheReplay;
 import dev.stoker.storage.testing.MemoryStore;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -81,8 +82,8 @@ class StorageTest {
             assertTrue(all.contains("401") && all.contains("alice:***@"), all);
             assertTrue(!all.contains("wrong-pw"), "the password is never printed: " + all);
         }
-        assertEquals("s3://b/k and https://bob:***@host:8443/x?y=1", Storage.redact("s3://b/k and https://bob:pw@host:8443/x?y=1"));
-        assertEquals("http://host:8080/a@b", Storage.redact("http://host:8080/a@b"));
+        assertEquals("s3://b/k and https://bob:***@host:8443/x?y=1", Locations.redact("s3://b/k and https://bob:pw@host:8443/x?y=1"));
+        assertEquals("http://host:8080/a@b", Locations.redact("http://host:8080/a@b"));
     }
 
     @Test
@@ -301,7 +302,7 @@ class StorageTest {
             assertEquals(4, mem.requests("a/x.bin"), "three failed opens, then one body read a byte at a time");
             assertEquals(List.of(mem.location("a/x.bin"), mem.location("a/y.bin")), Storage.list(mem.location("a/")));
             assertEquals(List.of(mem.location("a/y.bin")), Storage.list(mem.location("a/y*")));
-            assertTrue(Storage.isListing(mem.location("a/")) && Storage.isRemote(mem.location("a/x.bin")));
+            assertTrue(Locations.isListing(mem.location("a/")) && Locations.isRemote(mem.location("a/x.bin")));
             assertEquals(5_000, Storage.size(mem.location("a/x.bin")));
             IOException missing = assertThrows(IOException.class, () -> Storage.open(mem.location("nope")).read());
             assertTrue(missing.getMessage().contains(mem.location("nope")) && missing.getMessage().contains("404"),
@@ -311,7 +312,7 @@ class StorageTest {
             assertTrue(gaveUp.getMessage().startsWith(mem.location("a/y.bin") + ": failed at byte 0 after 6 attempts"),
                     gaveUp.getMessage());
         }
-        assertTrue(!Storage.isRemote("mem://one-byte/a/x.bin"), "unmounted on close");
+        assertTrue(!Locations.isRemote("mem://one-byte/a/x.bin"), "unmounted on close");
     }
 
     @Test

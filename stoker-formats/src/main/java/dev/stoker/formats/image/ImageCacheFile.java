@@ -178,7 +178,7 @@ final class ImageCacheFile {
             throw new IOException(path.getParent() + ": no room for an image cache's index of " + dataStart
                     + " bytes (" + usable + " usable)");
         }
-        dev.stoker.storage.PendingFile f = new dev.stoker.storage.PendingFile(path); // removed if the process is stopped first
+        dev.stoker.storage.io.PendingFile f = new dev.stoker.storage.io.PendingFile(path); // removed if the process is stopped first
         try {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment h = arena.allocate(HEADER);

@@ -2,6 +2,7 @@ package dev.stoker.formats.image;
 
 import dev.stoker.Dataset;
 import dev.stoker.formats.tar.TarSample;
+import dev.stoker.storage.Locations;
 import dev.stoker.storage.Storage;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -40,7 +41,7 @@ public final class ImageFolder implements Dataset<TarSample> {
     }
 
     public ImageFolder(String root) throws IOException {
-        this.remote = Storage.isRemote(root);
+        this.remote = Locations.isRemote(root);
         this.root = remote && !root.endsWith("/") ? root + "/" : root;
         // every file below a class folder, by its path below root; every class folder, even one with no image
         List<String> below = new ArrayList<>();

@@ -8,6 +8,7 @@ import dev.stoker.Row;
 import dev.stoker.SampleContext;
 import dev.stoker.Schema;
 import dev.stoker.Transform;
+import dev.stoker.formats.io.Resampler;
 import dev.stoker.formats.tar.TarSample;
 import java.lang.foreign.MemorySegment;
 import java.util.SplittableRandom;

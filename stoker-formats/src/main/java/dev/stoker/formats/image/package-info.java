@@ -4,7 +4,7 @@
  * <p>A tour. {@link dev.stoker.formats.image.Jpeg} decodes JPEGs with libjpeg-turbo through the FFM
  * API (other formats through ImageIO) into an {@link dev.stoker.formats.image.Image}, for a crop
  * only the crop's region (through {@code src/main/c}'s small libjpeg library, where it was built);
- * {@link dev.stoker.formats.image.Resampler} resizes a {@link dev.stoker.formats.image.Crop} of it
+ * {@link dev.stoker.formats.io.Resampler} resizes a {@link dev.stoker.formats.image.Crop} of it
  * with torchvision's antialiased kernels (vectorized where the Vector API is there).
  * {@link dev.stoker.formats.image.ImagePipeline} composes these steps from value configs (a
  * cropping, a flip, an output) into a {@link dev.stoker.Transform} and its collator, with

@@ -54,7 +54,7 @@ public final class Fingerprints {
     public static long names(java.util.List<String> names) {
         CRC32C crc = new CRC32C();
         for (String n : names) {
-            crc.update(dev.stoker.storage.Storage.baseName(n).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            crc.update(dev.stoker.storage.Locations.baseName(n).getBytes(java.nio.charset.StandardCharsets.UTF_8));
             crc.update(0);
         }
         return crc.getValue() << 32 ^ names.size();

@@ -1,6 +1,6 @@
 package dev.stoker.formats.io;
 
-import dev.stoker.storage.PendingFile;
+import dev.stoker.storage.io.PendingFile;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
@@ -81,7 +81,7 @@ public final class Sidecar {
         Path abs = file.toAbsolutePath();
         String dir = System.getenv("STOKER_INDEX_DIR");
         Path indexes = dir != null && !dir.isBlank() ? Path.of(dir)
-                : dev.stoker.storage.Storage.userCache("index");
+                : dev.stoker.storage.io.UserCache.dir("index");
         String id = Integer.toHexString(abs.toString().hashCode()) + "-" + abs.getFileName();
         return List.of(Path.of(abs + "." + suffix), indexes.resolve(id + "." + suffix));
     }

@@ -2,7 +2,7 @@ package dev.stoker.formats.litdata;
 
 import dev.stoker.CorruptShardException;
 import dev.stoker.DType;
-import dev.stoker.formats.records.PilImage;
+import dev.stoker.formats.io.PilImage;
 import dev.stoker.formats.records.Tensor;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

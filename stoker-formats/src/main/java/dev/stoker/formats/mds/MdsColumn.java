@@ -5,7 +5,7 @@ import dev.stoker.CorruptRecordException;
 import dev.stoker.CorruptShardException;
 import dev.stoker.DType;
 import dev.stoker.formats.records.JsonText;
-import dev.stoker.formats.records.PilImage;
+import dev.stoker.formats.io.PilImage;
 import dev.stoker.formats.records.Tensor;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -29,7 +29,7 @@ import java.util.Map;
  * tensor of shape {@code [height, width(, channels)]} (other modes their raw bytes), and
  * {@code jpeg}, {@code png} and {@code bytes} the stored bytes; lists of images are lists.
  */
-public record MdsColumn(String name, String encoding, long size) {
+record MdsColumn(String name, String encoding, long size) {
     private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     /** The columns a shard's index entry names, checked: every encoding known, none pickled. */

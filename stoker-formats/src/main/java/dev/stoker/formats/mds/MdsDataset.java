@@ -211,8 +211,12 @@ public final class MdsDataset implements RecordSource {
     }
 
     /** The columns, in the order samples hold them. */
-    public List<MdsColumn> columns() {
-        return columns;
+    public List<Column> columns() {
+        return columns.stream().map(c -> new Column(c.name(), c.encoding(), c.size())).toList();
+    }
+
+    /** A column as the index names it: its name, its MDS encoding, its fixed size in bytes (-1: a size per sample). */
+    public record Column(String name, String encoding, long size) {
     }
 
     /**

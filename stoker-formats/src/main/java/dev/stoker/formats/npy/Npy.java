@@ -3,7 +3,7 @@ package dev.stoker.formats.npy;
 import dev.stoker.CorruptShardException;
 import dev.stoker.DType;
 import dev.stoker.formats.io.MappedFile;
-import dev.stoker.storage.PendingFile;
+import dev.stoker.storage.io.PendingFile;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.lang.foreign.Arena;

@@ -1,6 +1,7 @@
 package dev.stoker.formats.records;
 
 import dev.stoker.formats.io.Parts;
+import dev.stoker.formats.io.RecordJson;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;

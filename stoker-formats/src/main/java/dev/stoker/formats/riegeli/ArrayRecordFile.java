@@ -6,7 +6,7 @@ import dev.stoker.formats.io.Fingerprints;
 import dev.stoker.formats.io.MappedFile;
 import dev.stoker.formats.io.Parts;
 import dev.stoker.formats.records.RecordSource;
-import dev.stoker.formats.tfrecord.Examples;
+import dev.stoker.formats.tfrecord.TfRecordFile;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
@@ -17,7 +17,7 @@ import java.util.Map;
 
 /**
  * An ArrayRecord file (Grain's format) read as it is, by index: its records decoded as
- * {@code tf.train.Example}s or kept raw ({@link Examples.Decode}).
+ * {@code tf.train.Example}s or kept raw ({@link TfRecordFile.Decode}).
  *
  * <p>NOTE [ArrayRecord]: the file is Riegeli/records ({@link Riegeli}): data chunks of
  * {@code group_size} records each, then a footer chunk, then in the last 64 KiB block the
@@ -36,11 +36,11 @@ public final class ArrayRecordFile implements RecordSource {
     private final MappedFile file;
     private final long[] chunkOffsets;
     private final long[] starts;
-    private final Examples.Decode decode;
+    private final TfRecordFile.Decode decode;
     private final long fingerprint;
     private final LinkedHashMap<Integer, List<byte[]>> cache = new LinkedHashMap<>(16, 0.75f, true);
 
-    private ArrayRecordFile(String name, MappedFile file, long[] chunkOffsets, long[] starts, Examples.Decode decode) {
+    private ArrayRecordFile(String name, MappedFile file, long[] chunkOffsets, long[] starts, TfRecordFile.Decode decode) {
         this.name = name;
         this.file = file;
         this.chunkOffsets = chunkOffsets;
@@ -49,7 +49,7 @@ public final class ArrayRecordFile implements RecordSource {
         this.fingerprint = Fingerprints.ends(file.segment());
     }
 
-    public static ArrayRecordFile open(Path path, Examples.Decode decode) throws IOException {
+    public static ArrayRecordFile open(Path path, TfRecordFile.Decode decode) throws IOException {
         MappedFile f = MappedFile.open(path);
         try {
             String name = path.toString();
@@ -221,9 +221,9 @@ public final class ArrayRecordFile implements RecordSource {
     public Map<String, Object> get(long index) throws IOException {
         byte[] r = raw(index);
         try {
-            return Examples.decode(decode, r);
+            return decode.fields(r);
         } catch (IllegalArgumentException e) {
-            throw new CorruptRecordException(name, -1, "record " + index + " is not a " + Examples.what(decode) + ": "
+            throw new CorruptRecordException(name, -1, "record " + index + " is not a " + decode.what() + ": "
                     + e.getMessage());
         }
     }

@@ -13,7 +13,7 @@ import java.util.Objects;
  * Riegeli uses it, keyed with {@code RIEGELI_KEY}, for its block, chunk header and chunk data
  * hashes. Stateless and thread-safe.
  */
-public final class HighwayHash {
+final class HighwayHash {
     /** Riegeli's key: the 32 bytes {@code "Riegeli/records\nRiegeli/records\n"}, little-endian. Do not modify. */
     static final long[] RIEGELI_KEY = {
         0x2f696c6567656952L, 0x0a7364726f636572L, 0x2f696c6567656952L, 0x0a7364726f636572L,

@@ -15,7 +15,7 @@ import java.util.List;
  * chunks ({@code r}) are decoded, uncompressed or zstd; brotli and snappy chunks, and transposed
  * chunks ({@code t}, from {@code transpose:true}), are refused by name.
  */
-public final class Riegeli {
+final class Riegeli {
     static final int BLOCK = 1 << 16;
     static final int BLOCK_HEADER = 24;
     static final int USABLE = BLOCK - BLOCK_HEADER;

@@ -1,5 +1,7 @@
 package dev.stoker.formats.tar;
 
+import dev.stoker.formats.io.TarReader;
+import dev.stoker.formats.io.TarWriter;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -20,7 +22,7 @@ public final class ShardWriter implements AutoCloseable {
     private final long maxSize;
     private final List<Path> written = new ArrayList<>();
     /** Finished shards, not yet published: their files alone (a writer's buffer is gone with it). */
-    private final List<dev.stoker.storage.PendingFile> finished = new ArrayList<>();
+    private final List<dev.stoker.storage.io.PendingFile> finished = new ArrayList<>();
     private TarWriter current;
     private int shard;
 
@@ -68,7 +70,7 @@ public final class ShardWriter implements AutoCloseable {
         }
         int published = 0;
         try {
-            for (dev.stoker.storage.PendingFile f : finished) {
+            for (dev.stoker.storage.io.PendingFile f : finished) {
                 f.commit();
                 published++;
             }
@@ -97,7 +99,7 @@ public final class ShardWriter implements AutoCloseable {
             current.abandon();
             current = null;
         }
-        for (dev.stoker.storage.PendingFile f : finished) {
+        for (dev.stoker.storage.io.PendingFile f : finished) {
             f.abandon();
         }
         finished.clear();

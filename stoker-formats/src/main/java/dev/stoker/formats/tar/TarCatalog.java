@@ -1,7 +1,7 @@
 package dev.stoker.formats.tar;
 
 import dev.stoker.formats.io.MappedFile;
-import dev.stoker.storage.PendingFile;
+import dev.stoker.storage.io.PendingFile;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;

@@ -3,6 +3,8 @@ package dev.stoker.formats.tar;
 import dev.stoker.formats.io.Compression;
 import dev.stoker.formats.io.Fingerprints;
 import dev.stoker.formats.io.PositionedInputStream;
+import dev.stoker.formats.io.TarGrouping;
+import dev.stoker.formats.io.TarReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.foreign.MemorySegment;

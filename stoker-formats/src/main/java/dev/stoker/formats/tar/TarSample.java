@@ -30,23 +30,4 @@ public record TarSample(String key, String url, Map<String, MemorySegment> field
         }
         return s;
     }
-
-    /**
-     * WebDataset's split of a member path into key and field ({@code base_plus_ext}): the key is
-     * the path up to the first dot of the file name, the field the rest; null when the file name
-     * has no dot (such members belong to no sample).
-     */
-    static String[] split(String path) {
-        int slash = path.lastIndexOf('/');
-        int dot = path.indexOf('.', slash + 1);
-        if (dot <= slash + 1 || dot == path.length() - 1) {
-            return null;
-        }
-        return new String[] {path.substring(0, dot), path.substring(dot + 1).toLowerCase(java.util.Locale.ROOT)};
-    }
-
-    /** WebDataset skips top-level metadata members such as {@code __index__.json}. */
-    static boolean isMeta(String path) {
-        return path.indexOf('/') < 0 && path.startsWith("__");
-    }
 }

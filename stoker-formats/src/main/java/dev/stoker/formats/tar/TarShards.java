@@ -2,6 +2,9 @@ package dev.stoker.formats.tar;
 
 import dev.stoker.StreamingDataset;
 import dev.stoker.formats.io.Fingerprints;
+import dev.stoker.formats.io.RemoteShards;
+import dev.stoker.formats.io.TarGrouping;
+import dev.stoker.formats.io.TarReader;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;

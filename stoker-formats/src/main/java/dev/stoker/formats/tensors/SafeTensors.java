@@ -32,7 +32,7 @@ import java.util.Map;
  * ranges laid end to end from the first data byte to the file's end, with neither overlap nor
  * gap.
  */
-public final class SafeTensors {
+final class SafeTensors {
     /** The reference implementation's bound on the header. */
     private static final long MAX_HEADER = 100_000_000;
     private static final ObjectMapper JSON = JsonMapper.builder().enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION).build();

@@ -61,6 +61,16 @@ public final class TensorFile implements AutoCloseable {
                 + "; expected a torch.save archive (.pt), a safetensors file or an .npz");
     }
 
+    /** Whether {@code path} is a {@code torch.save} archive, by its bytes ({@link TorchSave#isTorchSave}). */
+    public static boolean isTorchSave(Path path) throws IOException {
+        return TorchSave.isTorchSave(path);
+    }
+
+    /** Whether {@code path}'s bytes are shaped like a safetensors file's, whatever its name ({@link SafeTensors#looksLike}). */
+    public static boolean looksLikeSafeTensors(Path path) throws IOException {
+        return SafeTensors.looksLike(path);
+    }
+
     /** The arrays of an {@code .npz}, read into memory ({@link Npy#readNpz}). */
     static TensorFile npz(Path path) throws IOException {
         Map<String, NpyArray> arrays = Npy.readNpz(path);

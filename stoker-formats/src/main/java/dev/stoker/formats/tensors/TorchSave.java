@@ -32,7 +32,7 @@ import java.util.Set;
  * its storage's size bounds. The byte-order record is honoured: arrays of a big-endian archive
  * say so ({@link NpyArray#byteOrder()}).
  */
-public final class TorchSave {
+final class TorchSave {
     private static final String REBUILD_V2 = "torch._utils._rebuild_tensor_v2";
     private static final String REBUILD_V3 = "torch._utils._rebuild_tensor_v3";
     private static final String PARAMETER = "torch._utils._rebuild_parameter";

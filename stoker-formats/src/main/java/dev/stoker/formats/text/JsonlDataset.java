@@ -3,6 +3,7 @@ package dev.stoker.formats.text;
 import dev.stoker.CorruptShardException;
 import dev.stoker.Dataset;
 import dev.stoker.formats.io.Fingerprints;
+import dev.stoker.formats.io.JsonLine;
 import dev.stoker.formats.io.MappedFile;
 import dev.stoker.formats.io.Sidecar;
 import java.io.DataInputStream;

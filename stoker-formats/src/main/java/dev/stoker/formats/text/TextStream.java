@@ -2,6 +2,8 @@ package dev.stoker.formats.text;
 
 import dev.stoker.StreamingDataset;
 import dev.stoker.formats.io.Fingerprints;
+import dev.stoker.formats.io.TextDocuments;
+import dev.stoker.formats.io.TextRange;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;

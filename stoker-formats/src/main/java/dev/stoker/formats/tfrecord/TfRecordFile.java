@@ -35,6 +35,42 @@ public final class TfRecordFile implements RecordSource {
     /** How the file is compressed. */
     public enum Compression { AUTO, NONE, GZIP, ZLIB }
 
+    /**
+     * How a record's bytes become named fields: as TensorFlow's protocol buffers
+     * ({@code tf.train.Example}, {@code SequenceExample}) or as raw bytes; TFRecord and ArrayRecord
+     * files' records alike.
+     */
+    public enum Decode {
+        /** {@code tf.train.Example}: feature name -> list of values. */
+        EXAMPLE,
+        /** {@code tf.train.SequenceExample}: {@code context} and {@code feature_lists}. */
+        SEQUENCE_EXAMPLE,
+        /** The record's bytes, as the one field {@code record}. */
+        RAW;
+
+        /** The record's fields; IllegalArgumentException when it is not the message this says. */
+        public Map<String, Object> fields(byte[] record) {
+            return switch (this) {
+                case EXAMPLE -> Proto.example(record);
+                case SEQUENCE_EXAMPLE -> Proto.sequenceExample(record);
+                case RAW -> {
+                    Map<String, Object> m = new java.util.LinkedHashMap<>();
+                    m.put("record", record);
+                    yield m;
+                }
+            };
+        }
+
+        /** What this expects, for errors. */
+        public String what() {
+            return switch (this) {
+                case EXAMPLE -> "tf.train.Example";
+                case SEQUENCE_EXAMPLE -> "tf.train.SequenceExample";
+                case RAW -> "record";
+            };
+        }
+    }
+
     private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final int MASK_DELTA = 0xa282ead8;
@@ -43,10 +79,10 @@ public final class TfRecordFile implements RecordSource {
     private final MappedFile mapped;
     private final MemorySegment data;
     private final long[] offsets;
-    private final Examples.Decode decode;
+    private final TfRecordFile.Decode decode;
     private final long fingerprint;
 
-    private TfRecordFile(String name, MappedFile mapped, MemorySegment data, long[] offsets, Examples.Decode decode, long fingerprint) {
+    private TfRecordFile(String name, MappedFile mapped, MemorySegment data, long[] offsets, TfRecordFile.Decode decode, long fingerprint) {
         this.name = name;
         this.mapped = mapped;
         this.data = data;
@@ -55,7 +91,7 @@ public final class TfRecordFile implements RecordSource {
         this.fingerprint = fingerprint;
     }
 
-    public static TfRecordFile open(Path file, Compression compression, Examples.Decode decode) throws IOException {
+    public static TfRecordFile open(Path file, Compression compression, TfRecordFile.Decode decode) throws IOException {
         String name = file.toString();
         MappedFile f = MappedFile.open(file);
         try {
@@ -182,10 +218,10 @@ public final class TfRecordFile implements RecordSource {
     public Map<String, Object> get(long index) throws IOException {
         byte[] r = raw(index);
         try {
-            return Examples.decode(decode, r);
+            return decode.fields(r);
         } catch (IllegalArgumentException e) {
             throw new CorruptRecordException(name, offsets[(int) index], "record " + index + " is not a "
-                    + Examples.what(decode) + ": " + e.getMessage());
+                    + decode.what() + ": " + e.getMessage());
         }
     }
 

@@ -1,7 +1,7 @@
 package dev.stoker.formats.tokens;
 
 import dev.stoker.DType;
-import dev.stoker.storage.PendingFile;
+import dev.stoker.storage.io.PendingFile;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;

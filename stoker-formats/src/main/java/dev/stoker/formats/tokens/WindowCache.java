@@ -2,7 +2,7 @@ package dev.stoker.formats.tokens;
 
 import dev.stoker.CorruptRecordException;
 import dev.stoker.StreamingDataset;
-import dev.stoker.storage.PendingFile;
+import dev.stoker.storage.io.PendingFile;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.lang.foreign.MemorySegment;

@@ -10,7 +10,7 @@
  * {@link dev.stoker.formats.text.TextStream}: {@link dev.stoker.formats.tokens.Tokenize} (a
  * document's {@link dev.stoker.formats.tokens.Tokenized} ids) and
  * {@link dev.stoker.formats.tokens.Pack} (windows of a fixed length, an end-of-text id after each
- * document). {@link dev.stoker.formats.tokens.TokenPreparer} tokenizes a corpus once, in parallel,
+ * document). {@link dev.stoker.formats.io.TokenPreparer} tokenizes a corpus once, in parallel,
  * into a token file, an {@code .npy} or a Megatron dataset ({@link
  * dev.stoker.formats.tokens.MegatronWriter}), with the {@link dev.stoker.formats.tokens.Tokenizer}
  * (tiktoken's encodings through JTokkit).

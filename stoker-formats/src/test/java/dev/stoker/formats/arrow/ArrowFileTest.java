@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.stoker.CorruptShardException;
+import dev.stoker.formats.io.ArrowFiles;
 import dev.stoker.formats.records.Interop;
 import dev.stoker.formats.records.RecordSource;
 import java.io.IOException;

@@ -8,8 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.stoker.Batch;
 import dev.stoker.LoaderException;
+import dev.stoker.formats.io.Resampler;
 import dev.stoker.formats.tar.TarDataset;
-import dev.stoker.formats.tar.TarWriter;
+import dev.stoker.formats.io.TarWriter;
 import java.awt.image.BufferedImage;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.stoker.formats.io.RecordJson;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.nio.file.Files;

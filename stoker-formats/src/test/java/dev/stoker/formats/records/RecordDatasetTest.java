@@ -9,7 +9,7 @@ import dev.stoker.Loader;
 import dev.stoker.LoaderException;
 import dev.stoker.Sampler;
 import dev.stoker.formats.arrow.ArrowFile;
-import dev.stoker.formats.arrow.ArrowFiles;
+import dev.stoker.formats.io.ArrowFiles;
 import dev.stoker.formats.mds.MdsDataset;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.stoker.CorruptShardException;
 import dev.stoker.formats.records.RecordSource;
-import dev.stoker.formats.tfrecord.Examples;
+import dev.stoker.formats.tfrecord.TfRecordFile;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -50,7 +50,7 @@ class RiegeliTest {
     void readsTheDigitsShardsByIndex() throws IOException {
         List<RecordSource> parts = new ArrayList<>();
         for (String s : List.of("digits.array_record-00000-of-00002", "digits.array_record-00001-of-00002")) {
-            parts.add(ArrayRecordFile.open(ARRAY.resolve(s), Examples.Decode.RAW));
+            parts.add(ArrayRecordFile.open(ARRAY.resolve(s), TfRecordFile.Decode.RAW));
         }
         try (RecordSource all = RecordSource.concat(parts)) {
             assertEquals(10, all.size());
@@ -62,7 +62,7 @@ class RiegeliTest {
 
     @Test
     void aFlippedBitFailsAtItsChunk() throws IOException {
-        try (ArrayRecordFile f = ArrayRecordFile.open(ARRAY.resolve("corrupt_bitflip.array_record"), Examples.Decode.RAW)) {
+        try (ArrayRecordFile f = ArrayRecordFile.open(ARRAY.resolve("corrupt_bitflip.array_record"), TfRecordFile.Decode.RAW)) {
             CorruptShardException e = assertThrows(CorruptShardException.class, () -> {
                 for (long i = 0; i < f.size(); i++) {
                     f.get(i);
@@ -76,7 +76,7 @@ class RiegeliTest {
     @Test
     void aTruncatedFileIsNotAnArrayRecordFile() {
         CorruptShardException e = assertThrows(CorruptShardException.class,
-                () -> ArrayRecordFile.open(ARRAY.resolve("corrupt_truncated.array_record"), Examples.Decode.RAW));
+                () -> ArrayRecordFile.open(ARRAY.resolve("corrupt_truncated.array_record"), TfRecordFile.Decode.RAW));
         assertTrue(e.getMessage().contains("100000 bytes") && e.getMessage().contains("truncated"), e.getMessage());
         assertEquals(1, e.getMessage().lines().count());
     }
@@ -84,7 +84,7 @@ class RiegeliTest {
     @Test
     void aPlainRiegeliFileIsNotAnArrayRecordFile() {
         CorruptShardException e = assertThrows(CorruptShardException.class,
-                () -> ArrayRecordFile.open(GOLDEN.resolve("block_spanning.riegeli"), Examples.Decode.RAW));
+                () -> ArrayRecordFile.open(GOLDEN.resolve("block_spanning.riegeli"), TfRecordFile.Decode.RAW));
         assertTrue(e.getMessage().contains("not an ArrayRecord file"), e.getMessage());
     }
 

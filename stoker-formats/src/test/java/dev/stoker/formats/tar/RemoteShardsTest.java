@@ -1,5 +1,7 @@
 package dev.stoker.formats.tar;
 
+import dev.stoker.formats.io.RemoteShards;
+import dev.stoker.formats.io.TarWriter;
 import dev.stoker.storage.testing.MemoryStore;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -13,6 +13,8 @@ import com.github.luben.zstd.ZstdOutputStream;
 import dev.stoker.CorruptShardException;
 import dev.stoker.StreamingDataset;
 import dev.stoker.formats.Fixtures;
+import dev.stoker.formats.io.TarReader;
+import dev.stoker.formats.io.TarWriter;
 import dev.stoker.storage.ShardPattern;
 import java.io.IOException;
 import java.io.OutputStream;

@@ -21,7 +21,7 @@ class TfRecordFileTest {
     @ValueSource(strings = {"examples.tfrecord", "examples.tfrecord.gz", "examples.tfrecord.zlib", "unpacked.tfrecord",
                             "wire_edge.tfrecord"})
     void readsExamplesAsTheyWereWritten(String name) throws IOException {
-        try (TfRecordFile f = TfRecordFile.open(DIR.resolve(name), TfRecordFile.Compression.AUTO, Examples.Decode.EXAMPLE)) {
+        try (TfRecordFile f = TfRecordFile.open(DIR.resolve(name), TfRecordFile.Compression.AUTO, TfRecordFile.Decode.EXAMPLE)) {
             Interop.assertPrints(DIR.resolve(name + ".expected.jsonl"), f);
         }
     }
@@ -30,7 +30,7 @@ class TfRecordFileTest {
     void findsZlibByItsContentWhenTheNameDoesNotSay() throws IOException {
         Path copy = Path.of("target/zlib-unnamed.tfrecord");
         java.nio.file.Files.copy(DIR.resolve("examples.tfrecord.zlib"), copy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-        try (TfRecordFile f = TfRecordFile.open(copy, TfRecordFile.Compression.AUTO, Examples.Decode.EXAMPLE)) {
+        try (TfRecordFile f = TfRecordFile.open(copy, TfRecordFile.Compression.AUTO, TfRecordFile.Decode.EXAMPLE)) {
             Interop.assertPrints(DIR.resolve("examples.tfrecord.zlib.expected.jsonl"), f);
         }
     }
@@ -38,7 +38,7 @@ class TfRecordFileTest {
     @Test
     void readsSequenceExamples() throws IOException {
         try (TfRecordFile f = TfRecordFile.open(DIR.resolve("sequence.tfrecord"), TfRecordFile.Compression.AUTO,
-                Examples.Decode.SEQUENCE_EXAMPLE)) {
+                TfRecordFile.Decode.SEQUENCE_EXAMPLE)) {
             Interop.assertPrints(DIR.resolve("sequence.tfrecord.expected.jsonl"), f);
         }
     }
@@ -46,7 +46,7 @@ class TfRecordFileTest {
     @Test
     void aFlippedDataByteFailsAtItsRecord() throws IOException {
         try (TfRecordFile f = TfRecordFile.open(DIR.resolve("corrupt_data_crc.tfrecord"), TfRecordFile.Compression.AUTO,
-                Examples.Decode.EXAMPLE)) {
+                TfRecordFile.Decode.EXAMPLE)) {
             f.get(0);
             f.get(1);
             CorruptRecordException e = assertThrows(CorruptRecordException.class, () -> f.get(2));
@@ -58,7 +58,7 @@ class TfRecordFileTest {
     @Test
     void aFlippedLengthByteFailsWhenOpened() {
         CorruptShardException e = assertThrows(CorruptShardException.class, () -> TfRecordFile.open(
-                DIR.resolve("corrupt_length_crc.tfrecord"), TfRecordFile.Compression.NONE, Examples.Decode.EXAMPLE));
+                DIR.resolve("corrupt_length_crc.tfrecord"), TfRecordFile.Compression.NONE, TfRecordFile.Decode.EXAMPLE));
         assertTrue(e.getMessage().contains("record 2: its length's CRC does not match") && e.getMessage().endsWith("(at byte 9453)"),
                 e.getMessage());
     }
@@ -67,7 +67,7 @@ class TfRecordFileTest {
     @ValueSource(strings = {"truncated.tfrecord", "truncated_header.tfrecord"})
     void aTruncatedFileFailsWhenOpenedNamingTheRecord(String name) {
         CorruptShardException e = assertThrows(CorruptShardException.class, () -> TfRecordFile.open(DIR.resolve(name),
-                TfRecordFile.Compression.AUTO, Examples.Decode.EXAMPLE));
+                TfRecordFile.Compression.AUTO, TfRecordFile.Decode.EXAMPLE));
         assertTrue(e.getMessage().contains("record 5") && e.getMessage().contains("truncated"), e.getMessage());
     }
 }

@@ -11,6 +11,7 @@ import dev.stoker.CorruptShardException;
 import dev.stoker.DType;
 import dev.stoker.ErrorPolicy;
 import dev.stoker.formats.Fixtures;
+import dev.stoker.formats.io.TokenPreparer;
 import dev.stoker.formats.npy.Npy;
 import dev.stoker.formats.npy.NpyArray;
 import java.io.IOException;

@@ -1,6 +1,9 @@
 package dev.stoker.storage.testing;
 
-import dev.stoker.storage.*;
+import dev.stoker.storage.Locations;
+import dev.stoker.storage.Storage;
+import dev.stoker.storage.Store;
+import dev.stoker.storage.TestTransport;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -16,7 +19,7 @@ import java.util.regex.Pattern;
 /**
  * Objects held in memory under {@code mem://NAME/}, with faults injected on demand: the store the
  * contract tests run every format against, beside local files, HTTP and S3. Its streams are
- * {@link RetryingSource}s, as remote ones are, so an injected fault is retried and resumed by the
+ * retrying streams ({@link TestTransport#retrying}), as remote ones are, so an injected fault is retried and resumed by the
  * same code: reads that deliver at most {@link #chunk} bytes (1: one byte at a time), bodies cut
  * after {@link #cutAfter} bytes (every request fails mid-read and is resumed from its last byte),
  * and opens that fail ({@link #failOpens}). Close to unmount it.
@@ -28,7 +31,6 @@ public final class MemoryStore implements Store, AutoCloseable {
     private final Map<String, AtomicInteger> failOpens = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> pageOpens = new ConcurrentHashMap<>();
     private final Map<String, byte[]> pages = new ConcurrentHashMap<>();
-    private final RetryingSource.Retry retry = new RetryingSource.Retry(6, Duration.ofMillis(1), Duration.ofMillis(10));
     private volatile int chunk = Integer.MAX_VALUE;
     private volatile long cutAfter = Long.MAX_VALUE;
 
@@ -103,10 +105,10 @@ public final class MemoryStore implements Store, AutoCloseable {
         return location.substring(prefix.length());
     }
 
-    private byte[] object(String location) throws RetryingSource.Permanent {
+    private byte[] object(String location) throws IOException {
         byte[] b = objects.get(key(location));
         if (b == null) {
-            throw new RetryingSource.Permanent("404 no such object");
+            throw TestTransport.permanent("404 no such object");
         }
         return b;
     }
@@ -114,20 +116,17 @@ public final class MemoryStore implements Store, AutoCloseable {
     @Override
     public InputStream open(String location, long offset, long length) {
         String key = key(location);
-        return new RetryingSource(location, retry) {
-            @Override
-            protected InputStream openAt(long position) throws IOException {
-                requests.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
-                AtomicInteger fail = failOpens.get(key);
-                if (fail != null && fail.getAndDecrement() > 0) {
-                    throw new IOException("injected: 503 Slow Down");
-                }
-                AtomicInteger page = pageOpens.get(key);
-                byte[] b = page != null && page.getAndDecrement() > 0 ? pages.get(key) : object(location);
-                learnLength(b.length);
-                return new Body(b, (int) Math.min(position, b.length));
+        return TestTransport.retrying(location, 6, Duration.ofMillis(1), Duration.ofMillis(10), (position, objectLength) -> {
+            requests.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+            AtomicInteger fail = failOpens.get(key);
+            if (fail != null && fail.getAndDecrement() > 0) {
+                throw new IOException("injected: 503 Slow Down");
             }
-        }.range(offset, length);
+            AtomicInteger page = pageOpens.get(key);
+            byte[] b = page != null && page.getAndDecrement() > 0 ? pages.get(key) : object(location);
+            objectLength.accept(b.length);
+            return new Body(b, (int) Math.min(position, b.length));
+        }, offset, length);
     }
 
     /** An object's bytes from a position, delivered in chunks and cut where the faults say. */
@@ -173,9 +172,9 @@ public final class MemoryStore implements Store, AutoCloseable {
     @Override
     public List<Storage.Entry> list(String location) {
         String key = key(location);
-        int glob = Storage.firstWildcard(key);
+        int glob = Locations.firstWildcard(key);
         String start = glob < 0 ? key : key.substring(0, glob);
-        Pattern keep = glob < 0 ? null : Pattern.compile(Storage.globToRegex(key));
+        Pattern keep = glob < 0 ? null : Pattern.compile(Locations.globToRegex(key));
         List<Storage.Entry> out = new ArrayList<>();
         for (Map.Entry<String, byte[]> e : objects.entrySet()) {
             if (e.getKey().startsWith(start) && (keep == null || keep.matcher(e.getKey()).matches())) {

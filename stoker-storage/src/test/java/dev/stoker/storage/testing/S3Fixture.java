@@ -1,7 +1,6 @@
 package dev.stoker.storage.testing;
 
-import dev.stoker.storage.Crc64Nvme;
-import dev.stoker.storage.S3Objects;
+import dev.stoker.storage.TestTransport;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -58,7 +57,7 @@ public final class S3Fixture implements AutoCloseable {
                 .forcePathStyle(true).region(Region.US_EAST_1)
                 .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("stoker-test", "stoker-secret")))
                 .build();
-        S3Objects.useClient(s3);
+        TestTransport.useS3Client(s3);
         s3.createBucket(b -> b.bucket(bucket));
         return new S3Fixture(proxy, s3, bucket);
     }
@@ -74,7 +73,7 @@ public final class S3Fixture implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
-        S3Objects.useClient(null);
+        TestTransport.useS3Client(null);
         s3.close();
         proxy.stop();
     }
@@ -136,7 +135,7 @@ public final class S3Fixture implements AutoCloseable {
         try (Stream<Path> files = Files.list(dir)) {
             for (Path f : files.filter(Files::isRegularFile).sorted().toList()) {
                 MessageDigest md = newMd5();
-                Crc64Nvme crc = new Crc64Nvme();
+                software.amazon.awssdk.checksums.SdkChecksum crc = TestTransport.crc64Nvme();
                 try (InputStream in = Files.newInputStream(f)) {
                     for (int n; (n = in.read(buf)) > 0; ) {
                         if (md5s != null) {

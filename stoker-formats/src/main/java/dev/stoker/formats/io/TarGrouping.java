@@ -1,4 +1,4 @@
-package dev.stoker.formats.tar;
+package dev.stoker.formats.io;
 
 import dev.stoker.CorruptShardException;
 import java.util.HashSet;
@@ -23,7 +23,7 @@ public final class TarGrouping {
 
     /** The member's key and field, or null when it belongs to no sample. */
     public static String[] keyAndField(TarReader.Member m) {
-        return TarSample.isMeta(m.name()) ? null : TarSample.split(m.name());
+        return isMeta(m.name()) ? null : split(m.name());
     }
 
     /** Whether a member of key {@code k} starts a sample other than the one being grouped. */
@@ -42,5 +42,24 @@ public final class TarGrouping {
             throw new CorruptShardException(shard, m.headerOffset(), "duplicate field '" + keyAndField[1] + "' in sample '"
                     + key + "' (which starts at byte " + keyAt + ")");
         }
+    }
+
+    /**
+     * WebDataset's split of a member path into key and field ({@code base_plus_ext}): the key is
+     * the path up to the first dot of the file name, the field the rest; null when the file name
+     * has no dot (such members belong to no sample).
+     */
+    private static String[] split(String path) {
+        int slash = path.lastIndexOf('/');
+        int dot = path.indexOf('.', slash + 1);
+        if (dot <= slash + 1 || dot == path.length() - 1) {
+            return null;
+        }
+        return new String[] {path.substring(0, dot), path.substring(dot + 1).toLowerCase(java.util.Locale.ROOT)};
+    }
+
+    /** WebDataset skips top-level metadata members such as {@code __index__.json}. */
+    private static boolean isMeta(String path) {
+        return path.indexOf('/') < 0 && path.startsWith("__");
     }
 }

@@ -1,7 +1,10 @@
-package dev.stoker.formats.records;
+package dev.stoker.formats.io;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.stoker.DType;
+import dev.stoker.formats.records.JsonText;
+import dev.stoker.formats.records.Numbers;
+import dev.stoker.formats.records.Tensor;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;

@@ -1,4 +1,4 @@
-package dev.stoker.formats.text;
+package dev.stoker.formats.io;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

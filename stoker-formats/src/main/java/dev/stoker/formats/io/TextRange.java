@@ -1,6 +1,6 @@
-package dev.stoker.formats.text;
+package dev.stoker.formats.io;
 
-import dev.stoker.formats.io.Compression;
+import dev.stoker.storage.Locations;
 import dev.stoker.storage.Storage;
 import java.io.IOException;
 import java.io.InputStream;
@@ -71,7 +71,7 @@ public record TextRange(String location, long start, long end) implements java.i
         }
         List<TextRange> out = new ArrayList<>();
         for (String f : locations) {
-            String name = Storage.baseName(f);
+            String name = Locations.baseName(f);
             long size = Storage.size(f);
             boolean plainLines = name.endsWith(".jsonl") || name.endsWith(".ndjson") || name.endsWith(".json");
             if (!plainLines || size <= pieceBytes || compressed(f, size)) {

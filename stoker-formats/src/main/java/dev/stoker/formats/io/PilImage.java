@@ -1,6 +1,7 @@
-package dev.stoker.formats.records;
+package dev.stoker.formats.io;
 
 import dev.stoker.DType;
+import dev.stoker.formats.records.Tensor;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;

@@ -1,4 +1,4 @@
-package dev.stoker.formats.image;
+package dev.stoker.formats.io;
 
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;

@@ -1,5 +1,6 @@
-package dev.stoker.formats.image;
+package dev.stoker.bench.image;
 
+import dev.stoker.formats.image.Image;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -64,7 +65,7 @@ public class JpegDecodeBench {
     @Benchmark
     public int decode() throws IOException {
         MemorySegment j = jpegs[next++ % jpegs.length];
-        Jpeg.decode(j, 0, 0, image, "bench");
+        Image.decode(j, image, "bench"); // a JPEG: libjpeg-turbo where it is installed
         return image.width();
     }
 }

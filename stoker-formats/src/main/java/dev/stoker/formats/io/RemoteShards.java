@@ -1,7 +1,8 @@
-package dev.stoker.formats.tar;
+package dev.stoker.formats.io;
 
 import dev.stoker.StreamingDataset;
-import dev.stoker.formats.io.Fingerprints;
+import dev.stoker.formats.tar.TarSample;
+import dev.stoker.formats.tar.TarShards;
 import dev.stoker.storage.ShardCache;
 import java.io.IOException;
 import java.nio.file.Path;

@@ -1,8 +1,11 @@
-package dev.stoker.formats.image;
+package dev.stoker.formats.io;
 
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.stoker.formats.image.Crop;
+import dev.stoker.formats.image.Image;
+import dev.stoker.formats.image.TestImages;
 import java.lang.foreign.ValueLayout;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
@@ -91,8 +94,7 @@ class ResamplerTest {
     }
 
     private static Image randomImage(int w, int h, SplittableRandom r, boolean smooth) {
-        Image img = new Image();
-        img.reset(w, h);
+        Image img = TestImages.sized(w, h);
         for (int y = 0; y < h; y++) {
             for (int x = 0; x < w; x++) {
                 for (int k = 0; k < 3; k++) {

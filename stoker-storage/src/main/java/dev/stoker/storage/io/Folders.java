@@ -1,4 +1,4 @@
-package dev.stoker.storage;
+package dev.stoker.storage.io;
 
 import java.io.IOException;
 import java.nio.file.FileAlreadyExistsException;

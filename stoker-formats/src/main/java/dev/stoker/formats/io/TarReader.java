@@ -1,8 +1,6 @@
-package dev.stoker.formats.tar;
+package dev.stoker.formats.io;
 
 import dev.stoker.CorruptShardException;
-import dev.stoker.formats.io.Compression;
-import dev.stoker.formats.io.MappedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -21,7 +19,7 @@ import java.nio.file.Path;
  * an archive with no end-of-archive blocks (an empty file, or one cut between two members).
  */
 public final class TarReader implements AutoCloseable {
-    static final int BLOCK = 512;
+    public static final int BLOCK = 512;
     /** Headers that carry names (GNU L/K, PAX x/g) are small; a larger one is corrupt. */
     private static final long MAX_HEADER_DATA = 1 << 20;
 
@@ -109,9 +107,9 @@ public final class TarReader implements AutoCloseable {
 
     /**
      * A CRC-32C of the header block of the member {@link #next} returned last (the 512 bytes
-     * before its data), as {@link TarIndex#fingerprint} samples them.
+     * before its data), as {@code tar.TarIndex.fingerprint} samples them.
      */
-    int headerCrc() {
+    public int headerCrc() {
         java.util.zip.CRC32C c = new java.util.zip.CRC32C();
         c.update(header, 0, BLOCK);
         return (int) c.getValue();

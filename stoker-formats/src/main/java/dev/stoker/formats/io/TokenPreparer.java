@@ -1,12 +1,12 @@
-package dev.stoker.formats.tokens;
+package dev.stoker.formats.io;
 
 import dev.stoker.CorruptRecordException;
 import dev.stoker.DType;
 import dev.stoker.ErrorPolicy;
-import dev.stoker.storage.PendingFile;
+import dev.stoker.formats.tokens.MegatronWriter;
+import dev.stoker.formats.tokens.Tokenizer;
+import dev.stoker.storage.io.PendingFile;
 import dev.stoker.formats.npy.Npy;
-import dev.stoker.formats.text.TextDocuments;
-import dev.stoker.formats.text.TextRange;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

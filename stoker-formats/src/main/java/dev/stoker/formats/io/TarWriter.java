@@ -1,6 +1,6 @@
-package dev.stoker.formats.tar;
+package dev.stoker.formats.io;
 
-import dev.stoker.storage.PendingFile;
+import dev.stoker.storage.io.PendingFile;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -165,7 +165,7 @@ public final class TarWriter implements AutoCloseable {
      * published together: {@link #close()} (or the returned file's {@code commit()}) then renames
      * it into place, {@link #abandon()} deletes it.
      */
-    PendingFile finish() throws IOException {
+    public PendingFile finish() throws IOException {
         if (closed) {
             return file;
         }

@@ -1,6 +1,5 @@
-package dev.stoker.bench;
+package dev.stoker.formats.riegeli;
 
-import dev.stoker.formats.riegeli.HighwayHash;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -17,8 +16,14 @@ import java.nio.file.StandardOpenOption;
  * with its defaults but compression (group_size 1, uncompressed simple chunks): the signature chunk,
  * a chunk per record, the footer chunk, a padding chunk to the block's end, and the postscript
  * chunk in the last 64 KiB block, padded to the end; block headers every 64 KiB, every hash
- * HighwayHash-64 with Riegeli's key. Run: java -cp stoker-bench/target/benchmarks.jar
- * dev.stoker.bench.MakeArrayRecord DATA_DIR (bench/formats.sh does)
+ * HighwayHash-64 with Riegeli's key (Stoker's own {@link HighwayHash}, package-private: so this
+ * class is in its package). Not part of the Stoker build; bench/formats.sh compiles and runs it
+ * against the built jar:
+ *
+ * <pre>
+ * javac -d CLASSES -cp stoker-cli/target/stoker-cli.jar stoker-formats/src/test/interop/MakeArrayRecord.java
+ * java -cp stoker-cli/target/stoker-cli.jar:CLASSES dev.stoker.formats.riegeli.MakeArrayRecord DATA_DIR
+ * </pre>
  */
 public final class MakeArrayRecord {
     static final long BLOCK = 1 << 16;

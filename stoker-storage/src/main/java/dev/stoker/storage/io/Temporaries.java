@@ -1,4 +1,4 @@
-package dev.stoker.storage;
+package dev.stoker.storage.io;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -77,12 +77,12 @@ public final class Temporaries {
     }
 
     /** A temporary named by its writer (a shard cache's download reservation): removed if the process ends first. */
-    static void track(Path tmp) {
+    public static void track(Path tmp) {
         LIVE.add(tmp);
     }
 
     /** The file is renamed into place or deleted: no longer this process's to remove. */
-    static void done(Path tmp) {
+    public static void done(Path tmp) {
         LIVE.remove(tmp);
     }
 

@@ -1,9 +1,7 @@
-package dev.stoker.formats.text;
+package dev.stoker.formats.io;
 
 import dev.stoker.CorruptRecordException;
 import dev.stoker.CorruptShardException;
-import dev.stoker.formats.io.Compression;
-import dev.stoker.formats.io.ReadAhead;
 import java.io.BufferedInputStream;
 import java.io.FilterInputStream;
 import java.io.IOException;
@@ -71,7 +69,7 @@ public final class TextDocuments implements AutoCloseable {
         this.path = path;
         this.field = field;
         this.json = new JsonLine(field);
-        String name = dev.stoker.storage.Storage.baseName(path);
+        String name = dev.stoker.storage.Locations.baseName(path);
         String base = name.endsWith(".gz") || name.endsWith(".zst") ? name.substring(0, name.lastIndexOf('.')) : name;
         if (base.endsWith(".jsonl") || base.endsWith(".json") || base.endsWith(".ndjson")) {
             this.jsonl = true;

@@ -1,5 +1,6 @@
-package dev.stoker.storage;
+package dev.stoker.storage.io;
 
+import dev.stoker.storage.Storage;
 import java.io.BufferedOutputStream;
 import java.io.FilterOutputStream;
 import java.io.IOException;

@@ -1,4 +1,5 @@
-package dev.stoker.formats.image;
+package dev.stoker.formats.io;
+
 
 /**
  * The inner loops of {@link Resampler} that the JIT does not vectorize by itself: the horizontal

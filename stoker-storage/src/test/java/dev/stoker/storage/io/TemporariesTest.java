@@ -1,4 +1,4 @@
-package dev.stoker.storage;
+package dev.stoker.storage.io;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,4 +1,4 @@
-package dev.stoker.formats.arrow;
+package dev.stoker.formats.io;
 
 import dev.stoker.CorruptShardException;
 import java.io.IOException;

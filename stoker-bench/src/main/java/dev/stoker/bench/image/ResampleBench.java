@@ -1,5 +1,8 @@
-package dev.stoker.formats.image;
+package dev.stoker.bench.image;
 
+import dev.stoker.formats.image.Crop;
+import dev.stoker.formats.image.Image;
+import dev.stoker.formats.io.Resampler;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -49,7 +52,7 @@ public class ResampleBench {
         byte[] b = Files.readAllBytes(Path.of(file));
         MemorySegment s = Arena.global().allocate(b.length);
         MemorySegment.copy(b, 0, s, ValueLayout.JAVA_BYTE, 0, b.length);
-        Jpeg.decode(s, 0, 0, image, file);
+        Image.decode(s, image, file);
         SplittableRandom r = new SplittableRandom(7);
         for (int i = 0; i < crops.length; i++) {
             crops[i] = Crop.randomResized(image.width(), image.height(), r, 0.08, 1.0, 0.75, 4.0 / 3, 0.5);

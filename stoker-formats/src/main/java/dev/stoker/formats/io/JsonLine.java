@@ -1,4 +1,4 @@
-package dev.stoker.formats.text;
+package dev.stoker.formats.io;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -18,14 +18,14 @@ import java.util.Arrays;
  * Java's encoder writes them. A field that appears twice keeps its last string value. Not
  * thread-safe: one per reader.
  */
-final class JsonLine {
+public final class JsonLine {
     private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
     private static final long ONES = 0x0101010101010101L;
     private static final long HIGHS = 0x8080808080808080L;
     private static final int MAX_DEPTH = 1000;
 
     /** Why a line was refused; {@code column} is 1-based. */
-    static final class Malformed extends Exception {
+    public static final class Malformed extends Exception {
         final int column;
 
         Malformed(String what, int column) {
@@ -47,7 +47,7 @@ final class JsonLine {
     private boolean foundNow;
     private byte[] scratch = new byte[256];
 
-    JsonLine(String field) {
+    public JsonLine(String field) {
         this.field = field.getBytes(java.nio.charset.StandardCharsets.UTF_8);
     }
 
@@ -55,7 +55,7 @@ final class JsonLine {
      * Parses {@code bytes[from, to)}. True when the object has a string field of the name given;
      * its bytes are then {@link #value()}[0, {@link #length()}).
      */
-    boolean parse(byte[] bytes, int from, int to) throws Malformed {
+    public boolean parse(byte[] bytes, int from, int to) throws Malformed {
         this.b = bytes;
         this.i = from;
         this.end = to;
@@ -75,15 +75,15 @@ final class JsonLine {
     }
 
     /** The array holding the value: the line itself, or the output buffer when escapes were decoded. */
-    byte[] value() {
+    public byte[] value() {
         return valueArray;
     }
 
-    int offset() {
+    public int offset() {
         return valueFrom;
     }
 
-    int length() {
+    public int length() {
         return valueLen;
     }
 

@@ -1,4 +1,4 @@
-package dev.stoker.storage;
+package dev.stoker.storage.io;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -16,17 +16,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The one way Stoker writes a file: whole or not at all, over a regular file or nothing. */
-class PendingFileTest {
+public class PendingFileTest {
     @TempDir
     Path tmp;
 
     /** A named pipe at {@code p}: it stands for any file that is not a regular one (a device such as /dev/null too). */
-    static Path fifo(Path p) throws IOException, InterruptedException {
+    public static Path fifo(Path p) throws IOException, InterruptedException {
         assertEquals(0, new ProcessBuilder("mkfifo", p.toString()).inheritIO().start().waitFor(), "mkfifo " + p);
         return p;
     }
 
-    static boolean isFifo(Path p) throws IOException {
+    public static boolean isFifo(Path p) throws IOException {
         return Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).isOther();
     }
 

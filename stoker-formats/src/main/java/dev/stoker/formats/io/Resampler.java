@@ -1,5 +1,7 @@
-package dev.stoker.formats.image;
+package dev.stoker.formats.io;
 
+import dev.stoker.formats.image.Crop;
+import dev.stoker.formats.image.Image;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -16,7 +18,7 @@ import java.nio.ByteOrder;
  * the collator runs on the consumer's thread, and an uint8 image in flight is a quarter of the
  * float32 one.
  */
-final class Resampler {
+public final class Resampler {
     /**
      * Pixels of room past a row's end, for whole-vector reads: two vectors of the widest any JVM
      * offers (2048 bits, 64 floats; 16 with AVX-512).

@@ -1,9 +1,10 @@
-package dev.stoker.storage;
+package dev.stoker.storage.io;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.stoker.storage.ShardCache;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
