@@ -14,12 +14,12 @@ import java.util.List;
  * particle branches stacked and padded to [B, 128, 17] float32 with lengths, the jet floats and
  * label as they are. Each repeat is one epoch (or --batches batches of it); prints events/s a repeat,
  * the median, and the loader's stats. One loader serves every repeat, its decoded-cluster cache
- * (--cache-mb) kept across epochs; with --fresh each repeat opens a new dataset and loader, so every
+ * (--decoded-cache-mb) kept across epochs; with --fresh each repeat opens a new dataset and loader, so every
  * repeat decompresses every basket it needs (the JVM stays warm: --warmup epochs run first, not
  * counted).
  *
  * Usage: java -cp 'stoker-cli/target/lib/*' bench/RootLoaderBench.java [--workers 2] [--repeats 3]
- *        [--cache-mb 256] [--batches N] [--fresh] [--warmup 0] FILE.root...
+ *        [--decoded-cache-mb 256] [--batches N] [--fresh] [--warmup 0] FILE.root...
  */
 public final class RootLoaderBench {
     static final String[] PARTICLES = {"part_px", "part_py", "part_pz", "part_energy", "part_deta", "part_dphi",
@@ -38,7 +38,7 @@ public final class RootLoaderBench {
             switch (args[i]) {
                 case "--workers" -> workers = Integer.parseInt(args[++i]);
                 case "--repeats" -> repeats = Integer.parseInt(args[++i]);
-                case "--cache-mb" -> cacheMb = Long.parseLong(args[++i]);
+                case "--decoded-cache-mb" -> cacheMb = Long.parseLong(args[++i]);
                 case "--batches" -> batches = Long.parseLong(args[++i]);
                 case "--fresh" -> fresh = true;
                 case "--warmup" -> warmup = Integer.parseInt(args[++i]);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The image cache (--cache ram, --cache DIR) on W2 and W5: epochs 2 and 3 with the decoded images
+# The image cache (--image-cache ram, --image-cache DIR) on W2 and W5: epochs 2 and 3 with the decoded images
 # kept, against the same loader without the cache and against the DataLoader (the peers'
 # torch_peer.py, 2 workers, one epoch: it has no cache to gain from), in one run. Train crops of
 # 224 to float32, batch 64, 2 workers; each Stoker figure is samples/s after the first epoch of a
@@ -18,7 +18,7 @@ for w in W2 W5; do
   peer=$(/usr/bin/python3 bench/peers/torch_peer.py "$data" --workloads $w --workers 2 --repeats 1 | grep '^{' | tail -1)
   echo "{\"workload\": \"$w\", \"loader\": \"DataLoader, 2 workers\", \"samplesPerSec\": $(echo "$peer" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["median"])')}"
   rm -rf "$data/image-cache"
-  for opts in "" "--cache ram" "--cache ram --cache-max-side 256" "--cache $data/image-cache" "--cache $data/image-cache"; do
+  for opts in "" "--image-cache ram" "--image-cache ram --image-cache-max-side 256" "--image-cache $data/image-cache" "--image-cache $data/image-cache"; do
     /usr/bin/time -f '%M' -o /tmp/stoker-cache-rss ./stoker bench shards "$dir/$pattern" --transform train --batch 64 \
       --workers 2 --epochs 3 $opts --json | tail -1 | /usr/bin/python3 -c '
 import json, sys

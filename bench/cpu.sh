@@ -20,7 +20,7 @@ median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
 # figures were measured before streams got a default window; WINDOW=BYTES sets one.
 # Usage: compare_remote LOCAL REMOTE [SUFFIX for the median line]
 compare_remote() {
-  run() { ./stoker bench shards "$@" --shuffle-window-bytes "${WINDOW:-0}" --transform train224 --batch 64 --workers 2 --step-ms "${STEP_MS:-0}" --json --cache-dir "$tmp/c" 2>"$tmp/err" \
+  run() { ./stoker bench shards "$@" --shuffle-window-bytes "${WINDOW:-0}" --transform train224 --batch 64 --workers 2 --step-ms "${STEP_MS:-0}" --json --shard-cache "$tmp/c" 2>"$tmp/err" \
     | python3 -c 'import json,sys; print(round(json.loads(sys.stdin.readline())["samplesPerSec"]))' >"$tmp/rate"; }
   L=(); S=(); C=(); W=(); CS=(); WS=()
   for r in $(seq "$repeats"); do

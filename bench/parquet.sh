@@ -39,8 +39,8 @@ PY
 )
   for order in sequential row-groups shuffle; do
     case $order in
-      sequential) args=(--order sequential --cache-mb 64) ;;
-      row-groups) args=(--shuffle-row-groups 4 --cache-mb 64) ;;
+      sequential) args=(--order sequential --decoded-cache-mb 64) ;;
+      row-groups) args=(--shuffle-row-groups 4 --decoded-cache-mb 64) ;;
       shuffle) args=(--order shuffle) ;;
     esac
     out=$(./stoker bench parquet "$file" --batch 1024 --workers 2 --epochs "$epochs" "${args[@]}" --ceiling 2 --json 2>"$err")

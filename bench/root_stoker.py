@@ -8,7 +8,7 @@ events/s of the epoch as the Python loop sees it (torch tensors in hand), after 
 are not counted (the JVM compiling its hot code). Prints one JSON line with the median, each epoch's
 rate and the loader's stats of the last epoch (truncation, file mixing).
 
-Usage: root_stoker.py FILE... [--batch 512] [--workers 2] [--repeats 3] [--warmup 1] [--pad 128] [--cache-mb MB] [--batches N]
+Usage: root_stoker.py FILE... [--batch 512] [--workers 2] [--repeats 3] [--warmup 1] [--pad 128] [--decoded-cache-mb MB] [--batches N]
 (needs the jars: ./stoker --version builds them; python/ is put on sys.path).
 """
 import argparse
@@ -33,10 +33,10 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=1, help="epochs run first and not counted")
     ap.add_argument("--pad", type=int, default=128)
-    ap.add_argument("--cache-mb", type=int, default=None, help="the source's decoded-cluster cache (default: its own)")
+    ap.add_argument("--decoded-cache-mb", type=int, default=None, help="the source's decoded-cluster cache (default: its own)")
     ap.add_argument("--batches", type=int, default=0, help="batches a repeat (default 0: the whole epoch)")
     a = ap.parse_args()
-    extra = {} if a.cache_mb is None else {"cache_mb": a.cache_mb}
+    extra = {} if a.decoded_cache_mb is None else {"decoded_cache_mb": a.decoded_cache_mb}
     source = stoker.sources.root(a.files, tree="tree", branches=PARTICLES + JETS + ["label"], **extra)
     rates = []
     stats = {}

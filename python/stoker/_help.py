@@ -74,21 +74,23 @@ LOADER = """Loads batches with Stoker for a Python training loop.
     the first sample's, and a sample that differs is an error); ``image_dtype="uint8"`` leaves normalizing to the
     GPU; ``label=`` takes the label from ``"cls"`` (the default; -1 where a sample has none),
     another member (``"txt"``), a field of the ``.json`` member (``"json:label"``) or nowhere
-    (``"none"``); ``keys=True`` adds ``__key__``, the samples' keys as strings. ``cache="ram"`` keeps
+    (``"none"``); ``keys=True`` adds ``__key__``, the samples' keys as strings. ``image_cache="ram"`` keeps
     the decoded images in memory between epochs (shards and folders read by index), so later epochs
     only crop, flip and resample; each image is kept at the DCT scale its crop decodes at without a
-    cache, and the batches equal those with nothing kept, to the bit. ``cache_max_side=N`` keeps
+    cache, and the batches equal those with nothing kept, to the bit. ``image_cache_max_side=N`` keeps
     each image at the DCT scale whose longer side is at most N (a change of the data);
-    ``cache_bytes`` bounds the cache (default: half the machine's memory), and a cache estimated
-    past it is refused before the first batch. ``cache="disk"`` (or a folder: a ``pathlib.Path``,
+    ``image_cache_bytes`` bounds the cache (default: half the machine's memory), and a cache estimated
+    past it is refused before the first batch. ``image_cache="disk"`` (or a folder: a ``pathlib.Path``,
     or a path with a ``/``, so a misspelt word is an error) keeps
     them in one file that every process on the node reading the same images shares, and the next
     run finds (a file that fails its check is made again). JSON lines: ``window_cache="disk"`` (or a
     folder) keeps each shard's packed windows, so later epochs read them back instead of tokenizing
     again (a file that fails its check is packed again). Any source: ``in_memory=True``
     copies its local files into memory first (their size checked; removed when the loader closes,
-    or a second after its process is killed). Remote files are cached in ``cache_dir``, by default
-    ``~/.cache/stoker/shards``; a folder another user owns or can write is refused. Streamed sources:
+    or a second after its process is killed). Remote files are cached in ``shard_cache``, by default
+    ``~/.cache/stoker/shards``; a folder another user owns or can write is refused. The caches'
+    earlier names (``cache``, ``cache_max_side``, ``cache_bytes``, ``cache_dir``, ``cache_size``,
+    ``cache_mb``) are taken as these. Streamed sources:
     ``streams=N`` splits each epoch into N streams, so that ``load_state_dict`` of the list of every
     old rank's ``state_dict()`` resumes at another world size.
 
@@ -166,7 +168,7 @@ LOADER = """Loads batches with Stoker for a Python training loop.
       loaders or ended. ``"own"``: a server for this loader alone. A socket path (a
       ``pathlib.Path``, or a path with a ``/``): a running ``stoker serve`` (one a node, started
       with ``--stay``) instead of starting one. Paths and folders are the caller's: relative ones
-      (data, ``cache``, ``window_cache``, ``cache_dir``) are made absolute against this process's
+      (data, ``image_cache``, ``window_cache``, ``shard_cache``) are made absolute against this process's
       working folder before a server sees them; URLs stay as given.
     - ``device``: ``"cuda"`` (or ``"cuda:N"``, a ``torch.device``) yields the batches on that GPU,
       each copied from the ring on a side stream a few ahead of the loop (``stoker._device``);

@@ -4,7 +4,7 @@ A loader is a source spec and a loader spec, as the server's ``dev.stoker.source
 (JSON; names in snake case): ``{"source": {"kind": "tokens", "paths": [...], "seq_len": 1024},
 "loader": {"batch_size": 32, ...}}``. Keywords are the specs' option names (the CLI's flags are the
 same names, dashed); the image options of ``shards`` and ``folder`` go into the nested ``images``
-spec, the cache options of the sources that read remote files into ``cache``. Every option is
+spec, the shard cache's options of the sources that read remote files into ``cache``. Every option is
 checked here, before any JVM work starts; the server checks them again. The bridge's
 ``SpecContractTest`` holds these tables to the Java specs.
 """
@@ -61,8 +61,11 @@ SOURCES = {kind: (next((p for p in _PATHS if p in d["properties"]), None), _own(
                   tuple(n for n, o in d["properties"].items() if "$ref" in o))
            for kind, d in _DEFS.items() if "kind" in d["properties"]}
 
-# Other names for options: PyTorch DataLoader's, and the CLI's flags that name one value.
-ALIASES = {"batch": "batch_size", "num_workers": "workers", "dataset": "datasets"}
+# Other names for options: PyTorch DataLoader's, the CLI's flags that name one value, and the
+# caches' names before they were named by what they keep (image_cache, shard_cache, decoded_cache_mb).
+ALIASES = {"batch": "batch_size", "num_workers": "workers", "dataset": "datasets",
+           "cache": "image_cache", "cache_max_side": "image_cache_max_side", "cache_bytes": "image_cache_bytes",
+           "cache_dir": "shard_cache", "cache_size": "shard_cache_bytes", "cache_mb": "decoded_cache_mb"}
 # Keywords that are another option's value: jsonl's skip_bad=True is errors="skip-sample".
 _SKIP_BAD = "skip_bad"
 

@@ -61,9 +61,9 @@ def test_pytorch_names_are_aliases(no_server):
 
 
 def test_image_and_cache_options_go_to_their_nested_specs(no_server):
-    spec = _options.spec("shards", ["s-{0..3}.tar"], dict(size=176, scale=(0.35, 1), cache_size=10 ** 9, workers="auto"))
+    spec = _options.spec("shards", ["s-{0..3}.tar"], dict(size=176, scale=(0.35, 1), shard_cache_bytes=10 ** 9, workers="auto"))
     assert spec == {"source": {"kind": "shards", "paths": [os.path.abspath("s-{0..3}.tar")], "images": {"size": 176, "scale": [0.35, 1.0]},
-                               "cache": {"cache_size": 10 ** 9}},
+                               "cache": {"shard_cache_bytes": 10 ** 9}},
                     "loader": {"workers": None}}
     assert _options.spec("jsonl", ["a.jsonl"], dict(skip_bad=True))["loader"] == {"errors": "skip-sample"}
     assert _options.spec("hdf5", ["a.h5"], dict(dataset="/x"))["source"] == {"kind": "hdf5", "path": os.path.abspath("a.h5"),
@@ -115,21 +115,21 @@ def test_help_holds_every_option_with_its_meaning():
 def test_local_paths_and_folders_are_the_callers_urls_stay_as_given(no_server, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     spec = _options.spec("jsonl", ["d/a.jsonl", "s3://bucket/b.jsonl", pathlib.Path("c.jsonl")],
-                         dict(window_cache="./windows", cache_dir="shards"))
+                         dict(window_cache="./windows", shard_cache="shards"))
     assert spec["source"] == {"kind": "jsonl", "paths": [str(tmp_path / "d/a.jsonl"), "s3://bucket/b.jsonl",
                                                          str(tmp_path / "c.jsonl")],
-                              "window_cache": str(tmp_path / "windows"), "cache": {"cache_dir": str(tmp_path / "shards")}}
-    images = _options.spec("shards", ["x.tar"], dict(cache=pathlib.Path("kept")))["source"]["images"]
-    assert images == {"cache": str(tmp_path / "kept")}
+                              "window_cache": str(tmp_path / "windows"), "cache": {"shard_cache": str(tmp_path / "shards")}}
+    images = _options.spec("shards", ["x.tar"], dict(image_cache=pathlib.Path("kept")))["source"]["images"]
+    assert images == {"image_cache": str(tmp_path / "kept")}
 
 
-@pytest.mark.parametrize("option, value, words", [("cache", "bogus", "'ram' or 'disk'"), ("cache", "Disk", "'ram' or 'disk'"),
+@pytest.mark.parametrize("option, value, words", [("image_cache", "bogus", "'ram' or 'disk'"), ("cache", "Disk", "'ram' or 'disk'"),
                                                   ("window_cache", "ram", "'disk'")])
 def test_a_word_that_is_no_mode_of_a_folder_option_is_refused_not_made_a_folder(no_server, option, value, words):
     source = "jsonl" if option == "window_cache" else "shards"
     with pytest.raises(ValueError, match=f"'{option}' must be {words}, or a folder: a path with a '/'"):
         stoker.Loader(source, "x", **{option: value})
-    assert _options.spec("shards", ["x.tar"], dict(cache="disk"))["source"]["images"] == {"cache": "disk"}
+    assert _options.spec("shards", ["x.tar"], dict(image_cache="disk"))["source"]["images"] == {"image_cache": "disk"}
 
 
 def test_a_path_that_is_no_string_is_refused_naming_the_source_and_the_value(no_server):
@@ -207,3 +207,21 @@ def test_a_hint_is_never_an_option_of_another_meaning(no_server):
 def test_another_sources_option_says_whose_it_is(no_server):
     with pytest.raises(ValueError, match="'size' is not one of source 'tokens'; it is of 'shards', 'folder'"):
         stoker.Loader("tokens", "t.bin", seq_len=8, size=160)
+
+
+def test_the_caches_earlier_names_are_taken_as_their_names_now(no_server, tmp_path, monkeypatch):
+    """One scheme: a cache is named by what it keeps (image_cache, shard_cache, decoded_cache_mb,
+    window_cache); the names it had before are aliases, the same spec, and both at once is an error."""
+    monkeypatch.chdir(tmp_path)
+    old = _options.spec("shards", ["x.tar"], dict(cache="ram", cache_max_side=512, cache_bytes=1 << 30,
+                                                  cache_dir="./c", cache_size=1 << 20))
+    new = _options.spec("shards", ["x.tar"], dict(image_cache="ram", image_cache_max_side=512,
+                                                  image_cache_bytes=1 << 30, shard_cache="./c", shard_cache_bytes=1 << 20))
+    assert old == new
+    assert new["source"]["images"] == {"image_cache": "ram", "image_cache_max_side": 512, "image_cache_bytes": 1 << 30}
+    assert new["source"]["cache"] == {"shard_cache": str(tmp_path / "c"), "shard_cache_bytes": 1 << 20}
+    assert _options.spec("parquet", ["t.parquet"], dict(cache_mb=64))["source"]["decoded_cache_mb"] == 64
+    with pytest.raises(ValueError, match="given twice"):
+        _options.spec("shards", ["x.tar"], dict(cache="ram", image_cache="disk"))
+    with pytest.raises(ValueError, match="image_cache|'cache'"):
+        _options.spec("shards", ["x.tar"], dict(cache="rma"))

@@ -338,7 +338,7 @@ final class BenchCommand implements Runnable {
                 + "branch Stoker reads; a selected string, object or nested container is an error naming it).")
         List<String> branches = List.of();
 
-        @Option(names = "--cache-mb", paramLabel = "MB", description = "Decoded clusters held at once (default ${DEFAULT-VALUE} MB).")
+        @Option(names = {"--decoded-cache-mb", "--cache-mb"}, paramLabel = "MB", description = "Decoded clusters held at once (default ${DEFAULT-VALUE} MB).")
         long cacheMb;
 
         @Override
@@ -361,7 +361,7 @@ final class BenchCommand implements Runnable {
         @Option(names = "--where", paramLabel = "EXPR", description = "Keep rows where 'column op value' holds (op: == != < <= > >=); row groups are skipped by their statistics.")
         String where;
 
-        @Option(names = "--cache-mb", paramLabel = "MB", description = "Decoded row groups held at once (default ${DEFAULT-VALUE} MB).")
+        @Option(names = {"--decoded-cache-mb", "--cache-mb"}, paramLabel = "MB", description = "Decoded row groups held at once (default ${DEFAULT-VALUE} MB).")
         long cacheMb;
 
         @Option(names = "--shuffle-row-groups", paramLabel = "N", description = "Shuffle by row group instead of --order: the row "

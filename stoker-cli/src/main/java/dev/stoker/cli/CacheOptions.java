@@ -6,10 +6,10 @@ import picocli.CommandLine.Option;
 
 /** The flags of {@link RemoteCache}: where the sources that read remote files cache them. */
 final class CacheOptions {
-    @Option(names = "--cache-dir", paramLabel = "DIR", description = "Where remote files are cached, a folder of your own (default: ~/.cache/stoker/shards).")
+    @Option(names = {"--shard-cache", "--cache-dir"}, paramLabel = "DIR", description = "Where remote files are cached, a folder of your own (default: ~/.cache/stoker/shards).")
     Path cacheDir;
 
-    @Option(names = "--cache-size", paramLabel = "BYTES", description = "The cache's limit in bytes (default ${DEFAULT-VALUE}).")
+    @Option(names = {"--shard-cache-bytes", "--cache-size"}, paramLabel = "BYTES", description = "The cache's limit in bytes (default ${DEFAULT-VALUE}).")
     long cacheSize;
 
     RemoteCache spec() {

@@ -19,12 +19,12 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code stoker estimate cache}: what {@code --cache ram} would keep of these shards, whether its
+ * {@code stoker estimate cache}: what {@code --image-cache ram} would keep of these shards, whether its
  * bound holds it, and what it would save each epoch after the first, measured on a probe of the
  * shards' samples on one thread: the pipeline as it runs without a cache, against the same crops
  * resampled from kept images (NOTE [Image cache]).
  */
-@Command(name = "cache", description = "The image cache (--cache ram) of these tar shards: its size, whether it fits its "
+@Command(name = "cache", description = "The image cache (--image-cache ram) of these tar shards: its size, whether it fits its "
         + "bound, and the speed-up of the epochs after the first, measured on a probe of their images.")
 final class EstimateCache implements Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "SHARD", description = "Local tar shards (patterns such as a-{000..009}.tar work).")
@@ -36,10 +36,10 @@ final class EstimateCache implements Callable<Integer> {
     @Option(names = "--size", defaultValue = "224", paramLabel = "N", description = "The crop's side (default ${DEFAULT-VALUE}).")
     int size;
 
-    @Option(names = "--cache-max-side", paramLabel = "N", description = "Images kept at the DCT scale whose longer side is at most N.")
+    @Option(names = {"--image-cache-max-side", "--cache-max-side"}, paramLabel = "N", description = "Images kept at the DCT scale whose longer side is at most N.")
     Integer maxSide;
 
-    @Option(names = "--cache-bytes", paramLabel = "BYTES", description = "The cache's bound (default: half of this machine's memory).")
+    @Option(names = {"--image-cache-bytes", "--cache-bytes"}, paramLabel = "BYTES", description = "The cache's bound (default: half of this machine's memory).")
     Long bytes;
 
     @Option(names = "--probe", defaultValue = "128", paramLabel = "N", description = "Images timed, spread over the shards (default ${DEFAULT-VALUE}).")
@@ -54,7 +54,7 @@ final class EstimateCache implements Callable<Integer> {
             throw new Main.UsageException("--transform is train or eval, got '" + transform + "'");
         }
         if (size < 1 || probe < 1 || (maxSide != null && maxSide < 1) || (bytes != null && bytes < 1)) {
-            throw new Main.UsageException("--size, --probe, --cache-max-side and --cache-bytes take positive numbers");
+            throw new Main.UsageException("--size, --probe, --image-cache-max-side and --image-cache-bytes take positive numbers");
         }
         List<Path> paths = Main.expand(shards).stream().map(Path::of).toList();
         int side = maxSide == null ? 0 : maxSide;
@@ -65,8 +65,8 @@ final class EstimateCache implements Callable<Integer> {
             long kept = ImageCache.estimate(data, side);
             o.printf(Locale.ROOT, "%,d images; kept%s: about %s (from %d headers); bound %s: %s%n", n,
                     side == 0 ? " whole" : " at a longer side of at most " + side, gb(kept), Math.min(n, 64), gb(bound),
-                    kept <= bound ? "fits" : "does not fit (--cache ram would be refused: raise --cache-bytes or lower "
-                            + "--cache-max-side)");
+                    kept <= bound ? "fits" : "does not fit (--image-cache ram would be refused: raise --image-cache-bytes "
+                            + "or lower --image-cache-max-side)");
             int m = (int) Math.min(n, probe);
             long[] indices = new long[m];
             for (int i = 0; i < m; i++) {

@@ -55,18 +55,18 @@ class ImageOptions {
             + "them, for the GPU to decode (Python: decode_on=\"cuda\").")
     String decodeOn;
 
-    @Option(names = "--cache", paramLabel = "ram|disk|DIR", description = "ram: keep the decoded images in memory between "
+    @Option(names = {"--image-cache", "--cache"}, paramLabel = "ram|disk|DIR", description = "ram: keep the decoded images in memory between "
             + "epochs (by sample; shards and folders read by index): later epochs only crop, flip and resample. Each image is "
             + "kept at the DCT scale its crop decodes at without a cache, so the batches are those without one, to the bit. "
             + "disk: in one mapped file in "
             + "~/.cache/stoker/images ($XDG_CACHE_HOME), shared by the node's processes and kept for later runs; DIR: in that folder (a path with a /, ./kept; another word is refused).")
     String cache;
 
-    @Option(names = "--cache-max-side", paramLabel = "N", description = "With --cache: keep each image at the DCT scale whose "
+    @Option(names = {"--image-cache-max-side", "--cache-max-side"}, paramLabel = "N", description = "With --image-cache: keep each image at the DCT scale whose "
             + "longer side is the largest at most N (a change of the data, as FFCV's max_resolution).")
     Integer cacheMaxSide;
 
-    @Option(names = "--cache-bytes", paramLabel = "BYTES", description = "With --cache: the bound of the kept pixels (default: "
+    @Option(names = {"--image-cache-bytes", "--cache-bytes"}, paramLabel = "BYTES", description = "With --image-cache: the bound of the kept pixels (default: "
             + "in memory, half of this machine's memory; on disk, the estimate and a quarter more); a cache estimated past "
             + "it, or past the disk's free space, is refused.")
     Long cacheBytes;

@@ -32,7 +32,7 @@ final class RecordBenches {
         @Option(names = "--fields", split = ",", paramLabel = "A,B", description = "Columns to batch (default: all).")
         List<String> fields = List.of();
 
-        @Option(names = "--cache-mb", paramLabel = "MB",
+        @Option(names = {"--decoded-cache-mb", "--cache-mb"}, paramLabel = "MB",
                 description = "Decompressed shards held at once, for zstd and gz shards (default ${DEFAULT-VALUE} MB).")
         long cacheMb;
 

@@ -234,7 +234,7 @@ class TarCommandsTest {
         MainTest.Outcome o = overHttp(shards, url -> stoker("bench", "shards", url + "w-0.tar", "--transform", "none",
                 "--cache-dir", tmp.resolve("cache").toString(), "--cache-size", "1000"));
         assertEquals(2, o.code(), o.err());
-        assertTrue(o.err().contains("--cache-size is too small") && o.err().contains("raise it, or read them as a stream "
+        assertTrue(o.err().contains("--shard-cache-bytes is too small") && o.err().contains("raise it, or read them as a stream "
                 + "(--stream, with --shuffle-window-bytes"), o.err());
     }
 

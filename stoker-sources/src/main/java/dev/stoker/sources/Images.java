@@ -35,17 +35,17 @@ import java.util.List;
  * @param decodeOn   {@code cpu} (null): the workers decode; {@code device}: the batches carry each
  *                   JPEG's bytes with its crop and flip ({@link ImagePipeline.Encoded}), for the
  *                   GPU to decode (the Python package's {@code decode_on="cuda"})
- * @param cache      {@code ram}: decoded images kept in memory between epochs, by sample
+ * @param imageCache {@code ram}: decoded images kept in memory between epochs, by sample
  *                   ({@link ImageCache}); {@code disk}: in one mapped file in
  *                   {@code $XDG_CACHE_HOME/stoker/images} (default {@code ~/.cache/stoker/images}),
  *                   shared by the node's processes and kept across runs; a path (with a
  *                   {@code /}): the file in that folder; null: none. For shards and folders read by index
- * @param cacheMaxSide with {@code cache}: images kept at the DCT scale whose longer side is the
+ * @param imageCacheMaxSide with {@code imageCache}: images kept at the DCT scale whose longer side is the
  *                   largest at most this (a change of the data, as FFCV's {@code max_resolution});
  *                   null: each at the DCT scale its crop decodes at without a cache (a large
  *                   image's train crops may keep it at two), and the batches are those of the
  *                   pipeline without a cache, to the bit
- * @param cacheBytes with {@code cache}: the bound of the kept pixels (default: in memory, half
+ * @param imageCacheBytes with {@code imageCache}: the bound of the kept pixels (default: in memory, half
  *                   of this machine's memory; on disk, the estimate and a quarter more); a cache
  *                   estimated past it, or past the disk's free space, is refused with the numbers
  */
@@ -53,8 +53,8 @@ public record Images(Transform transform, @Min(1) Integer size, @Min(0) List<Dou
                      @Min(0) Double flip, @Min(1) Integer resize, String label, boolean keys, List<String> members,
                      @Choices({"float32", "uint8"}) String imageDtype,
                      @Format("place") @Choices({"cpu", "device"}) String decodeOn,
-                     @Format(value = "folder", words = {"ram", "disk"}) String cache, @Min(1) Integer cacheMaxSide,
-                     @Min(1) Long cacheBytes) {
+                     @Format(value = "folder", words = {"ram", "disk"}) String imageCache, @Min(1) Integer imageCacheMaxSide,
+                     @Min(1) Long imageCacheBytes) {
 
     /** The recipe ({@code transform}): torchvision's training or evaluation transforms, or none. */
     public enum Transform implements Specs.Word {
@@ -104,23 +104,23 @@ public record Images(Transform transform, @Min(1) Integer size, @Min(0) List<Dou
         if (decodeOn != null) {
             SpecException.oneOf("decode_on", decodeOn, "cpu", "device");
         }
-        if (cache != null) {
-            SpecException.modeOrFolder("cache", cache, "ram", "disk");
+        if (imageCache != null) {
+            SpecException.modeOrFolder("image_cache", imageCache, "ram", "disk");
             if ("device".equals(decodeOn)) {
-                throw SpecException.naming("cache", "keeps decoded images; with {decode_on} device the workers decode none");
+                throw SpecException.naming("image_cache", "keeps decoded images; with {decode_on} device the workers decode none");
             }
-        } else if (cacheMaxSide != null || cacheBytes != null) {
-            throw SpecException.naming(cacheMaxSide != null ? "cache_max_side" : "cache_bytes", "is for {cache} (ram, disk or a folder)");
+        } else if (imageCacheMaxSide != null || imageCacheBytes != null) {
+            throw SpecException.naming(imageCacheMaxSide != null ? "image_cache_max_side" : "image_cache_bytes", "is for {image_cache} (ram, disk or a folder)");
         }
-        if (cacheMaxSide != null) {
-            SpecException.atLeast("cache_max_side", cacheMaxSide, 1);
+        if (imageCacheMaxSide != null) {
+            SpecException.atLeast("image_cache_max_side", imageCacheMaxSide, 1);
         }
-        if (cacheBytes != null && cacheBytes < 1) {
-            throw new SpecException("cache_bytes", "must be >= 1, got " + cacheBytes);
+        if (imageCacheBytes != null && imageCacheBytes < 1) {
+            throw new SpecException("image_cache_bytes", "must be >= 1, got " + imageCacheBytes);
         }
         if (transform == Transform.NONE) {
-            if (decodeOn != null || cache != null) {
-                throw SpecException.naming(decodeOn != null ? "decode_on" : "cache", "is for {transform} train or eval (none decodes nothing)");
+            if (decodeOn != null || imageCache != null) {
+                throw SpecException.naming(decodeOn != null ? "decode_on" : "image_cache", "is for {transform} train or eval (none decodes nothing)");
             }
             if (imageDtype != null || size != null || scale != null || ratio != null || flip != null || resize != null
                     || label != null) { // keys apply: the samples' keys beside their members
@@ -176,17 +176,17 @@ public record Images(Transform transform, @Min(1) Integer size, @Min(0) List<Dou
 
     /** {@code p} with this spec's image cache over {@code data}, estimated first; {@code p} itself without one. */
     ImagePipeline cached(Recipe r, ImagePipeline p, Dataset<TarSample> data) throws IOException {
-        if (cache == null) {
+        if (imageCache == null) {
             return p;
         }
-        int maxSide = cacheMaxSide == null ? 0 : cacheMaxSide;
+        int maxSide = imageCacheMaxSide == null ? 0 : imageCacheMaxSide;
         long estimate = ImageCache.estimate(data, maxSide);
         java.nio.file.Path folder = cacheFolder();
-        long bound = cacheBytes != null ? cacheBytes : folder == null ? ImageCache.defaultBytes() : estimate + estimate / 4 + (64L << 20);
+        long bound = imageCacheBytes != null ? imageCacheBytes : folder == null ? ImageCache.defaultBytes() : estimate + estimate / 4 + (64L << 20);
         if (estimate > bound) {
-            throw SpecException.naming("cache", String.format(java.util.Locale.ROOT, "would keep about %,d bytes of decoded "
-                    + "images (%,d samples, estimated from their headers), more than its bound of %,d bytes ({cache_bytes}): "
-                    + "raise the bound, or keep smaller images with {cache_max_side}", estimate, data.size(), bound));
+            throw SpecException.naming("image_cache", String.format(java.util.Locale.ROOT, "would keep about %,d bytes of decoded "
+                    + "images (%,d samples, estimated from their headers), more than its bound of %,d bytes ({image_cache_bytes}): "
+                    + "raise the bound, or keep smaller images with {image_cache_max_side}", estimate, data.size(), bound));
         }
         if (folder == null) {
             return p.cached(report(r, new ImageCache(data.size(), bound, maxSide)));
@@ -200,9 +200,9 @@ public record Images(Transform transform, @Min(1) Integer size, @Min(0) List<Dou
         long usable = store == null || !java.nio.file.Files.exists(store) ? Long.MAX_VALUE
                 : java.nio.file.Files.getFileStore(store).getUsableSpace();
         if (!java.nio.file.Files.exists(existing) && estimate > usable) {
-            throw SpecException.naming("cache", String.format(java.util.Locale.ROOT, "would keep about %,d bytes of decoded "
+            throw SpecException.naming("image_cache", String.format(java.util.Locale.ROOT, "would keep about %,d bytes of decoded "
                     + "images (%,d samples, estimated from their headers) in %s, which has %,d bytes free: free some, give"
-                    + " another folder, or keep smaller images with {cache_max_side}", estimate, data.size(), folder, usable));
+                    + " another folder, or keep smaller images with {image_cache_max_side}", estimate, data.size(), folder, usable));
         }
         return p.cached(report(r, ImageCache.onDisk(folder, key, data.size(), bound, maxSide)));
     }
@@ -222,17 +222,17 @@ public record Images(Transform transform, @Min(1) Integer size, @Min(0) List<Dou
 
     /** The folder of a disk cache ({@code disk}: the user's cache, else the path given); null for {@code ram}. */
     java.nio.file.Path cacheFolder() {
-        return switch (cache) {
+        return switch (imageCache) {
             case "ram" -> null;
             case "disk" -> dev.stoker.storage.io.UserCache.dir("images");
-            default -> java.nio.file.Path.of(cache);
+            default -> java.nio.file.Path.of(imageCache);
         };
     }
 
     /** The same over a stream of shards (compressed ones have no random access). */
     void serve(Recipe r, StreamingDataset<TarSample> data) throws IOException {
-        if (cache != null) {
-            throw SpecException.naming("cache", "keeps images by sample index: for shards read by index (without "
+        if (imageCache != null) {
+            throw SpecException.naming("image_cache", "keeps images by sample index: for shards read by index (without "
                     + "{stream}, and not compressed)");
         }
         if (transform == Transform.NONE) {

@@ -83,7 +83,7 @@ public final class LocalCopies implements AutoCloseable {
             folder = Temporaries.folder(Path.of(System.getProperty("java.io.tmpdir")), "stoker-remote-", false);
         }
         if (cache == null) {
-            cache = new ShardCache(where.dir(), where.cacheSize(), 4);
+            cache = new ShardCache(where.dir(), where.shardCacheBytes(), 4);
         }
         Path link = folder.resolve(relative).normalize();
         if (!link.startsWith(folder) || link.equals(folder)) {

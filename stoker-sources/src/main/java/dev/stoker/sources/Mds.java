@@ -14,15 +14,15 @@ import java.util.List;
  * {@code index.json} and its shards, each column a field ({@link MdsDataset}).
  *
  * @param fields  the columns to batch (empty: all)
- * @param cacheMb decompressed shards held at once, in MB (for zstd or gz shards)
+ * @param decodedCacheMb decompressed shards held at once, in MB (for zstd or gz shards)
  * @param image   the field of encoded images (JPEG, PNG) to decode, crop and flip by {@code images}
  *                (its {@code label} the field of integer labels); null: the records' own fields
  */
-public record Mds(String path, List<String> fields, @Min(1) long cacheMb, String image, Images images, RemoteCache cache)
+public record Mds(String path, List<String> fields, @Min(1) long decodedCacheMb, String image, Images images, RemoteCache cache)
         implements SourceSpec {
     public Mds {
         fields = fields == null ? List.of() : List.copyOf(fields);
-        SpecException.atLeast("cache_mb", cacheMb, 1);
+        SpecException.atLeast("decoded_cache_mb", decodedCacheMb, 1);
         images = images == null ? Images.DEFAULT : images;
         cache = cache == null ? RemoteCache.DEFAULT : cache;
     }
@@ -43,12 +43,12 @@ public record Mds(String path, List<String> fields, @Min(1) long cacheMb, String
             if (!Files.isRegularFile(index)) {
                 throw new NoSuchFileException(index.toString(), null, "an MDS dataset's folder holds index.json");
             }
-            MdsDataset data = r.hold(MdsDataset.open(index.getParent(), cacheMb << 20)); // reads the index alone
+            MdsDataset data = r.hold(MdsDataset.open(index.getParent(), decodedCacheMb << 20)); // reads the index alone
             for (String shard : data.files()) {
                 copies.under(path, shard); // fetched, for a remote dataset; there already, for a local one
             }
             if (loader.errorPolicy() == dev.stoker.ErrorPolicy.SKIP_SHARD) { // every shard read once and checked, one that cannot be read left out
-                data = r.hold(MdsDataset.open(index.getParent(), cacheMb << 20, true));
+                data = r.hold(MdsDataset.open(index.getParent(), decodedCacheMb << 20, true));
             }
             RecordFormats.finish(r, data, fields, image, images);
         });

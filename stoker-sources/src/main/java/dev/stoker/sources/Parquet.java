@@ -17,16 +17,16 @@ import java.util.Locale;
  *
  * @param where            keep the rows where {@code column op value} holds ({@code == != < <= > >=});
  *                         row groups are skipped by their statistics
- * @param cacheMb          decoded row groups held at once, in MB
+ * @param decodedCacheMb          decoded row groups held at once, in MB
  * @param shuffleRowGroups shuffle by row group instead of the loader's order: the row groups in a
  *                         random order, the rows of each N consecutive ones in a random order among
  *                         themselves; N row groups are decoded at a time, each once per epoch
  */
-public record Parquet(String path, List<String> columns, String where, @Min(1) long cacheMb, @Min(1) Integer shuffleRowGroups)
+public record Parquet(String path, List<String> columns, String where, @Min(1) long decodedCacheMb, @Min(1) Integer shuffleRowGroups)
         implements SourceSpec {
     public Parquet {
         columns = columns == null ? List.of() : List.copyOf(columns);
-        SpecException.atLeast("cache_mb", cacheMb, 1);
+        SpecException.atLeast("decoded_cache_mb", decodedCacheMb, 1);
         if (shuffleRowGroups != null) {
             SpecException.atLeast("shuffle_row_groups", shuffleRowGroups, 1);
         }
@@ -49,7 +49,7 @@ public record Parquet(String path, List<String> columns, String where, @Min(1) l
             throw new SpecException("where", e.getMessage());
         }
         try {
-            return new ParquetDataset(path, columns, filter, cacheMb << 20);
+            return new ParquetDataset(path, columns, filter, decodedCacheMb << 20);
         } catch (IllegalArgumentException e) {
             throw new SpecException(null, e.getMessage()); // a column that is not in the file
         }

@@ -68,7 +68,7 @@ final class RecordFormats {
             String label = images.label() == null || images.label().equals("none") ? null : images.label();
             Images own = new Images(images.transform(), images.size(), images.scale(), images.ratio(), images.flip(),
                     images.resize(), label == null ? "none" : "cls", images.keys(), null, images.imageDtype(), images.decodeOn(),
-                    images.cache(), images.cacheMaxSide(), images.cacheBytes());
+                    images.imageCache(), images.imageCacheMaxSide(), images.imageCacheBytes());
             RecordImages samples = new RecordImages(records, image, label);
             ImagePipeline pipeline;
             try {

@@ -28,18 +28,18 @@ import java.util.Map;
  * @param tree     the tree's name, {@code dir/name} in a subdirectory
  * @param branches globs selecting branches (empty: every branch Stoker reads); a selected branch
  *                 Stoker does not read (a string, an object, a nested container) is an error naming it
- * @param cacheMb  decoded clusters held at once, in MB
+ * @param decodedCacheMb  decoded clusters held at once, in MB
  * @param groups   groups of files by name, in label order (empty: {@code paths} without labels)
  * @param label    the name of the groups' label field
  * @param weights  each group's share of an epoch's draws (empty: every entry once an epoch)
  */
-public record Root(List<String> paths, String tree, List<String> branches, @Min(1) long cacheMb,
+public record Root(List<String> paths, String tree, List<String> branches, @Min(1) long decodedCacheMb,
                    @Format("labelled") Map<String, List<String>> groups, String label,
                    @Format("weights") Map<String, Double> weights) implements SourceSpec {
     public Root {
         paths = paths == null ? List.of() : List.copyOf(paths);
         branches = branches == null ? List.of() : List.copyOf(branches);
-        SpecException.atLeast("cache_mb", cacheMb, 1);
+        SpecException.atLeast("decoded_cache_mb", decodedCacheMb, 1);
         groups = groups == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(groups));
         label = label == null ? "label" : label;
         weights = weights == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(weights));
@@ -63,9 +63,9 @@ public record Root(List<String> paths, String tree, List<String> branches, @Min(
         }
     }
 
-    /** {@code tree} in the files {@code paths}, the branches {@code branches}, {@code cacheMb} of decoded clusters. */
-    public Root(List<String> paths, String tree, List<String> branches, long cacheMb) {
-        this(paths, tree, branches, cacheMb, Map.of(), "label", Map.of());
+    /** {@code tree} in the files {@code paths}, the branches {@code branches}, {@code decodedCacheMb} of decoded clusters. */
+    public Root(List<String> paths, String tree, List<String> branches, long decodedCacheMb) {
+        this(paths, tree, branches, decodedCacheMb, Map.of(), "label", Map.of());
     }
 
     /** Every readable branch of {@code tree} in the files {@code paths}, 256 MB of decoded clusters. */
@@ -85,9 +85,9 @@ public record Root(List<String> paths, String tree, List<String> branches, @Min(
             if (!groups.isEmpty()) {
                 Map<String, List<String>> files = new LinkedHashMap<>();
                 groups.forEach((name, given) -> files.put(name, expand("groups", given)));
-                return RootDataset.labelled(files, label, tree, branches, cacheMb << 20);
+                return RootDataset.labelled(files, label, tree, branches, decodedCacheMb << 20);
             }
-            return new RootDataset(expand("paths", paths), tree, branches, cacheMb << 20);
+            return new RootDataset(expand("paths", paths), tree, branches, decodedCacheMb << 20);
         } catch (IllegalArgumentException e) {
             // no such tree or branch, a refused branch, files that do not share the branches
             throw new SpecException(null, e.getMessage());

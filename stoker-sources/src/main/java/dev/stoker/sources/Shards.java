@@ -95,7 +95,7 @@ public record Shards(List<String> paths, boolean stream, Images images, RemoteCa
         }
         return Recipe.open(kind(), r -> {
             Path dir = cache.dir();
-            ShardCache shardCache = r.hold(new ShardCache(dir, cache.cacheSize(), 4));
+            ShardCache shardCache = r.hold(new ShardCache(dir, cache.shardCacheBytes(), 4));
             r.report(() -> {
                 var st = shardCache.stats();
                 return String.format(Locale.ROOT, "shard cache %s: %d hits, %d misses, %.1f MB downloaded, %.2f s waited",
@@ -121,11 +121,11 @@ public record Shards(List<String> paths, boolean stream, Images images, RemoteCa
         for (String l : locations) {
             total += Storage.size(l);
         }
-        if (total > cache.cacheSize()) {
-            throw SpecException.naming("cache_size", String.format(Locale.ROOT, "is too small for a shuffle over all %d "
+        if (total > cache.shardCacheBytes()) {
+            throw SpecException.naming("shard_cache_bytes", String.format(Locale.ROOT, "is too small for a shuffle over all %d "
                     + "shards, read through the cache: their %,d bytes do not fit its %,d; raise it, or read them as a "
                     + "stream ({stream}, with {shuffle_window_bytes} for a window of samples)", locations.size(), total,
-                    cache.cacheSize()));
+                    cache.shardCacheBytes()));
         }
         locations.forEach(shardCache::prefetch); // downloads run in parallel
         List<Path> local = new ArrayList<>();

@@ -71,12 +71,12 @@ class SpecsTest {
     @Test
     void aFolderOptionTakesItsWordsOrAPathAndRefusesAnotherWord() {
         SpecException e = assertThrows(SpecException.class,
-                () -> Specs.source("{\"kind\": \"shards\", \"paths\": [\"a\"], \"images\": {\"cache\": \"bogus\"}}"));
-        assertEquals("cache", e.option());
-        assertEquals("--cache must be ram or disk, or a folder: a path with a '/' (./bogus), got 'bogus'", e.message(o -> "--" + o));
+                () -> Specs.source("{\"kind\": \"shards\", \"paths\": [\"a\"], \"images\": {\"image_cache\": \"bogus\"}}"));
+        assertEquals("image_cache", e.option());
+        assertEquals("--image_cache must be ram or disk, or a folder: a path with a '/' (./bogus), got 'bogus'", e.message(o -> "--" + o));
         assertEquals("window_cache", option("{\"kind\": \"jsonl\", \"paths\": [\"a\"], \"window_cache\": \"ram\"}"));
         for (String ok : List.of("ram", "disk", "./kept", "/tmp/kept")) {
-            Specs.source("{\"kind\": \"shards\", \"paths\": [\"a\"], \"images\": {\"cache\": \"" + ok + "\"}}");
+            Specs.source("{\"kind\": \"shards\", \"paths\": [\"a\"], \"images\": {\"image_cache\": \"" + ok + "\"}}");
         }
         Specs.source("{\"kind\": \"jsonl\", \"paths\": [\"a\"], \"window_cache\": \"w/\"}");
     }
@@ -93,7 +93,7 @@ class SpecsTest {
     @Test
     void theOptionsOfEachKindAreItsRecordsFlattened() {
         assertEquals("images", Specs.options("shards").get("size"));
-        assertEquals("cache", Specs.options("shards").get("cache_dir"));
+        assertEquals("cache", Specs.options("shards").get("shard_cache"));
         assertEquals("", Specs.options("shards").get("stream"));
         assertTrue(Specs.loaderOptions().contains("batch_size"));
     }
@@ -194,10 +194,10 @@ class SpecsTest {
         LoaderSpec loader = LoaderSpec.DEFAULT.withBatchSize(4).withWorkers(0, null);
         Images tiny = new Images(Images.Transform.TRAIN, 32, null, null, null, null, null, false, null, null, null, "ram", null, 1000L);
         SpecException e = assertThrows(SpecException.class, () -> Shards.of(shard.toString()).withImages(tiny).open(loader).close());
-        assertEquals("cache", e.option());
+        assertEquals("image_cache", e.option());
         assertTrue(e.getMessage().contains("98,304 bytes") && e.getMessage().contains("1,000 bytes"), e.getMessage());
         Images room = new Images(Images.Transform.TRAIN, 32, null, null, null, null, null, false, null, null, null, "ram", null, 1L << 20);
-        assertEquals("cache", assertThrows(SpecException.class,
+        assertEquals("image_cache", assertThrows(SpecException.class,
                 () -> Shards.of(shard.toString()).withImages(room).withStream(true).open(loader).close()).option());
         try (Recipe r = Shards.of(shard.toString()).withImages(room).open(loader); Loader l = r.builder(loader).build()) {
             int rows = 0;
@@ -206,7 +206,7 @@ class SpecsTest {
             }
             assertEquals(8, rows);
         }
-        assertEquals("cache_max_side", assertThrows(SpecException.class,
+        assertEquals("image_cache_max_side", assertThrows(SpecException.class,
                 () -> new Images(Images.Transform.TRAIN, 32, null, null, null, null, null, false, null, null, null, null, 64, null)).option());
     }
 
