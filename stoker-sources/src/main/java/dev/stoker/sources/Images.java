@@ -153,6 +153,21 @@ public record Images(Transform transform, @Min(1) Integer size, @Min(0) List<Dou
         return new Images(Transform.NONE, null, null, null, null, null, null, false, null, null, null, null, null, null);
     }
 
+    /** The same, the label taken from {@code label} ({@code cls}, a member, {@code json:FIELD}, {@code none}). */
+    public Images withLabel(String label) {
+        return new Images(transform, size, scale, ratio, flip, resize, label, keys, members, imageDtype, decodeOn, imageCache,
+                imageCacheMaxSide, imageCacheBytes);
+    }
+
+    /**
+     * The same with an image cache: {@code ram}, {@code disk} or a folder (null: none), its images'
+     * longer side at most {@code maxSide}, its pixels {@code bytes} at most (null: the defaults).
+     */
+    public Images withImageCache(String cache, Integer maxSide, Long bytes) {
+        return new Images(transform, size, scale, ratio, flip, resize, label, keys, members, imageDtype, decodeOn, cache, maxSide,
+                bytes);
+    }
+
     private static List<Double> pair(String option, List<Double> value) {
         if (value == null) {
             return null;

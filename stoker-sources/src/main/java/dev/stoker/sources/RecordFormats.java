@@ -66,9 +66,7 @@ final class RecordFormats {
                 throw SpecException.naming("image", "is decoded by {transform} train or eval, not none");
             }
             String label = images.label() == null || images.label().equals("none") ? null : images.label();
-            Images own = new Images(images.transform(), images.size(), images.scale(), images.ratio(), images.flip(),
-                    images.resize(), label == null ? "none" : "cls", images.keys(), null, images.imageDtype(), images.decodeOn(),
-                    images.imageCache(), images.imageCacheMaxSide(), images.imageCacheBytes());
+            Images own = images.withLabel(label == null ? "none" : "cls");
             RecordImages samples = new RecordImages(records, image, label);
             ImagePipeline pipeline;
             try {

@@ -192,11 +192,11 @@ class SpecsTest {
             }
         }
         LoaderSpec loader = LoaderSpec.DEFAULT.withBatchSize(4).withWorkers(0, null);
-        Images tiny = new Images(Images.Transform.TRAIN, 32, null, null, null, null, null, false, null, null, null, "ram", null, 1000L);
+        Images tiny = Images.train(32).withImageCache("ram", null, 1000L);
         SpecException e = assertThrows(SpecException.class, () -> Shards.of(shard.toString()).withImages(tiny).open(loader).close());
         assertEquals("image_cache", e.option());
         assertTrue(e.getMessage().contains("98,304 bytes") && e.getMessage().contains("1,000 bytes"), e.getMessage());
-        Images room = new Images(Images.Transform.TRAIN, 32, null, null, null, null, null, false, null, null, null, "ram", null, 1L << 20);
+        Images room = Images.train(32).withImageCache("ram", null, 1L << 20);
         assertEquals("image_cache", assertThrows(SpecException.class,
                 () -> Shards.of(shard.toString()).withImages(room).withStream(true).open(loader).close()).option());
         try (Recipe r = Shards.of(shard.toString()).withImages(room).open(loader); Loader l = r.builder(loader).build()) {
@@ -207,7 +207,7 @@ class SpecsTest {
             assertEquals(8, rows);
         }
         assertEquals("image_cache_max_side", assertThrows(SpecException.class,
-                () -> new Images(Images.Transform.TRAIN, 32, null, null, null, null, null, false, null, null, null, null, 64, null)).option());
+                () -> Images.train(32).withImageCache(null, 64, null)).option());
     }
 
     /**
