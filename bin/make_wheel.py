@@ -31,7 +31,8 @@ def long_description(package):
 def files(package, runtime):
     """(path in the wheel, file on disk), the package's Python files and the runtime."""
     for name in sorted(os.listdir(package)):
-        if name.endswith(".py") or name in ("_reference.json", "py.typed"):  # the options' help (stoker/_help.py); PEP 561
+        # the options' schema, which their checks and help read (NOTE [One schema]); PEP 561's marker
+        if name.endswith(".py") or name in ("_schema.json", "py.typed"):
             yield f"stoker/{name}", os.path.join(package, name)
     for top, dirs, names in os.walk(runtime):
         dirs.sort()

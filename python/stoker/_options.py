@@ -4,9 +4,9 @@ A loader is a source spec and a loader spec, as the server's ``dev.stoker.source
 (JSON; names in snake case): ``{"source": {"kind": "tokens", "paths": [...], "seq_len": 1024},
 "loader": {"batch_size": 32, ...}}``. Keywords are the specs' option names (the CLI's flags are the
 same names, dashed); the image options of ``shards`` and ``folder`` go into the nested ``images``
-spec, the shard cache's options of the sources that read remote files into ``cache``. Every option is
-checked here, before any JVM work starts; the server checks them again. The bridge's
-``SpecContractTest`` holds these tables to the Java specs.
+spec, the shard cache's options of the sources that read remote files into ``cache``. Every option
+is checked here, before any JVM work starts, against the schema the Java specs write; the server
+checks them again. The bridge's ``SpecContractTest`` holds what this module reads to the specs.
 """
 
 import difflib
