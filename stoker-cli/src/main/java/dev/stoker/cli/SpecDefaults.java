@@ -20,10 +20,18 @@ import picocli.CommandLine.Model.OptionSpec;
  * annotation gives.
  */
 final class SpecDefaults implements CommandLine.IDefaultValueProvider {
-    /** Kind (and {@code loader}) → option name → its schema. */
-    private final Map<String, Map<String, JsonNode>> options = new LinkedHashMap<>();
+    /** Kind (and {@code loader}, {@code images}, {@code cache}) → option name → its schema; read at the first source flag. */
+    private Map<String, Map<String, JsonNode>> options;
 
-    SpecDefaults() {
+    private Map<String, Map<String, JsonNode>> options() {
+        if (options == null) {
+            options = read();
+        }
+        return options;
+    }
+
+    private static Map<String, Map<String, JsonNode>> read() {
+        Map<String, Map<String, JsonNode>> options = new LinkedHashMap<>();
         JsonNode defs;
         try {
             defs = new ObjectMapper().readTree(Specs.schema()).get("$defs");
@@ -36,6 +44,7 @@ final class SpecDefaults implements CommandLine.IDefaultValueProvider {
         for (String kind : Specs.kinds()) {
             options.put(kind, flat(defs, kind));
         }
+        return options;
     }
 
     /** {@code name}'s options, with those of the nested specs it refers to. */
@@ -60,14 +69,14 @@ final class SpecDefaults implements CommandLine.IDefaultValueProvider {
         String name = o.longestName().replaceFirst("^--", "").replace('-', '_');
         JsonNode option;
         if (source(arg.command()) instanceof CommandSpec command) {
-            option = options.get(command.name()).get(name);
+            option = options().get(command.name()).get(name);
             if (option == null) {
-                option = options.get("loader").get(name);
+                option = options().get("loader").get(name);
             }
         } else if (o.userObject() instanceof java.lang.reflect.Member field) { // the cache's and the images' flags serve
             Class<?> mixin = field.getDeclaringClass();                          // other commands too (ls, inspect, prepare)
-            option = CacheOptions.class.isAssignableFrom(mixin) ? options.get("cache").get(name)
-                    : ImageOptions.class.isAssignableFrom(mixin) ? options.get("images").get(name) : null;
+            option = CacheOptions.class.isAssignableFrom(mixin) ? options().get("cache").get(name)
+                    : ImageOptions.class.isAssignableFrom(mixin) ? options().get("images").get(name) : null;
         } else {
             option = null;
         }
