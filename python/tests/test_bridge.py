@@ -143,7 +143,7 @@ def test_every_sample_exactly_once_across_ranks(data):
             for b in loader:
                 seen += first_tokens(b)
     windows = (60_000 - 1) // 100  # windows of 101 tokens, one apart: x and y shifted by one
-    padded = -(-windows // 3) * 3  # the tail is padded with repeats, as in Java (Partition.Tail.PAD)
+    padded = -(-windows // 3) * 3  # the tail is padded with repeats, as in Java (Tail.PAD)
     assert len(seen) == padded
     assert set(seen) == {w * 100 for w in range(windows)}
 

@@ -10,5 +10,5 @@ module dev.stoker.core {
     requires jdk.management;
 
     exports dev.stoker;
-    exports dev.stoker.internal to dev.stoker.parquet, dev.stoker.hdf5, dev.stoker.root;
+    exports dev.stoker.internal to dev.stoker.formats, dev.stoker.parquet, dev.stoker.hdf5, dev.stoker.root;
 }

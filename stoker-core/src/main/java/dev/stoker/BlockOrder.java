@@ -1,5 +1,7 @@
 package dev.stoker;
 
+import dev.stoker.internal.Permutation;
+
 /**
  * {@link Sampler#blocks}: contiguous blocks of {@code block} samples in a random order, their grid
  * shifted by a random offset each epoch. O(1) memory and time per position.

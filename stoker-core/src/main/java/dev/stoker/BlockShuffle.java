@@ -1,5 +1,6 @@
 package dev.stoker;
 
+import dev.stoker.internal.Permutation;
 import java.util.Arrays;
 
 /**

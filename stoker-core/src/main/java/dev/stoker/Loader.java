@@ -85,7 +85,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     /** The content fingerprint of the data ({@link Dataset#fingerprint}), recorded in states and checked on resume. */
     private final long dataFingerprint;
     /** How a stream's epoch is split among its streams. */
-    private final Partition.Tail streamTail;
+    private final Tail streamTail;
 
     Loader(LoaderBuilder b) {
         this.plan = b.plan;
@@ -110,7 +110,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         BufferPool pool = BufferPool.of(b);
         // one stream a rank: the ranks' shares of shards, as DistributedSampler's (padded or
         // dropped); more streams than ranks: each shard once (NOTE [Elastic streams])
-        this.streamTail = streams(b) == b.worldSize || b.setBy.containsKey("tail") ? b.tail : Partition.Tail.NONE;
+        this.streamTail = streams(b) == b.worldSize || b.setBy.containsKey("tail") ? b.tail : Tail.NONE;
         this.options = new Options(sampler, b.batchSize, workers, pool.prefetch(), b.dropLast, s == null ? b.seed : s.seed(),
                 b.rank, b.worldSize, b.tail, length, b.timeout == null ? 0 : b.timeout.toNanos(), b.collatorThread,
                 b.errorPolicy, b.ordered, b.holds, b.shardBuffer > 0 ? b.shardBuffer : Math.max(64, 2 * b.batchSize),
@@ -254,7 +254,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         LoaderState s = pass != null && !pass.finished() ? pass.state() : stateAt(epoch, position, delivered);
         // one stream a rank (no streams set, no elastic resume): the position of JSON before streams
         if (s.position() instanceof LoaderState.Streams st && st.count() == s.worldSize() && st.at().size() == 1
-                && st.at().containsKey(s.rank()) && st.tail() == Partition.Tail.PAD) {
+                && st.at().containsKey(s.rank()) && st.tail() == Tail.PAD) {
             s = stateAt(s.epoch(), st.at().get(s.rank()), s.delivered());
         }
         return s.withData(dataFingerprint);

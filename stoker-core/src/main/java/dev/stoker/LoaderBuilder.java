@@ -20,7 +20,7 @@ public final class LoaderBuilder {
     long epoch;
     int rank = 0;
     int worldSize = 1;
-    Partition.Tail tail = Partition.Tail.PAD;
+    Tail tail = Tail.PAD;
     Duration timeout;
     /** Tests only (TestHooks in the tests): a streaming pass with workers always (true) or never (false) collates on a thread of its own. */
     Boolean collatorThread;
@@ -175,8 +175,8 @@ public final class LoaderBuilder {
         return this;
     }
 
-    /** What happens when an epoch does not divide among ranks (default {@link Partition.Tail#PAD}). */
-    public LoaderBuilder tail(Partition.Tail tail) {
+    /** What happens when an epoch does not divide among ranks (default {@link Tail#PAD}). */
+    public LoaderBuilder tail(Tail tail) {
         Objects.requireNonNull(tail, "tail");
         set("tail", "tail(" + tail + ")");
         this.tail = tail;
@@ -416,7 +416,7 @@ public final class LoaderBuilder {
             for (String o : new String[] {"shardsAhead", "shardBuffer", "shuffleWindow", "shuffleWindowBytes", "streams"}) {
                 refuse(o, "is for streaming datasets; " + name + " is read by index, and a Sampler shuffles it whole");
             }
-            if (tail == Partition.Tail.NONE) {
+            if (tail == Tail.NONE) {
                 refuse("tail", "is for streaming datasets: ranks of " + name + " move in lockstep, so each takes as many samples");
             }
         } else {

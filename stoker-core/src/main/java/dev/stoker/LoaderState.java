@@ -129,7 +129,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
      * {@link #merge} of every rank's states holds them all, and resumes at any world size up to
      * {@code count}.
      */
-    public record Streams(int count, Partition.Tail tail, java.util.SortedMap<Integer, Streamed> at) implements Position {
+    public record Streams(int count, Tail tail, java.util.SortedMap<Integer, Streamed> at) implements Position {
         public Streams {
             java.util.Objects.requireNonNull(tail, "tail");
             if (count < 1) {
@@ -142,7 +142,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
         }
 
         /** An epoch's start: {@code count} streams split with {@code tail}, those of {@code rank} of {@code worldSize} at their start. */
-        static Streams start(int count, Partition.Tail tail, int rank, int worldSize) {
+        static Streams start(int count, Tail tail, int rank, int worldSize) {
             java.util.TreeMap<Integer, Streamed> at = new java.util.TreeMap<>();
             for (int c = rank; c < count; c += worldSize) {
                 at.put(c, Streamed.START);
@@ -208,7 +208,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
         java.util.List<LoaderState> finished = new java.util.ArrayList<>();
         LoaderState in = null;
         int count = 0;
-        Partition.Tail tail = Partition.Tail.PAD;
+        Tail tail = Tail.PAD;
         long delivered = 0;
         for (LoaderState s : states) {
             if (s.epoch != epoch) {
@@ -232,7 +232,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                 }
                 continue;
             }
-            Streams own = s.streams(Partition.Tail.PAD);
+            Streams own = s.streams(Tail.PAD);
             if (count != 0 && (own.count() != count || own.tail() != tail)) {
                 throw new IllegalArgumentException("loader states: rank " + s.rank + "'s epoch is split into " + own.count()
                         + " streams (" + own.tail() + "), another rank's into " + count + " (" + tail + ")");
@@ -281,7 +281,7 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
      * an indexed one at a shard boundary) is stream {@code rank} of {@code worldSize}, one stream
      * a rank split with {@code tail} (the loader's), the split of a run that did not set its streams.
      */
-    Streams streams(Partition.Tail tail) {
+    Streams streams(Tail tail) {
         if (position instanceof Streams s) {
             return s;
         }
@@ -590,9 +590,9 @@ public record LoaderState(String sampler, long size, long seed, long epoch, int 
                         + " another kind's numbers at 0 (segmentStart " + v[6] + ", rankOffset " + v[7] + ", sampleInShard "
                         + v[9] + ", blockEmitted " + v[10] + ", done " + done + ")");
             }
-            Partition.Tail tail;
+            Tail tail;
             try {
-                tail = Partition.Tail.valueOf(String.valueOf(tailName).toUpperCase(java.util.Locale.ROOT));
+                tail = Tail.valueOf(String.valueOf(tailName).toUpperCase(java.util.Locale.ROOT));
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("loader state: a 'streams' position's 'tail' must be pad, drop or none, got "
                         + (tailName == null ? "none" : "'" + tailName + "'"));

@@ -1,5 +1,7 @@
 package dev.stoker;
 
+import dev.stoker.internal.Permutation;
+
 /**
  * {@link Sampler#offsets}: over a dataset of a sample at every step (a window at every token), the
  * chunks of {@code stride} samples, each read at one sample a random offset into it per epoch.

@@ -21,7 +21,7 @@ package dev.stoker;
  * @param streams        streams a streaming dataset's epoch is split into (NOTE [Elastic streams])
  */
 record Options(Sampler sampler, int batchSize, int workers, int ahead, boolean dropLast, long seed, int rank,
-               int worldSize, Partition.Tail tail, long length, long timeoutNanos, Boolean collatorThread,
+               int worldSize, Tail tail, long length, long timeoutNanos, Boolean collatorThread,
                ErrorPolicy errorPolicy, boolean ordered, int holds, int shardBuffer, int shuffleWindow,
                long shuffleBytes, boolean defaultWindow, Tracer tracer, int streams) {
 

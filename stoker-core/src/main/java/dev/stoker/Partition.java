@@ -15,28 +15,14 @@ package dev.stoker;
  * A state therefore only needs {@code k}; a run with a different world size starts a new range at
  * the end of that prefix and the remaining positions are each delivered exactly once.
  */
-public final class Partition {
-
-    /** What to do with the positions left over when the range does not divide by the world size. */
-    public enum Tail {
-        /** Repeat positions from the start of the range (PyTorch's default). */
-        PAD,
-        /** Leave the last {@code n mod W} positions out. */
-        DROP,
-        /**
-         * Every position once: the first {@code n mod W} ranks take one more. For streaming
-         * datasets only (a stream split into more streams than ranks reads each shard once).
-         */
-        NONE
-    }
-
+final class Partition {
     private final long start;
     private final long end;
     private final int worldSize;
     private final int rank;
     private final long perRank;
 
-    public Partition(long start, long end, int worldSize, int rank, Tail tail) {
+    Partition(long start, long end, int worldSize, int rank, Tail tail) {
         if (start < 0 || end < start) {
             throw new IllegalArgumentException("bad range [" + start + ", " + end + ")");
         }
@@ -56,20 +42,20 @@ public final class Partition {
     }
 
     /** Samples this rank takes from the range. */
-    public long length() {
+    long length() {
         return perRank;
     }
 
-    public long start() {
+    long start() {
         return start;
     }
 
-    public long end() {
+    long end() {
         return end;
     }
 
     /** The epoch position of this rank's {@code m}-th sample. */
-    public long position(long m) {
+    long position(long m) {
         long q = start + m * worldSize + rank;
         if (q >= end) {
             q = start + (q - end) % (end - start);

@@ -1,5 +1,6 @@
 package dev.stoker;
 
+import dev.stoker.internal.Permutation;
 import java.util.Arrays;
 
 /**
@@ -25,7 +26,7 @@ public interface Sampler {
 
     /**
      * A uniformly random permutation per epoch, chosen by {@code (seed, epoch)}: O(1) memory and
-     * O(1) time per position for any dataset size (see {@link Permutation}).
+     * O(1) time per position for any dataset size (NOTE [Permutation]).
      */
     static Sampler shuffle() {
         return Samplers.SHUFFLE;

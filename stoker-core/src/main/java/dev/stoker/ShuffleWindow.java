@@ -1,5 +1,7 @@
 package dev.stoker;
 
+import dev.stoker.internal.Permutation;
+
 /**
  * The second tier of a two-tier shuffle: the stream taken in blocks, each handed out in a keyed
  * random order. Kept by the one thread that collates.

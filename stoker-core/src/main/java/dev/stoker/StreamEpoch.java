@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
  * pass resumes it: the pass's positions {@code m = 0, 1, ...} run through {@link #segments} in
  * turn.
  */
-record StreamEpoch(StreamSource<?, ?> source, Options options, long epoch, Order order, int streams, Partition.Tail tail,
+record StreamEpoch(StreamSource<?, ?> source, Options options, long epoch, Order order, int streams, Tail tail,
                    Segment[] segments) {
 
     /**

@@ -4,8 +4,9 @@
  * <p>A tour. A {@link dev.stoker.Dataset} ({@code size()}, {@code get(long)}) or a
  * {@link dev.stoker.DirectDataset} (writes samples straight into batch rows) is the source. A
  * {@link dev.stoker.Sampler} turns {@code (dataset size, seed, epoch)} into an
- * {@link dev.stoker.Order}: sequential, a keyed {@link dev.stoker.Permutation} in O(1) memory, or
- * weighted draws. A {@link dev.stoker.Partition} gives each rank its share. The
+ * {@link dev.stoker.Order}: sequential, a keyed permutation in O(1) memory ({@code internal.Permutation}),
+ * or weighted draws. A {@code Partition} gives each rank its share, and a {@link dev.stoker.Tail}
+ * says what becomes of what does not divide among the ranks. The
  * {@link dev.stoker.Loader} runs fetch, {@link dev.stoker.Transform} and
  * {@link dev.stoker.Collator} on worker threads, writes each sample once into a pooled
  * {@link dev.stoker.Batch} (memory from an {@link dev.stoker.Allocator}), and hands batches to the

@@ -530,8 +530,8 @@ class LoaderBehaviourTest {
                 .replaceAll("\"rankOffset\":\\d+", "\"rankOffset\":2");
         LoaderState parsed = LoaderState.fromJson(old);
         assertEquals(new LoaderState.Indexed(0, 2, new long[0]), parsed.position());
-        assertEquals(new LoaderState.Streams(1, Partition.Tail.PAD, new java.util.TreeMap<>(java.util.Map.of(0,
-                new LoaderState.Streamed(2, 0, 0)))), parsed.streams(Partition.Tail.PAD));
+        assertEquals(new LoaderState.Streams(1, Tail.PAD, new java.util.TreeMap<>(java.util.Map.of(0,
+                new LoaderState.Streamed(2, 0, 0)))), parsed.streams(Tail.PAD));
     }
 
     @Test

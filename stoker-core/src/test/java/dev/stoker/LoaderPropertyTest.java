@@ -18,7 +18,7 @@ class LoaderPropertyTest {
     private static final int CONFIGS = 120;
 
     record Config(long n, int batch, int workers, int prefetch, int world, long seed, boolean shuffle,
-                  Partition.Tail tail, boolean dropLast, long epoch) {
+                  Tail tail, boolean dropLast, long epoch) {
 
         /** The loader from the start of {@code epoch}. */
         LoaderBuilder builder(int rank) {
@@ -43,7 +43,7 @@ class LoaderPropertyTest {
 
     static Config random(SplittableRandom r) {
         return new Config(r.nextInt(0, 400), r.nextInt(1, 17), r.nextInt(0, 9), r.nextInt(1, 9), r.nextInt(1, 9),
-                r.nextLong(), r.nextBoolean(), r.nextBoolean() ? Partition.Tail.PAD : Partition.Tail.DROP,
+                r.nextLong(), r.nextBoolean(), r.nextBoolean() ? Tail.PAD : Tail.DROP,
                 r.nextInt(4) == 0, r.nextInt(3));
     }
 
@@ -77,13 +77,13 @@ class LoaderPropertyTest {
                     }
                 }
             }
-            long perRank = c.tail == Partition.Tail.PAD ? (c.n + c.world - 1) / c.world : c.n / c.world;
+            long perRank = c.tail == Tail.PAD ? (c.n + c.world - 1) / c.world : c.n / c.world;
             long expected = c.dropLast ? perRank / c.batch * c.batch * c.world : perRank * c.world;
             long total = seen.values().stream().mapToLong(Integer::intValue).sum();
             assertEquals(expected, total, "samples delivered: " + c);
             if (!c.dropLast) {
                 long pad = perRank * c.world - c.n;
-                if (c.tail == Partition.Tail.PAD) {
+                if (c.tail == Tail.PAD) {
                     assertEquals(c.n, seen.size(), "pad: every sample delivered: " + c);
                     long repeats = total - seen.size();
                     assertEquals(Math.max(0, pad), repeats, "pad: only the padding repeats: " + c);
@@ -91,7 +91,7 @@ class LoaderPropertyTest {
                     assertEquals(total, seen.size(), "drop: no sample twice: " + c);
                     assertEquals(c.n - c.n % c.world, seen.size(), "drop: all but n mod W samples: " + c);
                 }
-            } else if (c.tail == Partition.Tail.DROP) {
+            } else if (c.tail == Tail.DROP) {
                 assertEquals(total, seen.size(), "drop: no sample twice: " + c);
             }
         }
@@ -143,7 +143,7 @@ class LoaderPropertyTest {
         SplittableRandom r = new SplittableRandom(4);
         for (int i = 0; i < CONFIGS; i++) {
             Config c = random(r);
-            c = new Config(c.n, c.batch, c.workers, c.prefetch, c.world, c.seed, c.shuffle, Partition.Tail.PAD, false, c.epoch);
+            c = new Config(c.n, c.batch, c.workers, c.prefetch, c.world, c.seed, c.shuffle, Tail.PAD, false, c.epoch);
             long maxK = c.n / ((long) c.batch * c.world); // stop while every rank is inside real data
             long k = r.nextLong(maxK + 1);
             if (k > 0 && k * c.batch * c.world >= c.n) {
@@ -245,7 +245,7 @@ class LoaderPropertyTest {
 
     @Test
     void consecutiveEpochsReshuffleAndEachCoversTheDataset() {
-        Config c = new Config(1000, 32, 3, 4, 1, 9, true, Partition.Tail.PAD, false, 0);
+        Config c = new Config(1000, 32, 3, 4, 1, 9, true, Tail.PAD, false, 0);
         try (Loader l = c.builder(0).build()) {
             List<Long> e0 = Runs.indices(Runs.all(l));
             assertEquals(1, l.epoch());

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.stoker.internal.Permutation;
 import java.util.BitSet;
 import java.util.HashSet;
 import java.util.Set;

@@ -91,7 +91,7 @@ class SamplerTest {
         // torch: indices = list(range(10)); pad with indices[:2] -> 12; rank r takes indices[r:12:4]
         long[][] expected = {{0, 4, 8}, {1, 5, 9}, {2, 6, 0}, {3, 7, 1}};
         for (int r = 0; r < 4; r++) {
-            Partition p = new Partition(0, 10, 4, r, Partition.Tail.PAD);
+            Partition p = new Partition(0, 10, 4, r, Tail.PAD);
             assertEquals(3, p.length());
             for (int m = 0; m < 3; m++) {
                 assertEquals(expected[r][m], p.position(m), "rank " + r + " sample " + m);
@@ -104,7 +104,7 @@ class SamplerTest {
         // 2 samples over 5 ranks: [0, 1, 0, 1, 0]
         long[] got = new long[5];
         for (int r = 0; r < 5; r++) {
-            Partition p = new Partition(0, 2, 5, r, Partition.Tail.PAD);
+            Partition p = new Partition(0, 2, 5, r, Tail.PAD);
             assertEquals(1, p.length());
             got[r] = p.position(0);
         }
@@ -114,7 +114,7 @@ class SamplerTest {
     @Test
     void partitionDropsTheTailLikeDropLastTrue() {
         for (int r = 0; r < 4; r++) {
-            Partition p = new Partition(0, 10, 4, r, Partition.Tail.DROP);
+            Partition p = new Partition(0, 10, 4, r, Tail.DROP);
             assertEquals(2, p.length());
             assertEquals(r, p.position(0));
             assertEquals(r + 4, p.position(1));

@@ -76,7 +76,7 @@ class StreamingTest {
     static final Collator<Long> VALUE = Collator.int64("v");
 
     record Config(int shards, long dataSeed, int batch, int workers, int prefetch, int world, long seed, boolean shuffle,
-                  Partition.Tail tail, boolean dropLast) {
+                  Tail tail, boolean dropLast) {
         LoaderBuilder builder(StreamingDataset<Long> d, int rank) {
             // half the configurations collate on a thread of their own from the start (NOTE
             // [Background collation]); the rest on the caller's, which is never away here
@@ -91,7 +91,7 @@ class StreamingTest {
 
     static Config random(SplittableRandom r) {
         return new Config(r.nextInt(0, 30), r.nextLong(), r.nextInt(1, 10), r.nextInt(0, 7), r.nextInt(1, 7),
-                r.nextInt(1, 5), r.nextLong(), r.nextBoolean(), r.nextBoolean() ? Partition.Tail.PAD : Partition.Tail.DROP,
+                r.nextInt(1, 5), r.nextLong(), r.nextBoolean(), r.nextBoolean() ? Tail.PAD : Tail.DROP,
                 r.nextInt(4) == 0);
     }
 
@@ -322,7 +322,7 @@ class StreamingTest {
                 }
             }
             assertEquals(expected, seen, c.toString());
-            if (c.tail == Partition.Tail.PAD) {
+            if (c.tail == Tail.PAD) {
                 long total = 0;
                 for (int s = 0; s < c.shards; s++) {
                     total += d.size(s);
@@ -564,7 +564,7 @@ class StreamingTest {
             int window = r.nextInt(3) == 0 ? 0 : r.nextInt(1, 40);
             boolean tail = r.nextBoolean(); // unset: each shard once when there are more streams than ranks
             Config c = new Config(shards, r.nextLong(), r.nextInt(1, 8), r.nextInt(0, 4), r.nextInt(1, 4), n, r.nextLong(),
-                    r.nextBoolean(), r.nextBoolean() ? Partition.Tail.PAD : Partition.Tail.DROP, false);
+                    r.nextBoolean(), r.nextBoolean() ? Tail.PAD : Tail.DROP, false);
             Shards d = new Shards(c.shards, c.dataSeed, -1, -1);
             String what = c + " streams " + streams + ", window " + window + (tail ? "" : ", tail unset");
             java.util.function.BiFunction<Integer, Integer, LoaderBuilder> builder = (world, rank) -> {

@@ -30,7 +30,6 @@ import dev.stoker.parquet.RowGroups.Group;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -99,18 +98,34 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
     private final RowGroups rowGroups;
     private volatile boolean closed;
 
-    /** All flat columns, every row, the default cache. */
-    public ParquetDataset(Path path) throws IOException {
-        this(path, List.of(), null, DEFAULT_CACHE_BYTES);
-    }
-
     /**
+     * What to read of a file.
+     *
      * @param columns the columns to read, in this order (empty: every top-level column)
-     * @param where a row filter, or null
+     * @param where a row filter, or null for every row
      * @param cacheBytes the bound on decoded row groups held at once (at least one is always held)
      */
-    public ParquetDataset(Path path, List<String> columns, Where where, long cacheBytes) throws IOException {
-        this(path.toString(), columns, where, cacheBytes);
+    public record Options(List<String> columns, Where where, long cacheBytes) {
+        public Options {
+            columns = List.copyOf(columns);
+        }
+
+        /** Every top-level column, every row, {@link #DEFAULT_CACHE_BYTES} of decoded row groups. */
+        public static Options of() {
+            return new Options(List.of(), null, DEFAULT_CACHE_BYTES);
+        }
+
+        public Options withColumns(List<String> columns) {
+            return new Options(columns, where, cacheBytes);
+        }
+
+        public Options withWhere(Where where) {
+            return new Options(columns, where, cacheBytes);
+        }
+
+        public Options withCacheBytes(long cacheBytes) {
+            return new Options(columns, where, cacheBytes);
+        }
     }
 
     /**
@@ -118,7 +133,11 @@ public final class ParquetDataset implements DirectDataset, AutoCloseable {
      * positioned reads, a remote one by ranged requests for its footer and the column chunks of
      * the row groups read ({@link #traffic()} tells how many bytes that fetched).
      */
-    public ParquetDataset(String location, List<String> columns, Where where, long cacheBytes) throws IOException {
+    public static ParquetDataset open(String location, Options options) throws IOException {
+        return new ParquetDataset(location, options.columns(), options.where(), options.cacheBytes());
+    }
+
+    private ParquetDataset(String location, List<String> columns, Where where, long cacheBytes) throws IOException {
         this.location = location;
         this.input = new ParquetInput(location);
         ParquetFileReader reader = ParquetFooter.open(input, location);

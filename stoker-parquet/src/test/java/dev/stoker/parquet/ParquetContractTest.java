@@ -15,6 +15,6 @@ class ParquetContractTest extends LoaderContract {
 
     @Override
     protected LoaderBuilder builder() throws IOException {
-        return Loader.builder(closedAfter(new ParquetDataset(ParquetDatasetTest.fixture("zstd"), List.of(), null, 8 << 20)));
+        return Loader.builder(closedAfter(ParquetDataset.open(ParquetDatasetTest.fixture("zstd").toString(), ParquetDataset.Options.of().withCacheBytes(8 << 20))));
     }
 }

@@ -78,7 +78,7 @@ class ParquetDatasetTest {
     @Test
     void readsEveryCodecAsDuckDbWroteIt() throws Exception {
         for (String codec : CODECS) {
-            try (ParquetDataset d = new ParquetDataset(fixture(codec))) {
+            try (ParquetDataset d = ParquetDataset.open(fixture(codec).toString(), ParquetDataset.Options.of())) {
                 assertEquals(10_000, d.size(), codec);
                 assertEquals(5, d.rowGroups(), codec);
                 assertEquals(List.of("id", "x", "f", "k", "flag", "label", "maybe", "maybe_valid", "note", "note_valid", "blob", "price"),
@@ -105,7 +105,7 @@ class ParquetDatasetTest {
     void theSameBatchesForAnyWorkerCount() throws Exception {
         List<String> ref = null;
         for (int workers : new int[] {0, 1, 3}) {
-            try (ParquetDataset d = new ParquetDataset(fixture("zstd"), List.of(), null, 1 << 14)) {
+            try (ParquetDataset d = ParquetDataset.open(fixture("zstd").toString(), ParquetDataset.Options.of().withCacheBytes(1 << 14))) {
                 List<String> digests = digests(Loader.builder(d).batchSize(50).workers(workers));
                 if (ref == null) {
                     ref = digests;
@@ -142,7 +142,7 @@ class ParquetDatasetTest {
             for (Where where : new Where[] {null, Where.parse("k >= 100")}) {
                 for (int order = 0; order < 3; order++) {
                     // sequential: a cache of 16 KiB drops groups under the other worker; shuffles: room for the file
-                    try (ParquetDataset d = new ParquetDataset(fixture(codec), numeric, where, order == 0 ? 1 << 14 : 8 << 20)) {
+                    try (ParquetDataset d = ParquetDataset.open(fixture(codec).toString(), new ParquetDataset.Options(numeric, where, order == 0 ? 1 << 14 : 8 << 20))) {
                         dev.stoker.Sampler sampler = order == 0 ? dev.stoker.Sampler.sequential()
                                 : order == 1 ? dev.stoker.Sampler.blockShuffle(d.rowGroupStarts(), 2) : dev.stoker.Sampler.shuffle();
                         List<String> rows = digests(Loader.builder(new RowsOnly(d)).sampler(sampler).batchSize(300).workers(2).seed(9));
@@ -160,7 +160,7 @@ class ParquetDatasetTest {
         // a cache of 16 KiB holds one row group: every group is decoded again into memory another
         // group used, so a value (or a null's zero) not written by its own decode would show
         for (String codec : new String[] {"zstd", "v2"}) {
-            try (ParquetDataset d = new ParquetDataset(fixture(codec), List.of(), null, 1 << 14)) {
+            try (ParquetDataset d = ParquetDataset.open(fixture(codec).toString(), ParquetDataset.Options.of().withCacheBytes(1 << 14))) {
                 long rows = 0;
                 for (int epoch = 0; epoch < 2; epoch++) {
                     try (Loader l = Loader.builder(d).sampler(dev.stoker.Sampler.sequential()).batchSize(700).workers(2)
@@ -193,7 +193,7 @@ class ParquetDatasetTest {
     @Test
     void theDecompressionCeilingDecompressesEveryProjectedChunk() throws Exception {
         for (String codec : new String[] {"zstd", "snappy", "gzip", "uncompressed", "v2"}) {
-            try (ParquetDataset d = new ParquetDataset(fixture(codec), List.of("id", "label"), null, 1 << 20)) {
+            try (ParquetDataset d = ParquetDataset.open(fixture(codec).toString(), new ParquetDataset.Options(List.of("id", "label"), null, 1 << 20))) {
                 ParquetCeiling c = ParquetCeiling.of(d, 2);
                 assertTrue(c.uncompressedBytes() >= (codec.equals("v2") ? 1000 : 8 * 10_000), codec + ": " + c); // v2: ids delta-encoded
                 assertTrue(c.compressedBytes() > 0 && c.seconds() > 0, codec + ": " + c);
@@ -210,7 +210,7 @@ class ParquetDatasetTest {
         Path local = fixture("uncompressed");
         List<String> columns = List.of("id", "k");
         List<String> want;
-        try (ParquetDataset d = new ParquetDataset(local, columns, null, 1 << 20)) {
+        try (ParquetDataset d = ParquetDataset.open(local.toString(), new ParquetDataset.Options(columns, null, 1 << 20))) {
             want = digests(d, 2);
             assertEquals(new ParquetDataset.Traffic(0, 0, d.traffic().projectionBytes(), Files.size(local)), d.traffic(),
                     "a local file is not fetched");
@@ -220,7 +220,7 @@ class ParquetDatasetTest {
             mem.put("rows.parquet", Files.readAllBytes(local));
             mem.chunk(1_000).cutAfter(30_000); // every request fails after 30 kB and is resumed
             for (String location : List.of(http.url(local.getFileName().toString()), mem.location("rows.parquet"))) {
-                try (ParquetDataset d = new ParquetDataset(location, columns, null, 1 << 20)) {
+                try (ParquetDataset d = ParquetDataset.open(location, new ParquetDataset.Options(columns, null, 1 << 20))) {
                     assertEquals(want, digests(d, 2), location);
                     ParquetDataset.Traffic t = d.traffic();
                     assertTrue(t.bytesFetched() >= t.projectionBytes(), location + ": " + t);
@@ -232,19 +232,19 @@ class ParquetDatasetTest {
             }
             assertTrue(http.bytesSent.get() > 0 && http.bytesSent.get() < Files.size(local) / 3, "bytes sent " + http.bytesSent);
             IOException missing = assertThrows(IOException.class,
-                    () -> new ParquetDataset(http.url("none.parquet"), columns, null, 1 << 20));
+                    () -> ParquetDataset.open(http.url("none.parquet"), new ParquetDataset.Options(columns, null, 1 << 20)));
             assertTrue(missing.getMessage().contains(http.url("none.parquet")) && missing.getMessage().contains("404"),
                     missing.getMessage());
             mem.put("cut.parquet", java.util.Arrays.copyOf(Files.readAllBytes(local), 100_000));
             CorruptShardException cut = assertThrows(CorruptShardException.class,
-                    () -> new ParquetDataset(mem.location("cut.parquet"), columns, null, 1 << 20));
+                    () -> ParquetDataset.open(mem.location("cut.parquet"), new ParquetDataset.Options(columns, null, 1 << 20)));
             assertTrue(cut.getMessage().startsWith(mem.location("cut.parquet") + ": not a readable Parquet file"), cut.getMessage());
         }
     }
 
     @Test
     void projectsColumnsInTheOrderAsked() throws Exception {
-        try (ParquetDataset d = new ParquetDataset(fixture("snappy"), List.of("k", "id"), null, ParquetDataset.DEFAULT_CACHE_BYTES);
+        try (ParquetDataset d = ParquetDataset.open(fixture("snappy").toString(), ParquetDataset.Options.of().withColumns(List.of("k", "id")));
              Loader l = Loader.builder(d).batchSize(1000).build()) {
             assertEquals(List.of("k", "id"), d.schema().fields().stream().map(dev.stoker.Field::name).toList());
             Batch b = l.iterator().next();
@@ -254,26 +254,26 @@ class ParquetDatasetTest {
             }
         }
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> new ParquetDataset(fixture("snappy"), List.of("nope"), null, 1 << 20));
+                () -> ParquetDataset.open(fixture("snappy").toString(), new ParquetDataset.Options(List.of("nope"), null, 1 << 20)));
         assertTrue(e.getMessage().contains("no column 'nope'") && e.getMessage().contains("label"), e.getMessage());
     }
 
     @Test
     void aFilterSkipsRowGroupsByStatisticsAndKeepsExactlyTheMatchingRows() throws Exception {
         // k = 3i - 500 >= 15000 <=> i >= 5167: the statistics rule out the first two row groups
-        try (ParquetDataset d = new ParquetDataset(fixture("zstd"), List.of("id"), Where.parse("k >= 15000"), 1 << 20)) {
+        try (ParquetDataset d = ParquetDataset.open(fixture("zstd").toString(), new ParquetDataset.Options(List.of("id"), Where.parse("k >= 15000"), 1 << 20))) {
             assertEquals(10_000 - 5167, d.size());
             assertEquals(3, d.rowGroups());
             assertEquals(range(5167, 10_000, 1), ids(d));
         }
         // a condition no statistics can decide: every group read, one row in five kept
-        try (ParquetDataset d = new ParquetDataset(fixture("snappy"), List.of("id"), Where.parse("label == 'class3'"), 1 << 20)) {
+        try (ParquetDataset d = ParquetDataset.open(fixture("snappy").toString(), new ParquetDataset.Options(List.of("id"), Where.parse("label == 'class3'"), 1 << 20))) {
             assertEquals(2000, d.size());
             assertEquals(5, d.rowGroups());
             assertEquals(range(3, 10_000, 5), ids(d));
         }
         // nulls never match; only the first group can hold maybe < 2500... and the second, in part
-        try (ParquetDataset d = new ParquetDataset(fixture("gzip"), List.of("id"), Where.parse("maybe < 2500"), 1 << 20)) {
+        try (ParquetDataset d = ParquetDataset.open(fixture("gzip").toString(), new ParquetDataset.Options(List.of("id"), Where.parse("maybe < 2500"), 1 << 20))) {
             List<Long> want = new ArrayList<>();
             for (long i = 0; i < 2500; i++) {
                 if (i % 7 != 0) {
@@ -283,12 +283,12 @@ class ParquetDatasetTest {
             assertEquals(want, ids(d));
             assertEquals(2, d.rowGroups());
         }
-        try (ParquetDataset d = new ParquetDataset(fixture("v2"), List.of("id"), Where.parse("x > 1e9"), 1 << 20)) {
+        try (ParquetDataset d = ParquetDataset.open(fixture("v2").toString(), new ParquetDataset.Options(List.of("id"), Where.parse("x > 1e9"), 1 << 20))) {
             assertEquals(0, d.size());
         }
         assertThrows(IllegalArgumentException.class, () -> Where.parse("k >>> 3"));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> new ParquetDataset(fixture("zstd"), List.of(), Where.parse("k > lots"), 1 << 20));
+                () -> ParquetDataset.open(fixture("zstd").toString(), new ParquetDataset.Options(List.of(), Where.parse("k > lots"), 1 << 20)));
         assertTrue(e.getMessage().contains("'lots' is not a INT32 value"), e.getMessage());
     }
 
@@ -331,7 +331,7 @@ class ParquetDatasetTest {
         // cut short: the footer is gone
         Path cut = tmp.resolve("cut.parquet");
         Files.write(cut, java.util.Arrays.copyOf(good, good.length / 2));
-        CorruptShardException e = assertThrows(CorruptShardException.class, () -> new ParquetDataset(cut));
+        CorruptShardException e = assertThrows(CorruptShardException.class, () -> ParquetDataset.open(cut.toString(), ParquetDataset.Options.of()));
         assertTrue(e.getMessage().contains("cut.parquet") && e.getMessage().contains("not a readable Parquet file"), e.getMessage());
         // a footer whose length points before the file's start
         byte[] huge = good.clone();
@@ -341,7 +341,7 @@ class ParquetDatasetTest {
         huge[good.length - 5] = (byte) 0x7f;
         Path big = tmp.resolve("big.parquet");
         Files.write(big, huge);
-        e = assertThrows(CorruptShardException.class, () -> new ParquetDataset(big));
+        e = assertThrows(CorruptShardException.class, () -> ParquetDataset.open(big.toString(), ParquetDataset.Options.of()));
         assertTrue(e.getMessage().contains("big.parquet"), e.getMessage());
         // garbage inside the footer's metadata
         int footerLength = java.nio.ByteBuffer.wrap(good, good.length - 8, 4).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt();
@@ -353,7 +353,7 @@ class ParquetDatasetTest {
             }
             Path p = tmp.resolve("footer" + k + ".parquet");
             Files.write(p, bad);
-            try (ParquetDataset d = new ParquetDataset(p); Loader l = Loader.builder(d).batchSize(100).build()) {
+            try (ParquetDataset d = ParquetDataset.open(p.toString(), ParquetDataset.Options.of()); Loader l = Loader.builder(d).batchSize(100).build()) {
                 for (Batch b : l) {
                     assertFalse(b.size() < 0);
                 }
@@ -369,7 +369,7 @@ class ParquetDatasetTest {
         }
         Path p = tmp.resolve("page.parquet");
         Files.write(p, page);
-        try (ParquetDataset d = new ParquetDataset(p); Loader l = Loader.builder(d).batchSize(100).build()) {
+        try (ParquetDataset d = ParquetDataset.open(p.toString(), ParquetDataset.Options.of()); Loader l = Loader.builder(d).batchSize(100).build()) {
             LoaderException le = assertThrows(LoaderException.class, () -> {
                 for (Batch b : l) {
                     assertTrue(b.size() > 0);
@@ -403,7 +403,7 @@ class ParquetDatasetTest {
                 }
                 Path p = tmp.resolve(codec + "-mutant-" + i + ".parquet");
                 Files.write(p, b);
-                try (ParquetDataset d = new ParquetDataset(p, List.of(), null, 1 << 20);
+                try (ParquetDataset d = ParquetDataset.open(p.toString(), ParquetDataset.Options.of().withCacheBytes(1 << 20));
                      Loader l = Loader.builder(d).batchSize(500).workers(0).build()) {
                     l.forEach(batch -> { });
                 } catch (IOException e) {
@@ -424,7 +424,7 @@ class ParquetDatasetTest {
 
     @Test
     void closeIsIdempotentAndReadsAfterItFail() throws Exception {
-        ParquetDataset d = new ParquetDataset(fixture("zstd"));
+        ParquetDataset d = ParquetDataset.open(fixture("zstd").toString(), ParquetDataset.Options.of());
         d.close();
         d.close();
         RuntimeException e = assertThrows(RuntimeException.class, () -> {
@@ -437,7 +437,7 @@ class ParquetDatasetTest {
 
     @Test
     void bytesAreCopiedNotShared() throws Exception {
-        try (ParquetDataset d = new ParquetDataset(fixture("uncompressed"), List.of("blob"), null, 1 << 20);
+        try (ParquetDataset d = ParquetDataset.open(fixture("uncompressed").toString(), new ParquetDataset.Options(List.of("blob"), null, 1 << 20));
              Loader l = Loader.builder(d).batchSize(3).build()) {
             Batch b = l.iterator().next();
             assertArrayEquals("b0".getBytes(), b.bytes(0, 0).toArray(ValueLayout.JAVA_BYTE));

@@ -41,7 +41,7 @@ class ParquetListsTest {
     }
 
     static ParquetDataset open(String... columns) throws IOException {
-        return new ParquetDataset(fixture(), List.of(columns), null, ParquetDataset.DEFAULT_CACHE_BYTES);
+        return ParquetDataset.open(fixture().toString(), ParquetDataset.Options.of().withColumns(List.of(columns)));
     }
 
     @Test

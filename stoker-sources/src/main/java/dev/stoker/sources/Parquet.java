@@ -49,7 +49,7 @@ public record Parquet(String path, List<String> columns, String where, @Min(1) l
             throw new SpecException("where", e.getMessage());
         }
         try {
-            return new ParquetDataset(path, columns, filter, decodedCacheMb << 20);
+            return ParquetDataset.open(path, new ParquetDataset.Options(columns, filter, decodedCacheMb << 20));
         } catch (IllegalArgumentException e) {
             throw new SpecException(null, e.getMessage()); // a column that is not in the file
         }

@@ -98,7 +98,7 @@ public final class Main {
             try {
                 int n = partitions != null ? partitions : spark.sparkContext().defaultParallelism();
                 // Parquet: a partition per split Spark makes of the files (spark.sql.files.maxPartitionBytes), in order
-                TaskCommit.Published p = parquet
+                Published p = parquet
                         ? SparkTokens.rows(spark.read().parquet(inputs.toArray(String[]::new)), field, out, o)
                         : SparkTokens.run(spark, inputs, out, o, n);
                 PrintWriter w = spec.commandLine().getOut();
@@ -145,7 +145,7 @@ public final class Main {
             SparkSession spark = SparkJobs.session(master, "stoker prepare shards");
             try {
                 int n = partitions != null ? partitions : spark.sparkContext().defaultParallelism();
-                TaskCommit.Published p = SparkShards.folder(spark, src, o, n);
+                Published p = SparkShards.folder(spark, src, o, n);
                 PrintWriter w = spec.commandLine().getOut();
                 w.printf(Locale.ROOT, "%,d samples (%,.1f MB) in %d shards, %.2f s, on %s%n", p.count(), p.bytes() / 1e6,
                         p.shards().size(), p.seconds(), spark.sparkContext().master());
@@ -157,7 +157,7 @@ public final class Main {
     }
 
     /** The job's shards and manifest, a line each, after its summary; the command's exit code. */
-    private static int wrote(PrintWriter w, TaskCommit.Published p) {
+    private static int wrote(PrintWriter w, Published p) {
         for (Path s : p.shards()) {
             w.println("wrote " + s);
         }

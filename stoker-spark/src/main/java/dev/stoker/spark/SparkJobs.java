@@ -7,7 +7,7 @@ import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.SparkSession;
 
 /** The Spark session Stoker's jobs run in when they start their own. */
-public final class SparkJobs {
+final class SparkJobs {
     private SparkJobs() {
     }
 
@@ -16,7 +16,7 @@ public final class SparkJobs {
      * the master it was given wins), without the web UI. Spark's console progress bar shows each
      * job's tasks as they finish.
      */
-    public static SparkSession session(String master, String name) {
+    static SparkSession session(String master, String name) {
         SparkSession.Builder b = SparkSession.builder().appName(name).config("spark.ui.enabled", "false")
                 .config("spark.ui.showConsoleProgress", "true");
         if (master != null && !master.isBlank()) {
@@ -32,7 +32,7 @@ public final class SparkJobs {
      * Ends {@code spark}: its progress bar cleared first (a job that failed leaves it drawn, and
      * the error's one line follows it on the terminal), then the session stopped.
      */
-    public static void stop(SparkSession spark) {
+    static void stop(SparkSession spark) {
         scala.Option<org.apache.spark.ui.ConsoleProgressBar> bar = spark.sparkContext().progressBar();
         if (bar.isDefined()) {
             bar.get().finishAll();

@@ -55,7 +55,7 @@ public final class SparkShards {
     }
 
     /** An image folder ({@code root/CLASS/IMAGE}, local or an {@code s3://} prefix) in {@code partitions} tasks. */
-    public static TaskCommit.Published folder(SparkSession spark, String root, Options o, int partitions) throws IOException {
+    public static Published folder(SparkSession spark, String root, Options o, int partitions) throws IOException {
         long t0 = System.nanoTime();
         long n = new ImageFolder(root).size();
         int parts = (int) Math.max(1, Math.min(partitions, n));
@@ -75,7 +75,7 @@ public final class SparkShards {
     }
 
     /** Rows with a string column {@code key}: each of their partitions, in order, to shards. */
-    public static TaskCommit.Published rows(Dataset<Row> rows, String key, Options o) throws IOException {
+    public static Published rows(Dataset<Row> rows, String key, Options o) throws IOException {
         long t0 = System.nanoTime();
         StructField[] fields = rows.schema().fields();
         int keyAt = rows.schema().fieldIndex(key);
@@ -104,7 +104,7 @@ public final class SparkShards {
         return publish(commit, written, o, "rows", t0);
     }
 
-    private static TaskCommit.Published publish(TaskCommit commit, List<TaskCommit.Part> parts, Options o, String source,
+    private static Published publish(TaskCommit commit, List<TaskCommit.Part> parts, Options o, String source,
                                                 long t0) throws IOException {
         int[] next = {0};
         Map<String, Object> h = new LinkedHashMap<>(); // in this order: the manifest's bytes depend on nothing else

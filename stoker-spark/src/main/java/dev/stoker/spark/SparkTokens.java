@@ -80,13 +80,13 @@ public final class SparkTokens {
      * Megatron, {@code .npy} for npy) and the manifest {@code PREFIX.manifest.json}, in
      * {@code partitions} tasks of {@code spark}.
      */
-    public static TaskCommit.Published run(SparkSession spark, List<String> inputs, Path prefix, Options options,
+    public static Published run(SparkSession spark, List<String> inputs, Path prefix, Options options,
                                            int partitions) throws IOException {
         return run(spark, inputs, prefix, options, partitions, -1);
     }
 
     /** {@link #run}, the first attempt of partition {@code failOnce} failing after it wrote part of its shard (for tests). */
-    static TaskCommit.Published run(SparkSession spark, List<String> inputs, Path prefix, Options options, int partitions,
+    static Published run(SparkSession spark, List<String> inputs, Path prefix, Options options, int partitions,
                                     int failOnce) throws IOException {
         long t0 = System.nanoTime();
         Path out = prefix.toAbsolutePath();
@@ -135,7 +135,7 @@ public final class SparkTokens {
      * record: it stops the job naming its partition and row, or is skipped and counted, as
      * {@link Options#errors()} says.
      */
-    public static TaskCommit.Published rows(Dataset<Row> rows, String column, Path prefix, Options options) throws IOException {
+    public static Published rows(Dataset<Row> rows, String column, Path prefix, Options options) throws IOException {
         long t0 = System.nanoTime();
         Path out = prefix.toAbsolutePath();
         int at = rows.schema().fieldIndex(column);

@@ -22,7 +22,7 @@ import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaRDD;
 
 /**
- * How a job's tasks leave their shards, and how the driver publishes them.
+ * How a job's tasks leave their shards, and how the driver publishes them ({@link Published}).
  *
  * <p>NOTE [Task commit]: every task attempt writes into a folder of its own under the job's
  * staging folder ({@code DIR/.stoker-staging-NAME-UUID/part-00003-attempt-1/}) and reports its
@@ -37,10 +37,10 @@ import org.apache.spark.api.java.JavaRDD;
  * folder must be one the driver and every executor see (a local folder in local mode; a shared
  * file system on a cluster).
  */
-public final class TaskCommit {
+final class TaskCommit {
 
     /** A file a task wrote: its path in the staging folder, size and SHA-256. */
-    public record File(String path, long bytes, String sha256) implements Serializable {
+    record File(String path, long bytes, String sha256) implements Serializable {
         static File of(Path p) throws IOException {
             MessageDigest md;
             try {
@@ -61,7 +61,7 @@ public final class TaskCommit {
     }
 
     /** What one successful task attempt wrote, and counted: documents or samples, tokens (0 for samples), records skipped. */
-    public record Part(int partition, int attempt, List<File> files, long count, long tokens, long skipped)
+    record Part(int partition, int attempt, List<File> files, long count, long tokens, long skipped)
             implements Serializable {
         /** The attempt's files {@code written}, each measured and hashed for the manifest. */
         static Part of(int partition, int attempt, List<Path> written, long count, long tokens, long skipped) throws IOException {
@@ -73,17 +73,9 @@ public final class TaskCommit {
         }
     }
 
-    /** What a job published: its shards in order and its manifest. */
-    public record Published(List<Path> shards, long count, long tokens, long skipped, long bytes, double seconds,
-                            Path manifest) {
-        public double tokensPerSecond() {
-            return seconds == 0 ? 0 : tokens / seconds;
-        }
-    }
-
     /** A shard's final name (in the output folder), from its task's result and file. */
     @FunctionalInterface
-    public interface Namer {
+    interface Namer {
         String name(Part part, File file);
     }
 
@@ -98,7 +90,7 @@ public final class TaskCommit {
     }
 
     /** A job writing into {@code dir}, its manifest {@code NAME.manifest.json}: makes its staging folder. */
-    public static TaskCommit begin(Path dir, String name) throws IOException {
+    static TaskCommit begin(Path dir, String name) throws IOException {
         if (!Files.isDirectory(dir)) {
             throw new java.nio.file.NoSuchFileException(dir.toString(), null, "the output folder does not exist");
         }
@@ -107,7 +99,7 @@ public final class TaskCommit {
         return new TaskCommit(dir, name, staging);
     }
 
-    public Path staging() {
+    Path staging() {
         return staging;
     }
 
@@ -141,7 +133,7 @@ public final class TaskCommit {
      * stops a failed job's running tasks without waiting for them, so one may still be writing:
      * the deletion is tried again for up to two seconds.
      */
-    public void abort() {
+    void abort() {
         for (int i = 0; ; i++) {
             try {
                 delete(staging);
@@ -165,7 +157,7 @@ public final class TaskCommit {
      * staging folder; writes the manifest: {@code head}'s entries, the totals (the parts' counts
      * under the name {@code counted}: documents, samples) and the shards.
      */
-    public Published publish(List<Part> parts, Namer namer, Map<String, Object> head, String counted, double seconds)
+    Published publish(List<Part> parts, Namer namer, Map<String, Object> head, String counted, double seconds)
             throws IOException {
         List<Part> ordered = new ArrayList<>(parts);
         ordered.sort(Comparator.comparingInt(Part::partition));

@@ -66,7 +66,7 @@ class SparkShardsTest {
             ImageFolder f = new ImageFolder(root);
             f.writeTo(w, 0, f.size(), () -> { });
         }
-        TaskCommit.Published p = SparkShards.folder(spark, root.toString(),
+        Published p = SparkShards.folder(spark, root.toString(),
                 new SparkShards.Options(out.resolve("spark-%06d.tar").toString(), 10, 40_000), 1);
         assertEquals(61, p.count());
         assertTrue(p.shards().size() > 3, "rolled by count and size: " + p.shards());
@@ -82,7 +82,7 @@ class SparkShardsTest {
     void manyPartitionsReadBackByTarfileAndGnuTar() throws Exception {
         Path root = folder();
         Path out = Files.createDirectories(dir.resolve("out"));
-        TaskCommit.Published p = SparkShards.folder(spark, root.toString(),
+        Published p = SparkShards.folder(spark, root.toString(),
                 new SparkShards.Options(out.resolve("train-%06d.tar").toString(), 7, 1_000_000_000), 3);
         assertEquals(61, p.count());
         // Python's tarfile: every member, shard after shard in the manifest's order, against the source files
@@ -139,7 +139,7 @@ class SparkShardsTest {
         Dataset<Row> df = spark.createDataFrame(rows, schema);
         df = df.repartitionByRange(4, df.col("key")).sortWithinPartitions("key");
         Path out = Files.createDirectories(dir.resolve("rows"));
-        TaskCommit.Published p = SparkShards.rows(df, "key", new SparkShards.Options(out.resolve("rows-%04d.tar").toString(), 30, 1 << 20));
+        Published p = SparkShards.rows(df, "key", new SparkShards.Options(out.resolve("rows-%04d.tar").toString(), 30, 1 << 20));
         assertEquals(100, p.count());
         // Stoker's tar reader: members KEY.FIELD, a row's fields together, rows in order
         java.util.Map<String, java.util.Map<String, byte[]>> got = new java.util.LinkedHashMap<>();

@@ -98,7 +98,7 @@ class SparkTokensTest {
         for (TokenPreparer.Format f : TokenPreparer.Format.values()) {
             Path local = dir.resolve("local-" + f);
             new TokenPreparer(GPT2, f, "text", ErrorPolicy.FAIL, 2).run(files, local);
-            TaskCommit.Published p = SparkTokens.run(spark, strings(files), dir.resolve("spark-" + f), options(f, ErrorPolicy.FAIL), 1);
+            Published p = SparkTokens.run(spark, strings(files), dir.resolve("spark-" + f), options(f, ErrorPolicy.FAIL), 1);
             List<Path> want = new TokenPreparer(GPT2, f, "text", ErrorPolicy.FAIL, 1).outputs(local);
             assertEquals(want.size(), p.shards().size(), f + ": " + p.shards());
             for (int i = 0; i < want.size(); i++) {
@@ -112,7 +112,7 @@ class SparkTokensTest {
     void manyPartitionsHoldEveryDocumentOnceInOrder() throws Exception {
         List<Path> files = new ArrayList<>();
         List<String> docs = inputs(files);
-        TaskCommit.Published p = SparkTokens.run(spark, strings(files), dir.resolve("train"), options(TokenPreparer.Format.BIN, ErrorPolicy.FAIL), 4);
+        Published p = SparkTokens.run(spark, strings(files), dir.resolve("train"), options(TokenPreparer.Format.BIN, ErrorPolicy.FAIL), 4);
         assertTrue(p.shards().size() >= 3, "the large file is cut: " + p.shards());
         assertEquals(docs.size(), p.count());
         // read back by numpy, shard by shard as the manifest lists them
@@ -150,7 +150,7 @@ class SparkTokensTest {
     void megatronShardsReadBackByStoker() throws IOException {
         List<Path> files = new ArrayList<>();
         List<String> docs = inputs(files);
-        TaskCommit.Published p = SparkTokens.run(spark, strings(files), dir.resolve("mg"), options(TokenPreparer.Format.MEGATRON, ErrorPolicy.FAIL), 3);
+        Published p = SparkTokens.run(spark, strings(files), dir.resolve("mg"), options(TokenPreparer.Format.MEGATRON, ErrorPolicy.FAIL), 3);
         long documents = 0;
         long tokens = 0;
         for (Path s : p.shards()) {
@@ -169,8 +169,8 @@ class SparkTokensTest {
     void aTaskThatFailsOnceLeavesExactlyTheShardsOfARunThatDidNot() throws IOException {
         List<Path> files = new ArrayList<>();
         inputs(files);
-        TaskCommit.Published clean = SparkTokens.run(spark, strings(files), dir.resolve("clean"), options(TokenPreparer.Format.MEGATRON, ErrorPolicy.FAIL), 3);
-        TaskCommit.Published retried = SparkTokens.run(spark, strings(files), dir.resolve("retried"), options(TokenPreparer.Format.MEGATRON, ErrorPolicy.FAIL), 3, 1);
+        Published clean = SparkTokens.run(spark, strings(files), dir.resolve("clean"), options(TokenPreparer.Format.MEGATRON, ErrorPolicy.FAIL), 3);
+        Published retried = SparkTokens.run(spark, strings(files), dir.resolve("retried"), options(TokenPreparer.Format.MEGATRON, ErrorPolicy.FAIL), 3, 1);
         assertEquals(clean.shards().size(), retried.shards().size());
         for (int i = 0; i < clean.shards().size(); i++) {
             assertArrayEquals(Files.readAllBytes(clean.shards().get(i)), Files.readAllBytes(retried.shards().get(i)));
@@ -194,7 +194,7 @@ class SparkTokensTest {
             assertEquals(first.files().get(0).sha256(), copy.files().get(0).sha256(), "both attempts wrote the same bytes");
             reported.add(part == 0 ? copy : first);
         }
-        TaskCommit.Published p = commit.publish(reported, (part, f) -> "spec-" + part.partition() + ".bin", java.util.Map.of(), "documents", 0);
+        Published p = commit.publish(reported, (part, f) -> "spec-" + part.partition() + ".bin", java.util.Map.of(), "documents", 0);
         assertEquals(plan.size(), p.shards().size());
         assertOnlyPublished();
         TaskCommit again = TaskCommit.begin(dir, "twice");
@@ -218,7 +218,7 @@ class SparkTokensTest {
         assertTrue(msg.contains(bad + ": line ") && msg.contains("(at byte " + lineStart + ")"), msg);
         assertFalse(Files.exists(dir.resolve("bad.manifest.json")));
         assertOnlyPublished();
-        TaskCommit.Published p = SparkTokens.run(spark, List.of(bad.toString()), dir.resolve("skip"), options(TokenPreparer.Format.BIN, ErrorPolicy.SKIP_SAMPLE), 2);
+        Published p = SparkTokens.run(spark, List.of(bad.toString()), dir.resolve("skip"), options(TokenPreparer.Format.BIN, ErrorPolicy.SKIP_SAMPLE), 2);
         assertEquals(1, p.skipped());
         assertEquals(1999, p.count());
         assertTrue(Files.readString(p.manifest()).contains("\"skipped\" : 1"), Files.readString(p.manifest()));
@@ -229,10 +229,10 @@ class SparkTokensTest {
         List<Path> files = new ArrayList<>();
         inputs(files);
         SparkTokens.Options o = options(TokenPreparer.Format.MEGATRON, ErrorPolicy.FAIL);
-        TaskCommit.Published local = SparkTokens.run(spark, strings(files), dir.resolve("local"), o, 3);
+        Published local = SparkTokens.run(spark, strings(files), dir.resolve("local"), o, 3);
         try (dev.stoker.storage.testing.TestServer http = new dev.stoker.storage.testing.TestServer(dir)) {
             List<String> urls = files.stream().map(f -> http.url(f.getFileName().toString())).toList();
-            TaskCommit.Published remote = SparkTokens.run(spark, urls, dir.resolve("remote"), o, 3);
+            Published remote = SparkTokens.run(spark, urls, dir.resolve("remote"), o, 3);
             assertEquals(local.shards().size(), remote.shards().size());
             for (int i = 0; i < local.shards().size(); i++) {
                 assertArrayEquals(Files.readAllBytes(local.shards().get(i)), Files.readAllBytes(remote.shards().get(i)));
@@ -261,7 +261,7 @@ class SparkTokensTest {
                 () -> SparkTokens.rows(df, "text", dir.resolve("pq"), options(TokenPreparer.Format.BIN, ErrorPolicy.FAIL)));
         assertTrue(messages(e).contains("column text is null"), messages(e));
         assertOnlyPublished();
-        TaskCommit.Published p = SparkTokens.rows(df, "text", dir.resolve("pq"), options(TokenPreparer.Format.BIN, ErrorPolicy.SKIP_SAMPLE));
+        Published p = SparkTokens.rows(df, "text", dir.resolve("pq"), options(TokenPreparer.Format.BIN, ErrorPolicy.SKIP_SAMPLE));
         assertEquals(docs.size(), p.count());
         assertEquals(1, p.skipped());
         // one Parquet file, one partition: the documents in the file's order, as stoker prepare tokenizes them

@@ -3,9 +3,9 @@ package dev.stoker.formats.tokens;
 import dev.stoker.DType;
 import dev.stoker.DirectDataset;
 import dev.stoker.Field;
-import dev.stoker.Permutation;
 import dev.stoker.Row;
 import dev.stoker.Schema;
+import dev.stoker.internal.Permutation;
 
 /**
  * Documents of a Megatron indexed dataset packed into fixed-length samples across document

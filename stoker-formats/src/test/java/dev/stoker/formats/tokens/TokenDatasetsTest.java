@@ -166,7 +166,7 @@ class TokenDatasetsTest {
                 PackedSequences p = new PackedSequences(m, seq, 50_256, docSeed, DType.INT64);
                 // the expected stream: documents in the dataset's order, each followed by the separator
                 List<Long> stream = new ArrayList<>();
-                dev.stoker.Permutation perm = docSeed >= 0 ? new dev.stoker.Permutation(docs.size(), docSeed) : null;
+                dev.stoker.internal.Permutation perm = docSeed >= 0 ? new dev.stoker.internal.Permutation(docs.size(), docSeed) : null;
                 for (int k = 0; k < docs.size(); k++) {
                     for (int t : docs.get((int) (perm == null ? k : perm.apply(k)))) {
                         stream.add((long) t);

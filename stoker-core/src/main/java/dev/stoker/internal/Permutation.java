@@ -1,4 +1,4 @@
-package dev.stoker;
+package dev.stoker.internal;
 
 /**
  * A keyed pseudo-random permutation of {@code [0, n)}: position {@code p} maps to
@@ -34,7 +34,7 @@ public final class Permutation {
         this.leftMask = (1L << (bits - rightBits)) - 1;
         long k = key;
         for (int i = 0; i < ROUNDS; i++) {
-            k = Keys.mix64(k + 0x9e3779b97f4a7c15L);
+            k = mix64(k + 0x9e3779b97f4a7c15L);
             keys[i] = k;
         }
     }
@@ -82,11 +82,11 @@ public final class Permutation {
             long kr = keys[k + 1];
             for (int i = from; i < to; i++) { // the left half ^= f(right half)
                 long x = xs[i];
-                xs[i] = x ^ ((Keys.mix64((x & rm) ^ kl) << rb) & lm);
+                xs[i] = x ^ ((mix64((x & rm) ^ kl) << rb) & lm);
             }
             for (int i = from; i < to; i++) { // the right half ^= f(left half)
                 long x = xs[i];
-                xs[i] = x ^ (Keys.mix64((x >>> rb) ^ kr) & rm);
+                xs[i] = x ^ (mix64((x >>> rb) ^ kr) & rm);
             }
         }
         for (int i = from; i < to; i++) {
@@ -102,9 +102,16 @@ public final class Permutation {
         long l = x >>> rightBits;
         long r = x & rightMask;
         for (int i = 0; i < ROUNDS; i += 2) {
-            l = (l ^ Keys.mix64(r ^ keys[i])) & leftMask;
-            r = (r ^ Keys.mix64(l ^ keys[i + 1])) & rightMask;
+            l = (l ^ mix64(r ^ keys[i])) & leftMask;
+            r = (r ^ mix64(l ^ keys[i + 1])) & rightMask;
         }
         return (l << rightBits) | r;
+    }
+
+    /** The splitmix64 finaliser, as every keyed choice of Stoker's uses it: the rounds' function. */
+    private static long mix64(long z) {
+        z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
+        z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
+        return z ^ (z >>> 31);
     }
 }
