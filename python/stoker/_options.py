@@ -211,9 +211,10 @@ def _check(name, opt, value):
         if not items:
             raise _bad(name, value, "must not be empty")
         if opt["items"]["type"] == _FLOAT:
-            least = opt["items"].get("minimum", float("-inf"))
-            if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) and v >= least for v in items):
-                raise _bad(name, value, f"must be numbers >= {least}")
+            least = opt["items"].get("minimum")
+            if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) and (least is None or v >= least)
+                       for v in items):
+                raise _bad(name, value, "must be numbers" + ("" if least is None else f" >= {least}"))
             return [float(v) for v in items]
         if not all(isinstance(v, str) and v and "," not in v for v in items):
             raise _bad(name, value, "must be names (strings without commas)")

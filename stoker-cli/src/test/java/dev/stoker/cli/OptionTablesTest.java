@@ -1,10 +1,8 @@
 package dev.stoker.cli;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.stoker.sources.Specs;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
@@ -19,12 +17,7 @@ class OptionTablesTest {
 
     @Test
     void theDocsTablesAreTheSpecs() throws Exception {
-        String now = OptionsReference.markdown();
-        if (Boolean.getBoolean("stoker.reference.write")) {
-            Files.writeString(FILE, now);
-        }
-        assertEquals(now, Files.readString(FILE), "docs/options.md is stale: " + OptionTablesTest.class.getName()
-                + "'s javadoc says how to write it again");
+        OptionsReferenceTest.holds(FILE, OptionsReference.markdown(), OptionTablesTest.class);
     }
 
     @Test

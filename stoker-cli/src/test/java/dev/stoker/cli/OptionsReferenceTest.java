@@ -25,11 +25,18 @@ class OptionsReferenceTest {
 
     @Test
     void thePythonPackageCarriesTheCommandLinesHelp() throws Exception {
-        String now = OptionsReference.json();
+        holds(FILE, OptionsReference.json(), OptionsReferenceTest.class);
+    }
+
+    /**
+     * {@code file} holds {@code now}, written from the code; with {@code -Dstoker.reference.write=true}
+     * it is written again first ({@code test}'s javadoc says how).
+     */
+    static void holds(Path file, String now, Class<?> test) throws java.io.IOException {
         if (Boolean.getBoolean("stoker.reference.write")) {
-            Files.writeString(FILE, now);
+            Files.writeString(file, now);
         }
-        assertEquals(now, Files.readString(FILE), "python/stoker/_schema.json is stale: " + OptionsReferenceTest.class.getName()
+        assertEquals(now, Files.readString(file), file.toString().replace("../", "") + " is stale: " + test.getName()
                 + "'s javadoc says how to write it again");
     }
 

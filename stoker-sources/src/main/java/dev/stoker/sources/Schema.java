@@ -144,9 +144,7 @@ final class Schema {
         } else if (t instanceof Class<?> e && e.isEnum()) {
             p.put("type", "string");
             ArrayNode words = p.putArray("enum");
-            for (Object constant : e.getEnumConstants()) {
-                words.add(((Specs.Word) constant).word());
-            }
+            List.of(Specs.Word.words(e)).forEach(words::add);
         } else if (t instanceof Class<?> r && r.isRecord()) {
             p.put("type", "object");
         } else {

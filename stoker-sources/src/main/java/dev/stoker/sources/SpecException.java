@@ -81,7 +81,12 @@ public final class SpecException extends IllegalArgumentException {
                 return value;
             }
         }
-        throw new SpecException(option, "must be " + String.join(", ", java.util.Arrays.copyOf(choices, choices.length - 1))
+        throw notOneOf(option, value, choices);
+    }
+
+    /** {@code value} of {@code option} is none of {@code choices}: the error that names them. */
+    static SpecException notOneOf(String option, String value, String... choices) {
+        return new SpecException(option, "must be " + String.join(", ", java.util.Arrays.copyOf(choices, choices.length - 1))
                 + (choices.length > 1 ? " or " : "") + choices[choices.length - 1] + ", got '" + value + "'");
     }
 }

@@ -210,8 +210,8 @@ public final class Specs {
         } catch (MismatchedInputException e) {
             String option = e.getPath().isEmpty() ? null : e.getPath().getLast().getFieldName();
             if (e instanceof InvalidFormatException f && f.getTargetType() != null && f.getTargetType().isEnum()
-                    && f.getValue() instanceof String word) {
-                throw notOneOf(f.getTargetType(), option, word);
+                    && Word.class.isAssignableFrom(f.getTargetType()) && f.getValue() instanceof String word) {
+                throw SpecException.notOneOf(option, word, Word.words(f.getTargetType()));
             }
             throw new SpecException(option, "has a value of the wrong type for " + what + ": " + firstLine(e.getOriginalMessage()));
         } catch (JsonProcessingException e) {
@@ -219,18 +219,7 @@ public final class Specs {
         }
     }
 
-    /** The error for {@code word}, none of enum {@code type}'s. */
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    private static SpecException notOneOf(Class<?> type, String option, String word) {
-        try {
-            Word.of((Class) type, option, word);
-        } catch (SpecException e) {
-            return e;
-        }
-        throw new AssertionError(word + " is one of " + type);
-    }
-
-        private static void merge(ObjectNode into, ObjectNode given) {
+    private static void merge(ObjectNode into, ObjectNode given) {
         for (var e : given.properties()) {
             JsonNode have = into.get(e.getKey());
             if (have instanceof ObjectNode o && e.getValue() instanceof ObjectNode g) {
@@ -258,18 +247,22 @@ public final class Specs {
 
         /** The constant of {@code type} whose word is {@code value}, or a {@link SpecException} naming {@code option} and the words. */
         static <E extends Enum<E> & Word> E of(Class<E> type, String option, String value) {
-            E[] constants = type.getEnumConstants();
-            for (E e : constants) {
+            for (E e : type.getEnumConstants()) {
                 if (e.word().equals(value)) {
                     return e;
                 }
             }
+            throw SpecException.notOneOf(option, String.valueOf(value), words(type));
+        }
+
+        /** The words of {@code type}, an enum of words, in its order. */
+        static String[] words(Class<?> type) {
+            Object[] constants = type.getEnumConstants();
             String[] words = new String[constants.length];
             for (int i = 0; i < words.length; i++) {
-                words[i] = constants[i].word();
+                words[i] = ((Word) constants[i]).word();
             }
-            SpecException.oneOf(option, String.valueOf(value), words);
-            throw new AssertionError(); // oneOf has thrown
+            return words;
         }
     }
 }
