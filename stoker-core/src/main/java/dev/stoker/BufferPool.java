@@ -33,9 +33,9 @@ record BufferPool(int prefetch, int maxPrefetch, int buffers) {
             // decoded every hundred batches) gain (BENCHMARKS.md, autotuning)
             long deepest = Math.max(4L * workers, WINDOW_FOOTPRINT_BYTES / perBatch);
             maxPrefetch = (int) Math.clamp(Math.min(Math.min(b.memoryBudget, b.memoryLimit) / perBatch - 1, deepest), 1, MAX_AUTO_PREFETCH);
-            prefetch = Math.min(maxPrefetch, 2 * firstWorkers);
+            prefetch = Math.min(maxPrefetch, defaultWindow(b, firstWorkers));
         } else {
-            prefetch = b.prefetch > 0 ? b.prefetch : 2 * workers;
+            prefetch = b.prefetch > 0 ? b.prefetch : defaultWindow(b, workers);
             maxPrefetch = prefetch;
         }
         // the consumer's buffers, plus: the prefetch window; for a streaming pass with workers,
@@ -53,5 +53,10 @@ record BufferPool(int prefetch, int maxPrefetch, int buffers) {
                     b.setBy.containsKey("memoryLimit") ? "as set" : "three quarters of this machine's memory"));
         }
         return new BufferPool(prefetch, maxPrefetch, buffers);
+    }
+
+    /** Two batches a worker, and room for the workers beside a consumer's run (NOTE [Wake] in IndexedPass). */
+    private static int defaultWindow(LoaderBuilder b, int workers) {
+        return Math.max(2 * workers, b.wakeRun + workers);
     }
 }

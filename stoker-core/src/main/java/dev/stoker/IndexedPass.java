@@ -315,8 +315,11 @@ final class IndexedPass extends Pass {
             // thousand batches a second. When the workers are behind (the consumer parks), it
             // makes no difference to the rate whether the consumer takes each batch as it comes
             // or several at once; so, ordered and past the pass's first batch, it sleeps until a
-            // quarter of the window (at most 8) is ready in a row from its next batch.
-            wakeAfter = o.ordered() && taken > 0 ? Math.max(1, Math.min(WAKE_AFTER, window / 4)) : 1;
+            // run of batches is ready in a row from its next batch: a quarter of the window (at
+            // most 8), or the consumer's own run (LoaderBuilder.wakeRun) where every wake-up costs
+            // more (the bridge's session wakes a second process), within what the window leaves
+            // beside the active workers, so that they never wait for the sleeping consumer.
+            wakeAfter = o.ordered() && taken > 0 ? run() : 1;
             consumerParked = true;
             if (!wakeReady()) {
                 long now = System.nanoTime();
@@ -337,6 +340,12 @@ final class IndexedPass extends Pass {
     }
 
     private static final int WAKE_AFTER = 8;
+
+    /** The batches ready in a row that wake a waiting consumer (NOTE [Wake]). */
+    private int run() {
+        int w = window;
+        return o.wakeRun() > 0 ? Math.clamp(w - Math.min(active, workers.length), 1, o.wakeRun()) : Math.max(1, Math.min(WAKE_AFTER, w / 4));
+    }
     private static final long WAKE_LOOK_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
     /**

@@ -113,7 +113,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         this.streamTail = streams(b) == b.worldSize || b.setBy.containsKey("tail") ? b.tail : Tail.NONE;
         this.options = new Options(sampler, b.batchSize, workers, pool.prefetch(), b.dropLast, s == null ? b.seed : s.seed(),
                 b.rank, b.worldSize, b.tail, length, b.timeout == null ? 0 : b.timeout.toNanos(), b.collatorThread,
-                b.errorPolicy, b.ordered, b.holds, b.shardBuffer > 0 ? b.shardBuffer : Math.max(64, 2 * b.batchSize),
+                b.errorPolicy, b.ordered, b.holds, b.wakeRun, b.shardBuffer > 0 ? b.shardBuffer : Math.max(64, 2 * b.batchSize),
                 shuffleWindow, shuffleBytes, defaultWindow, b.tracer, streams(b));
         if (s == null) {
             this.epoch = b.epoch;

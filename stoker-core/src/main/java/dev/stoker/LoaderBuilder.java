@@ -36,6 +36,7 @@ public final class LoaderBuilder {
     long memoryBudget = 512L << 20;
     long memoryLimit = defaultMemoryLimit();
     int holds = 1;
+    int wakeRun;
     int streams;
     /** The padding of ragged fields, or null; {@link #padded} is it applied to the dataset's schema. */
     Padding padding;
@@ -321,6 +322,22 @@ public final class LoaderBuilder {
         }
         set("holds", "holds(" + batches + ")");
         this.holds = batches;
+        return this;
+    }
+
+    /**
+     * For a consumer that is dear to wake (the Python bridge's session, behind which another
+     * process waits): when it waits, it is woken for a run of this many batches ready in a row,
+     * not for each (NOTE [Wake] in {@code IndexedPass}), and the default prefetch window leaves the
+     * workers room beside a run. Default: a quarter of the window, at most 8. A dataset read by
+     * index only; a streaming pass hands over each batch as it is collated.
+     */
+    public LoaderBuilder wakeRun(int batches) {
+        if (batches < 1 || batches > 64) {
+            throw new IllegalArgumentException("wakeRun must be in [1, 64], got " + batches);
+        }
+        set("wakeRun", "wakeRun(" + batches + ")");
+        this.wakeRun = batches;
         return this;
     }
 

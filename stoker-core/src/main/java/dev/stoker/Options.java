@@ -12,6 +12,8 @@ package dev.stoker;
  * @param collatorThread a streaming pass's collator thread: null to decide while running, else
  *                       always or never (tests)
  * @param holds          delivered batches the consumer may hold at once (NOTE [Holding batches])
+ * @param wakeRun        a waiting consumer is woken for this many batches ready in a row (0: a quarter
+ *                       of the window; NOTE [Wake] in {@link IndexedPass})
  * @param shardBuffer    samples each shard's ring holds
  * @param shuffleWindow  samples a shuffle block holds at most (0: stream order)
  * @param shuffleBytes   a shuffle block's byte budget (0: none)
@@ -22,7 +24,7 @@ package dev.stoker;
  */
 record Options(Sampler sampler, int batchSize, int workers, int ahead, boolean dropLast, long seed, int rank,
                int worldSize, Tail tail, long length, long timeoutNanos, Boolean collatorThread,
-               ErrorPolicy errorPolicy, boolean ordered, int holds, int shardBuffer, int shuffleWindow,
+               ErrorPolicy errorPolicy, boolean ordered, int holds, int wakeRun, int shardBuffer, int shuffleWindow,
                long shuffleBytes, boolean defaultWindow, Tracer tracer, int streams) {
 
     /** This rank's part of the epoch from {@code segmentStart}. */

@@ -102,7 +102,7 @@ class HandOffStressTest {
             int n = 4_000;
             int helpers = 1 + round % 3;
             Options o = new Options(Sampler.sequential(), 8, helpers, 1, false, 1, 0, 1, Tail.PAD, 1, 0, null,
-                    ErrorPolicy.FAIL, true, 1, capacity, 0, 0, false, null, 1);
+                    ErrorPolicy.FAIL, true, 1, 0, capacity, 0, 0, false, null, 1);
             StreamingDataset<Long> none = new StreamingTest.Shards(1, 1, -1, -1);
             Transform<Long, Long> negate = (v, ctx) -> -v;
             StreamEpoch epoch = StreamEpoch.of(new StreamSource<>(none, negate, StreamingTest.VALUE), o, 0,

@@ -389,6 +389,39 @@ class LoaderBehaviourTest {
         }
     }
 
+    /** NOTE [Wake] in IndexedPass: a consumer woken for runs gets the same batches, and the default window leaves the workers room beside a run. */
+    @Test
+    void aConsumerWokenForRunsGetsTheSameBatchesAndItsWindowLeavesTheWorkersRoom() throws Exception {
+        List<List<Long>> want = null;
+        for (int run : new int[] {0, 4, 64}) {
+            LoaderBuilder b = Loader.builder(new SyntheticDataset(2_000, 8, 20_000)).batchSize(4).workers(2).shuffle().seed(3);
+            if (run > 0) {
+                b.wakeRun(run);
+            }
+            List<List<Long>> got = new ArrayList<>();
+            try (Loader l = b.build()) {
+                assertEquals(run == 0 ? 4 : 2 + run, l.prefetch(), "two batches a worker, or the workers beside a run");
+                for (int e = 0; e < 2; e++) {
+                    for (Batch batch : l) {
+                        List<Long> ids = new ArrayList<>();
+                        for (int r = 0; r < batch.size(); r++) {
+                            ids.add(batch.index(r));
+                        }
+                        got.add(ids);
+                    }
+                }
+            }
+            if (want == null) {
+                want = got;
+                assertEquals(1_000, want.size());
+            } else {
+                assertEquals(want, got, "runs of " + run + " change no batch");
+            }
+        }
+        assertThrows(IllegalArgumentException.class, () -> Loader.builder(new SyntheticDataset(10, 8, 0)).wakeRun(0));
+        assertThrows(IllegalArgumentException.class, () -> Loader.builder(new SyntheticDataset(10, 8, 0)).wakeRun(65));
+    }
+
     @Test
     void theBuilderRejectsBadOptionsAtOnce() {
         LoaderBuilder b = Loader.builder(new SyntheticDataset(10, 8, 0));

@@ -40,7 +40,9 @@ import jdk.net.ExtendedSocketOptions;
  * has taken. For each batch it writes the slot's header and queues READY; while the next batch is
  * made already ({@link Batches#nextReady}) it goes on, so that a run of ready batches is one write
  * and one wake-up of the client, and the queue goes out before the session waits for anything (a
- * worker, the client) and before any other message. The client reports what
+ * worker, the client) and before any other message. When it does wait for the workers, it is woken
+ * for a run of batches ({@link #run}, LoaderBuilder.wakeRun), not for each: two wake-ups a batch
+ * (the session's, then the client's) cost more than the client's loop itself. The client reports what
  * it has taken, and the slots it gives back, in FREE messages, a few at a time and always before
  * it waits. The session reads the socket only when it has a message buffered or cannot go on
  * (as far ahead as allowed, no slot left, or no pass running): frees arrive several to a read,
@@ -214,10 +216,10 @@ final class Session {
         this.recipe = recipe;
         this.spec = spec;
         LoaderBuilder first = recipe.builder(spec);
-        int others = first.buffers() - 1; // the loader's buffers besides the batches the client holds
         if (ahead == 0) {
             ahead = defaultAhead(Batch.bytesFor(first.schema(), spec.batchSize()));
         }
+        int others = first.wakeRun(run(ahead)).buffers() - 1; // the loader's buffers besides the batches the client holds
         this.ring = ShmRing.create(shmDir, ringName, first.schema(), spec.batchSize(), others + ahead,
                 ringBytes > 0 ? ringBytes : ShmRing.defaultBound(shmDir));
         this.initialSlots = ring.made();
@@ -249,13 +251,22 @@ final class Session {
     }
 
     /**
-     * Notices the session sends ahead when the client did not say: as many as fit 64 MiB, between 2
-     * and 32. The client reports every half of them (NOTE [Bridge flow]): each report is a send and a
-     * wake-up of the session, about 75 µs of both sides on a loaded 2-core machine, so small batches
-     * run far ahead and report seldom.
+     * Notices the session sends ahead when the client did not say: as many as fit 4 MiB, between 2
+     * and 32. Every slot in flight (published, not yet given back) is memory the workers write
+     * again later: a W1 batch of 512 KiB costs a worker 70 µs when 8 run ahead and 100 µs when 32
+     * do (40 slots in turn, past the caches). The client reports every half of them (NOTE [Bridge
+     * flow]), a send and, when the session waits for it, a wake-up.
      */
     static int defaultAhead(long batchBytes) {
-        return (int) Math.clamp((64L << 20) / Math.max(1, batchBytes), 2, 32);
+        return (int) Math.clamp((4L << 20) / Math.max(1, batchBytes), 2, 32);
+    }
+
+    /**
+     * The batches a run of notices holds when the session waits for the workers: half of what it
+     * may send ahead, at most 8 (NOTE [Bridge flow]).
+     */
+    static int run(int ahead) {
+        return Math.clamp(ahead / 2, 1, 8);
     }
 
     /**
@@ -264,7 +275,7 @@ final class Session {
      * when that is none, waits for the client to free some (NOTE [Batches the user owns]).
      */
     private LoaderBuilder builder() throws IOException {
-        LoaderBuilder b = recipe.builder(spec);
+        LoaderBuilder b = recipe.builder(spec).wakeRun(run(ahead));
         int others = b.buffers() - 1;
         int room;
         while ((room = ring.slots() - others - ring.orphans()) < 1) {

@@ -103,11 +103,15 @@ class ShmRingTest {
     }
 
     @Test
-    void noticesAheadDefaultToWhatFits64MiBBetweenTwoAndEight() {
-        assertEquals(32, Session.defaultAhead(512 << 10));
-        assertEquals(16, Session.defaultAhead(4 << 20));
+    void noticesAheadDefaultToWhatFits4MiBBetweenTwoAnd32AndRunsAreHalfOfThemAtMost8() {
+        assertEquals(32, Session.defaultAhead(64 << 10));
+        assertEquals(8, Session.defaultAhead(512 << 10));
+        assertEquals(2, Session.defaultAhead(4 << 20));
         assertEquals(2, Session.defaultAhead(64L * 3 * 224 * 224 * 4));
-        assertEquals(4, Session.defaultAhead(16 << 20));
+        assertEquals(4, Session.run(8));
+        assertEquals(8, Session.run(32));
+        assertEquals(1, Session.run(2));
+        assertEquals(1, Session.run(1));
     }
 
     @Test
