@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 import stoker  # noqa: E402
 
 TCK = os.sysconf("SC_CLK_TCK")
+SAMPLE_SECONDS = 0.05  # how often each side's threads are read from /proc: the same for both, as it costs CPU
 
 
 def threads(pids):
@@ -60,7 +61,7 @@ def jvm(data, epochs):
         except OSError:
             kids = []
         seen.update(threads([p.pid] + kids))
-        time.sleep(0.05)
+        time.sleep(SAMPLE_SECONDS)
     r = json.loads(p.stdout.read().decode().strip().splitlines()[-1])
     return r["tokensPerSecAfterFirst"], r["batches"], by_name(seen)
 
@@ -72,7 +73,7 @@ def bridge(data, epochs):
         pass
     pid = loader._info["pid"]
     # threads come and go (a pass's workers end with it): each one's CPU from when it was first
-    # seen, sampled every 20 ms by a thread of this process, whose own CPU is left out of Python's
+    # seen, sampled by a thread of this process, whose own CPU is left out of Python's
     first, last, running = dict(threads([pid])), {}, [True]
 
     def watch():
@@ -80,7 +81,7 @@ def bridge(data, epochs):
             for tid, v in threads([pid]).items():
                 first.setdefault(tid, (v[0], 0.0))
                 last[tid] = v
-            time.sleep(0.02)
+            time.sleep(SAMPLE_SECONDS)
 
     import threading
     watcher = threading.Thread(target=watch, daemon=True)

@@ -155,7 +155,7 @@ LOADER = """Loads batches with Stoker for a Python training loop.
     - ``as_numpy``: numpy arrays instead of torch tensors (the default when torch is missing).
     - ``ring_bytes``: the bound of the shared-memory ring in bytes (see above).
     - ``ahead``: batches the server may hand over ahead of the loop (default: as many as fit
-      64 MiB, between 2 and 32).
+      4 MiB, between 2 and 32).
     - ``server``: ``"process"`` (the default): one ``stoker serve`` for all of this process's
       loaders (train and validation, several datasets), started by the first and ended when the
       last closes (or the process ends), so that a second loader's first batch needs no JVM start

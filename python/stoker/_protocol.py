@@ -12,13 +12,13 @@ import time
 
 from .errors import LoaderDied, StokerError
 
-VERSION = 2
+VERSION = 3
 
 # client -> server
 OPEN = 1
 MAPPED = 2
 PASS = 3
-FREE = 4
+LOOK = 4
 STATE = 5
 LOAD = 6
 STATS = 7
@@ -47,6 +47,10 @@ RING_SLOT_BYTES_AT = 16
 RING_SLOT_HEADER_AT = 24
 RING_FIELDS_AT = 32
 RING_CAPACITY_AT = 36
+RING_TAKEN_AT = 64
+RING_WAITS_AT = 72
+WAITS_FOR_SLOT = (1 << 48) - 1
+GIVEN_BACK_ENTRY_BYTES = 8
 SLOT_SEQUENCE = 0
 SLOT_EPOCH = 8
 SLOT_ROWS = 16
@@ -71,6 +75,11 @@ def table():
             if name.isupper() and isinstance(value, (int, str)) and not isinstance(value, bool)}
 
 
+def ring_bytes(slots, slot_bytes):
+    """The ring file's size: the header, the slots, then the given-back queue in whole pages."""
+    return RING_HEADER + slots * slot_bytes + -(-slots * GIVEN_BACK_ENTRY_BYTES // 4096) * 4096
+
+
 FRAME = struct.Struct("<II")
 READY_BODY = struct.Struct("<IIqq")       # slot, 0, counter, spilled bytes
 END_BODY = struct.Struct("<qq")           # counter, batches of the pass
@@ -78,6 +87,8 @@ PASS_MESSAGE = struct.Struct("<IIqq")     # frame, consumed, epoch
 COUNTER_MESSAGE = struct.Struct("<IIq")   # frame, consumed
 FIELD_COLUMN = struct.Struct("<qqq")      # data offset, valid bytes, offsets' offset
 SLOT_HEAD = struct.Struct("<QqII")        # sequence, epoch, rows, fields
+READY_MESSAGE = struct.Struct("<IIIIqq")  # frame, then READY's body
+LOOK_MESSAGE = FRAME.pack(LOOK, 0)
 assert READY_BODY.size == READY_BYTES and END_BODY.size == END_BYTES and PASS_MESSAGE.size == FRAME_BYTES + PASS_BYTES
 
 
@@ -118,10 +129,20 @@ class Connection:
         except OSError as e:
             raise self._dead() from e
 
-    def free(self, consumed, slots):
-        """Says which notice the loop has taken, and gives slots back, in one message."""
-        n = len(slots)
-        self.sendall(struct.pack(f"<IIq{n}I", FREE, 8 + 4 * n, consumed, *slots))
+    def look(self):
+        """Tells the server that the client's report in the ring has what it waits for."""
+        self.sendall(LOOK_MESSAGE)
+
+    def take_ready(self):
+        """The next message, when it is a READY already read whose batch is all in its slot (most
+        are): (slot, counter), read in one unpack; else None, and recv() takes it."""
+        start = self.start
+        if self.end - start >= 32:
+            type_, n, slot, _, counter, spilled = READY_MESSAGE.unpack_from(self.buf, start)
+            if type_ == READY and n == READY_BYTES:
+                self.start = start + 32
+                return slot, counter
+        return None
 
     def buffered(self):
         """Whether a whole message is already read: recv() will not block."""

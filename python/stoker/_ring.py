@@ -5,8 +5,8 @@ tensor of a batch views its slot of the ring with no copy, and through numpy's c
 keeps one ``_Owner`` object alive (``torch.from_numpy`` keeps the array it wraps alive, so a
 tensor does too). When the last of them is gone the owner's finalizer puts the slot on the
 ring's ``dead`` queue, from whatever thread dropped it; the loop gives queued slots back to the
-server (``Loader._report``). ``Batch.release()`` does the same at once. The server never writes
-a slot the client holds, so a batch the user keeps never changes. ``close()`` unmaps the ring only
+server through the ring (``Session.report``). ``Batch.release()`` does the same at once. The
+server never writes a slot the client holds, so a batch the user keeps never changes. ``close()`` unmaps the ring only
 when nothing views it; otherwise the mapping lives until the last view is gone, so a tensor read
 after ``Loader.close()`` still reads its batch and never faults.
 """
@@ -28,6 +28,8 @@ _SIGNED = {"uint16": "int16", "uint32": "int32", "uint64": "int64", "bfloat16": 
 
 class _SlotArray(np.ndarray):
     """A uint8 array over one slot; it carries the batch's owner, and every view of it keeps it alive."""
+
+    __slots__ = ("stoker_owner",)  # no dict an array: one fewer object a field a batch
 
 
 class _Owner:
@@ -139,7 +141,7 @@ class Ring:
         slots = int.from_bytes(self.mm[P.RING_SLOTS_AT:P.RING_SLOTS_AT + 4], "little")
         slot_bytes = int.from_bytes(self.mm[P.RING_SLOT_BYTES_AT:P.RING_SLOT_BYTES_AT + 8], "little")
         if magic != P.RING_MAGIC or version != P.VERSION or slot_bytes != self.slot_bytes or \
-                P.RING_HEADER + slots * slot_bytes != info["ringBytes"]:
+                P.ring_bytes(slots, slot_bytes) != info["ringBytes"]:
             self.mm.close()
             raise StokerError(f"{self.path}: not a ring of this version ({P.VERSION}) of the stoker package: magic "
                               f"{magic!r}, version {version}, {slots} slots of {slot_bytes} bytes")
@@ -150,15 +152,26 @@ class Ring:
         # every field one shape a sample, as tensors: the quick way (``_tensors``)
         self.tensors = torch is not None and not any(f.variable for f in self.fields)
         self._headers = {}
+        # the client's report (NOTE [Bridge flow] in Session.java): the last notice taken, what the
+        # server waits for, and the queue of slots given back
+        self.words = memoryview(self.mm)[P.RING_TAKEN_AT:P.RING_WAITS_AT + 8].cast("q")
+        at = P.RING_HEADER + slots * slot_bytes
+        self.queue = memoryview(self.mm)[at:at + slots * P.GIVEN_BACK_ENTRY_BYTES].cast("Q")
+        self.given = 0  # slots given back so far
 
-    def take_dead(self):
-        """Slots whose batches are gone since the last call, to give back."""
-        out = []
-        dead = self.dead
+    def give_back_dead(self):
+        """Gives back the slots whose batches are gone: each is an entry of the ring's queue, written
+        in one 8-byte store, numbered so that the server takes it only once it is whole. How many."""
+        dead, queue, slots = self.dead, self.queue, self.slots
+        n = 0
         while dead:
-            out.append(dead.popleft())
-        self.live -= len(out)
-        return out
+            slot = dead.popleft()
+            k = self.given
+            queue[k % slots] = ((k + 1) & 0xFFFFFFFF) << 32 | slot
+            self.given = k + 1
+            n += 1
+        self.live -= n
+        return n
 
     def address(self):
         """The ring's address in this process (for tests of the no-copy property and CUDA registration)."""
@@ -275,6 +288,8 @@ class Ring:
         for header in self._headers.values():
             header.release()
         self._headers.clear()
+        for view in (self.words, self.queue):
+            view.release()
         if self.mm is not None:
             try:
                 self.mm.close()

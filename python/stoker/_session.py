@@ -1,9 +1,9 @@
 """One loader's session with a stoker server: the connection, the ring, the flow of notices and
 slots (NOTE [Bridge flow] in ``Session.java``), and where the loop stands in its epochs.
 
-A notice (READY or END) carries a counter. Three of them say where the loop stands (``Position``):
-the last notice handed to the user (``consumed``: a state and a new pass start there), the last one
-the loop took from the socket (``intake``), and the last one told to the server (``reported``).
+A notice (READY or END) carries a counter. Two of them say where the loop stands (``Position``):
+the last notice handed to the user (``consumed``: a state and a new pass start there), and the last
+one the loop took from the socket (``intake``, which the ring tells the server).
 """
 
 import collections
@@ -11,7 +11,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, Deque, Dict, List, Optional, Tuple
+from typing import Any, Deque, Dict, Optional, Tuple
 
 from . import _process
 from . import _protocol as P
@@ -20,19 +20,18 @@ from .errors import DataError, LoaderTimeout, StokerError
 
 
 class Position:
-    """Where the loop stands: three counters of notices, and what the next loop runs."""
+    """Where the loop stands: two counters of notices, and what the next loop runs."""
 
-    __slots__ = ("consumed", "intake", "reported", "epoch_request", "state_loaded")
+    __slots__ = ("consumed", "intake", "epoch_request", "state_loaded")
 
     def __init__(self) -> None:
         self.consumed = 0          # the counter of the last notice handed to the user
         self.intake = 0            # the counter of the last notice the loop took from the socket
-        self.reported = 0          # the counter last told to the server
         self.epoch_request = -1    # set_epoch(n): the next loop runs epoch n from its start
         self.state_loaded = False  # load_state_dict: the next loop continues the state
 
     def at(self, counter: int) -> None:
-        self.consumed = self.intake = self.reported = counter
+        self.consumed = self.intake = counter
 
 
 class Session:
@@ -52,8 +51,7 @@ class Session:
         self.info: Optional[Dict[str, Any]] = None
         self.pending_state: Optional[Any] = None
         self.position = Position()
-        self.frees: List[int] = []
-        self.group = 1
+        self.woken = 0  # the server's last wait (RING_WAITS_AT) this process sent LOOK for
         self.kept: Deque[Tuple[int, memoryview]] = collections.deque()  # notices read while awaiting an answer
         self.pid = os.getpid()  # a forked child (a DataLoader worker) must not speak on this socket
         self.warned_full = False
@@ -99,7 +97,6 @@ class Session:
             self.position.state_loaded = True
         self.pending_state = None
         self.position.at(self.info["counter"])
-        self.group = max(1, self.info["ahead"] // 2)
 
     def check_process(self) -> None:
         if os.getpid() != self.pid:
@@ -143,42 +140,33 @@ class Session:
 
     # ---- flow control (NOTE [Bridge flow]) ---------------------------------------------------
 
-    def report(self, force: bool = False) -> None:
-        """Gives dead batches' slots back and says how far the loop has taken notices: in groups,
-        or everything with ``force`` (before a request, or when the server waits for it)."""
-        if self.ring.dead:
-            self.frees.extend(self.ring.take_dead())
-        position = self.position
-        if not self.frees and position.intake == position.reported:
-            return
-        if force or len(self.frees) >= self.group or position.intake - position.reported >= self.group:
-            self.conn.free(position.intake, self.frees)
-            self.frees.clear()
-            position.reported = position.intake
+    def report(self) -> None:
+        """Gives dead batches' slots back and says how far the loop has taken notices, in the ring:
+        no message, so it is done at every batch. LOOK is sent only when that ends what the server
+        waits for (NOTE [Bridge flow])."""
+        ring = self.ring
+        gave = ring.give_back_dead() if ring.dead else 0
+        intake = self.position.intake
+        words = ring.words
+        words[0] = intake
+        waits = words[1]
+        if waits and waits != self.woken:
+            n = waits & P.WAITS_FOR_SLOT
+            if (gave > 0) if n == P.WAITS_FOR_SLOT else intake >= n:
+                self.woken = waits
+                self.conn.look()
 
-    def _server_waits(self) -> bool:
-        """Whether the server may be waiting for this process: it runs at most ``ahead`` notices
-        past what it was told, and holds no more batches out than ``holds``. With nothing
-        buffered, every notice sent has been taken, so these are all it could wait for."""
-        if self.ring.dead:
-            self.frees.extend(self.ring.take_dead())
-        return (self.position.intake - self.position.reported >= self.info["ahead"]
-                or (bool(self.frees) and self.ring.live + len(self.frees) >= self.info.get("holds", 1 << 30)))
-
-    def _recv(self, what: Any, request: bool = False) -> Tuple[int, memoryview]:
-        """The next message from the server. Before waiting for a batch, what the server waits for
-        is sent (most waits need nothing: a message is sent only when it unblocks the server);
-        before waiting for the answer to a request, everything owed is sent."""
+    def _recv(self, what: Any) -> Tuple[int, memoryview]:
+        """The next message from the server; before waiting for it, and while waiting, the report
+        the server may be waiting for."""
         conn = self.conn
         if conn.buffered():
-            return conn.recv()  # no wait: nothing owed need go first
-        if request or self._server_waits():
-            self.report(force=True)
+            return conn.recv()
+        self.report()
         started = time.monotonic()
 
         def tick(waited: float) -> None:
-            if request or self._server_waits():
-                self.report(force=True)
+            self.report()
             if self.timeout and waited >= self.timeout:
                 raise LoaderTimeout(self._timeout_message(what() if callable(what) else what,
                                                           time.monotonic() - started))
@@ -214,7 +202,7 @@ class Session:
         if void_pass:
             self.kept.clear()
         while True:
-            type_, p = self._recv("the server's answer", request=True)
+            type_, p = self._recv("the server's answer")
             if type_ == expected:
                 return p
             if type_ == P.ERROR:
@@ -240,7 +228,7 @@ class Session:
             request = -1
         position.state_loaded = False
         position.epoch_request = -1
-        self.report(force=True)
+        self.report()
         self.conn.sendall(P.PASS_MESSAGE.pack(P.PASS, P.PASS_BYTES, position.consumed, request))
         self._started(json.loads(bytes(self.reply(P.STARTED, void_pass=True))))
         self.info["midEpoch"] = True
@@ -261,17 +249,25 @@ class Session:
             raise StokerError("this iterator is stale: a newer iter() over the loader took over")
         if it.done:
             raise StopIteration
-        if self.conn is None:
+        conn = self.conn
+        if conn is None:
             raise StokerError("the loader is closed")
-        if self.kept:
+        ready = None if self.kept else conn.take_ready()  # most batches: read already, nothing spilled
+        if ready is not None:
+            type_ = P.READY
+        elif self.kept:
             type_, p = self.kept.popleft()
         else:
-            w0 = self.conn.wait_seconds
+            w0 = conn.wait_seconds
             type_, p = self._recv(lambda: f"batch {it.taken} of epoch {self.info['epoch']}")
-            self.wait_seconds += self.conn.wait_seconds - w0
+            self.wait_seconds += conn.wait_seconds - w0
         if type_ == P.READY:
-            slot, _, counter, _ = P.READY_BODY.unpack_from(p)
-            batch = self.ring.batch(slot, counter, p[P.READY_BYTES:], names)
+            if ready is not None:
+                slot, counter = ready
+                batch = self.ring.batch(slot, counter, None, names)
+            else:
+                slot, _, counter, _ = P.READY_BODY.unpack_from(p)
+                batch = self.ring.batch(slot, counter, p[P.READY_BYTES:], names)
             self.position.intake = counter
             self.report()
             self.batches += 1
@@ -328,7 +324,7 @@ class Session:
     def load(self, loader_state: Any) -> None:
         """Continues from a state (the server checks that it fits)."""
         self.stop()
-        self.report(force=True)
+        self.report()
         self.conn.send(P.LOAD, self.position.consumed.to_bytes(8, "little", signed=True)
                        + json.dumps(loader_state).encode())
         self._started(json.loads(bytes(self.reply(P.STARTED, void_pass=True))))

@@ -178,7 +178,7 @@ class ToDevice(Stage):
             batch, event = self.unfinished.popleft()
             self.backend.wait(event)
             batch.release()
-            self.session.report(force=True)
+            self.session.report()
 
     def start(self, batch: Any, number: int) -> Any:
         ring = self.session.ring  # the slot page-locked (the backend asks CUDA once a slot, for the loader's life)
@@ -217,7 +217,7 @@ class ToDevice(Stage):
             batch, event = self.unfinished.popleft()
             self.backend.wait(event)
             batch.release()
-        self.session.report(force=True)
+        self.session.report()
 
 
 class _InWorkers(Stage):

@@ -583,6 +583,23 @@ def test_a_request_is_answered_while_the_server_runs_ahead():
         assert time.monotonic() - t0 < 0.6, "answered after the batch in progress, not after the whole run-ahead"
 
 
+def test_a_slow_loop_wakes_the_waiting_server_with_its_report_not_a_timer(data, tmp_path):
+    """NOTE [Bridge flow]: the loop reports in the ring; the server, as far ahead as it may run,
+    waits for that report, and the loop sends LOOK when its report ends the wait. Were LOOK lost,
+    each wait would end at the server's time bound instead."""
+    expected = bench_digests(tmp_path, "tokens", data / "tokens.bin", "--seq-len", "100", "--batch", "8", "--seed", "2",
+                             "--workers", "2")
+    with stoker.Loader("tokens", data / "tokens.bin", seq_len=100, batch=8, seed=2, workers=2, ahead=4) as loader:
+        got = []
+        for b in loader:
+            got.append(stoker.testing.batch_digest(b))
+            time.sleep(0.003)  # slower than the workers: the server waits for this loop
+        s = loader.stats()
+    assert got == expected
+    assert s["clientWaits"] >= len(got) // 4, s  # a wait a run of 2 batches, or so
+    assert s["clientWaitTimeouts"] <= max(2, s["clientWaits"] // 10), s
+
+
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root, to connect as another user")
 def test_a_server_serves_its_own_user_only(data):
     import pwd

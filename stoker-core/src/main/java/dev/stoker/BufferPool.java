@@ -30,8 +30,11 @@ record BufferPool(int prefetch, int maxPrefetch, int buffers) {
             // within the memory budget, and at most four batches per worker thread or, for small
             // batches, WINDOW_FOOTPRINT_BYTES of them: deeper windows of large batches cost cache
             // footprint and measured no gain; small ones from bursty workers (a Parquet row group
-            // decoded every hundred batches) gain (BENCHMARKS.md, autotuning)
-            long deepest = Math.max(4L * workers, WINDOW_FOOTPRINT_BYTES / perBatch);
+            // decoded every hundred batches) gain (BENCHMARKS.md, autotuning). For a consumer woken
+            // for runs (the bridge's session, NOTE [Wake] in IndexedPass), the window its run needs:
+            // a deeper one hides the workers' blocking while it gets up, but costs more in cache
+            // than that, with the bridge's notices ahead besides (W1: 0.8 of the JVM loop at 8, 1.0 at 6)
+            long deepest = Math.max(b.wakeRun > 1 ? defaultWindow(b, workers) : 4L * workers, WINDOW_FOOTPRINT_BYTES / perBatch);
             maxPrefetch = (int) Math.clamp(Math.min(Math.min(b.memoryBudget, b.memoryLimit) / perBatch - 1, deepest), 1, MAX_AUTO_PREFETCH);
             prefetch = Math.min(maxPrefetch, defaultWindow(b, firstWorkers));
         } else {

@@ -18,7 +18,7 @@ final class Protocol {
     }
 
     /** Bumped with any change to this table: the client refuses a server of another version. */
-    static final int VERSION = 2;
+    static final int VERSION = 3;
 
     // ---- messages: client -> server --------------------------------------------------------
     /** JSON: {@code source} and {@code loader} (the specs, as {@code Specs} reads them), {@code ahead}, {@code ringBytes}, {@code state} (a loader state as JSON, or null). */
@@ -27,8 +27,8 @@ final class Protocol {
     static final int MAPPED = 2;
     /** {@code i64 consumed, i64 epoch}: a new pass after the notice {@code consumed}: epoch {@code e >= 0} from its start, or (-1) on from where the loader stands. */
     static final int PASS = 3;
-    /** {@code i64 consumed, i32 slot...}: slots given back, and the last notice the loop has taken. */
-    static final int FREE = 4;
+    /** No payload: the client's report in the ring ({@link #RING_TAKEN_AT}, the given-back queue) has what the session waits for ({@link #RING_WAITS_AT}). */
+    static final int LOOK = 4;
     /** {@code i64 consumed}: the loader's state after that notice. */
     static final int STATE = 5;
     /** {@code i64 consumed, UTF-8 JSON state}: continue from that state. */
@@ -75,6 +75,22 @@ final class Protocol {
     static final int RING_FIELDS_AT = 32;
     /** u32: the rows a batch holds at most. */
     static final int RING_CAPACITY_AT = 36;
+    /** i64, the client writes it: the last notice its loop has taken. */
+    static final int RING_TAKEN_AT = 64;
+    /**
+     * i64, the session writes it: 0, or what it waits for from the client, {@code (wait number mod
+     * 2^15) << 48 | n}: the client to have taken notice {@code n}, or, {@code n = }{@link #WAITS_FOR_SLOT},
+     * a slot given back. The client sends {@link #LOOK} once for a wait that its report ends.
+     */
+    static final int RING_WAITS_AT = 72;
+    static final long WAITS_FOR_SLOT = (1L << 48) - 1;
+    /**
+     * The given-back queue, after the last slot (at {@code RING_HEADER + slots * slotBytes}), whole
+     * pages: one u64 entry per slot the ring may grow to. The client writes its k-th slot given back
+     * at entry {@code k mod slots} as {@code ((k + 1) mod 2^32) << 32 | slot}, in one 8-byte store;
+     * the session takes entries in order while their upper half is the next number.
+     */
+    static final int GIVEN_BACK_ENTRY_BYTES = 8;
     /** Slot k starts at {@code RING_HEADER + k * slotBytes}; u64 sequence, i64 epoch, u32 rows, u32 fields, u64 counter. */
     static final int SLOT_SEQUENCE = 0;
     static final int SLOT_EPOCH = 8;

@@ -42,14 +42,20 @@ import jdk.net.ExtendedSocketOptions;
  * and one wake-up of the client, and the queue goes out before the session waits for anything (a
  * worker, the client) and before any other message. When it does wait for the workers, it is woken
  * for a run of batches ({@link #run}, LoaderBuilder.wakeRun), not for each: two wake-ups a batch
- * (the session's, then the client's) cost more than the client's loop itself. The client reports what
- * it has taken, and the slots it gives back, in FREE messages, a few at a time and always before
- * it waits. The session reads the socket only when it has a message buffered or cannot go on
- * (as far ahead as allowed, no slot left, or no pass running): frees arrive several to a read,
- * and no batch costs a round trip. Every READY and END carries a counter; the session keeps the
- * loader's state after each, so that a client that has consumed up to counter {@code c} gets the
- * state at {@code c} (STATE), and a pass that starts with batches the client never consumed
- * rebuilds the loader from that state instead of skipping them (PASS).
+ * (the session's, then the client's) cost more than the client's loop itself. The client reports
+ * what it has taken, and the slots it gives back, in the ring, not in messages
+ * ({@link Protocol#RING_TAKEN_AT} and the given-back queue): a store or two a batch, which the
+ * session reads before each batch and each message. Only when the session must wait for the
+ * client (as far ahead as allowed, or no slot left) does it say so in the ring
+ * ({@link Protocol#RING_WAITS_AT}: a notice to be taken, a run's worth, or a slot given back); the
+ * client sends LOOK when its report ends that wait. The two sides may write their words at the
+ * same moment and each miss the other's, so the session sleeps at most {@link #WAIT_LOOK_MILLIS}
+ * before it reads the report again. The session reads the socket only when it has a message
+ * buffered, cannot go on, or every {@link #LOOK_NANOS} while it runs ahead: no batch costs a
+ * message from the client, nor a round trip. Every READY and END carries a counter; the session
+ * keeps the loader's state after each, so that a client that has consumed up to counter {@code c}
+ * gets the state at {@code c} (STATE), and a pass that starts with batches the client never
+ * consumed rebuilds the loader from that state instead of skipping them (PASS).
  *
  * <p>NOTE [Batches the user owns]: a slot the client has taken is the user's until the client
  * frees it, which it does when the last array or tensor viewing the batch is gone (or the user
@@ -66,6 +72,8 @@ final class Session {
     private static final java.lang.management.ThreadMXBean CPU = java.lang.management.ManagementFactory.getThreadMXBean();
     /** How often a session that is running ahead looks at the socket for a request (NOTE [Bridge flow]). */
     private static final long LOOK_NANOS = 2_000_000;
+    /** The longest a session waiting for the client's report sleeps before it reads the report again. */
+    private static final long WAIT_LOOK_MILLIS = 10;
 
     private final SocketChannel channel;
     private final Wire wire;
@@ -109,6 +117,11 @@ final class Session {
     private long published;
     private long publishNanos;
     private long spilledBytes;
+    /** Waits for the client's report so far (RING_WAITS_AT tells one from the next). */
+    private long waits;
+    /** Of those, the ones the session slept in, and the sleeps that ended at their time bound. */
+    private long clientWaits;
+    private long clientWaitTimeouts;
 
     Session(SocketChannel channel, Path shmDir, String ringName, UserPrincipal serves) {
         this.serves = serves;
@@ -254,8 +267,8 @@ final class Session {
      * Notices the session sends ahead when the client did not say: as many as fit 4 MiB, between 2
      * and 32. Every slot in flight (published, not yet given back) is memory the workers write
      * again later: a W1 batch of 512 KiB costs a worker 70 µs when 8 run ahead and 100 µs when 32
-     * do (40 slots in turn, past the caches). The client reports every half of them (NOTE [Bridge
-     * flow]), a send and, when the session waits for it, a wake-up.
+     * do (40 slots in turn, past the caches). The client's report costs no message (NOTE [Bridge
+     * flow]), so running less far ahead costs the session only the waits of a slower client.
      */
     static int defaultAhead(long batchBytes) {
         return (int) Math.clamp((4L << 20) / Math.max(1, batchBytes), 2, 32);
@@ -279,11 +292,15 @@ final class Session {
         int others = b.buffers() - 1;
         int room;
         while ((room = ring.slots() - others - ring.orphans()) < 1) {
-            int type = wire.nextMessage();
-            if (type != FREE) {
-                throw new ProtocolException("the client sent message " + type + " while the server waited for slots it holds");
+            if (wire.buffered() >= 0) {
+                if (wire.buffered() != LOOK) {
+                    throw new ProtocolException("the client sent message " + wire.buffered() + " while the server waited for slots it holds");
+                }
+                wire.consume();
             }
-            handleBuffered();
+            if (!awaitClient(WAITS_FOR_SLOT, () -> ring.slots() - others - ring.orphans() >= 1)) {
+                throw new ClientGone("the client went away");
+            }
         }
         holds = Math.min(room, ShmRing.MAX_SLOTS);
         return b.holds(holds).allocator(ring);
@@ -295,7 +312,8 @@ final class Session {
             if (handleBuffered()) {
                 continue;
             }
-            if (pass != null && taken < holds && counter - reported < ahead) {
+            drain();
+            if (canProduce()) {
                 long now = System.nanoTime();
                 if (now - looked >= LOOK_NANOS) { // a request waits a few ms at most, not behind the run-ahead
                     looked = now;
@@ -309,10 +327,63 @@ final class Session {
                 produce();
                 continue;
             }
-            if (!wire.readMore(true)) {
-                return; // the client went away
+            if (pass == null) {
+                if (!wire.readMore(true)) {
+                    return; // the client went away
+                }
+            } else if (!awaitClient(taken >= holds ? WAITS_FOR_SLOT : counter - ahead + run(ahead), this::canProduce)) {
+                return;
             }
             looked = System.nanoTime();
+        }
+    }
+
+    private boolean canProduce() {
+        return pass != null && taken < holds && counter - reported < ahead;
+    }
+
+    /**
+     * The client's report in the ring (NOTE [Bridge flow]): the slots it gave back, and the last
+     * notice its loop has taken.
+     */
+    private void drain() throws ProtocolException {
+        int slot;
+        while ((slot = ring.nextGivenBack()) >= 0) {
+            free(slot);
+        }
+        long took = ring.clientTaken();
+        if (took > counter) {
+            throw new ProtocolException("the client says it took notice " + took + " of " + counter);
+        }
+        reported = Math.max(reported, took);
+    }
+
+    /**
+     * Waits for the client's report to let the session go on ({@code goOn}), or for a message: says
+     * in the ring what for ({@code n}: a notice taken, or {@link Protocol#WAITS_FOR_SLOT}), reads the
+     * report once more, and sleeps until the client sends LOOK or a request. The client may have
+     * made its report just as the word was written, unseen by both sides: the sleep is bounded by
+     * {@link #WAIT_LOOK_MILLIS}, after which the session reads the report again. False when the
+     * client went away.
+     */
+    private boolean awaitClient(long n, java.util.function.BooleanSupplier goOn) throws IOException {
+        waits++;
+        ring.waits((waits & 0x7FFF) << 48 | n);
+        try {
+            drain();
+            if (goOn.getAsBoolean() || wire.buffered() >= 0) {
+                return true;
+            }
+            clientWaits++;
+            if (!wire.readMore(true, WAIT_LOOK_MILLIS)) {
+                return false;
+            }
+            if (wire.buffered() < 0) {
+                clientWaitTimeouts++; // the report came without its LOOK, or not at all yet
+            }
+            return true;
+        } finally {
+            ring.waits(0);
         }
     }
 
@@ -364,26 +435,17 @@ final class Session {
         }
     }
 
-    /** Handles one message already read, if a whole one is buffered. */
+    /** Handles one message already read, if a whole one is buffered, after the report the client made before it. */
     private boolean handleBuffered() throws IOException {
         int type = wire.buffered();
         if (type < 0) {
             return false;
         }
+        drain();
         ByteBuffer p = wire.payload();
         switch (type) {
-            case FREE -> {
-                if (p.remaining() < 8) {
-                    throw new ProtocolException("a FREE message of " + p.remaining() + " bytes");
-                }
-                long consumed = p.getLong();
-                if (consumed > counter) {
-                    throw new ProtocolException("the client says it took notice " + consumed + " of " + counter);
-                }
-                reported = Math.max(reported, consumed);
-                while (p.remaining() >= 4) {
-                    free(p.getInt());
-                }
+            case LOOK -> {
+                // the report is read (drain)
             }
             case PASS -> {
                 long consumed = p.getLong();
@@ -631,6 +693,8 @@ final class Session {
             g.writeNumberField("publishCpuSeconds", publishNanos / 1e9); // over the session, its loaders all
             g.writeNumberField("publishedBatches", published);
             g.writeNumberField("spilledBytes", spilledBytes);
+            g.writeNumberField("clientWaits", clientWaits);
+            g.writeNumberField("clientWaitTimeouts", clientWaitTimeouts);
             g.writeNumberField("ringSlotsAtStart", initialSlots);
             g.writeNumberField("ringSlotsMade", ring.made());
             g.writeNumberField("ringSlots", ring.slots());

@@ -12,6 +12,7 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
 import java.io.UncheckedIOException;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
@@ -49,6 +50,8 @@ final class ShmRing implements Allocator, AutoCloseable {
     private static final long PAGE = 4096;
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    /** An aligned word of the header or the given-back queue, read and written with memory ordering. */
+    private static final VarHandle WORD = ValueLayout.JAVA_LONG.withOrder(ByteOrder.LITTLE_ENDIAN).varHandle();
 
     private final Path path;
     private final Schema schema;
@@ -67,6 +70,8 @@ final class ShmRing implements Allocator, AutoCloseable {
     private int clientHeldCount;
     private boolean unlinked;
     private boolean closed;
+    /** Entries of the given-back queue taken so far (the session thread alone). */
+    private long givenBack;
 
     private ShmRing(Path path, Schema schema, int capacity, int initial, int slots, long slotHeader, long slotBytes)
             throws IOException {
@@ -85,6 +90,7 @@ final class ShmRing implements Allocator, AutoCloseable {
             this.fd = openFd(path);
             try {
                 reserve(0, RING_HEADER + slotBytes * initial);
+                reserve(queueAt(), size() - queueAt());
                 this.mapping = Arena.ofShared();
                 this.ring = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, mapping); // sparse past the reserved slots
             } catch (IOException | RuntimeException e) {
@@ -147,9 +153,44 @@ final class ShmRing implements Allocator, AutoCloseable {
         return path;
     }
 
-    /** The file's size: every slot the ring may grow to. */
+    /** The file's size: every slot the ring may grow to, then the given-back queue. */
     long size() {
+        return queueAt() + align((long) Protocol.GIVEN_BACK_ENTRY_BYTES * slots, PAGE);
+    }
+
+    /** Where the given-back queue starts: after the last slot ({@link Protocol#GIVEN_BACK_ENTRY_BYTES}). */
+    private long queueAt() {
         return RING_HEADER + slotBytes * slots;
+    }
+
+    // ---- the client's report (NOTE [Bridge flow] in Session) -------------------------------
+
+    /**
+     * The next slot the client gave back, or -1 when its next entry is not written yet: an entry
+     * is taken only when its number is the next one, so one written in part, or left from the
+     * queue's last turn, is never taken. The session validates the slot ({@link #clientFree}).
+     */
+    int nextGivenBack() {
+        long at = queueAt() + (long) Protocol.GIVEN_BACK_ENTRY_BYTES * (givenBack % slots);
+        long entry = (long) WORD.getAcquire(ring, at);
+        if ((int) (entry >>> 32) != (int) (givenBack + 1)) {
+            return -1;
+        }
+        givenBack++;
+        return (int) entry;
+    }
+
+    /** The last notice the client says its loop has taken. */
+    long clientTaken() {
+        return (long) WORD.getAcquire(ring, (long) Protocol.RING_TAKEN_AT);
+    }
+
+    /**
+     * Says what the session waits for from the client ({@link Protocol#RING_WAITS_AT}; 0: nothing),
+     * as a volatile store: the report the session reads after it is the client's, as of then or later.
+     */
+    void waits(long what) {
+        WORD.setVolatile(ring, (long) Protocol.RING_WAITS_AT, what);
     }
 
     /** The most slots the ring may have. */
@@ -245,7 +286,7 @@ final class ShmRing implements Allocator, AutoCloseable {
 
     /** Whether {@code bytes} at {@code address} lie in the ring (a column in its slot, not one that outgrew it). */
     boolean contains(long address, long bytes) {
-        return address >= ring.address() && address + bytes <= ring.address() + ring.byteSize();
+        return address >= ring.address() + RING_HEADER && address + bytes <= ring.address() + queueAt();
     }
 
     /** Removes the file's name; the memory lives on while either side has it mapped. Idempotent. */

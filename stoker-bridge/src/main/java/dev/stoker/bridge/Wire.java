@@ -91,6 +91,14 @@ final class Wire {
      * without stopping; it waits in a selector.
      */
     boolean readMore(boolean block) throws IOException {
+        return readMore(block, 0);
+    }
+
+    /**
+     * As {@link #readMore(boolean)} with {@code block}, but waits at most {@code millis} (0: no
+     * bound): true also when that passed with nothing read.
+     */
+    boolean readMore(boolean block, long millis) throws IOException {
         if (block) {
             flush(); // the client may be waiting for them
         }
@@ -102,7 +110,9 @@ final class Wire {
         int n;
         try {
             while ((n = channel.read(in)) == 0 && block) {
-                await(SelectionKey.OP_READ);
+                if (await(SelectionKey.OP_READ, millis) == 0 && millis > 0) {
+                    break;
+                }
             }
         } catch (Session.ClientGone e) {
             throw e;
@@ -114,14 +124,16 @@ final class Wire {
         return n >= 0;
     }
 
-    private void await(int op) throws IOException {
+    /** Waits until the channel is ready for {@code op}, or {@code millis} passed (0: no bound); the keys selected. */
+    private int await(int op, long millis) throws IOException {
         if (selector == null) {
             selector = Selector.open();
             key = channel.register(selector, op);
         }
         key.interestOps(op);
-        selector.select();
+        int n = selector.select(millis);
         selector.selectedKeys().clear();
+        return n;
     }
 
     void send(int type, ByteBuffer payload) throws IOException {
@@ -181,7 +193,7 @@ final class Wire {
                 long n = channel.write(parts);
                 left -= n;
                 if (n == 0) {
-                    await(SelectionKey.OP_WRITE); // the client has not read yet: wait for room
+                    await(SelectionKey.OP_WRITE, 0); // the client has not read yet: wait for room
                 }
             }
         } catch (IOException e) {

@@ -102,6 +102,40 @@ class ShmRingTest {
         }
     }
 
+    /** The client's report (NOTE [Bridge flow] in Session), written as the Python side writes it. */
+    @Test
+    void theSessionTakesGivenBackSlotsInOrderAndOnlyWholeEntriesOfThisTurn() throws IOException {
+        SyntheticDataset data = new SyntheticDataset(100, 24, 0);
+        LoaderBuilder b = Loader.builder(data).batchSize(8).workers(2).prefetch(3);
+        try (ShmRing ring = ShmRing.create(dir, "stoker-ring-test", b.schema(), 8, b.buffers(), 0);
+             FileChannel ch = FileChannel.open(ring.path(), StandardOpenOption.READ, StandardOpenOption.WRITE);
+             Arena a = Arena.ofConfined()) {
+            MemorySegment client = ch.map(FileChannel.MapMode.READ_WRITE, 0, ring.size(), a);
+            int slots = ring.slots();
+            long queue = ShmRing.RING_HEADER + slots * ring.slotBytes();
+            assertEquals(ring.size(), queue + 4096, "the queue is one page here, after the last slot");
+            assertEquals(-1, ring.nextGivenBack(), "a queue never written holds nothing");
+            long given = 0;
+            for (int turn = 0; turn < 3; turn++) { // around the queue, which holds one entry a slot
+                for (int i = 0; i < slots; i++, given++) {
+                    client.set(LONG, queue + 8 * (given % slots), (given + 1) << 32 | (i * 3 % slots));
+                }
+                for (int i = 0; i < slots; i++) {
+                    assertEquals(i * 3 % slots, ring.nextGivenBack(), "turn " + turn + ", entry " + i);
+                }
+                assertEquals(-1, ring.nextGivenBack(), "an entry of the last turn is not taken again");
+            }
+            client.set(LONG, queue + 8 * (given % slots), (given + 2) << 32 | 1); // numbered past the next one
+            assertEquals(-1, ring.nextGivenBack(), "an entry numbered for a later one is not yet the next");
+            client.set(LONG, queue + 8 * (given % slots), (given + 1) << 32 | 1);
+            assertEquals(1, ring.nextGivenBack());
+            client.set(LONG, Protocol.RING_TAKEN_AT, 41);
+            assertEquals(41, ring.clientTaken());
+            ring.waits(7L << 48 | 12);
+            assertEquals(7L << 48 | 12, client.get(LONG, Protocol.RING_WAITS_AT));
+        }
+    }
+
     @Test
     void noticesAheadDefaultToWhatFits4MiBBetweenTwoAnd32AndRunsAreHalfOfThemAtMost8() {
         assertEquals(32, Session.defaultAhead(64 << 10));
