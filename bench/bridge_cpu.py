@@ -1,15 +1,20 @@
 #!/usr/bin/python3
 """Where the CPU goes per W1 batch: the JVM loop (stoker bench) against a Python loop over the
-bridge (stoker.Loader), each thread's CPU time from /proc, per batch. On a machine whose cores
+bridge (stoker.Loader), each thread's CPU time from /proc, per batch. Both rates are of EPOCHS
+epochs after a warm-up one, so that neither counts the JIT's first epoch and the other not. On a machine whose cores
 the workers already fill, the bridge's own CPU (the Python loop and the session thread that
 publishes batches) is what its rate gives up against the JVM loop.
 
-Usage: bench/bridge_cpu.py DATA_DIR [EPOCHS]     (DATA_DIR from bench/peers/gen_data.py --only=W1)
+Usage: bench/bridge_cpu.py DATA_DIR [EPOCHS] [ROUNDS]   (DATA_DIR from bench/peers/gen_data.py --only=W1)
+
+Each round runs the JVM loop, then the bridge, and prints one line; with more than one round, a
+last line gives the medians (of the ratios, and of each thread's CPU per batch).
 """
 import collections
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -49,10 +54,12 @@ def by_name(samples):
 
 
 def jvm(data, epochs):
-    """stoker bench over the W1 file: the rate, and each thread's CPU per batch (start-up included)."""
+    """stoker bench over the W1 file: the rate of ``epochs`` epochs after a warm-up one, as the
+    bridge's is measured (``samplesPerSecAfterFirstEpoch``), and each thread's CPU per batch over
+    the whole run (start-up and the warm-up epoch included)."""
     launcher = os.path.join(ROOT, "stoker")  # the checkout's, else the installed package's (a wheel)
     cmd = ([launcher] if os.path.exists(launcher) else [sys.executable, "-m", "stoker"]) + ["bench", "tokens", os.path.join(data, "tokens", "train.bin"), "--seq-len", "1024",
-           "--batch", "32", "--workers", "2", "--epochs", str(epochs), "--json"]
+           "--batch", "32", "--workers", "2", "--epochs", str(epochs + 1), "--json"]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     seen = {}
     while p.poll() is None:
@@ -63,7 +70,7 @@ def jvm(data, epochs):
         seen.update(threads([p.pid] + kids))
         time.sleep(SAMPLE_SECONDS)
     r = json.loads(p.stdout.read().decode().strip().splitlines()[-1])
-    return r["tokensPerSecAfterFirst"], r["batches"], by_name(seen)
+    return r["samplesPerSecAfterFirstEpoch"] * 1024, r["batches"], by_name(seen)
 
 
 def bridge(data, epochs):
@@ -105,12 +112,27 @@ def bridge(data, epochs):
 def main():
     data = sys.argv[1]
     epochs = int(sys.argv[2]) if len(sys.argv) > 2 else 8
-    rate_j, batches_j, cpu_j = jvm(data, epochs)
-    rate_b, batches_b, cpu_b = bridge(data, epochs)
-    print(json.dumps({"jvm_tokens_per_s": rate_j, "bridge_tokens_per_s": rate_b, "ratio": rate_b / rate_j,
-                      "jvm_us_per_batch": {k: round(v / batches_j * 1e6, 1) for k, v in cpu_j.most_common() if v > 0.01},
-                      "bridge_us_per_batch": {k: round(v / batches_b * 1e6, 1) for k, v in sorted(cpu_b.items(), key=lambda x: -x[1])
-                                              if v > 0.01}}))
+    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    results = []
+    for _ in range(rounds):
+        rate_j, batches_j, cpu_j = jvm(data, epochs)
+        rate_b, batches_b, cpu_b = bridge(data, epochs)
+        r = {"jvm_tokens_per_s": rate_j, "bridge_tokens_per_s": rate_b, "ratio": rate_b / rate_j,
+             "jvm_us_per_batch": {k: round(v / batches_j * 1e6, 1) for k, v in cpu_j.most_common() if v > 0.01},
+             "bridge_us_per_batch": {k: round(v / batches_b * 1e6, 1) for k, v in sorted(cpu_b.items(), key=lambda x: -x[1])
+                                     if v > 0.01}}
+        results.append(r)
+        print(json.dumps(r), flush=True)
+    if rounds > 1:
+        def median(key, sub=None):
+            vals = [r[key] if sub is None else r[key].get(sub, 0.0) for r in results]
+            return round(statistics.median(vals), 3)
+        print(json.dumps({"rounds": rounds, "median_ratio": median("ratio"),
+                          "median_jvm_tokens_per_s": median("jvm_tokens_per_s"),
+                          "median_bridge_tokens_per_s": median("bridge_tokens_per_s"),
+                          "median_bridge_us_per_batch": {k: median("bridge_us_per_batch", k)
+                                                         for k in ("stoker-worker", "stoker-session", "python")},
+                          "median_jvm_us_per_batch": {k: median("jvm_us_per_batch", k) for k in ("stoker-worker", "java")}}))
 
 
 if __name__ == "__main__":

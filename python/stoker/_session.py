@@ -145,6 +145,8 @@ class Session:
         no message, so it is done at every batch. LOOK is sent only when that ends what the server
         waits for (NOTE [Bridge flow])."""
         ring = self.ring
+        if ring.closed:
+            return  # the session is over: the server took every slot back
         gave = ring.give_back_dead() if ring.dead else 0
         intake = self.position.intake
         words = ring.words
