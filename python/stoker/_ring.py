@@ -6,9 +6,10 @@ keeps one ``_Owner`` object alive (``torch.from_numpy`` keeps the array it wraps
 tensor does too). When the last of them is gone the owner's finalizer puts the slot on the
 ring's ``dead`` queue, from whatever thread dropped it; the loop gives queued slots back to the
 server through the ring (``Session.report``). ``Batch.release()`` does the same at once. The
-server never writes a slot the client holds, so a batch the user keeps never changes. ``close()`` unmaps the ring only
-when nothing views it; otherwise the mapping lives until the last view is gone, so a tensor read
-after ``Loader.close()`` still reads its batch and never faults.
+server never writes a slot the client holds, so a batch the user keeps never changes.
+``close()`` unmaps the ring only when nothing views it; otherwise the mapping lives until the
+last view is gone, so a tensor read after ``Loader.close()`` still reads its batch and never
+faults.
 """
 
 import collections
@@ -29,7 +30,7 @@ _SIGNED = {"uint16": "int16", "uint32": "int32", "uint64": "int64", "bfloat16": 
 class _SlotArray(np.ndarray):
     """A uint8 array over one slot; it carries the batch's owner, and every view of it keeps it alive."""
 
-    __slots__ = ("stoker_owner",)  # no dict an array: one fewer object a field a batch
+    __slots__ = ("stoker_owner",)  # no __dict__: one object fewer for each field of each batch
 
 
 class _Owner:

@@ -187,10 +187,11 @@ final class ShmRing implements Allocator, AutoCloseable {
 
     /**
      * Says what the session waits for from the client ({@link Protocol#RING_WAITS_AT}; 0: nothing),
-     * as a volatile store: the report the session reads after it is the client's, as of then or later.
+     * then a full fence: the report the session reads after it is the client's as of then or later.
      */
     void waits(long what) {
         WORD.setVolatile(ring, (long) Protocol.RING_WAITS_AT, what);
+        VarHandle.fullFence();
     }
 
     /** The most slots the ring may have. */
