@@ -1,11 +1,15 @@
 #!/usr/bin/python3
 """Where the CPU goes per W1 batch: the JVM loop (stoker bench) against a Python loop over the
-bridge (stoker.Loader), each thread's CPU time from /proc, per batch. Both rates are of EPOCHS
-epochs after a warm-up one, so that neither counts the JIT's first epoch and the other not. On a machine whose cores
+bridge (stoker.Loader), each thread's CPU time from /proc, per batch. On a machine whose cores
 the workers already fill, the bridge's own CPU (the Python loop and the session thread that
 publishes batches) is what its rate gives up against the JVM loop.
 
-Usage: bench/bridge_cpu.py DATA_DIR [EPOCHS] [ROUNDS]   (DATA_DIR from bench/peers/gen_data.py --only=W1)
+Usage: bench/bridge_cpu.py DATA_DIR [EPOCHS] [ROUNDS] [WARMUP]   (DATA_DIR from gen_data.py --only=W1)
+
+The rates are of EPOCHS epochs after WARMUP warm-up epochs (default 1), so that neither side
+counts its JIT's first epoch and the other not. WARMUP 0: each from its first batch, JIT
+included on both sides. WARMUP above 1 warms the bridge longer; the JVM loop is measured after
+one, by which its JIT is done.
 
 Each round runs the JVM loop, then the bridge, and prints one line; with more than one round, a
 last line gives the medians (of the ratios, and of each thread's CPU per batch).
@@ -53,13 +57,13 @@ def by_name(samples):
     return agg
 
 
-def jvm(data, epochs):
-    """stoker bench over the W1 file: the rate of ``epochs`` epochs after a warm-up one, as the
-    bridge's is measured (``samplesPerSecAfterFirstEpoch``), and each thread's CPU per batch over
-    the whole run (start-up and the warm-up epoch included)."""
+def jvm(data, epochs, warmup=1):
+    """stoker bench over the W1 file: the rate of ``epochs`` epochs after a warm-up one
+    (``samplesPerSecAfterFirstEpoch``), or with ``warmup`` 0 from the first batch, and each
+    thread's CPU per batch over the whole run (start-up and the warm-up epoch included)."""
     launcher = os.path.join(ROOT, "stoker")  # the checkout's, else the installed package's (a wheel)
     cmd = ([launcher] if os.path.exists(launcher) else [sys.executable, "-m", "stoker"]) + ["bench", "tokens", os.path.join(data, "tokens", "train.bin"), "--seq-len", "1024",
-           "--batch", "32", "--workers", "2", "--epochs", str(epochs + 1), "--json"]
+           "--batch", "32", "--workers", "2", "--epochs", str(epochs + (1 if warmup else 0)), "--json"]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     seen = {}
     while p.poll() is None:
@@ -70,14 +74,23 @@ def jvm(data, epochs):
         seen.update(threads([p.pid] + kids))
         time.sleep(SAMPLE_SECONDS)
     r = json.loads(p.stdout.read().decode().strip().splitlines()[-1])
-    return r["samplesPerSecAfterFirstEpoch"] * 1024, r["batches"], by_name(seen)
+    return (r["samplesPerSecAfterFirstEpoch"] * 1024 if warmup else r["tokensPerSecAfterFirst"]), r["batches"], by_name(seen)
 
 
-def bridge(data, epochs):
-    """A Python loop over the bridge: the rate after one warm-up epoch, and each thread's CPU per batch over it."""
+def bridge(data, epochs, warmup=1):
+    """A Python loop over the bridge: the rate of ``epochs`` epochs after ``warmup`` warm-up ones
+    (0: from the first batch, which is left out as the JVM loop's rate leaves it out), and each
+    thread's CPU per batch over them."""
     loader = stoker.Loader("tokens", os.path.join(data, "tokens", "train.bin"), seq_len=1024, batch_size=32, num_workers=2)
-    for _ in loader:  # warm-up epoch
-        pass
+    running_epoch = iter(loader)
+    next(running_epoch)  # the server started, the first batch taken
+    if warmup:
+        for _ in running_epoch:
+            pass
+        for _ in range(warmup - 1):
+            for _ in loader:
+                pass
+        running_epoch = None
     pid = loader._info["pid"]
     # threads come and go (a pass's workers end with it): each one's CPU from when it was first
     # seen, sampled by a thread of this process, whose own CPU is left out of Python's
@@ -95,8 +108,9 @@ def bridge(data, epochs):
     r0, t0, n = resource.getrusage(resource.RUSAGE_THREAD), time.perf_counter(), 0
     watcher.start()
     for _ in range(epochs):
-        for _ in loader:
+        for _ in running_epoch if running_epoch is not None else loader:
             n += 1
+        running_epoch = None
     seconds = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_THREAD)
     running[0] = False
@@ -113,10 +127,11 @@ def main():
     data = sys.argv[1]
     epochs = int(sys.argv[2]) if len(sys.argv) > 2 else 8
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    warmup = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     results = []
     for _ in range(rounds):
-        rate_j, batches_j, cpu_j = jvm(data, epochs)
-        rate_b, batches_b, cpu_b = bridge(data, epochs)
+        rate_j, batches_j, cpu_j = jvm(data, epochs, warmup)
+        rate_b, batches_b, cpu_b = bridge(data, epochs, warmup)
         r = {"jvm_tokens_per_s": rate_j, "bridge_tokens_per_s": rate_b, "ratio": rate_b / rate_j,
              "jvm_us_per_batch": {k: round(v / batches_j * 1e6, 1) for k, v in cpu_j.most_common() if v > 0.01},
              "bridge_us_per_batch": {k: round(v / batches_b * 1e6, 1) for k, v in sorted(cpu_b.items(), key=lambda x: -x[1])

@@ -292,9 +292,10 @@ final class Session {
         int others = b.buffers() - 1;
         int room;
         while ((room = ring.slots() - others - ring.orphans()) < 1) {
-            if (wire.buffered() >= 0) {
-                if (wire.buffered() != LOOK) {
-                    throw new ProtocolException("the client sent message " + wire.buffered() + " while the server waited for slots it holds");
+            int type = wire.buffered();
+            if (type >= 0) {
+                if (type != LOOK) {
+                    throw new ProtocolException("the client sent message " + type + " while the server waited for slots it holds");
                 }
                 wire.consume();
             }
