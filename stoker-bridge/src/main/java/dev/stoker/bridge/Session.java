@@ -122,6 +122,8 @@ final class Session {
     /** Of those, the ones the session slept in, and the sleeps that ended at their time bound. */
     private long clientWaits;
     private long clientWaitTimeouts;
+    /** When the session last read the socket while it had batches to send (LOOK_NANOS). */
+    private long looked;
 
     Session(SocketChannel channel, Path shmDir, String ringName, UserPrincipal serves) {
         this.serves = serves;
@@ -308,35 +310,46 @@ final class Session {
     }
 
     private void loop() throws IOException {
-        long looked = System.nanoTime();
-        while (!bye) {
-            if (handleBuffered()) {
-                continue;
-            }
-            drain();
-            if (canProduce()) {
-                long now = System.nanoTime();
-                if (now - looked >= LOOK_NANOS) { // a request waits a few ms at most, not behind the run-ahead
-                    looked = now;
-                    if (!wire.readMore(false)) {
-                        return;
-                    }
-                    if (handleBuffered()) {
-                        continue;
-                    }
-                }
-                produce();
-                continue;
-            }
-            if (pass == null) {
-                if (!wire.readMore(true)) {
-                    return; // the client went away
-                }
-            } else if (!awaitClient(taken >= holds ? WAITS_FOR_SLOT : counter - ahead + run(ahead), this::canProduce)) {
-                return;
-            }
-            looked = System.nanoTime();
+        looked = System.nanoTime();
+        while (!bye && step()) {
+            // a turn a batch or a message
         }
+    }
+
+    /**
+     * One turn of the session's loop: a message, or a batch, or a wait. A method of its own, as
+     * the loop runs once a session: the JIT compiles a method when it is called often, and a loop
+     * only after tens of thousands of turns (an OSR compilation), which are W1's first ten epochs
+     * interpreted. False when the client went away.
+     */
+    private boolean step() throws IOException {
+        if (handleBuffered()) {
+            return true;
+        }
+        drain();
+        if (canProduce()) {
+            long now = System.nanoTime();
+            if (now - looked >= LOOK_NANOS) { // a request waits a few ms at most, not behind the run-ahead
+                looked = now;
+                if (!wire.readMore(false)) {
+                    return false;
+                }
+                if (handleBuffered()) {
+                    return true;
+                }
+            }
+            produce();
+            return true;
+        }
+        if (pass == null) {
+            if (!wire.readMore(true)) {
+                return false; // the client went away
+            }
+        } else if (!awaitClient(taken >= holds ? WAITS_FOR_SLOT : counter - ahead + run(ahead), this::canProduce)) {
+            return false;
+        }
+        looked = System.nanoTime();
+        return true;
     }
 
     private boolean canProduce() {
