@@ -153,6 +153,7 @@ class Ring:
         # every field one shape a sample, as tensors: the quick way (``_tensors``)
         self.tensors = torch is not None and not any(f.variable for f in self.fields)
         self._headers = {}
+        self._plans = {}  # per slot, for all-tensor batches (``_tensors``)
         # the client's report (NOTE [Bridge flow] in Session.java): the last notice taken, what the
         # server waits for, and the queue of slots given back
         self.words = memoryview(self.mm)[P.RING_TAKEN_AT:P.RING_WAITS_AT + 8].cast("q")
@@ -247,32 +248,45 @@ class Ring:
 
     def _tensors(self, slot, owner, names):
         """A batch whose fields are all tensors of one shape a sample, the most common and the one
-        a step of a loop pays for: the slot's header is read through a view kept per slot, and each
-        field is one owned view of its column (kept per slot, as in ``batch``) made a tensor."""
+        a step of a loop pays for: a plan kept per slot (its header's view, and for each field its
+        column's place and view, as in ``batch``), checked against the header, and each field one
+        owned view of its column made a tensor."""
+        plan = self._plans.get(slot)
+        if plan is None:
+            plan = self._plans[slot] = self._plan(slot)
+        header, fields = plan
+        rows = header[P.SLOT_ROWS // 8] & 0xFFFFFFFF  # the u32 rows, beside the u32 fields
+        from_numpy = self.torch.from_numpy
+        out = Batch()
+        out._owner = owner
+        for i, (name, at, data_at, column, view) in enumerate(fields):
+            if header[at] != data_at:  # the column moved: the plan is made again
+                plan = self._plans[slot] = self._plan(slot)
+                header, fields = plan
+                name, at, data_at, column, view = fields[i]
+            owned = column.view(_SlotArray)  # the owner rides on it: the tensor keeps it alive
+            owned.stoker_owner = owner
+            t = from_numpy(owned)
+            if rows != self.capacity:
+                t = t[:rows]
+            out[name] = t if view is None else t.view(view)
+        return out if names is None else named(out, names)
+
+    def _plan(self, slot):
+        """The slot's header as int64 words, and for each field: its name, the header's word that
+        says where its column is, that place, the column's plain view, and the torch dtype it is
+        viewed as (None when it is its own)."""
         header = self._headers.get(slot)
         if header is None:
             base = P.RING_HEADER + slot * self.slot_bytes
             size = P.SLOT_FIELD0 + P.FIELD_BYTES * len(self.fields)
             header = self._headers[slot] = memoryview(self.mm)[base:base + size].cast("q")
-        rows = header[P.SLOT_ROWS // 8] & 0xFFFFFFFF  # the u32 rows, beside the u32 fields
-        columns = self._slots.get(slot)
-        if columns is None:
-            columns = self._slots[slot] = {}
-        from_numpy = self.torch.from_numpy
-        out = Batch()
-        out._owner = owner
+        fields = []
         for f in self.fields:
-            data_at = header[(P.SLOT_FIELD0 + P.FIELD_BYTES * f.index + P.FIELD_DATA) // 8]
-            column = columns.get(f.index)
-            if column is None or column[0] != data_at:
-                column = columns[f.index] = (data_at, self._column(slot, f, data_at))
-            owned = column[1].view(_SlotArray)  # the owner rides on it: the tensor keeps it alive
-            owned.stoker_owner = owner
-            t = from_numpy(owned)
-            if rows != self.capacity:
-                t = t[:rows]
-            out[f.name] = t if f.signed is None else t.view(f.torch_dtype)
-        return out if names is None else named(out, names)
+            at = (P.SLOT_FIELD0 + P.FIELD_BYTES * f.index + P.FIELD_DATA) // 8
+            data_at = header[at]
+            fields.append((f.name, at, data_at, self._column(slot, f, data_at), None if f.signed is None else f.torch_dtype))
+        return header, tuple(fields)
 
     def _column(self, slot, f, data_at):
         """A field's column in a slot, at the batch's capacity: a plain array of its dtype and shape."""
@@ -286,6 +300,7 @@ class Ring:
         self.closed = True
         self.dead.clear()
         self._slots.clear()
+        self._plans.clear()
         for header in self._headers.values():
             header.release()
         self._headers.clear()
