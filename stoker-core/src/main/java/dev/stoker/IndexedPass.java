@@ -187,6 +187,44 @@ final class IndexedPass extends Pass {
                 deliveredBase + taken);
     }
 
+    /** The batches taken, when they come in order (their states then follow from their number). */
+    @Override
+    public long mark() {
+        return o.ordered() ? taken : -1;
+    }
+
+    /**
+     * The state after the first {@code mark} batches of an ordered pass, as {@link #state()} gave
+     * it then: the t-th batch delivered is the t-th not among those a resumed state had delivered
+     * ({@link #batchNumber}), so the frontier after t is batch {@code batchNumber(t)}, and the
+     * delivered batches above it are those of the resumed state's above it. Nothing is kept per
+     * batch for it (the bridge's session asks for the state at any notice its client took).
+     */
+    @Override
+    public LoaderState stateAfter(long mark) {
+        if (!o.ordered() || mark < 0 || mark > taken) {
+            throw new IllegalArgumentException("no state after " + mark + " batches of this pass (" + taken + " taken"
+                    + (o.ordered() ? ")" : ", unordered)"));
+        }
+        if (mark == count) {
+            return loader.stateAt(epoch + 1, LoaderState.Indexed.START, 0);
+        }
+        long frontier = batchNumber(mark);
+        int above = 0;
+        for (long d : skip) {
+            above += d > frontier ? 1 : 0;
+        }
+        long[] done = new long[above];
+        int k = 0;
+        for (long d : skip) {
+            if (d > frontier) {
+                done[k++] = d - frontier;
+            }
+        }
+        long offset = Math.min(endOffset, rankOffset + frontier * batchSize);
+        return loader.stateAt(epoch, new LoaderState.Indexed(partition.start(), offset, done), deliveredBase + mark);
+    }
+
     // ---- consumer side ----------------------------------------------------------------------
 
     @Override

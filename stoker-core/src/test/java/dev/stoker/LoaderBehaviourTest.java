@@ -389,6 +389,44 @@ class LoaderBehaviourTest {
         }
     }
 
+    /**
+     * A pass's mark, kept at each batch, gives later the state the loader gave there: from a
+     * resumed position whose batches above the frontier were delivered out of order (the frontier
+     * jumps over them), to the pass's end; a pass out of order keeps no marks.
+     */
+    @Test
+    void aPassGivesTheStateAfterAnyOfItsBatchesAsTheLoaderGaveItThen() {
+        LoaderState fresh;
+        try (Loader l = Loader.builder(new SyntheticDataset(200, 8, 0)).batchSize(4).workers(2).shuffle().seed(5).build()) {
+            fresh = l.state();
+        }
+        LoaderState resumed = new LoaderState(fresh.sampler(), fresh.size(), fresh.seed(), 0, 1, 0, 4,
+                new LoaderState.Indexed(0, 12, new long[] {0, 2, 3, 7, 40}), 8, fresh.data());
+        try (Loader l = Loader.builder(new SyntheticDataset(200, 8, 0)).batchSize(4).workers(2).shuffle().seed(5)
+                .resume(resumed).build()) {
+            Batches pass = l.iterator();
+            List<Long> marks = new ArrayList<>(List.of(pass.mark()));
+            List<LoaderState> states = new ArrayList<>(List.of(l.state()));
+            while (pass.hasNext()) {
+                pass.next().close();
+                marks.add(pass.mark());
+                states.add(l.state());
+            }
+            assertEquals(43, marks.size(), "47 batches left from sample 12, 5 of them delivered before the state was saved, and the start");
+            for (int k = 0; k < marks.size(); k++) {
+                assertEquals(states.get(k), pass.stateAfter(marks.get(k)), "the state after " + k + " batches of the pass");
+            }
+            LoaderState.Indexed start = (LoaderState.Indexed) states.get(0).position();
+            assertEquals(16, start.rankOffset(), "the frontier moved over batch 0, which the resumed state had delivered");
+            assertEquals(List.of(1L, 2L, 6L, 39L), java.util.Arrays.stream(start.done()).boxed().toList());
+            assertEquals(1, states.getLast().epoch(), "the last batch's state is the next epoch's start");
+            assertThrows(IllegalArgumentException.class, () -> pass.stateAfter(marks.getLast() + 1));
+        }
+        try (Loader l = Loader.builder(new SyntheticDataset(200, 8, 0)).batchSize(4).workers(2).unordered().build()) {
+            assertEquals(-1, l.iterator().mark(), "batches out of order: the state is asked at once");
+        }
+    }
+
     /** NOTE [Wake] in IndexedPass: a consumer woken for runs gets the same batches, and the default window leaves the workers room beside a run. */
     @Test
     void aConsumerWokenForRunsGetsTheSameBatchesAndItsWindowLeavesTheWorkersRoom() throws Exception {

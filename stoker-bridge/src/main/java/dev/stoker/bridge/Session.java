@@ -109,7 +109,13 @@ final class Session {
     private long counter;
     /** The last notice the client says it has taken. */
     private long reported;
+    /**
+     * The loader's state at each of the last notices (NOTE [Bridge flow]): at a batch, the pass's
+     * mark, which costs nothing to keep, and the state only when asked; else the state itself.
+     */
     private LoaderState[] states;
+    private Batches[] markedPasses;
+    private long[] marks;
     private long[] stateCounters;
     private boolean bye;
     private int initialSlots;
@@ -242,6 +248,8 @@ final class Session {
             this.outstanding = new Batch[ring.slots()];
             this.publishedAt = new long[ring.slots()];
             this.states = new LoaderState[2 * ahead + 4];
+            this.markedPasses = new Batches[states.length];
+            this.marks = new long[states.length];
             this.stateCounters = new long[states.length];
             LoaderBuilder b = builder();
             spec.start(b, initialState != null ? LoaderState.fromJsonStates(initialState) : null);
@@ -435,7 +443,7 @@ final class Session {
         counter++;
         publishedAt[slot] = counter;
         published++;
-        remember();
+        rememberBatch();
         long spill = ring.publish(b, slot, counter);
         out.clear();
         out.putInt(slot).putInt(0).putLong(counter).putLong(spill);
@@ -577,15 +585,30 @@ final class Session {
     private void remember() {
         int i = (int) (counter % states.length);
         states[i] = loader.state();
+        markedPasses[i] = null;
+        stateCounters[i] = counter;
+    }
+
+    /** After a batch: the pass's mark, or its state when it keeps no marks (nothing allocated a batch). */
+    private void rememberBatch() {
+        long mark = pass.mark();
+        if (mark < 0) {
+            remember();
+            return;
+        }
+        int i = (int) (counter % states.length);
+        states[i] = null;
+        markedPasses[i] = pass;
+        marks[i] = mark;
         stateCounters[i] = counter;
     }
 
     private LoaderState stateAt(long consumed) throws IOException {
         int i = (int) Math.floorMod(consumed, (long) states.length);
-        if (consumed > counter || stateCounters[i] != consumed || states[i] == null) {
+        if (consumed > counter || stateCounters[i] != consumed || (states[i] == null && markedPasses[i] == null)) {
             throw new ProtocolException("the client asked for the state at notice " + consumed + ", which the server does not have");
         }
-        return states[i];
+        return markedPasses[i] != null ? markedPasses[i].stateAfter(marks[i]) : states[i];
     }
 
     // ---- messages ------------------------------------------------------------------------------
