@@ -210,17 +210,7 @@ final class IndexedPass extends Pass {
             return loader.stateAt(epoch + 1, LoaderState.Indexed.START, 0);
         }
         long frontier = batchNumber(mark);
-        int above = 0;
-        for (long d : skip) {
-            above += d > frontier ? 1 : 0;
-        }
-        long[] done = new long[above];
-        int k = 0;
-        for (long d : skip) {
-            if (d > frontier) {
-                done[k++] = d - frontier;
-            }
-        }
+        long[] done = Arrays.stream(skip).filter(d -> d > frontier).map(d -> d - frontier).toArray();
         long offset = Math.min(endOffset, rankOffset + frontier * batchSize);
         return loader.stateAt(epoch, new LoaderState.Indexed(partition.start(), offset, done), deliveredBase + mark);
     }
