@@ -374,6 +374,7 @@ final class IndexedPass extends Pass {
         int w = window;
         return o.wakeRun() > 0 ? Math.clamp(w - Math.min(active, workers.length), 1, o.wakeRun()) : Math.max(1, Math.min(WAKE_AFTER, w / 4));
     }
+
     private static final long WAKE_LOOK_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
     /**

@@ -53,9 +53,10 @@ import jdk.net.ExtendedSocketOptions;
  * before it reads the report again. The session reads the socket only when it has a message
  * buffered, cannot go on, or every {@link #LOOK_NANOS} while it runs ahead: no batch costs a
  * message from the client, nor a round trip. Every READY and END carries a counter; the session
- * keeps the loader's state after each, so that a client that has consumed up to counter {@code c}
- * gets the state at {@code c} (STATE), and a pass that starts with batches the client never
- * consumed rebuilds the loader from that state instead of skipping them (PASS).
+ * can give the loader's state after each (at a batch it keeps the pass's mark, {@link
+ * Batches#mark}, and the state only when asked), so that a client that has consumed up to counter
+ * {@code c} gets the state at {@code c} (STATE), and a pass that starts with batches the client
+ * never consumed rebuilds the loader from that state instead of skipping them (PASS).
  *
  * <p>NOTE [Batches the user owns]: a slot the client has taken is the user's until the client
  * frees it, which it does when the last array or tensor viewing the batch is gone (or the user
